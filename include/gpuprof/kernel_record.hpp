@@ -1,0 +1,38 @@
+// gpuprof/kernel_record.hpp: one GPU activity (kernel, copy or memset) as the
+// kernel-capture layer records it. Plain data with no CUPTI dependency, so the
+// joins, summaries and writers work (and are tested) without a GPU.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "config.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+enum class ActivityKind { kernel, memcpy, memset };
+
+struct KernelRecord {
+  ActivityKind kind = ActivityKind::kernel;
+  std::string name;       // demangled full name ("memcpy HtoD", "memset" for copies)
+  std::string base_name;  // template arguments and parameter list stripped
+  std::string category;   // gemm, attention, softmax, norm, reduction, elementwise,
+                          // memory, communication, other
+  // GPU start/end on gpuprof's host clock (nanoseconds of std::chrono::steady_clock),
+  // so kernels and scopes share one time axis.
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t launch_ns = 0;  // host time of the launching API call (0 if unknown)
+  std::uint32_t device = 0;
+  std::uint32_t stream = 0;
+  std::uint32_t correlation_id = 0;   // CUPTI's launch/activity correlation id
+  std::uint64_t scope_instance = 0;   // ScopeInstance::id of the innermost scope (0: none)
+  std::uint32_t grid[3] = {0, 0, 0};
+  std::uint32_t block[3] = {0, 0, 0};
+  std::uint32_t registers_per_thread = 0;
+  std::uint32_t shared_bytes = 0;  // static + dynamic shared memory per block
+  std::uint64_t bytes = 0;         // memcpy / memset size
+
+  std::int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+GPUPROF_NAMESPACE_END
