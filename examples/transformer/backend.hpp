@@ -41,6 +41,9 @@ struct RunConfig {
   int ctx = 128;
   AdamWConfig adamw;
   std::uint64_t seed = 0;  // parameter initialisation (model/init.hpp)
+  // Tests: fill every activation, gradient and output buffer with NaN before
+  // each forward, so an element the kernels fail to write shows up.
+  bool poison_buffers = false;
 };
 
 // Thrown by a backend's constructor when its buffers do not fit.

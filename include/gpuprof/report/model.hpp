@@ -20,6 +20,11 @@ GPUPROF_NAMESPACE_BEGIN
 // Where a scope's primary time came from.
 enum class TimingSource { cuda_events, host_clock };
 
+// "cuda_events" / "host_clock": the spelling the JSON and CSV writers use.
+inline const char* timing_source_name(TimingSource source) {
+  return source == TimingSource::cuda_events ? "cuda_events" : "host_clock";
+}
+
 // One node of the call tree: every instance with the same path ("step/forward/attention").
 struct ScopeNode {
   std::string path;          // names joined by '/', from the root
@@ -36,6 +41,20 @@ struct ScopeNode {
   bool gpu_timed() const { return gpu_ms.n > 0; }
   const Summary& primary_ms() const { return gpu_timed() ? gpu_ms : host_ms; }
   double total_ms() const { return primary_ms().mean * static_cast<double>(primary_ms().n); }
+
+  // Rates of the declared work per instance over the mean primary time; 0 when
+  // that work is not declared or no time was measured.
+  double tflop_per_s() const { return per_second(work.flops) / 1e12; }
+  double gb_per_s() const { return per_second(work.bytes) / 1e9; }
+  double tokens_per_s() const { return per_second(work.tokens); }
+  // Arithmetic intensity, FLOPs per byte moved; 0 unless both are declared.
+  double flops_per_byte() const { return work.bytes > 0 ? work.flops / work.bytes : 0.0; }
+
+ private:
+  double per_second(double amount) const {
+    const double seconds = primary_ms().mean / 1e3;
+    return amount > 0 && seconds > 0 ? amount / seconds : 0.0;
+  }
 };
 
 // One execution of a scope.
@@ -57,9 +76,19 @@ struct Report {
   std::vector<KernelRecord> kernels;       // empty unless kernel capture ran
   std::uint64_t dropped_kernel_records = 0;
 
-  // Writers. Files are written to a temporary name and renamed into place, so
-  // a failure leaves no half file; they throw gpuprof::Error with the path and
-  // the reason when the path cannot be written.
+  // A node's total time as a percentage of its parent's; -1 for a root or a
+  // parent without time.
+  double percent_of_parent(std::size_t node) const {
+    const int parent = nodes.at(node).parent;
+    if (parent < 0) return -1;
+    const double parent_total = nodes.at(static_cast<std::size_t>(parent)).total_ms();
+    return parent_total > 0 ? 100 * nodes[node].total_ms() / parent_total : -1;
+  }
+
+  // Writers, defined in the writer headers beside this one: include
+  // <gpuprof/report.hpp> to use them. Files are written to a temporary name
+  // and renamed into place, so a failure leaves no half file; they throw
+  // gpuprof::Error with the path and the reason when the path cannot be written.
   void print(std::ostream& out) const;           // terminal table of the scope tree
   std::string markdown() const;                  // the same table as GitHub markdown
   void write_markdown(const std::string& path) const;

@@ -1,0 +1,54 @@
+// cli.cpp: argument parsing and the GPU availability check of the demos.
+#include "cli.hpp"
+
+#include <charconv>
+#include <stdexcept>
+#include <string_view>
+
+#include <gpuprof/detail/device.hpp>
+
+namespace precision {
+
+ProgramOptions parse_options(int argc, const char* const* argv, bool accepts_seed) {
+  ProgramOptions options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view argument = argv[i];
+    const auto value = [&]() -> std::string_view {
+      if (i + 1 >= argc) throw std::invalid_argument(std::string(argument) + " needs a value");
+      return argv[++i];
+    };
+    if (argument == "--help" || argument == "-h") {
+      options.help = true;
+    } else if (argument == "--json") {
+      options.json_path = std::string(value());
+      if (options.json_path->empty()) throw std::invalid_argument("--json needs a non-empty path");
+    } else if (argument == "--seed" && accepts_seed) {
+      const std::string_view text = value();
+      const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), options.seed);
+      if (status != std::errc() || end != text.data() + text.size())
+        throw std::invalid_argument("--seed needs a non-negative integer, not '" + std::string(text) + "'");
+    } else {
+      throw std::invalid_argument("unknown argument '" + std::string(argument) + "'");
+    }
+  }
+  return options;
+}
+
+std::string usage(const std::string& program, bool accepts_seed) {
+  return "usage: " + program + (accepts_seed ? " [--seed N]" : "") +
+         " [--json PATH]\n"
+         "  --json PATH  also write the tables as JSON to PATH (whole file or nothing)\n" +
+         (accepts_seed ? "  --seed N     random inputs and parameters (default 2025)\n" : "");
+}
+
+std::optional<std::string> gpu_rows_unavailable() {
+#if PRECISION_WITH_CUDA
+  const gpuprof::detail::DeviceStatus device = gpuprof::detail::probe_device();
+  if (!device.usable) return "no usable CUDA device (" + device.reason + ")";
+  return std::nullopt;
+#else
+  return std::string("built without CUDA");
+#endif
+}
+
+}  // namespace precision

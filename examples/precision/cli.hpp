@@ -1,0 +1,25 @@
+// cli.hpp: the command line both demo programs share, and the line they
+// print when the GPU rows cannot run.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace precision {
+
+struct ProgramOptions {
+  std::optional<std::string> json_path;  // --json PATH
+  std::uint64_t seed = 2025;             // --seed N (toy model only)
+  bool help = false;                     // --help
+};
+
+// Throws std::invalid_argument with a message fit for the user on an
+// unknown option, a missing value or a malformed number.
+ProgramOptions parse_options(int argc, const char* const* argv, bool accepts_seed);
+std::string usage(const std::string& program, bool accepts_seed);
+
+// Why the GPU rows are not run in this process, or nullopt when they can be
+// (a CUDA build and a usable device).
+std::optional<std::string> gpu_rows_unavailable();
+
+}  // namespace precision

@@ -1,0 +1,29 @@
+// bench/configuration_run.hpp: one configuration of the sweep measured on a
+// fresh backend, turned into a result row (ok, or oom with the memory needed).
+#pragma once
+#include <map>
+
+#include "device.hpp"
+#include "result_row.hpp"
+#include "token_batch.hpp"
+
+namespace transformer::bench {
+
+struct StepProtocol {
+  int warmup = 5;
+  int steps = 10;
+};
+
+// The row of the sweep that runs `config` (its mode and precision included).
+// An OutOfMemory from the backend's constructor gives an oom row; any other
+// failure propagates. `ceilings` (TFLOP/s by precision) give MFU; empty: MFU null.
+ResultRow run_configuration(const Device& device, const RunConfig& config, const TokenBatch& batch,
+                            const StepProtocol& protocol, const std::map<Precision, double>& ceilings);
+
+// The row's identity fields, with nothing measured (a row of any status starts here).
+ResultRow blank_row(const Device& device, const RunConfig& config, const StepProtocol& protocol);
+
+// Matrix FLOPs of one step of `mode`: the forward's, ×3 with a backward pass.
+double step_flops(const RunConfig& config);
+
+}  // namespace transformer::bench

@@ -1,0 +1,145 @@
+// bench/gemm_ceiling.cpp: the cuBLAS products behind the MFU ceilings. The
+// only file of the driver that talks to cuBLAS.
+#include "gemm_ceiling.hpp"
+
+#include <stdexcept>
+
+#if GPUPROF_WITH_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <gpuprof/bench.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "cuda/check.hpp"
+#include "model/init.hpp"
+#endif
+
+namespace transformer::bench {
+
+#if GPUPROF_WITH_CUDA
+namespace {
+
+// Owns one device allocation.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t bytes) { TRANSFORMER_CUDA_CHECK(cudaMalloc(&data_, bytes)); }
+  ~DeviceBuffer() { cudaFree(data_); }  // nothing to do about a failure while unwinding
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+};
+
+class CublasHandle {
+ public:
+  explicit CublasHandle(cudaStream_t stream) {
+    TRANSFORMER_CUBLAS_CHECK(cublasCreate(&handle_));
+    TRANSFORMER_CUBLAS_CHECK(cublasSetStream(handle_, stream));
+  }
+  ~CublasHandle() { cublasDestroy(handle_); }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+// Uniform in [-1, 1): the values only need to be non-trivial, so tensor cores
+// do real work (all-zero inputs can run measurably faster).
+std::vector<float> random_matrix(std::size_t count, std::uint64_t seed) {
+  std::vector<float> values(count);
+  for (std::size_t i = 0; i < count; ++i)
+    values[i] = static_cast<float>(uniform_open01(seed, i) * 2.0 - 1.0);
+  return values;
+}
+
+// bf16 by round-to-nearest-even of the fp32 bits (inputs are finite).
+std::vector<std::uint16_t> to_bf16(const std::vector<float>& values) {
+  std::vector<std::uint16_t> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &values[i], 4);
+    bits += 0x7FFFu + ((bits >> 16) & 1u);
+    out[i] = static_cast<std::uint16_t>(bits >> 16);
+  }
+  return out;
+}
+
+struct GemmSetting {
+  Precision precision;
+  cudaDataType_t data_type;
+  cublasComputeType_t compute;
+};
+
+}  // namespace
+
+std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& options) {
+  const auto n = static_cast<std::size_t>(options.n);
+  const std::size_t count = n * n;
+  const std::vector<float> a_host = random_matrix(count, 1), b_host = random_matrix(count, 2);
+
+  cudaStream_t stream = nullptr;
+  TRANSFORMER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct StreamGuard {
+    cudaStream_t stream;
+    ~StreamGuard() { cudaStreamDestroy(stream); }
+  } stream_guard{stream};
+  const CublasHandle cublas(stream);
+  // The default math mode: CUBLAS_COMPUTE_32F stays plain fp32 (no TF32).
+  TRANSFORMER_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), CUBLAS_DEFAULT_MATH));
+
+  // fp32 operands serve fp32 and tf32; bf16 operands are converted copies.
+  const DeviceBuffer a32(count * 4), b32(count * 4), c32(count * 4);
+  const DeviceBuffer a16(count * 2), b16(count * 2), c16(count * 2);
+  TRANSFORMER_CUDA_CHECK(cudaMemcpy(a32.get(), a_host.data(), count * 4, cudaMemcpyHostToDevice));
+  TRANSFORMER_CUDA_CHECK(cudaMemcpy(b32.get(), b_host.data(), count * 4, cudaMemcpyHostToDevice));
+  TRANSFORMER_CUDA_CHECK(cudaMemcpy(a16.get(), to_bf16(a_host).data(), count * 2, cudaMemcpyHostToDevice));
+  TRANSFORMER_CUDA_CHECK(cudaMemcpy(b16.get(), to_bf16(b_host).data(), count * 2, cudaMemcpyHostToDevice));
+
+  const GemmSetting settings[] = {
+      {Precision::fp32, CUDA_R_32F, CUBLAS_COMPUTE_32F},
+      {Precision::tf32, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32},
+      {Precision::bf16, CUDA_R_16BF, CUBLAS_COMPUTE_32F},
+  };
+  const float alpha = 1.0f, beta = 0.0f;
+  const int dimension = options.n;
+  std::map<Precision, double> ceilings;
+  for (const GemmSetting& setting : settings) {
+    const bool is_bf16 = setting.data_type == CUDA_R_16BF;
+    const void* a = is_bf16 ? a16.get() : a32.get();
+    const void* b = is_bf16 ? b16.get() : b32.get();
+    void* c = is_bf16 ? c16.get() : c32.get();
+    const auto product = [&] {
+      TRANSFORMER_CUBLAS_CHECK(cublasGemmEx(cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, dimension, dimension,
+                                            dimension, &alpha, a, setting.data_type, dimension, b,
+                                            setting.data_type, dimension, &beta, c, setting.data_type,
+                                            dimension, setting.compute, CUBLAS_GEMM_DEFAULT));
+    };
+    gpuprof::BenchOptions bench_options;
+    bench_options.warmup = options.warmup;
+    bench_options.iters = options.iters;
+    bench_options.stream = stream;
+    const gpuprof::BenchResult result = gpuprof::bench(product, bench_options);
+    const double seconds = result.gpu.median / 1e3;
+    ceilings[setting.precision] = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
+                                  static_cast<double>(n) / seconds / 1e12;
+  }
+  return ceilings;
+}
+
+#else
+
+std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions&) {
+  throw std::runtime_error("GEMM ceilings need CUDA: this build has no CUDA toolkit");
+}
+
+#endif
+
+}  // namespace transformer::bench

@@ -1,0 +1,97 @@
+// bench/loss_curve.cpp: runs and prints the loss-curve study.
+#include "loss_curve.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+#include "text_table.hpp"
+
+namespace transformer::bench {
+namespace {
+
+LossCurve train_and_record(const Device& device, RunConfig config, const TokenBatch& batch, int steps) {
+  config.mode = Mode::step;
+  const auto backend = device.make_backend(config);
+  backend->set_batch(batch.tokens, batch.targets);
+  LossCurve curve;
+  curve.size = config.model.name;
+  curve.ctx = config.ctx;
+  curve.batch = config.batch;
+  curve.precision = config.precision;
+  for (int step = 0; step < steps; ++step) {
+    // The loss of step t is the forward pass before update t, as a training log shows it.
+    backend->forward();
+    curve.losses.push_back(backend->loss());
+    backend->backward();
+    backend->optimizer_step();
+  }
+  return curve;
+}
+
+void fill_divergences(std::vector<LossCurve>& curves) {
+  const auto reference = std::find_if(curves.begin(), curves.end(), [](const LossCurve& curve) {
+    return curve.precision == Precision::fp32;
+  });
+  if (reference == curves.end()) return;
+  const std::vector<double> fp32 = reference->losses;
+  for (LossCurve& curve : curves) {
+    if (curve.precision == Precision::fp32) continue;
+    double largest = 0;
+    for (std::size_t step = 0; step < std::min(fp32.size(), curve.losses.size()); ++step)
+      largest = std::max(largest, std::fabs(curve.losses[step] - fp32[step]));
+    curve.max_abs_divergence_from_fp32 = largest;
+  }
+}
+
+}  // namespace
+
+std::vector<LossCurve> run_loss_curves(const Device& device, const RunConfig& config,
+                                       const std::vector<Precision>& precisions,
+                                       const TokenBatch& batch, int steps) {
+  std::vector<LossCurve> curves;
+  for (const Precision precision : precisions) {
+    if (!device.supports(precision)) {
+      std::cerr << "loss curve: " << to_string(precision) << " skipped: the " << device.backend_name()
+                << " backend does not support it\n";
+      continue;
+    }
+    std::cerr << "loss curve: " << config.model.name << " ctx " << config.ctx << ", "
+              << to_string(precision) << ", " << steps << " steps\n";
+    RunConfig run = config;
+    run.precision = precision;
+    try {
+      curves.push_back(train_and_record(device, run, batch, steps));
+    } catch (const OutOfMemory& error) {
+      std::cerr << "loss curve: " << to_string(precision) << " skipped: " << error.what() << "\n";
+    }
+  }
+  fill_divergences(curves);
+  return curves;
+}
+
+void print_loss_curves(std::ostream& out, const std::vector<LossCurve>& curves) {
+  if (curves.empty()) return;
+  std::vector<std::string> header = {"step"};
+  std::size_t steps = 0;
+  for (const LossCurve& curve : curves) {
+    header.emplace_back(to_string(curve.precision));
+    steps = std::max(steps, curve.losses.size());
+  }
+  TextTable table(header);
+  for (std::size_t step = 0; step < steps; ++step) {
+    std::vector<std::string> cells = {std::to_string(step + 1)};
+    for (const LossCurve& curve : curves)
+      cells.push_back(step < curve.losses.size() ? fixed(curve.losses[step], 5) : "-");
+    table.add_row(std::move(cells));
+  }
+  out << "\nLoss per train step (" << curves.front().size << ", ctx " << curves.front().ctx << ", batch "
+      << curves.front().batch << ", one fixed batch, same initialisation)\n";
+  table.print(out);
+  for (const LossCurve& curve : curves)
+    if (curve.max_abs_divergence_from_fp32)
+      out << "largest |loss - fp32 loss| for " << to_string(curve.precision) << ": "
+          << fixed(curve.max_abs_divergence_from_fp32, 6) << "\n";
+}
+
+}  // namespace transformer::bench

@@ -1,0 +1,24 @@
+// bench/loss_curve.hpp: --loss-curve N, the mixed-precision study on the
+// Transformer: the same initialisation and the same fixed batch trained for N
+// steps in each precision, to see how far tf32 and bf16 drift from fp32.
+#pragma once
+#include <iosfwd>
+#include <vector>
+
+#include "device.hpp"
+#include "results.hpp"
+#include "token_batch.hpp"
+
+namespace transformer::bench {
+
+// One curve per precision the device supports (others are skipped with a
+// message on stderr), each from a fresh backend built from `config` with its
+// precision replaced. Divergences are filled in when fp32 is among the precisions.
+std::vector<LossCurve> run_loss_curves(const Device& device, const RunConfig& config,
+                                       const std::vector<Precision>& precisions,
+                                       const TokenBatch& batch, int steps);
+
+// The step × precision table and each precision's largest divergence from fp32.
+void print_loss_curves(std::ostream& out, const std::vector<LossCurve>& curves);
+
+}  // namespace transformer::bench

@@ -1,0 +1,79 @@
+// bench/step_timing.cpp: one step in its phase scopes, and the warm-up/timed protocol.
+#include "step_timing.hpp"
+
+#include <gpuprof/bench.hpp>
+#include <gpuprof/scope.hpp>
+
+#include <type_traits>
+#include <utility>
+
+namespace transformer::bench {
+namespace {
+
+// Events must be recorded on the stream the backend works on: the CUDA
+// backend uses a non-blocking stream, which the default stream does not
+// order with. backend.hpp does not (yet) declare Backend::stream(); this
+// detects it, so the driver uses it as soon as it exists.
+template <class B, class = void>
+struct HasStream : std::false_type {};
+template <class B>
+struct HasStream<B, std::void_t<decltype(std::declval<const B&>().stream())>> : std::true_type {};
+
+void run_step_in_scopes(Backend& backend, Mode mode, gpuprof::Stream stream) {
+  {
+    GPUPROF_SCOPE("forward", stream);
+    backend.forward();
+  }
+  if (mode == Mode::fwd) return;
+  {
+    GPUPROF_SCOPE("backward", stream);
+    backend.backward();
+  }
+  if (mode == Mode::fwdbwd) return;
+  GPUPROF_SCOPE("optimizer step", stream);
+  backend.optimizer_step();
+}
+
+}  // namespace
+
+bool backend_exposes_stream() { return HasStream<Backend>::value; }
+
+gpuprof::Stream backend_stream([[maybe_unused]] const Backend& backend) {
+  if constexpr (HasStream<Backend>::value) {
+    return reinterpret_cast<gpuprof::Stream>(backend.stream());
+  } else {
+    return nullptr;
+  }
+}
+
+StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps) {
+  const gpuprof::Stream stream = backend_stream(backend);
+  int calls = 0;
+  const auto step = [&] {
+    if (calls++ < warmup) {
+      GPUPROF_SCOPE("warmup", stream);
+      run_step_in_scopes(backend, mode, stream);
+    } else {
+      run_step_in_scopes(backend, mode, stream);
+    }
+  };
+
+  // bench always makes one timed cold call before its warm-up calls: it is
+  // the first of our w warm-up steps, or, with w == 0, the first timed step.
+  gpuprof::BenchOptions options;
+  options.stream = stream;
+  options.warmup = warmup > 0 ? warmup - 1 : 0;
+  options.iters = warmup > 0 || steps == 1 ? steps : steps - 1;
+  const gpuprof::BenchResult result = gpuprof::bench(step, options);
+
+  StepTiming timing;
+  timing.gpu_timed = result.timing_source == gpuprof::TimingSource::cuda_events;
+  timing.cold_ms = result.cold_ms;
+  const std::vector<double>& samples = timing.gpu_timed ? result.gpu_ms : result.host_ms;
+  if (warmup == 0) timing.samples_ms.push_back(result.cold_ms);
+  for (const double sample : samples)
+    if (static_cast<int>(timing.samples_ms.size()) < steps) timing.samples_ms.push_back(sample);
+  return timing;
+}
+
+}  // namespace transformer::bench

@@ -1,0 +1,32 @@
+// bench/step_timing.hpp: the course's timing protocol on one backend, through
+// gpuprof::bench: w warm-up steps (the first of them is bench's timed cold
+// call), then n timed steps, the device synchronized after every step; each
+// step's phases inside the gpuprof scopes "forward", "backward" and
+// "optimizer step", warm-up steps inside a "warmup" scope.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include <gpuprof/cuda_events.hpp>
+
+#include "backend.hpp"
+
+namespace transformer::bench {
+
+struct StepTiming {
+  std::vector<double> samples_ms;  // the n timed steps, in order
+  double cold_ms = 0;              // the first step of the backend
+  bool gpu_timed = false;          // CUDA events (else the host clock)
+};
+
+// With warmup == 0 the cold step is the first timed step: that is what the
+// warm-up study shows.
+StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps);
+
+// The stream the backend enqueues on, where CUDA events must go (nullptr: the
+// default stream, or no stream at all on the CPU).
+gpuprof::Stream backend_stream(const Backend& backend);
+// False when the backend hides its stream, so event times could not be trusted.
+bool backend_exposes_stream();
+
+}  // namespace transformer::bench

@@ -1,0 +1,169 @@
+// bench/torch_reference.cpp: the flat JSON-lines reader and the join.
+#include "torch_reference.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+namespace transformer::bench {
+namespace {
+
+class FlatObjectReader {
+ public:
+  explicit FlatObjectReader(const std::string& text) : text_(text) {}
+
+  FlatJsonObject read() {
+    FlatJsonObject object;
+    expect('{');
+    if (peek() == '}') {
+      ++at_;
+    } else {
+      for (;;) {
+        std::string key = read_string();
+        expect(':');
+        object[key] = read_value();
+        if (peek() == ',') { ++at_; continue; }
+        expect('}');
+        break;
+      }
+    }
+    if (peek() != '\0') fail("trailing characters after the object");
+    return object;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw std::runtime_error(why + " at column " + std::to_string(at_ + 1));
+  }
+
+  char peek() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
+    return at_ < text_.size() ? text_[at_] : '\0';
+  }
+
+  void expect(char wanted) {
+    if (peek() != wanted) fail(std::string("expected '") + wanted + "'");
+    ++at_;
+  }
+
+  bool consume_word(const char* word) {
+    const std::string w(word);
+    if (text_.compare(at_, w.size(), w) != 0) return false;
+    at_ += w.size();
+    return true;
+  }
+
+  FlatJsonValue read_value() {
+    const char next = peek();
+    if (next == '"') return read_string();
+    if (consume_word("true")) return true;
+    if (consume_word("false")) return false;
+    if (consume_word("null")) return nullptr;
+    if (next == '{' || next == '[') fail("nested values are not expected in a torch_ref line");
+    // Python's json also writes NaN and Infinity; strtod reads both spellings.
+    const char* begin = text_.c_str() + at_;
+    char* end = nullptr;
+    const double number = std::strtod(begin, &end);
+    if (end == begin) fail("expected a value");
+    at_ += static_cast<std::size_t>(end - begin);
+    return number;
+  }
+
+  std::string read_string() {
+    expect('"');
+    std::string value;
+    while (at_ < text_.size() && text_[at_] != '"') {
+      char c = text_[at_++];
+      if (c == '\\') {
+        if (at_ >= text_.size()) break;
+        const char escaped = text_[at_++];
+        switch (escaped) {
+          case 'n': c = '\n'; break;
+          case 't': c = '\t'; break;
+          case 'r': c = '\r'; break;
+          case 'b': c = '\b'; break;
+          case 'f': c = '\f'; break;
+          case 'u':
+            // Only names and numbers matter here; a non-ASCII code point in a
+            // string is kept as '?' rather than decoded.
+            if (at_ + 4 > text_.size()) fail("short \\u escape");
+            c = static_cast<char>(std::strtol(text_.substr(at_, 4).c_str(), nullptr, 16));
+            if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+            at_ += 4;
+            break;
+          default: c = escaped;  // \" \\ \/
+        }
+      }
+      value += c;
+    }
+    expect('"');
+    return value;
+  }
+
+  const std::string& text_;
+  std::size_t at_ = 0;
+};
+
+template <typename T>
+const T* field(const FlatJsonObject& object, const std::string& name) {
+  const auto found = object.find(name);
+  return found == object.end() ? nullptr : std::get_if<T>(&found->second);
+}
+
+std::optional<double> optional_number(const FlatJsonObject& object, const std::string& name) {
+  if (const double* value = field<double>(object, name)) return *value;
+  return std::nullopt;
+}
+
+}  // namespace
+
+FlatJsonObject parse_flat_json_object(const std::string& line) { return FlatObjectReader(line).read(); }
+
+TorchReference TorchReference::read(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return from_lines(lines, path);
+}
+
+TorchReference TorchReference::from_lines(const std::vector<std::string>& lines, const std::string& origin) {
+  TorchReference reference;
+  for (std::size_t number = 1; number <= lines.size(); ++number) {
+    const std::string& line = lines[number - 1];
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = origin + ":" + std::to_string(number) + ": ";
+    FlatJsonObject object;
+    try {
+      object = parse_flat_json_object(line);
+    } catch (const std::runtime_error& error) {
+      throw std::runtime_error(where + error.what());
+    }
+    const auto* size = field<std::string>(object, "size");
+    const auto* ctx = field<double>(object, "ctx");
+    const auto* mode = field<std::string>(object, "mode");
+    const auto* precision = field<std::string>(object, "prec");
+    if (!size || !ctx || !mode || !precision)
+      throw std::runtime_error(where + "a torch_ref row needs size, ctx, mode and prec");
+
+    TorchFigures figures;
+    const bool* oom = field<bool>(object, "oom");
+    figures.oom = oom && *oom;
+    const bool* compiled = field<bool>(object, "compile");
+    figures.compiled = compiled && *compiled;
+    figures.median_ms = optional_number(object, "median_ms");
+    figures.mean_ms = optional_number(object, "mean_ms");
+    if (const auto gib = optional_number(object, "peak_mem_gib")) figures.peak_mem_bytes = *gib * 1073741824.0;
+    reference.figures_[Key{*size, static_cast<int>(*ctx), *mode, *precision}] = figures;
+  }
+  return reference;
+}
+
+void TorchReference::join(ResultRow& row) const {
+  const auto found =
+      figures_.find(Key{row.size, row.ctx, to_string(row.mode), to_string(row.precision)});
+  if (found != figures_.end()) row.torch = found->second;
+}
+
+}  // namespace transformer::bench

@@ -1,0 +1,97 @@
+// cuda/adamw.cu: gradient-norm partial sums and the fused AdamW update (see
+// adamw.hpp).
+#include "adamw.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "check.hpp"
+#include "device_utils.cuh"
+
+namespace transformer::cuda {
+namespace {
+
+constexpr unsigned kThreads = 256;
+// Enough blocks to fill the GPU several times over; the rest is grid-stride.
+constexpr std::size_t kMaxUpdateBlocks = 8192;
+
+struct UpdateConstants {
+  float beta1, beta2, eps;
+  float step_size;     // α_t
+  float decay_factor;  // 1 − lr·λ
+  float clip_norm;     // 0 = off
+};
+
+__global__ void grad_sum_squares_kernel(const float* grads, std::size_t vectors, float* partials) {
+  float sum = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < vectors;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    float g[kVec];
+    load_vec(grads + i * kVec, g);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) sum += g[e] * g[e];
+  }
+  sum = block_sum(sum);
+  if (threadIdx.x == 0) partials[blockIdx.x] = sum;
+}
+
+__global__ void adamw_kernel(float* params, const float* grads, float* m, float* v,
+                             __nv_bfloat16* params_bf16, std::size_t vectors,
+                             const float* norm_partials, UpdateConstants k) {
+  float grad_scale = 1.0f;
+  if (k.clip_norm > 0) {
+    float sum = 0;
+    for (int i = threadIdx.x; i < kNormPartials; i += blockDim.x) sum += norm_partials[i];
+    const float norm = sqrtf(block_sum(sum));
+    if (norm > k.clip_norm) grad_scale = k.clip_norm / (norm + 1e-6f);
+  }
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < vectors;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::size_t at = i * kVec;
+    float theta[kVec], g[kVec], mv[kVec], vv[kVec];
+    load_vec(params + at, theta);
+    load_vec(grads + at, g);
+    load_vec(m + at, mv);
+    load_vec(v + at, vv);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      const float grad = g[e] * grad_scale;
+      mv[e] = k.beta1 * mv[e] + (1.0f - k.beta1) * grad;
+      vv[e] = k.beta2 * vv[e] + (1.0f - k.beta2) * grad * grad;
+      theta[e] = (theta[e] - k.step_size * mv[e] / (sqrtf(vv[e]) + k.eps)) * k.decay_factor;
+    }
+    store_vec(params + at, theta);
+    store_vec(m + at, mv);
+    store_vec(v + at, vv);
+    if (params_bf16) store_vec(params_bf16 + at, theta);
+  }
+}
+
+}  // namespace
+
+void adamw_step(const AdamWConfig& config, long long step, const AdamWBuffers& buffers,
+                cudaStream_t stream) {
+  const std::size_t vectors = buffers.count / kVec;
+  if (config.clip_norm > 0) {
+    grad_sum_squares_kernel<<<kNormPartials, kThreads, 0, stream>>>(buffers.grads, vectors,
+                                                                   buffers.norm_partials);
+    TRANSFORMER_CHECK_LAUNCH();
+  }
+  const double t = static_cast<double>(step);
+  UpdateConstants k;
+  k.beta1 = config.beta1;
+  k.beta2 = config.beta2;
+  k.eps = config.eps;
+  k.step_size = static_cast<float>(config.lr * std::sqrt(1.0 - std::pow(config.beta2, t)) /
+                                   (1.0 - std::pow(config.beta1, t)));
+  k.decay_factor = 1.0f - config.lr * config.weight_decay;
+  k.clip_norm = config.clip_norm;
+  const unsigned blocks = static_cast<unsigned>(
+      std::min<std::size_t>(blocks_for(vectors, kThreads), kMaxUpdateBlocks));
+  adamw_kernel<<<std::max(blocks, 1u), kThreads, 0, stream>>>(
+      buffers.params, buffers.grads, buffers.m, buffers.v, buffers.params_bf16, vectors,
+      buffers.norm_partials, k);
+  TRANSFORMER_CHECK_LAUNCH();
+}
+
+}  // namespace transformer::cuda

@@ -1,0 +1,38 @@
+// cuda/adamw.hpp: one AdamW step over the whole flat parameter buffer in one
+// pass, decay after the update (MODEL.md, the course's order):
+//   m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²;  α_t = lr·√(1−β2^t)/(1−β1^t)
+//   θ −= α_t·m/(√v + ε);  θ −= lr·λ·θ
+// Under mixed precision the same pass also writes the bf16 copy of θ that the
+// GEMMs read, so there is no separate cast pass per step.
+//
+// Optional global-norm clipping (g scaled by M/(‖g‖ + 1e-6) when ‖g‖ > M) is
+// computed on the device: a first kernel writes kNormPartials partial sums of
+// squares, and every block of the update kernel reduces them itself, so the
+// host never waits for the norm.
+#pragma once
+#include <cstddef>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include "../backend.hpp"
+
+namespace transformer::cuda {
+
+constexpr int kNormPartials = 1024;
+
+struct AdamWBuffers {
+  float* params;               // fp32 master
+  const float* grads;
+  float* m;
+  float* v;
+  __nv_bfloat16* params_bf16;  // null outside mixed precision
+  float* norm_partials;        // kNormPartials floats of scratch (clipping only)
+  std::size_t count;           // a multiple of 8
+};
+
+// step = t, starting at 1.
+void adamw_step(const AdamWConfig& config, long long step, const AdamWBuffers& buffers,
+                cudaStream_t stream);
+
+}  // namespace transformer::cuda

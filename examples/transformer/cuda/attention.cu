@@ -1,0 +1,295 @@
+// cuda/attention.cu: RoPE + head split, causal softmax, and the attention
+// GEMM sequence, forward and backward (see attention.hpp).
+#include "attention.hpp"
+
+#include <cmath>
+
+#include <gpuprof/scope.hpp>
+
+#include "check.hpp"
+#include "device_utils.cuh"
+
+namespace transformer::cuda {
+namespace {
+
+constexpr unsigned kThreads = 256;
+constexpr unsigned kRowsPerBlock = 8;  // softmax: one warp per row
+
+// Where vector i (kVec consecutive features of one token's q|k|v row) lives
+// in the merged [tokens, 3d] layout and in the head-major q/k/v tensors.
+struct RopeSlot {
+  std::size_t merged, head_major;
+  int part;      // 0 = q, 1 = k, 2 = v
+  int position;  // t
+  int pair;      // index of the vector's first pair within its head
+};
+
+__device__ inline RopeSlot locate(std::size_t i, int ctx, int heads, int d_head) {
+  const int d = heads * d_head;
+  const int vecs_per_row = 3 * d / kVec;
+  const std::size_t row = i / vecs_per_row;
+  const int col = static_cast<int>(i % vecs_per_row) * kVec;
+  const int within = col % d, head = within / d_head, offset = within % d_head;
+  const std::size_t b = row / ctx;
+  RopeSlot slot;
+  slot.part = col / d;
+  slot.position = static_cast<int>(row % ctx);
+  slot.pair = offset / 2;
+  slot.merged = row * 3 * d + col;
+  slot.head_major = ((b * heads + head) * ctx + slot.position) * d_head + offset;
+  return slot;
+}
+
+// Rotates the kVec/2 pairs by ±angle (sign −1 is the transpose, for backward).
+__device__ inline void rotate_pairs(float (&v)[kVec], const float* cos_row, const float* sin_row,
+                                    float sign) {
+#pragma unroll
+  for (int p = 0; p < kVec / 2; ++p) {
+    const float c = cos_row[p], s = sign * sin_row[p];
+    const float x0 = v[2 * p], x1 = v[2 * p + 1];
+    v[2 * p] = x0 * c - x1 * s;
+    v[2 * p + 1] = x0 * s + x1 * c;
+  }
+}
+
+template <class Act>
+__global__ void rope_split_heads_kernel(const Act* qkv, const float* cos, const float* sin, Act* q,
+                                        Act* k, Act* v, std::size_t vectors, int ctx, int heads,
+                                        int d_head) {
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= vectors) return;
+  const RopeSlot slot = locate(i, ctx, heads, d_head);
+  float x[kVec];
+  load_vec(qkv + slot.merged, x);
+  if (slot.part < 2) {
+    const std::size_t table = static_cast<std::size_t>(slot.position) * (d_head / 2) + slot.pair;
+    rotate_pairs(x, cos + table, sin + table, 1.0f);
+  }
+  Act* destination = slot.part == 0 ? q : slot.part == 1 ? k : v;
+  store_vec(destination + slot.head_major, x);
+}
+
+template <class Act>
+__global__ void rope_merge_heads_backward_kernel(const Act* dq, const Act* dk, const Act* dv,
+                                                 const float* cos, const float* sin, Act* dqkv,
+                                                 std::size_t vectors, int ctx, int heads,
+                                                 int d_head) {
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= vectors) return;
+  const RopeSlot slot = locate(i, ctx, heads, d_head);
+  const Act* source = slot.part == 0 ? dq : slot.part == 1 ? dk : dv;
+  float x[kVec];
+  load_vec(source + slot.head_major, x);
+  if (slot.part < 2) {
+    const std::size_t table = static_cast<std::size_t>(slot.position) * (d_head / 2) + slot.pair;
+    rotate_pairs(x, cos + table, sin + table, -1.0f);
+  }
+  store_vec(dqkv + slot.merged, x);
+}
+
+// Row r of the scores is query position r % ctx; keys beyond it are masked.
+// Pass 1 finds the max and the sum of exponentials online over the unmasked
+// part only; pass 2 writes the whole row (zeros where masked).
+template <class Act>
+__global__ void causal_softmax_forward_kernel(const float* scores, Act* probs, long long rows,
+                                              int ctx) {
+  const long long row = blockIdx.x * static_cast<long long>(kRowsPerBlock) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const int valid = static_cast<int>(row % ctx) + 1;
+  const float* s = scores + row * ctx;
+  float running_max = -INFINITY, running_sum = 0;
+  for (int col = lane * kVec; col < valid; col += 32 * kVec) {
+    float v[kVec];
+    load_vec(s + col, v);
+    float chunk_max = -INFINITY;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      if (col + e < valid) chunk_max = fmaxf(chunk_max, v[e]);
+    const float new_max = fmaxf(running_max, chunk_max);
+    running_sum *= expf(running_max - new_max);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      if (col + e < valid) running_sum += expf(v[e] - new_max);
+    running_max = new_max;
+  }
+  const float row_max = warp_max(running_max);
+  // Lanes that saw nothing have sum 0 and max −inf: 0·exp(−inf) = 0.
+  const float total = warp_sum(running_sum == 0 ? 0.0f : running_sum * expf(running_max - row_max));
+  const float inv_total = 1.0f / total;
+  Act* p = probs + row * ctx;
+  for (int col = lane * kVec; col < ctx; col += 32 * kVec) {
+    float v[kVec] = {};
+    if (col < valid) load_vec(s + col, v);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) v[e] = col + e < valid ? expf(v[e] - row_max) * inv_total : 0.0f;
+    store_vec(p + col, v);
+  }
+}
+
+// dS = P ⊙ (dP − Σ_j P_j·dP_j), written over P (each lane rewrites only what
+// it read, after the row's reduction).
+template <class Act>
+__global__ void causal_softmax_backward_kernel(Act* probs_to_dscores, const float* dprobs,
+                                               long long rows, int ctx) {
+  const long long row = blockIdx.x * static_cast<long long>(kRowsPerBlock) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const int valid = static_cast<int>(row % ctx) + 1;
+  Act* p = probs_to_dscores + row * ctx;
+  const float* dp = dprobs + row * ctx;
+  float dot = 0;
+  for (int col = lane * kVec; col < valid; col += 32 * kVec) {
+    float pv[kVec], dpv[kVec];
+    load_vec(p + col, pv);
+    load_vec(dp + col, dpv);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      if (col + e < valid) dot += pv[e] * dpv[e];
+  }
+  dot = warp_sum(dot);
+  for (int col = lane * kVec; col < ctx; col += 32 * kVec) {
+    float out[kVec] = {};
+    if (col < valid) {
+      float dpv[kVec];
+      load_vec(p + col, out);
+      load_vec(dp + col, dpv);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) out[e] = col + e < valid ? out[e] * (dpv[e] - dot) : 0.0f;
+    }
+    store_vec(p + col, out);
+  }
+}
+
+}  // namespace
+
+RopeTables make_rope_tables(int ctx, int d_head, double theta) {
+  RopeTables tables;
+  const int pairs = d_head / 2;
+  tables.cos.resize(static_cast<std::size_t>(ctx) * pairs);
+  tables.sin.resize(tables.cos.size());
+  for (int t = 0; t < ctx; ++t)
+    for (int j = 0; j < pairs; ++j) {
+      const double angle = t * std::pow(theta, -2.0 * j / d_head);
+      tables.cos[static_cast<std::size_t>(t) * pairs + j] = static_cast<float>(std::cos(angle));
+      tables.sin[static_cast<std::size_t>(t) * pairs + j] = static_cast<float>(std::sin(angle));
+    }
+  return tables;
+}
+
+template <class Act>
+void attention_forward(const Gemm& gemm, const AttentionShape& shape, const float* rope_cos,
+                       const float* rope_sin, const Act* qkv, const AttentionTensors<Act>& t,
+                       Act* context, cudaStream_t stream) {
+  const int T = shape.ctx, H = shape.heads, dh = shape.d_head, d = shape.d_model();
+  const long long head_stride = static_cast<long long>(T) * dh;  // one head's [T, dh]
+  const long long score_stride = static_cast<long long>(T) * T;
+  const cudaDataType_t act = data_type<Act>();
+  const std::size_t vectors = static_cast<std::size_t>(shape.tokens()) * 3 * d / kVec;
+  {
+    GPUPROF_SCOPE("rope", stream,
+                  gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * vectors * kVec * sizeof(Act)});
+    rope_split_heads_kernel<<<blocks_for(vectors, kThreads), kThreads, 0, stream>>>(
+        qkv, rope_cos, rope_sin, t.q, t.k, t.v, vectors, T, H, dh);
+    TRANSFORMER_CHECK_LAUNCH();
+  }
+  const double bh = static_cast<double>(shape.batch) * H;
+  const double score_count = static_cast<double>(shape.score_elements());
+  GPUPROF_SCOPE("scaled dot product attention", stream,
+                gpuprof::Work{2 * matmul_flops(T, T, dh, bh), 0});
+  {
+    GPUPROF_SCOPE("computing attention scores", stream,
+                  gpuprof::Work{matmul_flops(T, T, dh, bh),
+                                2.0 * bh * head_stride * sizeof(Act) + score_count * 4});
+    matmul(gemm, Op::none, Op::transpose, T, T, dh, 1.0f / std::sqrt(static_cast<float>(dh)),
+           {t.q, act, dh, head_stride}, {t.k, act, dh, head_stride}, 0.0f,
+           {t.scores, CUDA_R_32F, T, score_stride}, shape.batch * H);
+  }
+  {
+    GPUPROF_SCOPE("computing softmax", stream,
+                  gpuprof::Work{3.0 * score_count, score_count * (4 + sizeof(Act))});
+    causal_softmax_forward_kernel<<<blocks_for(shape.score_rows(), kRowsPerBlock),
+                                    kRowsPerBlock * 32, 0, stream>>>(t.scores, t.probs,
+                                                                     shape.score_rows(), T);
+    TRANSFORMER_CHECK_LAUNCH();
+  }
+  {
+    GPUPROF_SCOPE("final matmul", stream,
+                  gpuprof::Work{matmul_flops(T, dh, T, bh),
+                                (score_count + 2.0 * bh * head_stride) * sizeof(Act)});
+    // Head h of sequence b goes to columns h·dh… of rows b·T…: a fixed
+    // stride over heads, so one batched call per sequence.
+    for (int b = 0; b < shape.batch; ++b)
+      matmul(gemm, Op::none, Op::none, T, dh, T, 1.0f,
+             {t.probs + b * H * score_stride, act, T, score_stride},
+             {t.v + b * H * head_stride, act, dh, head_stride}, 0.0f,
+             {context + static_cast<long long>(b) * T * d, act, d, dh}, H);
+  }
+}
+
+template <class Act>
+void attention_backward(const Gemm& gemm, const AttentionShape& shape, const float* rope_cos,
+                        const float* rope_sin, const Act* dcontext,
+                        const AttentionTensors<Act>& t, Act* dq, Act* dk, Act* dv, Act* dqkv,
+                        cudaStream_t stream) {
+  const int T = shape.ctx, H = shape.heads, dh = shape.d_head, d = shape.d_model();
+  const long long head_stride = static_cast<long long>(T) * dh;
+  const long long score_stride = static_cast<long long>(T) * T;
+  const cudaDataType_t act = data_type<Act>();
+  const double bh = static_cast<double>(shape.batch) * H;
+  const double score_count = static_cast<double>(shape.score_elements());
+  {
+    GPUPROF_SCOPE("scaled dot product attention", stream,
+                  gpuprof::Work{4 * matmul_flops(T, T, dh, bh), 0});
+    {
+      GPUPROF_SCOPE("final matmul", stream, gpuprof::Work{2 * matmul_flops(T, T, dh, bh), 0});
+      for (int b = 0; b < shape.batch; ++b) {
+        const Operand dcontext_b{dcontext + static_cast<long long>(b) * T * d, act, d, dh};
+        // dV = Pᵀ·dO and dP = dO·Vᵀ, per head.
+        matmul(gemm, Op::transpose, Op::none, T, dh, T, 1.0f,
+               {t.probs + b * H * score_stride, act, T, score_stride}, dcontext_b, 0.0f,
+               {dv + b * H * head_stride, act, dh, head_stride}, H);
+        matmul(gemm, Op::none, Op::transpose, T, T, dh, 1.0f, dcontext_b,
+               {t.v + b * H * head_stride, act, dh, head_stride}, 0.0f,
+               {t.scores + b * H * score_stride, CUDA_R_32F, T, score_stride}, H);
+      }
+    }
+    {
+      GPUPROF_SCOPE("computing softmax", stream,
+                    gpuprof::Work{4.0 * score_count, score_count * (4 + 2 * sizeof(Act))});
+      causal_softmax_backward_kernel<<<blocks_for(shape.score_rows(), kRowsPerBlock),
+                                       kRowsPerBlock * 32, 0, stream>>>(
+          t.probs, t.scores, shape.score_rows(), T);
+      TRANSFORMER_CHECK_LAUNCH();
+    }
+    {
+      GPUPROF_SCOPE("computing attention scores", stream,
+                    gpuprof::Work{2 * matmul_flops(T, dh, T, bh), 0});
+      const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+      const Operand dscores{t.probs, act, T, score_stride};
+      matmul(gemm, Op::none, Op::none, T, dh, T, scale, dscores, {t.k, act, dh, head_stride},
+             0.0f, {dq, act, dh, head_stride}, shape.batch * H);
+      matmul(gemm, Op::transpose, Op::none, T, dh, T, scale, dscores,
+             {t.q, act, dh, head_stride}, 0.0f, {dk, act, dh, head_stride}, shape.batch * H);
+    }
+  }
+  const std::size_t vectors = static_cast<std::size_t>(shape.tokens()) * 3 * d / kVec;
+  GPUPROF_SCOPE("rope", stream,
+                gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * vectors * kVec * sizeof(Act)});
+  rope_merge_heads_backward_kernel<<<blocks_for(vectors, kThreads), kThreads, 0, stream>>>(
+      dq, dk, dv, rope_cos, rope_sin, dqkv, vectors, T, H, dh);
+  TRANSFORMER_CHECK_LAUNCH();
+}
+
+#define TRANSFORMER_INSTANTIATE(Act)                                                             \
+  template void attention_forward<Act>(const Gemm&, const AttentionShape&, const float*,         \
+                                       const float*, const Act*, const AttentionTensors<Act>&,   \
+                                       Act*, cudaStream_t);                                      \
+  template void attention_backward<Act>(const Gemm&, const AttentionShape&, const float*,        \
+                                        const float*, const Act*, const AttentionTensors<Act>&,  \
+                                        Act*, Act*, Act*, Act*, cudaStream_t);
+TRANSFORMER_INSTANTIATE(float)
+TRANSFORMER_INSTANTIATE(__nv_bfloat16)
+#undef TRANSFORMER_INSTANTIATE
+
+}  // namespace transformer::cuda

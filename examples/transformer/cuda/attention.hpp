@@ -1,0 +1,62 @@
+// cuda/attention.hpp: causal multi-head attention with RoPE, between the QKV
+// projection and the output projection (both plain GEMMs in model.cu).
+//
+// Forward: one kernel rotates q and k (RoPE, interleaved pairs) and writes q,
+// k, v head-major [batch, heads, ctx, d_head]; the scores are then ONE
+// strided-batched GEMM over batch·heads (1/√d_head folded into alpha, fp32
+// output into a scratch buffer shared by all layers), a causal softmax
+// kernel writes the probabilities P in the activation type (the only T×T
+// tensor kept for the backward pass), and P·V is written straight into the
+// merged-heads layout [tokens, d] the output projection reads (one
+// strided-batched GEMM per sequence, so no merge pass).
+// Backward mirrors it; dS overwrites P in place and dP reuses the score
+// scratch, so the backward pass allocates no T×T memory of its own.
+#pragma once
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "gemm.hpp"
+
+namespace transformer::cuda {
+
+struct AttentionShape {
+  int batch, ctx, heads, d_head;
+  int d_model() const { return heads * d_head; }
+  int tokens() const { return batch * ctx; }
+  long long score_rows() const { return static_cast<long long>(batch) * heads * ctx; }
+  long long score_elements() const { return score_rows() * ctx; }
+};
+
+// cos and sin of position·θ^(−2j/d_head), [ctx, d_head/2] each, computed in
+// double on the host once per backend, so the device needs no trigonometry
+// and fp32 runs lose nothing to an fp32 angle.
+struct RopeTables {
+  std::vector<float> cos, sin;
+};
+RopeTables make_rope_tables(int ctx, int d_head, double theta);
+
+template <class Act>
+struct AttentionTensors {
+  Act* q;          // [batch, heads, ctx, d_head], rotated
+  Act* k;          // same, rotated
+  Act* v;          // same
+  Act* probs;      // [batch·heads·ctx, ctx], zeros above the diagonal; dS after backward
+  float* scores;   // scratch [batch·heads·ctx, ctx]: scores, then dP in backward
+};
+
+// qkv [tokens, 3d] (q|k|v, unrotated) -> context [tokens, d] (heads merged).
+template <class Act>
+void attention_forward(const Gemm& gemm, const AttentionShape& shape, const float* rope_cos,
+                       const float* rope_sin, const Act* qkv, const AttentionTensors<Act>& t,
+                       Act* context, cudaStream_t stream);
+
+// dcontext [tokens, d] -> dqkv [tokens, 3d] (gradients of the unrotated q, k
+// and of v). dq, dk, dv are head-major scratch; t.probs is overwritten.
+template <class Act>
+void attention_backward(const Gemm& gemm, const AttentionShape& shape, const float* rope_cos,
+                        const float* rope_sin, const Act* dcontext,
+                        const AttentionTensors<Act>& t, Act* dq, Act* dk, Act* dv, Act* dqkv,
+                        cudaStream_t stream);
+
+}  // namespace transformer::cuda

@@ -1,0 +1,73 @@
+// cuda/embedding.cu: embedding gather (forward) and grouped scatter-add
+// (backward); see embedding.hpp.
+#include "embedding.hpp"
+
+#include "check.hpp"
+#include "device_utils.cuh"
+
+namespace transformer::cuda {
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+__global__ void embedding_forward_kernel(const std::int32_t* tokens, const float* table, float* out,
+                                         int rows, int d) {
+  const int vecs_per_row = d / kVec;
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= static_cast<std::size_t>(rows) * vecs_per_row) return;
+  const std::size_t row = i / vecs_per_row;
+  const int col = static_cast<int>(i % vecs_per_row) * kVec;
+  float values[kVec];
+  load_vec(table + static_cast<std::size_t>(tokens[row]) * d + col, values);
+  store_vec(out + row * d + col, values);
+}
+
+__global__ void embedding_backward_kernel(const std::int32_t* offsets,
+                                          const std::int32_t* positions, const float* dout,
+                                          float* dtable, int vocab, int d) {
+  const int vecs_per_row = d / kVec;
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= static_cast<std::size_t>(vocab) * vecs_per_row) return;
+  const std::size_t token = i / vecs_per_row;
+  const int col = static_cast<int>(i % vecs_per_row) * kVec;
+  float sum[kVec] = {};
+  for (int p = offsets[token]; p < offsets[token + 1]; ++p) {
+    float row[kVec];
+    load_vec(dout + static_cast<std::size_t>(positions[p]) * d + col, row);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) sum[e] += row[e];
+  }
+  store_vec(dtable + token * d + col, sum);
+}
+
+}  // namespace
+
+TokenGroups group_positions_by_token(const std::vector<std::int32_t>& tokens, int vocab) {
+  TokenGroups groups;
+  groups.offsets.assign(static_cast<std::size_t>(vocab) + 1, 0);
+  for (std::int32_t token : tokens) ++groups.offsets[static_cast<std::size_t>(token) + 1];
+  for (int v = 0; v < vocab; ++v) groups.offsets[v + 1] += groups.offsets[v];
+  groups.positions.resize(tokens.size());
+  std::vector<std::int32_t> next(groups.offsets.begin(), groups.offsets.end() - 1);
+  for (std::size_t p = 0; p < tokens.size(); ++p)
+    groups.positions[next[tokens[p]]++] = static_cast<std::int32_t>(p);
+  return groups;
+}
+
+void embedding_forward(const std::int32_t* tokens, const float* table, float* out, int rows, int d,
+                       cudaStream_t stream) {
+  const std::size_t work = static_cast<std::size_t>(rows) * (d / kVec);
+  embedding_forward_kernel<<<blocks_for(work, kThreads), kThreads, 0, stream>>>(tokens, table, out,
+                                                                               rows, d);
+  TRANSFORMER_CHECK_LAUNCH();
+}
+
+void embedding_backward(const std::int32_t* offsets, const std::int32_t* positions,
+                        const float* dout, float* dtable, int vocab, int d, cudaStream_t stream) {
+  const std::size_t work = static_cast<std::size_t>(vocab) * (d / kVec);
+  embedding_backward_kernel<<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
+      offsets, positions, dout, dtable, vocab, d);
+  TRANSFORMER_CHECK_LAUNCH();
+}
+
+}  // namespace transformer::cuda

@@ -1,0 +1,644 @@
+// cuda/model.cu: the CUDA backend: the CS336 Transformer LM on cuBLAS GEMMs
+// and the kernels of this folder, one CUDA stream, one device allocation.
+//
+// Precisions: fp32 and tf32 keep every tensor in fp32 (they differ only in
+// the GEMMs' compute type); bf16 keeps fp32 master weights, gradients and
+// AdamW state, a bf16 copy of the weights (refreshed by the AdamW kernel) for
+// the GEMMs, and bf16 activations. The residual stream and its gradient are
+// fp32 in every precision (as under PyTorch autocast, where the residual
+// adds promote to fp32); GEMMs that feed it accumulate into it with beta = 1.
+//
+// Memory: everything the configuration needs is computed up front and taken
+// from ONE cudaMalloc (the arena), cuBLAS workspace included. Mode::fwd keeps
+// one set of activations shared by all layers and no gradients or optimizer
+// state; the training modes keep what backward needs per layer, and share
+// scratch (the fp32 T×T score buffer, the backward pass's activation
+// gradients) across layers.
+//
+// The logits buffer is turned into the logits' gradient in place by
+// backward(), so logits() is available between forward() and backward().
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <gpuprof/scope.hpp>
+
+#include "../backend.hpp"
+#include "adamw.hpp"
+#include "attention.hpp"
+#include "check.hpp"
+#include "cross_entropy.hpp"
+#include "embedding.hpp"
+#include "gemm.hpp"
+#include "parameters.hpp"
+#include "rmsnorm.hpp"
+#include "swiglu.hpp"
+
+namespace transformer {
+namespace cuda {
+namespace {
+
+constexpr int kVectorWidth = 8;  // device_utils.cuh's kVec: 16-byte accesses
+
+void require_multiple(const char* what, long long value) {
+  if (value % kVectorWidth != 0)
+    throw std::invalid_argument(std::string("CUDA backend: ") + what + " = " +
+                                std::to_string(value) + " must be a multiple of " +
+                                std::to_string(kVectorWidth) +
+                                " (its kernels move rows in 16-byte vectors)");
+}
+
+void check_supported(const RunConfig& config) {
+  config.model.validate();
+  if (config.batch <= 0 || config.ctx <= 0)
+    throw std::invalid_argument("CUDA backend: batch and ctx must be > 0 (got " +
+                                std::to_string(config.batch) + ", " + std::to_string(config.ctx) +
+                                ")");
+  require_multiple("d_model", config.model.d_model);
+  require_multiple("d_ff", config.model.d_ff);
+  require_multiple("d_head", config.model.d_head());
+  require_multiple("vocab", config.model.vocab);
+  require_multiple("ctx", config.ctx);
+}
+
+// Carves typed, 256-byte aligned buffers out of one allocation. Run once with
+// base = nullptr to size the arena, then again over the real allocation.
+class Carver {
+ public:
+  explicit Carver(char* base) : base_(base) {}
+  template <class T>
+  T* take(std::size_t count) {
+    offset_ = (offset_ + 255) / 256 * 256;
+    T* p = base_ ? reinterpret_cast<T*>(base_ + offset_) : nullptr;
+    offset_ += count * sizeof(T);
+    return p;
+  }
+  char* here() { return base_ ? base_ + (offset_ + 255) / 256 * 256 : nullptr; }
+  std::size_t used() const { return offset_; }
+
+ private:
+  char* base_;
+  std::size_t offset_ = 0;
+};
+
+template <class Act>
+struct LayerActivations {
+  float* input;  // residual stream entering the block [N, d]
+  Act* norm1;
+  float* inv_rms1;
+  AttentionTensors<Act> attention;
+  Act* context;  // attention output before the projection, heads merged
+  float* mid;    // input + attention
+  Act* norm2;
+  float* inv_rms2;
+  Act* h13;      // [N, 2·d_ff]
+  Act* gated;    // [N, d_ff]
+  float* output; // mid + ffn: the next block's input
+};
+
+template <class Act>
+struct Buffers {
+  // Persistent: survive every step.
+  float* params = nullptr;
+  __nv_bfloat16* params_bf16 = nullptr;  // bf16 only
+  float* adam_m = nullptr;               // Mode::step only
+  float* adam_v = nullptr;
+  std::int32_t* tokens = nullptr;
+  std::int32_t* targets = nullptr;
+  std::int32_t* token_offsets = nullptr;
+  std::int32_t* token_positions = nullptr;
+  float* rope_cos = nullptr;
+  float* rope_sin = nullptr;
+  void* cublas_workspace = nullptr;
+  // Volatile: written by every step; poisoned on request.
+  char* volatile_begin = nullptr;
+  float* grads = nullptr;  // training modes only
+  std::vector<LayerActivations<Act>> layers;
+  Act* qkv = nullptr;  // scratch: the QKV GEMM's output, before RoPE
+  float* final_input = nullptr;
+  Act* final_norm = nullptr;
+  float* final_inv_rms = nullptr;
+  Act* logits = nullptr;
+  float* logsumexp = nullptr;
+  float* row_loss = nullptr;
+  float* loss = nullptr;
+  float* norm_partials = nullptr;
+  // Backward scratch, shared by all layers (training modes only).
+  float* dstream = nullptr;         // gradient of the residual stream
+  __nv_bfloat16* dstream_bf16 = nullptr;  // its bf16 copy for the GEMMs (bf16 only)
+  Act* dnorm = nullptr;             // gradient of a norm's output
+  Act* dcontext = nullptr;
+  Act* dq = nullptr;
+  Act* dk = nullptr;
+  Act* dv = nullptr;
+  Act* dqkv = nullptr;
+  Act* dh13 = nullptr;
+  Act* dgated = nullptr;
+  std::size_t volatile_bytes = 0;
+  std::size_t total_bytes = 0;
+};
+
+template <class Act>
+Buffers<Act> carve(char* base, const RunConfig& config, std::size_t parameter_count) {
+  constexpr bool mixed = std::is_same_v<Act, __nv_bfloat16>;
+  const ModelConfig& m = config.model;
+  const bool training = config.mode != Mode::fwd;
+  const std::size_t N = static_cast<std::size_t>(config.batch) * config.ctx;
+  const std::size_t d = m.d_model, F = m.d_ff, V = m.vocab, P = parameter_count;
+  const std::size_t scores =
+      static_cast<std::size_t>(config.batch) * m.heads * config.ctx * config.ctx;
+  const std::size_t rope = static_cast<std::size_t>(config.ctx) * (m.d_head() / 2);
+
+  Carver arena(base);
+  Buffers<Act> b;
+  b.params = arena.take<float>(P);
+  if (mixed) b.params_bf16 = arena.take<__nv_bfloat16>(P);
+  if (config.mode == Mode::step) {
+    b.adam_m = arena.take<float>(P);
+    b.adam_v = arena.take<float>(P);
+  }
+  b.tokens = arena.take<std::int32_t>(N);
+  b.targets = arena.take<std::int32_t>(N);
+  b.token_offsets = arena.take<std::int32_t>(V + 1);
+  b.token_positions = arena.take<std::int32_t>(N);
+  b.rope_cos = arena.take<float>(rope);
+  b.rope_sin = arena.take<float>(rope);
+  b.cublas_workspace = arena.take<char>(Gemm::kWorkspaceBytes);
+
+  b.volatile_begin = arena.here();
+  const std::size_t volatile_start = (arena.used() + 255) / 256 * 256;
+  if (training) b.grads = arena.take<float>(P);
+  // Per-layer activations: fresh buffers per layer when backward needs them,
+  // otherwise one set reused by every layer.
+  LayerActivations<Act> shared{};
+  for (int layer = 0; layer < m.layers; ++layer) {
+    if (training || layer == 0) {
+      LayerActivations<Act> a{};
+      a.input = layer == 0 || !training ? arena.take<float>(N * d) : b.layers.back().output;
+      a.norm1 = arena.take<Act>(N * d);
+      a.inv_rms1 = arena.take<float>(N);
+      a.attention.q = arena.take<Act>(N * d);
+      a.attention.k = arena.take<Act>(N * d);
+      a.attention.v = arena.take<Act>(N * d);
+      a.attention.probs = arena.take<Act>(scores);
+      a.context = arena.take<Act>(N * d);
+      a.mid = arena.take<float>(N * d);
+      // Without backward the norms' outputs and statistics can share storage.
+      a.norm2 = training ? arena.take<Act>(N * d) : a.norm1;
+      a.inv_rms2 = training ? arena.take<float>(N) : a.inv_rms1;
+      a.h13 = arena.take<Act>(N * 2 * F);
+      a.gated = arena.take<Act>(N * F);
+      // Forward-only: the block writes its output over its (spent) input.
+      a.output = training ? arena.take<float>(N * d) : a.input;
+      shared = a;
+    }
+    b.layers.push_back(shared);
+  }
+  b.final_input = b.layers.back().output;
+  b.qkv = arena.take<Act>(N * 3 * d);
+  float* score_scratch = arena.take<float>(scores);
+  for (LayerActivations<Act>& a : b.layers) a.attention.scores = score_scratch;
+  b.final_norm = arena.take<Act>(N * d);
+  b.final_inv_rms = arena.take<float>(N);
+  b.logits = arena.take<Act>(N * V);
+  b.logsumexp = arena.take<float>(N);
+  b.row_loss = arena.take<float>(N);
+  b.loss = arena.take<float>(1);
+  if (config.mode == Mode::step && config.adamw.clip_norm > 0)
+    b.norm_partials = arena.take<float>(kNormPartials);
+  if (training) {
+    b.dstream = arena.take<float>(N * d);
+    if (mixed) b.dstream_bf16 = arena.take<__nv_bfloat16>(N * d);
+    b.dnorm = arena.take<Act>(N * d);
+    b.dcontext = arena.take<Act>(N * d);
+    b.dq = arena.take<Act>(N * d);
+    b.dk = arena.take<Act>(N * d);
+    b.dv = arena.take<Act>(N * d);
+    b.dqkv = arena.take<Act>(N * 3 * d);
+    b.dh13 = arena.take<Act>(N * 2 * F);
+    b.dgated = arena.take<Act>(N * F);
+  }
+  b.total_bytes = (arena.used() + 255) / 256 * 256;
+  b.volatile_bytes = b.total_bytes - volatile_start;
+  return b;
+}
+
+struct StreamOwner {
+  cudaStream_t stream = nullptr;
+  StreamOwner() { TRANSFORMER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+  ~StreamOwner() { cudaStreamDestroy(stream); }
+  StreamOwner(const StreamOwner&) = delete;
+  StreamOwner& operator=(const StreamOwner&) = delete;
+};
+
+struct DeviceMemory {
+  void* data = nullptr;
+  ~DeviceMemory() { cudaFree(data); }
+};
+
+// Allocates `bytes` or throws OutOfMemory (never a crash, never a half state).
+void allocate_or_throw(DeviceMemory& memory, std::size_t bytes) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  TRANSFORMER_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (bytes > free_bytes) throw OutOfMemory(bytes, free_bytes);
+  const cudaError_t status = cudaMalloc(&memory.data, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // clear the sticky-free allocation error
+    memory.data = nullptr;
+    throw OutOfMemory(bytes, free_bytes);
+  }
+  TRANSFORMER_CUDA_CHECK(status);
+}
+
+template <class T>
+void upload(T* device, const std::vector<T>& host, cudaStream_t stream) {
+  TRANSFORMER_CUDA_CHECK(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(T),
+                                         cudaMemcpyHostToDevice, stream));
+}
+
+template <class Act>
+class CudaBackend final : public Backend {
+  static constexpr bool kMixed = std::is_same_v<Act, __nv_bfloat16>;
+
+ public:
+  explicit CudaBackend(const RunConfig& config)
+      : config_(config), layout_(config.model), block_(config.model) {
+    check_supported(config);
+    buffers_ = carve<Act>(nullptr, config_, layout_.total);
+    allocate_or_throw(arena_, buffers_.total_bytes);
+    buffers_ = carve<Act>(static_cast<char*>(arena_.data), config_, layout_.total);
+    gemm_ = std::make_unique<Gemm>(config_.precision, stream(), buffers_.cublas_workspace,
+                                   Gemm::kWorkspaceBytes);
+    const RopeTables rope =
+        make_rope_tables(config_.ctx, config_.model.d_head(), config_.model.rope_theta);
+    upload(buffers_.rope_cos, rope.cos, stream());
+    upload(buffers_.rope_sin, rope.sin, stream());
+    init_parameters(layout_, config_.seed, buffers_.params, stream());
+    refresh_weight_copy();
+    if (config_.mode == Mode::step) {
+      TRANSFORMER_CUDA_CHECK(
+          cudaMemsetAsync(buffers_.adam_m, 0, layout_.total * sizeof(float), stream()));
+      TRANSFORMER_CUDA_CHECK(
+          cudaMemsetAsync(buffers_.adam_v, 0, layout_.total * sizeof(float), stream()));
+    }
+    synchronize();  // the rope tables' host vectors die here
+  }
+
+  std::string name() const override { return "cuda"; }
+  const RunConfig& config() const override { return config_; }
+  std::size_t allocated_bytes() const override { return buffers_.total_bytes; }
+
+  std::vector<float> parameters() override {
+    std::vector<float> host(layout_.total);
+    download(host.data(), buffers_.params, host.size());
+    return host;
+  }
+
+  void set_parameters(const std::vector<float>& values) override {
+    if (values.size() != layout_.total)
+      throw std::invalid_argument("set_parameters: " + std::to_string(values.size()) +
+                                  " values, the layout has " + std::to_string(layout_.total));
+    upload(buffers_.params, values, stream());
+    refresh_weight_copy();
+    synchronize();
+  }
+
+  void set_batch(const std::vector<std::int32_t>& tokens,
+                 const std::vector<std::int32_t>& targets) override {
+    const std::size_t n = tokens_count();
+    check_ids("tokens", tokens, n);
+    check_ids("targets", targets, n);
+    const TokenGroups groups = group_positions_by_token(tokens, config_.model.vocab);
+    upload(buffers_.tokens, tokens, stream());
+    upload(buffers_.targets, targets, stream());
+    upload(buffers_.token_offsets, groups.offsets, stream());
+    upload(buffers_.token_positions, groups.positions, stream());
+    synchronize();  // the host vectors may go away after we return
+    have_batch_ = true;
+  }
+
+  void forward() override {
+    if (!have_batch_) throw std::logic_error("forward() before set_batch()");
+    if (config_.poison_buffers)
+      TRANSFORMER_CUDA_CHECK(
+          cudaMemsetAsync(buffers_.volatile_begin, 0xFF, buffers_.volatile_bytes, stream()));
+    const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
+    {
+      GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d});
+      embedding_forward(buffers_.tokens, buffers_.params + layout_.find("emb").offset,
+                        buffers_.layers[0].input, N, d, stream());
+    }
+    for (int layer = 0; layer < config_.model.layers; ++layer) block_forward(layer);
+    {
+      GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, (8.0 + sizeof(Act)) * N * d});
+      rmsnorm_forward<Act>(buffers_.final_input, params_at("final_norm"), buffers_.final_norm,
+                           buffers_.final_inv_rms, nullptr, N, d, config_.model.norm_eps,
+                           stream());
+    }
+    {
+      GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{matmul_flops(N, V, d), 0});
+      linear(buffers_.final_norm, weights_at("lm_head"), buffers_.logits, data_type<Act>(), N, V,
+             d, 0.0f);
+    }
+    {
+      GPUPROF_SCOPE("cross_entropy", stream(),
+                    gpuprof::Work{3.0 * N * V, static_cast<double>(sizeof(Act)) * N * V});
+      cross_entropy_forward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp,
+                                 buffers_.row_loss, buffers_.loss, N, V, stream());
+    }
+    have_forward_ = true;
+    logits_are_gradient_ = false;
+  }
+
+  void backward() override {
+    if (config_.mode == Mode::fwd)
+      throw std::logic_error("backward() on a backend built for Mode::fwd (no gradient buffers)");
+    if (!have_forward_) throw std::logic_error("backward() before forward()");
+    if (logits_are_gradient_) throw std::logic_error("backward() twice after one forward()");
+    const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
+    {
+      GPUPROF_SCOPE("cross_entropy", stream(),
+                    gpuprof::Work{3.0 * N * V, 2.0 * sizeof(Act) * N * V});
+      cross_entropy_backward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp, N, V,
+                                  stream());
+      logits_are_gradient_ = true;
+    }
+    {
+      GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{2 * matmul_flops(N, V, d), 0});
+      linear_backward(buffers_.logits, buffers_.final_norm, weights_at("lm_head"),
+                      grads_at("lm_head"), buffers_.dnorm, N, V, d);
+    }
+    norm_backward(buffers_.dnorm, buffers_.final_input, "final_norm", buffers_.final_inv_rms,
+                  /*residual=*/nullptr);
+    for (int layer = config_.model.layers - 1; layer >= 0; --layer) block_backward(layer);
+    {
+      GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d + 4.0 * V * d});
+      embedding_backward(buffers_.token_offsets, buffers_.token_positions, buffers_.dstream,
+                         grads_at("emb"), V, d, stream());
+    }
+  }
+
+  void optimizer_step() override {
+    if (config_.mode != Mode::step)
+      throw std::logic_error("optimizer_step() needs a backend built for Mode::step");
+    const double count = static_cast<double>(layout_.total);
+    GPUPROF_SCOPE("adamw", stream(),
+                  gpuprof::Work{12.0 * count, (28.0 + (kMixed ? 2.0 : 0.0)) * count});
+    AdamWBuffers adamw{buffers_.params, buffers_.grads,         buffers_.adam_m,
+                       buffers_.adam_v, buffers_.params_bf16,   buffers_.norm_partials,
+                       layout_.total};
+    adamw_step(config_.adamw, ++step_, adamw, stream());
+  }
+
+  void synchronize() override { TRANSFORMER_CUDA_CHECK(cudaStreamSynchronize(stream())); }
+
+  float loss() override {
+    if (!have_forward_) throw std::logic_error("loss() before forward()");
+    float value = 0;
+    download(&value, buffers_.loss, 1);
+    return value;
+  }
+
+  std::vector<float> logits() override {
+    if (!have_forward_) throw std::logic_error("logits() before forward()");
+    if (logits_are_gradient_)
+      throw std::logic_error(
+          "logits() after backward(): backward turns the logits into their gradient in place; "
+          "read them between forward() and backward()");
+    const std::size_t count = static_cast<std::size_t>(tokens_count()) * config_.model.vocab;
+    std::vector<Act> raw(count);
+    download(raw.data(), buffers_.logits, count);
+    std::vector<float> values(count);
+    std::transform(raw.begin(), raw.end(), values.begin(),
+                   [](Act x) { return static_cast<float>(x); });
+    return values;
+  }
+
+  std::vector<float> gradients() override {
+    if (config_.mode == Mode::fwd)
+      throw std::logic_error("gradients() on a backend built for Mode::fwd");
+    std::vector<float> host(layout_.total);
+    download(host.data(), buffers_.grads, host.size());
+    return host;
+  }
+
+ private:
+  cudaStream_t stream() const { return stream_.stream; }
+  int tokens_count() const { return config_.batch * config_.ctx; }
+
+  const float* params_at(const char* tensor) const {
+    return buffers_.params + layout_.find(tensor).offset;
+  }
+  float* grads_at(const char* tensor) const { return buffers_.grads + layout_.find(tensor).offset; }
+  // What the GEMMs read: the fp32 master, or its bf16 copy.
+  const Act* weights_at(std::size_t offset) const {
+    if constexpr (kMixed)
+      return buffers_.params_bf16 + offset;
+    else
+      return buffers_.params + offset;
+  }
+  const Act* weights_at(const char* tensor) const { return weights_at(layout_.find(tensor).offset); }
+  // The residual-stream gradient as the GEMMs read it.
+  const Act* dstream_act() const {
+    if constexpr (kMixed)
+      return buffers_.dstream_bf16;
+    else
+      return buffers_.dstream;
+  }
+
+  // Where the norm backward writes that copy (none needed in fp32).
+  Act* dstream_act_copy() {
+    if constexpr (kMixed)
+      return buffers_.dstream_bf16;
+    else
+      return nullptr;
+  }
+
+  void refresh_weight_copy() {
+    if (kMixed) copy_to_bf16(buffers_.params, buffers_.params_bf16, layout_.total, stream());
+  }
+
+  template <class T>
+  void download(T* host, const T* device, std::size_t count) {
+    TRANSFORMER_CUDA_CHECK(
+        cudaMemcpyAsync(host, device, count * sizeof(T), cudaMemcpyDeviceToHost, stream()));
+    synchronize();
+  }
+
+  void check_ids(const char* what, const std::vector<std::int32_t>& ids, std::size_t count) const {
+    if (ids.size() != count)
+      throw std::invalid_argument(std::string("set_batch: ") + what + " has " +
+                                  std::to_string(ids.size()) + " ids, expected batch·ctx = " +
+                                  std::to_string(count));
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] < 0 || ids[i] >= config_.model.vocab)
+        throw std::invalid_argument(std::string("set_batch: ") + what + "[" + std::to_string(i) +
+                                    "] = " + std::to_string(ids[i]) + " is outside [0, " +
+                                    std::to_string(config_.model.vocab) + ")");
+  }
+
+  // y[rows, out] = x[rows, in]·wᵀ + beta·y, w stored [out, in].
+  void linear(const Act* x, const Act* w, void* y, cudaDataType_t y_type, int rows, int out,
+              int in, float beta) {
+    const cudaDataType_t act = data_type<Act>();
+    matmul(*gemm_, Op::none, Op::transpose, rows, out, in, 1.0f, {x, act, in}, {w, act, in}, beta,
+           {y, y_type, out});
+  }
+
+  // dw[out, in] = dyᵀ·x (overwritten, fp32) and dx[rows, in] = dy·w.
+  void linear_backward(const Act* dy, const Act* x, const Act* w, float* dw, Act* dx, int rows,
+                       int out, int in) {
+    const cudaDataType_t act = data_type<Act>();
+    matmul(*gemm_, Op::transpose, Op::none, out, in, rows, 1.0f, {dy, act, out}, {x, act, in},
+           0.0f, {dw, CUDA_R_32F, in});
+    matmul(*gemm_, Op::none, Op::none, rows, in, out, 1.0f, {dy, act, out}, {w, act, in}, 0.0f,
+           {dx, act, in});
+  }
+
+  AttentionShape attention_shape() const {
+    return {config_.batch, config_.ctx, config_.model.heads, config_.model.d_head()};
+  }
+
+  void block_forward(int layer) {
+    const LayerActivations<Act>& a = buffers_.layers[layer];
+    const std::size_t base = layout_.block_offset(layer);
+    const int N = tokens_count(), d = config_.model.d_model, F = config_.model.d_ff;
+    const float eps = config_.model.norm_eps;
+    const double norm_bytes = (12.0 + sizeof(Act)) * N * d;
+    const double attention_core = 2 * matmul_flops(config_.ctx, config_.ctx, d, config_.batch);
+    {
+      GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
+      // Also copies the input into `mid`, which the output projection adds onto.
+      rmsnorm_forward<Act>(a.input, buffers_.params + base + block_.norm1, a.norm1, a.inv_rms1,
+                           a.mid, N, d, eps, stream());
+    }
+    {
+      GPUPROF_SCOPE("attention", stream(),
+                    gpuprof::Work{matmul_flops(N, 4.0 * d, d) + attention_core, 0});
+      {
+        GPUPROF_SCOPE("qkv projection", stream(), gpuprof::Work{matmul_flops(N, 3.0 * d, d), 0});
+        linear(a.norm1, weights_at(base + block_.wq), buffers_.qkv, data_type<Act>(), N, 3 * d, d,
+               0.0f);
+      }
+      attention_forward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
+                             buffers_.qkv, a.attention, a.context, stream());
+      {
+        GPUPROF_SCOPE("attention output projection", stream(),
+                      gpuprof::Work{matmul_flops(N, d, d), 0});
+        linear(a.context, weights_at(base + block_.wo), a.mid, CUDA_R_32F, N, d, d, 1.0f);
+      }
+    }
+    {
+      GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
+      rmsnorm_forward<Act>(a.mid, buffers_.params + base + block_.norm2, a.norm2, a.inv_rms2,
+                           a.output, N, d, eps, stream());
+    }
+    {
+      GPUPROF_SCOPE("ffn", stream(), gpuprof::Work{matmul_flops(N, 3.0 * F, d), 0});
+      linear(a.norm2, weights_at(base + block_.w1), a.h13, data_type<Act>(), N, 2 * F, d, 0.0f);
+      swiglu_forward<Act>(a.h13, a.gated, N, F, stream());
+      linear(a.gated, weights_at(base + block_.w2), a.output, CUDA_R_32F, N, d, F, 1.0f);
+    }
+  }
+
+  // dstream = residual + the norm's input gradient; gain gradient overwritten.
+  void norm_backward(const Act* dy, const float* x, const std::string& gain, const float* inv_rms,
+                     const float* residual) {
+    const int N = tokens_count(), d = config_.model.d_model;
+    GPUPROF_SCOPE("rmsnorm", stream(),
+                  gpuprof::Work{8.0 * N * d, (16.0 + 2.0 * sizeof(Act)) * N * d});
+    const std::size_t offset = layout_.find(gain).offset;
+    rmsnorm_backward<Act>(dy, x, buffers_.params + offset, inv_rms, residual, buffers_.dstream,
+                          dstream_act_copy(),
+                          buffers_.grads + offset, N, d, stream());
+  }
+
+  void block_backward(int layer) {
+    const LayerActivations<Act>& a = buffers_.layers[layer];
+    const std::size_t base = layout_.block_offset(layer);
+    const int N = tokens_count(), d = config_.model.d_model, F = config_.model.d_ff;
+    const std::string prefix = "blocks." + std::to_string(layer) + ".";
+    const double attention_core = 2 * matmul_flops(config_.ctx, config_.ctx, d, config_.batch);
+    {
+      GPUPROF_SCOPE("ffn", stream(), gpuprof::Work{2 * matmul_flops(N, 3.0 * F, d), 0});
+      linear_backward(dstream_act(), a.gated, weights_at(base + block_.w2),
+                      buffers_.grads + base + block_.w2, buffers_.dgated, N, d, F);
+      swiglu_backward<Act>(a.h13, buffers_.dgated, buffers_.dh13, N, F, stream());
+      linear_backward(buffers_.dh13, a.norm2, weights_at(base + block_.w1),
+                      buffers_.grads + base + block_.w1, buffers_.dnorm, N, 2 * F, d);
+    }
+    norm_backward(buffers_.dnorm, a.mid, prefix + "norm2", a.inv_rms2, buffers_.dstream);
+    {
+      GPUPROF_SCOPE("attention", stream(),
+                    gpuprof::Work{2 * (matmul_flops(N, 4.0 * d, d) + attention_core), 0});
+      {
+        GPUPROF_SCOPE("attention output projection", stream(),
+                      gpuprof::Work{2 * matmul_flops(N, d, d), 0});
+        linear_backward(dstream_act(), a.context, weights_at(base + block_.wo),
+                        buffers_.grads + base + block_.wo, buffers_.dcontext, N, d, d);
+      }
+      attention_backward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
+                              buffers_.dcontext, a.attention, buffers_.dq, buffers_.dk,
+                              buffers_.dv, buffers_.dqkv, stream());
+      {
+        GPUPROF_SCOPE("qkv projection", stream(), gpuprof::Work{2 * matmul_flops(N, 3.0 * d, d), 0});
+        linear_backward(buffers_.dqkv, a.norm1, weights_at(base + block_.wq),
+                        buffers_.grads + base + block_.wq, buffers_.dnorm, N, 3 * d, d);
+      }
+    }
+    norm_backward(buffers_.dnorm, a.input, prefix + "norm1", a.inv_rms1, buffers_.dstream);
+  }
+
+  RunConfig config_;
+  ParameterLayout layout_;
+  BlockOffsets block_;
+  // Declaration order = reverse destruction order: cuBLAS goes before the
+  // memory and the stream it uses.
+  StreamOwner stream_;
+  DeviceMemory arena_;
+  Buffers<Act> buffers_;
+  std::unique_ptr<Gemm> gemm_;
+  long long step_ = 0;
+  bool have_batch_ = false;
+  bool have_forward_ = false;
+  bool logits_are_gradient_ = false;
+};
+
+}  // namespace
+}  // namespace cuda
+
+bool cuda_backend_available(std::string* why_not) {
+  auto fail = [&](std::string reason) {
+    if (why_not) *why_not = std::move(reason);
+    return false;
+  };
+  int devices = 0;
+  const cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess)
+    return fail(std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(status) + ": " +
+                cudaGetErrorString(status));
+  if (devices == 0) return fail("no CUDA device");
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return fail("cannot query the current CUDA device");
+  // The kernels are built for sm_90 only (CMAKE_CUDA_ARCHITECTURES = 90).
+  if (major != 9 || minor != 0)
+    return fail("the CUDA backend is built for sm_90 (Hopper); device " + std::to_string(device) +
+                " is sm_" + std::to_string(major) + std::to_string(minor));
+  return true;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const RunConfig& config) {
+  std::string why_not;
+  if (!cuda_backend_available(&why_not)) throw std::runtime_error("CUDA backend: " + why_not);
+  if (config.precision == Precision::bf16)
+    return std::make_unique<cuda::CudaBackend<__nv_bfloat16>>(config);
+  return std::make_unique<cuda::CudaBackend<float>>(config);
+}
+
+}  // namespace transformer

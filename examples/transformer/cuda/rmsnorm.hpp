@@ -1,0 +1,29 @@
+// cuda/rmsnorm.hpp: RMSNorm, y = x · rsqrt(mean(x²) + eps) · g, statistics in
+// fp32. The input is the fp32 residual stream; the output is in the
+// activation type Act (float, or bf16 under mixed precision) because it only
+// feeds a GEMM.
+//
+// Residual handling is fused in: the forward pass can also copy x into the
+// buffer that the following projection then accumulates into (beta = 1), and
+// the backward pass adds the norm's input gradient onto the residual
+// gradient, so no separate residual-add kernels exist.
+#pragma once
+#include <cuda_runtime_api.h>
+
+namespace transformer::cuda {
+
+// x, x_copy [rows, d] fp32; gain [d]; y [rows, d]; inv_rms [rows] (kept for
+// the backward pass). x_copy may be null.
+template <class Act>
+void rmsnorm_forward(const float* x, const float* gain, Act* y, float* inv_rms, float* x_copy,
+                     int rows, int d, float eps, cudaStream_t stream);
+
+// dy [rows, d] -> dx = residual + ∂loss/∂x (fp32; residual may be null = 0,
+// and may alias dx); dx_act, when not null, receives dx rounded to Act for
+// the GEMMs that consume it; dgain [d] is overwritten with Σ_rows dy·x·inv_rms.
+template <class Act>
+void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const float* inv_rms,
+                      const float* residual, float* dx, Act* dx_act, float* dgain, int rows, int d,
+                      cudaStream_t stream);
+
+}  // namespace transformer::cuda

@@ -1,0 +1,64 @@
+// model/backend.cpp: the backend-independent pieces of backend.hpp (names of
+// the enums, the OOM error, Backend::run).
+#include "../backend.hpp"
+
+#include <cstdio>
+
+namespace transformer {
+namespace {
+
+std::string out_of_memory_message(std::size_t requested, std::size_t free_bytes) {
+  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+  char text[160];
+  std::snprintf(text, sizeof text, "out of memory: needs %.2f GiB (%zu bytes), %.2f GiB free",
+                static_cast<double>(requested) / gib, requested,
+                static_cast<double>(free_bytes) / gib);
+  return text;
+}
+
+}  // namespace
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::bf16: return "bf16";
+  }
+  return "?";
+}
+
+const char* to_string(Mode m) {
+  switch (m) {
+    case Mode::fwd: return "fwd";
+    case Mode::fwdbwd: return "fwdbwd";
+    case Mode::step: return "step";
+  }
+  return "?";
+}
+
+std::optional<Precision> parse_precision(const std::string& s) {
+  for (Precision p : {Precision::fp32, Precision::tf32, Precision::bf16})
+    if (s == to_string(p)) return p;
+  return std::nullopt;
+}
+
+std::optional<Mode> parse_mode(const std::string& s) {
+  for (Mode m : {Mode::fwd, Mode::fwdbwd, Mode::step})
+    if (s == to_string(m)) return m;
+  return std::nullopt;
+}
+
+OutOfMemory::OutOfMemory(std::size_t requested, std::size_t free_bytes)
+    : std::runtime_error(out_of_memory_message(requested, free_bytes)),
+      bytes_requested(requested),
+      bytes_free(free_bytes) {}
+
+void Backend::run(Mode mode) {
+  switch (mode) {
+    case Mode::fwd: forward(); return;
+    case Mode::fwdbwd: forward(); backward(); return;
+    case Mode::step: train_step(); return;
+  }
+}
+
+}  // namespace transformer

@@ -1,0 +1,218 @@
+// gpuprof/bench.hpp: bench(fn, options), timing a function the honest way.
+//
+//   gpuprof::BenchOptions options;
+//   options.stream = stream;
+//   auto result = gpuprof::bench([&] { step(stream); }, options);
+//   std::cout << result.summary() << '\n';
+//
+// The protocol: one cold call (timed, reported apart), warm-up calls (by
+// count, then by time), then samples. Each sample records a CUDA event pair
+// around fn on the stream, synchronizes the device afterwards (the course's
+// protocol: the device is synchronized after every step) and reads the host
+// clock too. Optional: an L2 flush before each sample (the device's exact L2
+// size written with cudaMemsetAsync), CUDA-graph replay of fn, sampling until
+// a noise target or a time budget. Without a usable GPU (or with
+// Profiler::set_gpu_timing(false)) the host clock is the time, and the result
+// says so.
+#pragma once
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "clock.hpp"
+#include "config.hpp"
+#include "cuda_events.hpp"
+#include "detail/bench_resources.hpp"
+#include "detail/recorder.hpp"
+#include "error.hpp"
+#include "report/model.hpp"
+#include "stats.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+struct BenchOptions {
+  int warmup = 5;             // untimed calls after the cold one
+  double warmup_ms = 0;       // then keep warming up until this much time has passed
+  int iters = 10;             // samples, unless target_rel_noise is set
+  double budget_ms = 0;       // > 0: stop sampling once this much time has been spent
+  double target_rel_noise = 0;  // > 0: sample until stddev/mean < this ...
+  int min_iters = 5;            // ... with at least this many samples ...
+  int max_iters = 1000;         // ... and at most this many
+  bool flush_l2 = false;      // overwrite the whole L2 before every sample (untimed)
+  bool cuda_graph = false;    // capture fn once into a CUDA graph, time its launches
+  Stream stream = nullptr;    // where events (and flushes, graph launches) go
+};
+
+struct BenchResult {
+  std::vector<double> gpu_ms;   // per sample; empty when timed with the host clock
+  std::vector<double> host_ms;  // per sample, always
+  Summary gpu;
+  Summary host;
+  double cold_ms = 0;           // the very first call, on the primary clock
+  int warmup_calls = 0;
+  TimingSource timing_source = TimingSource::host_clock;
+  std::string timing_note;      // why the host clock, or what was ignored
+  std::string stop_reason;      // why sampling stopped
+
+  const Summary& primary() const { return timing_source == TimingSource::cuda_events ? gpu : host; }
+  // One line: mean ± std, median, p10/p90, min/max, cv, n, cold, and the
+  // verdict when unstable.
+  std::string summary() const;
+};
+
+namespace detail {
+
+inline void check_bench_options(const BenchOptions& options) {
+  const auto fail = [](const std::string& what) { throw Error("gpuprof::bench: " + what); };
+  if (options.warmup < 0) fail("warmup must be >= 0, got " + std::to_string(options.warmup));
+  if (!(options.warmup_ms >= 0)) fail("warmup_ms must be >= 0");
+  if (options.iters < 1) fail("iters must be >= 1, got " + std::to_string(options.iters));
+  if (!(options.budget_ms >= 0)) fail("budget_ms must be >= 0");
+  if (!(options.target_rel_noise >= 0)) fail("target_rel_noise must be >= 0");
+  if (options.min_iters < 2) fail("min_iters must be >= 2 (a noise estimate needs two samples)");
+  if (options.max_iters < options.min_iters) fail("max_iters must be >= min_iters");
+}
+
+// Why to stop after `taken` samples; nothing while sampling should go on.
+inline std::optional<std::string> stop_reason(const BenchOptions& options,
+                                              const std::vector<double>& primary, double spent_ms) {
+  const int taken = static_cast<int>(primary.size());
+  char text[160];
+  if (options.budget_ms > 0 && spent_ms >= options.budget_ms) {
+    std::snprintf(text, sizeof text, "time budget of %g ms spent after %d sample(s)", options.budget_ms, taken);
+    return std::string(text);
+  }
+  if (options.target_rel_noise <= 0) {
+    if (taken >= options.iters) return std::to_string(taken) + " iterations";
+    return std::nullopt;
+  }
+  if (taken < options.min_iters) return std::nullopt;
+  const double noise = summarize(primary).cv;  // sample stddev / mean
+  if (noise < options.target_rel_noise) {
+    std::snprintf(text, sizeof text, "noise target met: cv %.2f%% < %g%% after %d samples", 100 * noise,
+                  100 * options.target_rel_noise, taken);
+    return std::string(text);
+  }
+  if (taken >= options.max_iters) {
+    std::snprintf(text, sizeof text, "max_iters cap %d reached before the noise target (cv %.2f%% >= %g%%)",
+                  options.max_iters, 100 * noise, 100 * options.target_rel_noise);
+    return std::string(text);
+  }
+  return std::nullopt;
+}
+
+inline void synchronize_device() {
+#if GPUPROF_WITH_CUDA
+  GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+}
+
+struct Sample {
+  double host_ms = 0;
+  double gpu_ms = -1;
+};
+
+// Warm-up, then samples until stop_reason() says so. `measure(run)` times
+// one call of `run` (fn itself, or a launch of its graph) as a Sample.
+template <class Measure, class Run>
+void warm_up_and_sample(const BenchOptions& options, Measure& measure, Run& run, BenchResult& result) {
+  const bool gpu = result.timing_source == TimingSource::cuda_events;
+  const std::int64_t warmup_start = host_now_ns();
+  while (result.warmup_calls < options.warmup ||
+         ns_to_ms(host_now_ns() - warmup_start) < options.warmup_ms) {
+    measure(run);
+    ++result.warmup_calls;
+  }
+
+  const std::int64_t sampling_start = host_now_ns();
+  for (;;) {
+    const Sample sample = measure(run);
+    result.host_ms.push_back(sample.host_ms);
+    if (gpu) result.gpu_ms.push_back(sample.gpu_ms);
+    auto reason = stop_reason(options, gpu ? result.gpu_ms : result.host_ms,
+                              ns_to_ms(host_now_ns() - sampling_start));
+    if (reason) {
+      result.stop_reason = std::move(*reason);
+      break;
+    }
+  }
+  result.host = summarize(result.host_ms);
+  result.gpu = summarize(result.gpu_ms);
+}
+
+}  // namespace detail
+
+template <class Fn>
+BenchResult bench(Fn&& fn, const BenchOptions& options = {}) {
+  detail::check_bench_options(options);
+  const detail::Recorder& recorder = detail::recorder();  // probes the device once, says so once
+  BenchResult result;
+  auto call_fn = [&fn] { fn(); };
+
+  if (!recorder.gpu_timing()) {
+    result.timing_source = TimingSource::host_clock;
+    result.timing_note = recorder.device().usable ? "GPU timing turned off with set_gpu_timing(false)"
+                                                  : recorder.device().reason;
+    if (options.flush_l2 || options.cuda_graph)
+      result.timing_note += "; flush_l2 and cuda_graph need GPU timing and were ignored";
+    // With a device present (timing merely turned off) the protocol still
+    // synchronizes after each call, so the host time covers the GPU work.
+    const bool synchronize = recorder.device().usable;
+    auto measure = [synchronize](auto& run) {
+      const std::int64_t begin = host_now_ns();
+      run();
+      if (synchronize) detail::synchronize_device();
+      return detail::Sample{ns_to_ms(host_now_ns() - begin), -1};
+    };
+    result.cold_ms = measure(call_fn).host_ms;
+    detail::warm_up_and_sample(options, measure, call_fn, result);
+    return result;
+  }
+
+#if GPUPROF_WITH_CUDA
+  result.timing_source = TimingSource::cuda_events;
+  const ScopedEventPair events;
+  std::optional<detail::L2Flusher> flusher;
+  if (options.flush_l2) flusher.emplace();
+  const Stream stream = options.stream;
+  auto measure = [&](auto& run) {
+    if (flusher) flusher->flush(stream);
+    events->record_begin(stream);
+    const std::int64_t begin = host_now_ns();
+    run();
+    events->record_end(stream);
+    detail::synchronize_device();
+    const std::int64_t end = host_now_ns();
+    return detail::Sample{ns_to_ms(end - begin), events->elapsed_ms()};
+  };
+  // The cold call is fn itself, also with cuda_graph: it loads the kernels
+  // before the capture, which then records the steady-state launches.
+  result.cold_ms = measure(call_fn).gpu_ms;
+  if (!options.cuda_graph) {
+    detail::warm_up_and_sample(options, measure, call_fn, result);
+    return result;
+  }
+  detail::CapturedGraph graph(call_fn, stream);
+  auto launch_graph = [&graph] { graph.launch(); };
+  detail::warm_up_and_sample(options, measure, launch_graph, result);
+#endif
+  return result;
+}
+
+inline std::string BenchResult::summary() const {
+  const Summary& s = primary();
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "%s %.4g ms \xC2\xB1 %.3g | median %.4g p10 %.4g p90 %.4g | min %.4g max %.4g | "
+                "cv %.2f%% n=%zu | cold %.4g ms",
+                timing_source == TimingSource::cuda_events ? "gpu" : "host", s.mean, s.stddev, s.median,
+                s.percentile(10), s.percentile(90), s.min, s.max, 100 * s.cv, s.n, cold_ms);
+  std::string line = text;
+  if (s.unstable) line += " | UNSTABLE: " + s.unstable_reason;
+  if (timing_source == TimingSource::host_clock) line += " | host clock: " + timing_note;
+  return line;
+}
+
+GPUPROF_NAMESPACE_END

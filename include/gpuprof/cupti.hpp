@@ -1,0 +1,391 @@
+// gpuprof/cupti.hpp: kernel capture. Every kernel, copy and memset the
+// process runs, with its GPU start/end on gpuprof's host clock, attributed to
+// the innermost gpuprof scope that launched it. Needs the gpuprof::cupti CMake
+// target (links CUPTI, defines GPUPROF_WITH_CUPTI=1).
+//
+//   gpuprof::KernelCapture capture;            // subscribe, enable, observe scopes
+//   { GPUPROF_SCOPE("forward", stream); model.forward(); }
+//   auto report = gpuprof::profiler().report(); // report.kernels filled by capture
+//   gpuprof::write_kern_sum("forward.csv", gpuprof::kern_sum(report, "forward"));
+//
+// How (CUPTI Activity API): CONCURRENT_KERNEL (and MEMCPY, MEMSET) records
+// carry GPU times; RUNTIME and DRIVER records carry the launching call's host
+// start; each scope pushes its instance id as external correlation id
+// (CUSTOM0), so an EXTERNAL_CORRELATION record ties every launch to it. The
+// records are joined by correlation id (detail/cupti_join.hpp). CUPTI's
+// timestamps come from gpuprof's clock (cuptiActivityRegisterTimestampCallback:
+// CUPTI converts GPU times to this clock), so kernels and scopes share a time
+// axis. Records are copied out of CUPTI's buffers when CUPTI hands a buffer
+// back; flush() synchronizes the device and forces the rest out.
+//
+// When CUPTI cannot start (no device or driver, an unsupported device, or
+// another CUPTI client such as Nsight Systems already attached), capture is
+// off: one message on stderr says why, active() is false, why_inactive() has
+// the reason, and scopes keep timing with CUDA events.
+//
+// One KernelCapture at a time per process (CUPTI has one subscriber). Records
+// CUPTI could not store are counted in dropped(), never silently lost.
+#pragma once
+#if !GPUPROF_WITH_CUPTI
+#error "gpuprof/cupti.hpp needs the gpuprof::cupti CMake target (GPUPROF_WITH_CUPTI=1)"
+#endif
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "allocation_record.hpp"
+#include "clock.hpp"
+#include "config.hpp"
+#include "detail/cupti_check.hpp"
+#include "detail/cupti_join.hpp"
+#include "detail/cupti_records.hpp"
+#include "error.hpp"
+#include "kernel_names.hpp"
+#include "kernel_record.hpp"
+#include "profiler.hpp"
+#include "report/model.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+struct KernelCaptureOptions {
+  bool copies = true;       // MEMCPY and MEMSET records, category "memory"
+  // DRIVER activity as well as RUNTIME: kernels that libraries launch through
+  // the driver API (cuLaunchKernelEx) still find their scope. Costs one more
+  // record per API call.
+  bool driver_api = true;
+  bool allocations = false;  // MEMORY2 records, for MemoryWatch (memory.hpp)
+  // Size of each activity buffer handed to CUPTI. Bigger buffers mean fewer
+  // hand-overs; records that find no buffer are dropped (and counted).
+  std::size_t buffer_bytes = std::size_t{8} << 20;
+  bool start = true;         // capture from construction (else call start())
+  CategoryRules categories = CategoryRules::defaults();
+};
+
+class KernelCapture final : public ScopeObserver {
+ public:
+  explicit KernelCapture(KernelCaptureOptions options = {}) : options_(std::move(options)) {
+    options_.buffer_bytes = (std::max<std::size_t>(options_.buffer_bytes, 1024) + 7) / 8 * 8;
+    const std::string failure = open_session();
+    if (!failure.empty()) {
+      why_inactive_ = failure;
+      std::cerr << "gpuprof: kernel capture is off: " << failure
+                << ". Scopes still time with CUDA events.\n";
+      return;
+    }
+    if (options_.start) start();
+  }
+
+  ~KernelCapture() override {
+    if (!active()) return;
+    try {
+      flush();
+    } catch (const std::exception& error) {
+      std::cerr << "gpuprof: kernel capture could not flush at exit: " << error.what() << "\n";
+    }
+    close_session();
+    if (!problems_.empty())
+      std::cerr << "gpuprof: kernel capture: " << problems_count_ << " problem(s), first: " << problems_ << "\n";
+  }
+
+  KernelCapture(const KernelCapture&) = delete;
+  KernelCapture& operator=(const KernelCapture&) = delete;
+
+  bool active() const { return why_inactive_.empty(); }
+  const std::string& why_inactive() const { return why_inactive_; }
+  bool capturing() const { return capturing_; }
+
+  // Enables the activity kinds. Throws gpuprof::Error if CUPTI refuses.
+  void start() {
+    if (!active() || capturing_) return;
+    for (const CUpti_ActivityKind kind : activity_kinds()) GPUPROF_CUPTI_CHECK(cuptiActivityEnable(kind));
+    capturing_ = true;
+  }
+  // Disables them; what ran before stays and is delivered by flush().
+  void stop() {
+    if (!active() || !capturing_) return;
+    for (const CUpti_ActivityKind kind : activity_kinds()) GPUPROF_CUPTI_CHECK(cuptiActivityDisable(kind));
+    capturing_ = false;
+  }
+
+  // Waits for the current device's work, then has CUPTI hand over every buffer.
+  void flush() {
+    if (!active()) return;
+    GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
+    GPUPROF_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    count_dropped();
+  }
+
+  // Every kernel, copy and memset captured so far (flushes first), attributed
+  // to its scope instance, in delivery order.
+  std::vector<KernelRecord> records() {
+    flush();
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    std::vector<KernelRecord> joined = records_;
+    detail::join_correlations(joined, correlations_);
+    return joined;
+  }
+  // Device allocations and releases (options.allocations), flushed first.
+  std::vector<AllocationRecord> allocations() {
+    flush();
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    return allocations_;
+  }
+  // Records CUPTI dropped for lack of buffer space, plus records delivered
+  // without timestamps (CUPTI lacked device memory to time them).
+  std::uint64_t dropped() {
+    if (active()) count_dropped();
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    return dropped_;
+  }
+  // Forgets everything captured so far (e.g. after warm-up).
+  void clear() {
+    flush();
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    records_.clear();
+    allocations_.clear();
+    correlations_.clear();
+    dropped_ = 0;
+  }
+
+  // --- ScopeObserver: scope ids become external correlation ids ----------------
+  void on_scope_begin(std::uint64_t instance_id) override {
+    if (active())
+      note(GPUPROF_CUPTI_FAILURE(cuptiActivityPushExternalCorrelationId(
+          CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, instance_id)));
+  }
+  void on_scope_end(std::uint64_t instance_id) override {
+    if (!active()) return;
+    std::uint64_t popped = 0;
+    note(GPUPROF_CUPTI_FAILURE(
+        cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped)));
+    if (popped != instance_id)
+      note("external correlation stack out of order: popped " + std::to_string(popped) + " for scope " +
+           std::to_string(instance_id));
+  }
+  void contribute(Report& report) override {
+    if (!active()) return;
+    report.kernels = records();
+    report.dropped_kernel_records = dropped();
+  }
+
+ private:
+  // CUPTI's buffer callbacks carry no user pointer: they find the one live
+  // capture here, under a mutex that also guards its record vectors.
+  struct Shared {
+    std::mutex mutex;
+    KernelCapture* capture = nullptr;
+  };
+  static Shared& shared() {
+    static Shared state;
+    return state;
+  }
+
+  static std::uint64_t CUPTIAPI host_clock() { return static_cast<std::uint64_t>(host_now_ns()); }
+  static void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+  static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+    std::size_t bytes = KernelCaptureOptions{}.buffer_bytes;
+    {
+      const std::lock_guard<std::mutex> lock(shared().mutex);
+      if (shared().capture) bytes = shared().capture->options_.buffer_bytes;
+    }
+    // CUPTI wants 8-byte alignment; a null buffer makes it drop (and count) records.
+    *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, bytes));
+    *size = *buffer ? bytes : 0;
+    *max_records = 0;
+  }
+
+  static void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
+                                        std::size_t valid_bytes) {
+    {
+      const std::lock_guard<std::mutex> lock(shared().mutex);
+      if (shared().capture) shared().capture->consume(buffer, valid_bytes);
+    }
+    std::free(buffer);
+  }
+
+  std::vector<CUpti_ActivityKind> activity_kinds() const {
+    std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME,
+                                             CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+    if (options_.driver_api) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+    if (options_.copies) {
+      kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
+      kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
+    }
+    if (options_.allocations) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
+    return kinds;
+  }
+
+  // Subscribes and registers callbacks, or says why not (undoing what it did).
+  std::string open_session() {
+    {
+      const std::lock_guard<std::mutex> lock(shared().mutex);
+      if (shared().capture) return "another gpuprof::KernelCapture is already active";
+    }
+    int devices = 0;
+    const cudaError_t device_status = cudaGetDeviceCount(&devices);
+    if (device_status != cudaSuccess) return std::string("no usable CUDA device (") + cudaGetErrorString(device_status) + ")";
+    if (devices == 0) return "no CUDA device";
+
+    char other_client[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
+    CUpti_SubscriberParams params{};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "gpuprof";
+    params.oldSubscriberName = other_client;
+    params.oldSubscriberSize = sizeof other_client;
+    const CUptiResult subscribed = cuptiSubscribe_v2(&subscriber_, ignore_callback, nullptr, &params);
+    if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+      return std::string("another CUPTI client is attached (") + (other_client[0] ? other_client : "a profiler") +
+             "); run without Nsight Systems/Compute or use its kernel tables";
+    if (subscribed != CUPTI_SUCCESS) return GPUPROF_CUPTI_FAILURE(subscribed);
+
+    // The clock before any kind is enabled: CUPTI reads it for every timestamp after.
+    std::string failure = GPUPROF_CUPTI_FAILURE(cuptiActivityRegisterTimestampCallback(host_clock));
+    if (failure.empty()) failure = GPUPROF_CUPTI_FAILURE(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+    if (failure.empty()) {
+      // Probe every kind once, so an unsupported one turns capture off here
+      // rather than failing in start().
+      for (const CUpti_ActivityKind kind : activity_kinds()) {
+        failure = GPUPROF_CUPTI_FAILURE(cuptiActivityEnable(kind));
+        if (!failure.empty()) break;
+      }
+      for (const CUpti_ActivityKind kind : activity_kinds()) cuptiActivityDisable(kind);  // undo; result irrelevant
+    }
+    if (!failure.empty()) {
+      note(GPUPROF_CUPTI_FAILURE(cuptiUnsubscribe(subscriber_)));
+      return failure;
+    }
+    {
+      const std::lock_guard<std::mutex> lock(shared().mutex);
+      shared().capture = this;
+    }
+    profiler().add_observer(this);
+    return {};
+  }
+
+  void close_session() {
+    profiler().remove_observer(this);
+    try {
+      stop();
+    } catch (const std::exception& error) {
+      note(error.what());
+    }
+    {
+      const std::lock_guard<std::mutex> lock(shared().mutex);
+      shared().capture = nullptr;
+    }
+    note(GPUPROF_CUPTI_FAILURE(cuptiUnsubscribe(subscriber_)));
+  }
+
+  // Called with shared().mutex held, on whichever thread CUPTI delivers on.
+  void consume(std::uint8_t* buffer, std::size_t valid_bytes) {
+    CUpti_Activity* activity = nullptr;
+    for (;;) {
+      const CUptiResult status = cuptiActivityGetNextRecord(buffer, valid_bytes, &activity);
+      if (status == CUPTI_ERROR_MAX_LIMIT_REACHED) break;
+      if (status != CUPTI_SUCCESS) {
+        note_locked(GPUPROF_CUPTI_FAILURE(status) + " while reading an activity buffer");
+        break;
+      }
+      switch (activity->kind) {
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+          const auto& kernel = *reinterpret_cast<const detail::CuptiKernel*>(activity);
+          keep(detail::kernel_record(kernel), kernel.name ? kernel.name : "<unnamed kernel>");
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+          const auto& copy = *reinterpret_cast<const detail::CuptiMemcpy*>(activity);
+          keep(detail::memcpy_record(copy), detail::memcpy_name(copy.copyKind));
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET:
+          keep(detail::memset_record(*reinterpret_cast<const detail::CuptiMemset*>(activity)), "[CUDA memset]");
+          break;
+        case CUPTI_ACTIVITY_KIND_RUNTIME:
+        case CUPTI_ACTIVITY_KIND_DRIVER: {
+          const auto& call = *reinterpret_cast<const detail::CuptiApiCall*>(activity);
+          correlations_.add_api_call(call.correlationId, static_cast<std::int64_t>(call.start));
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+          const auto& link = *reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(activity);
+          if (link.externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+            correlations_.add_external(link.correlationId, link.externalId);
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMORY2: {
+          AllocationRecord allocation;
+          if (detail::allocation_record(*reinterpret_cast<const detail::CuptiMemory*>(activity), allocation))
+            allocations_.push_back(allocation);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+
+  // Names the record (each distinct raw name demangled and categorised once)
+  // and keeps it; a record CUPTI could not time counts as dropped.
+  void keep(KernelRecord record, const char* raw_name) {
+    if (record.start_ns == 0 && record.end_ns == 0) {
+      ++dropped_;
+      return;
+    }
+    auto named = names_.find(raw_name);
+    if (named == names_.end()) {
+      KernelRecord naming;
+      naming.kind = record.kind;
+      name_record(naming, raw_name, options_.categories);
+      named = names_.emplace(raw_name, std::move(naming)).first;
+    }
+    record.name = named->second.name;
+    record.base_name = named->second.base_name;
+    record.category = named->second.category;
+    records_.push_back(std::move(record));
+  }
+  void keep(KernelRecord record, const std::string& raw_name) { keep(std::move(record), raw_name.c_str()); }
+
+  void count_dropped() {
+    std::size_t newly_dropped = 0;
+    const std::string failure = GPUPROF_CUPTI_FAILURE(cuptiActivityGetNumDroppedRecords(nullptr, 0, &newly_dropped));
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    if (!failure.empty()) note_locked(failure);
+    dropped_ += newly_dropped;
+  }
+
+  void note(const std::string& problem) {
+    if (problem.empty()) return;
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    note_locked(problem);
+  }
+  void note_locked(const std::string& problem) {
+    if (problem.empty()) return;
+    if (problems_count_++ == 0) problems_ = problem;
+  }
+
+  KernelCaptureOptions options_;
+  std::string why_inactive_;
+  bool capturing_ = false;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+
+  // Guarded by shared().mutex (CUPTI delivers on its own thread).
+  std::vector<KernelRecord> records_;
+  std::vector<AllocationRecord> allocations_;
+  detail::CorrelationTables correlations_;
+  std::unordered_map<std::string, KernelRecord> names_;  // raw name -> named record
+  std::uint64_t dropped_ = 0;
+  std::uint64_t problems_count_ = 0;
+  std::string problems_;  // the first problem a noexcept path met
+};
+
+GPUPROF_NAMESPACE_END

@@ -1,0 +1,120 @@
+// gpuprof/detail/build_report.hpp: the call tree of a Report, from the
+// finished instances of every thread and the global node table.
+//
+// Nodes that had instances are kept with all their ancestors (an ancestor may
+// have none yet: a scope still open while report() runs). Siblings are ordered
+// by their first instance, so the tree reads in execution order, and nodes
+// come out depth-first, parents before children.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../clock.hpp"
+#include "../config.hpp"
+#include "../report/model.hpp"
+#include "../stats.hpp"
+#include "recorder.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+namespace detail {
+
+struct InstanceSnapshot {
+  std::uint64_t id = 0;
+  std::uint32_t node = 0;  // global node id
+  std::uint32_t thread = 0;
+  std::int64_t host_begin_ns = 0;
+  std::int64_t host_end_ns = 0;
+  double gpu_ms = -1;
+  Work work;
+};
+
+// Fills report.nodes and report.instances. `name_of` maps a name id to its text.
+inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
+                             const std::function<std::string(std::uint32_t)>& name_of,
+                             std::vector<InstanceSnapshot> instances, Report& report) {
+  const std::size_t node_count = global_nodes.size();
+  constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::vector<std::size_t>> instances_of(node_count);
+  std::vector<std::int64_t> first_begin(node_count, never);
+
+  std::sort(instances.begin(), instances.end(), [](const InstanceSnapshot& a, const InstanceSnapshot& b) {
+    return std::tie(a.host_begin_ns, a.id) < std::tie(b.host_begin_ns, b.id);
+  });
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    const std::uint32_t node = instances[i].node;
+    instances_of[node].push_back(i);
+    // An ancestor starts no later than its descendants.
+    for (std::uint32_t up = node; up != root_node; up = global_nodes[up].parent)
+      first_begin[up] = std::min(first_begin[up], instances[i].host_begin_ns);
+  }
+
+  std::vector<std::vector<std::uint32_t>> children(node_count);
+  for (std::uint32_t node = 1; node < node_count; ++node)
+    if (first_begin[node] != never) children[global_nodes[node].parent].push_back(node);
+  for (auto& siblings : children)
+    std::sort(siblings.begin(), siblings.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return std::tie(first_begin[a], a) < std::tie(first_begin[b], b);
+    });
+
+  std::vector<int> index_of(node_count, -1);
+  report.nodes.clear();
+  // Depth-first, iteratively: a deep tree must not overflow the stack.
+  std::vector<std::uint32_t> pending(children[root_node].rbegin(), children[root_node].rend());
+  while (!pending.empty()) {
+    const std::uint32_t node = pending.back();
+    pending.pop_back();
+    const std::uint32_t parent = global_nodes[node].parent;
+    ScopeNode out;
+    out.name = name_of(global_nodes[node].name);
+    out.parent = parent == root_node ? -1 : index_of[parent];
+    if (out.parent >= 0) {
+      const ScopeNode& up = report.nodes[static_cast<std::size_t>(out.parent)];
+      out.depth = up.depth + 1;
+      out.path = up.path + "/" + out.name;
+    } else {
+      out.path = out.name;
+    }
+    const std::vector<std::size_t>& mine = instances_of[node];
+    out.count = mine.size();
+    std::vector<double> host_ms, gpu_ms;
+    host_ms.reserve(mine.size());
+    for (const std::size_t i : mine) {
+      const InstanceSnapshot& instance = instances[i];
+      host_ms.push_back(ns_to_ms(instance.host_end_ns - instance.host_begin_ns));
+      if (instance.gpu_ms >= 0) gpu_ms.push_back(instance.gpu_ms);
+      out.work.flops += instance.work.flops;
+      out.work.bytes += instance.work.bytes;
+      out.work.tokens += instance.work.tokens;
+    }
+    if (!mine.empty()) {  // work per instance: the mean of what the instances declared
+      const double count = static_cast<double>(mine.size());
+      out.work = {out.work.flops / count, out.work.bytes / count, out.work.tokens / count};
+    }
+    out.host_ms = summarize(std::move(host_ms));
+    out.gpu_ms = summarize(std::move(gpu_ms));
+    index_of[node] = static_cast<int>(report.nodes.size());
+    report.nodes.push_back(std::move(out));
+    pending.insert(pending.end(), children[node].rbegin(), children[node].rend());
+  }
+
+  report.instances.clear();
+  report.instances.reserve(instances.size());
+  for (const InstanceSnapshot& instance : instances) {
+    ScopeInstance out;
+    out.id = instance.id;
+    out.node = index_of[instance.node];
+    out.thread = instance.thread;
+    out.host_begin_ns = instance.host_begin_ns;
+    out.host_end_ns = instance.host_end_ns;
+    out.gpu_ms = instance.gpu_ms;
+    report.instances.push_back(out);
+  }
+}
+
+}  // namespace detail
+GPUPROF_NAMESPACE_END

@@ -1,0 +1,122 @@
+// gpuprof/detail/record_log.hpp: one thread's finished scope instances.
+//
+// The owning thread appends without locking; Profiler::report() reads from
+// another thread. Storage is a list of chunks of doubling size that never
+// move, and `published` (release/acquire) tells readers how many records are
+// complete. Records that are already published are only changed under
+// `access`, a flag that is contended only while a report is being built:
+//   readers (report, reset) take it with spinning,
+//   the owner (resolving GPU times, rewinding after a reset) only tries it
+//   and postpones the work when a reader holds it.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <thread>
+
+#include "../config.hpp"
+#include "../cuda_events.hpp"
+#include "../work.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+namespace detail {
+
+struct InstanceRecord {
+  std::uint64_t id = 0;
+  std::uint32_t node = 0;  // global node id
+  std::int64_t host_begin_ns = 0;
+  std::int64_t host_end_ns = 0;
+  Work work;
+  float gpu_ms = -1;         // < 0: not known (yet)
+  bool gpu_pending = false;  // events recorded, not yet read back and returned
+#if GPUPROF_WITH_CUDA
+  EventPair events;
+#endif
+};
+
+class RecordLog {
+ public:
+  RecordLog() = default;
+  RecordLog(const RecordLog&) = delete;
+  RecordLog& operator=(const RecordLog&) = delete;
+
+  // Owner: the slot after the last published record (allocates a chunk the
+  // first time an index range is reached; steady state allocates nothing).
+  InstanceRecord& next_slot() {
+    const Location where = locate(size_);
+    if (!chunks_[where.chunk])
+      chunks_[where.chunk] = std::make_unique<InstanceRecord[]>(chunk_capacity(where.chunk));
+    return chunks_[where.chunk][where.offset];
+  }
+  // Owner: makes the slot from next_slot() visible to readers.
+  void publish_next() { published_.store(++size_, std::memory_order_release); }
+  std::uint64_t size() const noexcept { return size_; }  // owner's view
+
+  // Readers and the owner holding `access`.
+  std::uint64_t published() const noexcept { return published_.load(std::memory_order_acquire); }
+  InstanceRecord& at(std::uint64_t index) {
+    const Location where = locate(index);
+    return chunks_[where.chunk][where.offset];
+  }
+
+  // Owner, holding `access`: keeps records [from, size) as [0, size - from).
+  void drop_front(std::uint64_t from) {
+    const std::uint64_t kept = size_ - from;
+    for (std::uint64_t i = 0; i < kept; ++i) at(i) = at(from + i);
+    size_ = kept;
+    published_.store(kept, std::memory_order_release);
+  }
+
+  // --- access flag -----------------------------------------------------------
+  void lock_for_reading() noexcept {
+    int expected = 0;
+    while (!access_.compare_exchange_weak(expected, reader, std::memory_order_acquire)) {
+      expected = 0;
+      std::this_thread::yield();  // the owner holds it for microseconds at most
+    }
+  }
+  void unlock_for_reading() noexcept { access_.store(0, std::memory_order_release); }
+  bool try_lock_for_owner() noexcept {
+    int expected = 0;
+    return access_.compare_exchange_strong(expected, owner, std::memory_order_acquire);
+  }
+  void unlock_for_owner() noexcept { access_.store(0, std::memory_order_release); }
+
+ private:
+  static constexpr std::uint64_t first_chunk = 1024;
+  static constexpr int max_chunks = 48;  // 1024 * (2^48 - 1) records: never reached
+  static constexpr int reader = 1, owner = 2;
+  struct Location {
+    int chunk;
+    std::uint64_t offset;
+  };
+  static std::uint64_t chunk_capacity(int chunk) { return first_chunk << chunk; }
+  // Chunk k holds indices [first * (2^k - 1), first * (2^(k+1) - 1)).
+  static Location locate(std::uint64_t index) {
+    const std::uint64_t scaled = index / first_chunk + 1;
+    int chunk = 0;
+    while ((scaled >> (chunk + 1)) != 0) ++chunk;
+    return {chunk, index - first_chunk * ((std::uint64_t{1} << chunk) - 1)};
+  }
+
+  std::unique_ptr<InstanceRecord[]> chunks_[max_chunks];
+  std::uint64_t size_ = 0;
+  std::atomic<std::uint64_t> published_{0};
+  std::atomic<int> access_{0};
+};
+
+// Holds a RecordLog's access flag for reading for the lifetime of the guard.
+class ReadingGuard {
+ public:
+  explicit ReadingGuard(RecordLog& log) : log_(log) { log_.lock_for_reading(); }
+  ~ReadingGuard() { log_.unlock_for_reading(); }
+  ReadingGuard(const ReadingGuard&) = delete;
+  ReadingGuard& operator=(const ReadingGuard&) = delete;
+
+ private:
+  RecordLog& log_;
+};
+
+}  // namespace detail
+GPUPROF_NAMESPACE_END

@@ -1,0 +1,209 @@
+// gpuprof/detail/recorder.hpp: the process-wide state scopes write into.
+//
+// One Recorder per process (created on first use, never destroyed: scopes on
+// other threads and CUDA's own teardown may outlive static destructors). It
+// owns the interned names, the global node table ((parent, name) -> node id),
+// one ThreadState per thread that ever opened a scope, the observers and the
+// timing mode. Everything a scope touches in steady state is its own
+// ThreadState; the mutexes here are taken when a thread, a name or a node is
+// seen for the first time, and by report()/reset().
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "../cuda_events.hpp"
+#include "device.hpp"
+#include "names.hpp"
+#include "record_log.hpp"
+#include "scope_observer.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+namespace detail {
+
+inline constexpr std::uint32_t root_node = 0;  // global and local id of the virtual root
+inline constexpr std::uint32_t no_node = 0xFFFFFFFFu;
+
+struct GlobalNode {
+  std::uint32_t parent;
+  std::uint32_t name;
+};
+
+// Everything one thread records. Only its own thread writes it, except for
+// the RecordLog's published records (see record_log.hpp).
+struct ThreadState {
+  struct LocalNode {
+    std::uint32_t global;
+    std::uint32_t name;
+    std::uint32_t first_child = no_node;
+    std::uint32_t next_sibling = no_node;
+  };
+
+  explicit ThreadState(std::uint32_t dense_id) : thread_id(dense_id) {
+    local_nodes.reserve(64);
+    local_nodes.push_back({root_node, 0});
+  }
+
+  const std::uint32_t thread_id;
+  std::uint32_t current = root_node;  // local node of the innermost open scope
+  std::vector<LocalNode> local_nodes;
+  std::unordered_map<std::string_view, const NameEntry*> names;  // run-time names seen here
+  RecordLog records;
+  std::uint64_t resolve_from = 0;  // first record that may still hold a pending event pair
+  // reset(): records before this index are gone; the owner compacts the log
+  // when it next can (see Recorder::reclaim_after_reset).
+  std::atomic<std::uint64_t> discard_before{0};
+  std::atomic<bool> reset_pending{false};
+#if GPUPROF_WITH_CUDA
+  EventPool events;
+#endif
+};
+
+class Recorder {
+ public:
+  static constexpr int max_observers = 8;
+
+  Recorder() : device_(probe_device()) {
+    if (!device_.usable) std::cerr << "gpuprof: " << device_.reason << "; timing with the host clock\n";
+  }
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // --- timing mode -----------------------------------------------------------
+  const DeviceStatus& device() const noexcept { return device_; }
+  bool gpu_timing() const noexcept {
+    return device_.usable && gpu_enabled_.load(std::memory_order_relaxed);
+  }
+  void set_gpu_timing(bool enabled) noexcept { gpu_enabled_.store(enabled, std::memory_order_relaxed); }
+  bool gpu_timing_requested() const noexcept { return gpu_enabled_.load(std::memory_order_relaxed); }
+
+  // --- identities --------------------------------------------------------------
+  std::uint64_t next_instance_id() noexcept {
+    return next_instance_.fetch_add(1, std::memory_order_relaxed);
+  }
+  NameTable& names() noexcept { return names_; }
+
+  ThreadState& this_thread() {
+    static thread_local ThreadState* state = nullptr;  // trivially initialized: no guard
+    if (!state) state = &register_thread();
+    return *state;
+  }
+
+  // Global id of (parent, name), created on first sight.
+  std::uint32_t global_node(std::uint32_t parent, std::uint32_t name) {
+    const std::lock_guard<std::mutex> lock(nodes_mutex_);
+    const std::uint64_t key = (std::uint64_t{parent} << 32) | name;
+    const auto found = node_index_.find(key);
+    if (found != node_index_.end()) return found->second;
+    const auto id = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.push_back({parent, name});
+    node_index_.emplace(key, id);
+    return id;
+  }
+  std::vector<GlobalNode> nodes_snapshot() const {
+    const std::lock_guard<std::mutex> lock(nodes_mutex_);
+    return nodes_;
+  }
+
+  // --- observers ---------------------------------------------------------------
+  bool has_observers() const noexcept { return observer_count_.load(std::memory_order_acquire) > 0; }
+  ScopeObserver* observer(int slot) const noexcept {
+    return observers_[slot].load(std::memory_order_acquire);
+  }
+  void add_observer(ScopeObserver* observer);
+  void remove_observer(ScopeObserver* observer);
+
+  // --- errors a destructor could not throw ---------------------------------------
+  void note_lost_gpu_time(const char* what) noexcept;
+  std::pair<std::uint64_t, std::string> lost_gpu_time() const;
+
+  // --- readers (report, reset) -------------------------------------------------------
+  // Calls fn(ThreadState&) for every thread ever registered, under the registry
+  // lock (so at most one reader runs at a time).
+  template <class Fn>
+  void for_each_thread(Fn&& fn) {
+    const std::lock_guard<std::mutex> lock(threads_mutex_);
+    for (const auto& state : threads_) fn(*state);
+  }
+
+ private:
+  ThreadState& register_thread() {
+    const std::lock_guard<std::mutex> lock(threads_mutex_);
+    threads_.push_back(std::make_unique<ThreadState>(static_cast<std::uint32_t>(threads_.size())));
+    return *threads_.back();
+  }
+
+  const DeviceStatus device_;
+  std::atomic<bool> gpu_enabled_{true};
+  std::atomic<std::uint64_t> next_instance_{1};
+  NameTable names_;
+
+  mutable std::mutex nodes_mutex_;
+  std::vector<GlobalNode> nodes_{{no_node, 0}};  // [0] is the virtual root
+  std::unordered_map<std::uint64_t, std::uint32_t> node_index_;
+
+  std::mutex threads_mutex_;
+  std::vector<std::unique_ptr<ThreadState>> threads_;
+
+  std::mutex observers_mutex_;
+  std::atomic<ScopeObserver*> observers_[max_observers]{};
+  std::atomic<int> observer_count_{0};
+
+  mutable std::mutex errors_mutex_;
+  std::uint64_t lost_gpu_time_ = 0;
+  std::string first_lost_gpu_time_reason_;
+};
+
+inline void Recorder::add_observer(ScopeObserver* observer) {
+  const std::lock_guard<std::mutex> lock(observers_mutex_);
+  for (auto& slot : observers_)
+    if (slot.load() == observer) return;
+  for (auto& slot : observers_) {
+    if (slot.load() == nullptr) {
+      slot.store(observer, std::memory_order_release);
+      observer_count_.fetch_add(1, std::memory_order_release);
+      return;
+    }
+  }
+  throw Error("gpuprof: at most " + std::to_string(max_observers) + " scope observers can be registered");
+}
+
+inline void Recorder::remove_observer(ScopeObserver* observer) {
+  const std::lock_guard<std::mutex> lock(observers_mutex_);
+  for (auto& slot : observers_) {
+    if (slot.load() == observer) {
+      slot.store(nullptr, std::memory_order_release);
+      observer_count_.fetch_sub(1, std::memory_order_release);
+    }
+  }
+}
+
+inline void Recorder::note_lost_gpu_time(const char* what) noexcept {
+  try {
+    const std::lock_guard<std::mutex> lock(errors_mutex_);
+    if (lost_gpu_time_++ == 0) first_lost_gpu_time_reason_ = what;
+  } catch (...) {  // out of memory while saving the message: the count is enough
+  }
+}
+
+inline std::pair<std::uint64_t, std::string> Recorder::lost_gpu_time() const {
+  const std::lock_guard<std::mutex> lock(errors_mutex_);
+  return {lost_gpu_time_, first_lost_gpu_time_reason_};
+}
+
+// The process's Recorder. Deliberately leaked (see the file comment).
+inline Recorder& recorder() {
+  static Recorder* const instance = new Recorder();
+  return *instance;
+}
+
+}  // namespace detail
+GPUPROF_NAMESPACE_END

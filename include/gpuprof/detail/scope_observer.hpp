@@ -1,0 +1,26 @@
+// gpuprof/detail/scope_observer.hpp: the hook kernel capture and memory
+// tracking use to follow scopes (public as gpuprof::ScopeObserver; documented
+// in profiler.hpp, defined here so that scope.hpp needs nothing above it).
+#pragma once
+#include <cstdint>
+
+#include "../config.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+struct Report;
+
+struct ScopeObserver {
+  virtual ~ScopeObserver() = default;
+  // On the scope's thread, after its instance id is assigned and before its
+  // CUDA events are recorded.
+  virtual void on_scope_begin(std::uint64_t instance_id) = 0;
+  // On the scope's thread, after its end event is recorded. Only called for
+  // scopes whose on_scope_begin this observer saw.
+  virtual void on_scope_end(std::uint64_t instance_id) = 0;
+  // Called by Profiler::report() once nodes and instances are built: adds
+  // kernels, peak memory, ...
+  virtual void contribute(Report& report) = 0;
+};
+
+GPUPROF_NAMESPACE_END

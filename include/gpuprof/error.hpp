@@ -1,0 +1,39 @@
+// gpuprof/error.hpp: the one exception type gpuprof throws, and the check
+// that turns a failed CUDA runtime call into it (with the call, file and line).
+#pragma once
+#include <stdexcept>
+#include <string>
+
+#include "config.hpp"
+
+#if GPUPROF_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+GPUPROF_NAMESPACE_BEGIN
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+[[noreturn]] inline void throw_error(const std::string& what, const char* file, int line) {
+  throw Error(what + " (" + file + ":" + std::to_string(line) + ")");
+}
+
+#if GPUPROF_WITH_CUDA
+inline void check_cuda(cudaError_t status, const char* call, const char* file, int line) {
+  if (status != cudaSuccess)
+    throw_error(std::string(call) + " failed: " + cudaGetErrorName(status) + ": " +
+                    cudaGetErrorString(status),
+                file, line);
+}
+#endif
+}  // namespace detail
+
+GPUPROF_NAMESPACE_END
+
+#if GPUPROF_WITH_CUDA
+// Throws gpuprof::Error naming the call when it does not return cudaSuccess.
+#define GPUPROF_CUDA_CHECK(call) ::gpuprof::detail::check_cuda((call), #call, __FILE__, __LINE__)
+#endif

@@ -1,0 +1,381 @@
+// gpuprof/kernel_summary.hpp: the nsys-style kernel summaries of a Report.
+//
+// Pure functions over Report (its scope tree, instances and captured
+// KernelRecords), so every number is testable without a GPU:
+//   kern_sum(report, "forward")      nsys cuda_gpu_kern_sum over the kernels of
+//                                    every "forward" scope (and its children)
+//   scope_kern_sum(report)           nsys nvtx_kern_sum: kernels per scope, in
+//                                    the innermost and the inclusive view
+//   scope_gpu_summary(report)        per scope: GPU projection, summed kernel
+//                                    time, CUDA-event time, category shares
+//   instance_gpu_times(report)       the same per scope execution
+//
+// A scope filter names nodes by path: "step/forward" matches that path, and a
+// filter also matches every path ending in "/" + filter, so "attention"
+// selects the attention scope of every layer. "" selects the whole run,
+// including activity launched outside any scope.
+//
+// Views: a kernel's innermost scope is the scope instance that launched it
+// (KernelRecord::scope_instance). The inclusive view of a scope adds the
+// kernels of all its descendants; each kernel is counted once even when a
+// filter matches nested scopes.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "config.hpp"
+#include "kernel_names.hpp"
+#include "kernel_record.hpp"
+#include "report/model.hpp"
+#include "stats.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+enum class ScopeView { innermost, inclusive };
+inline const char* to_string(ScopeView view) {
+  return view == ScopeView::innermost ? "innermost" : "inclusive";
+}
+
+// How kern_sum groups records into rows: by the full demangled name (nsys's
+// default) or by the base name (nsys's ":base" option), which merges the
+// template instantiations of one kernel.
+enum class KernelGrouping { name, base_name };
+
+// Which activities a selection keeps. nsys's kern_sum lists kernels only;
+// the category breakdown counts copies and memsets too ("memory").
+enum class Activities { kernels, all };
+
+// One row of kern_sum, with nsys cuda_gpu_kern_sum's columns.
+struct KernelSummaryRow {
+  double time_percent = 0;       // of the summed time of all rows
+  std::int64_t total_ns = 0;
+  std::uint64_t instances = 0;
+  double avg_ns = 0;
+  double median_ns = 0;          // mean of the two middle values for even counts
+  std::int64_t min_ns = 0;
+  std::int64_t max_ns = 0;
+  double stddev_ns = 0;          // sample standard deviation (n - 1), 0 for one instance
+  std::string name;              // the grouping key: full or base name
+  std::string category;          // of the first record of the group
+};
+
+// One row of scope_kern_sum (nsys nvtx_kern_sum): a kernel within a scope.
+struct ScopeKernelRow {
+  std::string range;                   // the scope's path
+  ScopeView view = ScopeView::inclusive;
+  std::uint64_t scope_instances = 0;   // executions of the scope
+  KernelSummaryRow kernel;             // time_percent is of the scope's kernel time in this view
+};
+
+// Time of one category within a set of activities.
+struct CategoryShare {
+  std::string category;
+  std::int64_t total_ns = 0;
+  double percent = 0;  // of the summed time of the set
+};
+
+// GPU time of one scope execution (inclusive of nested scopes).
+struct InstanceGpuTime {
+  std::uint64_t instance_id = 0;
+  int node = -1;
+  std::uint64_t activities = 0;     // kernels, copies and memsets
+  std::int64_t first_start_ns = 0;  // 0 when the instance launched nothing
+  std::int64_t last_end_ns = 0;
+  std::int64_t projection_ns = 0;   // last_end_ns - first_start_ns
+  std::int64_t summed_ns = 0;       // sum of durations (exceeds the projection when streams overlap)
+  double event_ms = -1;             // the instance's CUDA-event time; < 0 when not GPU-timed
+};
+
+// GPU time of one scope node over all its executions (inclusive).
+struct ScopeGpuSummary {
+  std::string path;
+  std::uint64_t instances = 0;
+  std::uint64_t activities = 0;
+  std::int64_t projection_ns = 0;   // sum over executions of their projections
+  std::int64_t summed_ns = 0;       // sum of activity durations
+  double event_ms = -1;             // summed CUDA-event time; < 0 when not GPU-timed
+  std::vector<CategoryShare> categories;  // kernel_categories() order, then any user categories
+};
+
+// Which scope every activity belongs to, in both views, with instance
+// nesting recovered from the scope tree and the host intervals.
+class ScopeIndex {
+ public:
+  explicit ScopeIndex(const Report& report) : report_(report) {
+    for (std::size_t i = 0; i < report.instances.size(); ++i)
+      instance_index_.emplace(report.instances[i].id, static_cast<int>(i));
+    link_instance_parents();
+  }
+
+  // Index into report.instances of the instance that launched `record`; -1 when
+  // it ran outside any scope (or its scope is not in this report).
+  int instance_of(const KernelRecord& record) const {
+    const auto found = instance_index_.find(record.scope_instance);
+    return found == instance_index_.end() ? -1 : found->second;
+  }
+  int node_of(const KernelRecord& record) const {
+    const int instance = instance_of(record);
+    return instance < 0 ? -1 : report_.instances[static_cast<std::size_t>(instance)].node;
+  }
+  // Enclosing instance of report.instances[instance] (-1 for a root).
+  int parent_instance(int instance) const { return instance_parent_[static_cast<std::size_t>(instance)]; }
+
+  // Per node: does `filter` match the node (`matched`) or one of its ancestors (`inside`)?
+  std::vector<bool> matching_nodes(const std::string& filter) const {
+    std::vector<bool> matched(report_.nodes.size(), false);
+    for (std::size_t i = 0; i < report_.nodes.size(); ++i) {
+      const std::string& path = report_.nodes[i].path;
+      matched[i] = path == filter ||
+                   (path.size() > filter.size() && path[path.size() - filter.size() - 1] == '/' &&
+                    path.compare(path.size() - filter.size(), filter.size(), filter) == 0);
+    }
+    return matched;
+  }
+  std::vector<bool> nodes_inside(const std::vector<bool>& matched) const {
+    std::vector<bool> inside = matched;
+    // Nodes are depth-first, so a parent's answer is ready before its children's.
+    for (std::size_t i = 0; i < report_.nodes.size(); ++i) {
+      const int parent = report_.nodes[i].parent;
+      if (parent >= 0 && inside[static_cast<std::size_t>(parent)]) inside[i] = true;
+    }
+    return inside;
+  }
+
+ private:
+  // An instance's parent is the instance of its node's parent, on the same
+  // thread, whose host interval contains it: sweep each thread's instances in
+  // begin order, keeping the currently open ones on a stack.
+  void link_instance_parents() {
+    const auto& instances = report_.instances;
+    instance_parent_.assign(instances.size(), -1);
+    std::vector<int> order(instances.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    const auto at = [&](int i) -> const ScopeInstance& { return instances[static_cast<std::size_t>(i)]; };
+    const auto depth = [&](int i) { return report_.nodes[static_cast<std::size_t>(at(i).node)].depth; };
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      if (at(a).thread != at(b).thread) return at(a).thread < at(b).thread;
+      if (at(a).host_begin_ns != at(b).host_begin_ns) return at(a).host_begin_ns < at(b).host_begin_ns;
+      return depth(a) < depth(b);  // a parent that began in the same nanosecond comes first
+    });
+    std::vector<int> open;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const int i = order[k];
+      if (k > 0 && at(order[k - 1]).thread != at(i).thread) open.clear();
+      const int parent_node = report_.nodes[static_cast<std::size_t>(at(i).node)].parent;
+      while (!open.empty() && at(open.back()).host_end_ns < at(i).host_begin_ns) open.pop_back();
+      for (auto candidate = open.rbegin(); candidate != open.rend(); ++candidate) {
+        if (at(*candidate).node == parent_node && at(*candidate).host_end_ns >= at(i).host_end_ns) {
+          instance_parent_[static_cast<std::size_t>(i)] = *candidate;
+          break;
+        }
+      }
+      open.push_back(i);
+    }
+  }
+
+  const Report& report_;
+  std::unordered_map<std::uint64_t, int> instance_index_;
+  std::vector<int> instance_parent_;
+};
+
+namespace detail {
+inline bool kept(const KernelRecord& record, Activities activities) {
+  return activities == Activities::all || record.kind == ActivityKind::kernel;
+}
+
+// report.kernels grouped by scope node, in both views (inclusive: a record is
+// listed under its node and every ancestor). Records outside any scope are left out.
+struct RecordsByNode {
+  std::vector<std::vector<KernelRecord>> innermost, inclusive;
+};
+inline RecordsByNode records_by_node(const Report& report, const ScopeIndex& index, Activities activities) {
+  RecordsByNode grouped;
+  grouped.innermost.resize(report.nodes.size());
+  grouped.inclusive.resize(report.nodes.size());
+  for (const KernelRecord& record : report.kernels) {
+    const int node = index.node_of(record);
+    if (node < 0 || !kept(record, activities)) continue;
+    grouped.innermost[static_cast<std::size_t>(node)].push_back(record);
+    for (int up = node; up >= 0; up = report.nodes[static_cast<std::size_t>(up)].parent)
+      grouped.inclusive[static_cast<std::size_t>(up)].push_back(record);
+  }
+  return grouped;
+}
+
+// The nodes a summary lists: those `filter` matches and their descendants ("" = all).
+inline std::vector<bool> listed_nodes(const Report& report, const ScopeIndex& index, const std::string& filter) {
+  if (filter.empty()) return std::vector<bool>(report.nodes.size(), true);
+  return index.nodes_inside(index.matching_nodes(filter));
+}
+}  // namespace detail
+
+// The activities of the scopes `filter` selects ("" = the whole run) in `view`.
+inline std::vector<KernelRecord> select_kernels(const Report& report, const std::string& filter = "",
+                                                ScopeView view = ScopeView::inclusive,
+                                                Activities activities = Activities::kernels) {
+  std::vector<KernelRecord> selected;
+  if (filter.empty()) {
+    for (const KernelRecord& record : report.kernels)
+      if (detail::kept(record, activities)) selected.push_back(record);
+    return selected;
+  }
+  const ScopeIndex index(report);
+  const std::vector<bool> matched = index.matching_nodes(filter);
+  const std::vector<bool> wanted = view == ScopeView::inclusive ? index.nodes_inside(matched) : matched;
+  for (const KernelRecord& record : report.kernels) {
+    const int node = index.node_of(record);
+    if (node >= 0 && wanted[static_cast<std::size_t>(node)] && detail::kept(record, activities))
+      selected.push_back(record);
+  }
+  return selected;
+}
+
+// nsys cuda_gpu_kern_sum over `records`: one row per name, sorted by total
+// time (descending; ties by name, so the order is reproducible).
+inline std::vector<KernelSummaryRow> kern_sum(const std::vector<KernelRecord>& records,
+                                              KernelGrouping grouping = KernelGrouping::name) {
+  std::map<std::string, std::vector<const KernelRecord*>> groups;
+  std::int64_t all_ns = 0;
+  for (const KernelRecord& record : records) {
+    groups[grouping == KernelGrouping::name ? record.name : record.base_name].push_back(&record);
+    all_ns += record.duration_ns();
+  }
+  std::vector<KernelSummaryRow> rows;
+  for (const auto& [name, members] : groups) {
+    KernelSummaryRow row;
+    row.name = name;
+    row.category = members.front()->category;
+    row.instances = members.size();
+    std::vector<double> durations;
+    durations.reserve(members.size());
+    row.min_ns = members.front()->duration_ns();
+    row.max_ns = row.min_ns;
+    for (const KernelRecord* member : members) {
+      const std::int64_t duration = member->duration_ns();
+      row.total_ns += duration;  // summed exactly in integers, not through doubles
+      row.min_ns = std::min(row.min_ns, duration);
+      row.max_ns = std::max(row.max_ns, duration);
+      durations.push_back(static_cast<double>(duration));
+    }
+    const Summary summary = summarize(std::move(durations));
+    row.avg_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.instances);
+    row.median_ns = summary.median;
+    row.stddev_ns = summary.stddev;
+    row.time_percent = all_ns > 0 ? 100.0 * static_cast<double>(row.total_ns) / static_cast<double>(all_ns) : 0.0;
+    rows.push_back(std::move(row));
+  }
+  std::sort(rows.begin(), rows.end(), [](const KernelSummaryRow& a, const KernelSummaryRow& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  return rows;
+}
+
+// kern_sum over the kernels of the scopes `filter` selects (inclusive), or of
+// the whole run for "".
+inline std::vector<KernelSummaryRow> kern_sum(const Report& report, const std::string& filter = "",
+                                              KernelGrouping grouping = KernelGrouping::name) {
+  return kern_sum(select_kernels(report, filter, ScopeView::inclusive, Activities::kernels), grouping);
+}
+
+// Time per category of `records`, in kernel_categories() order followed by
+// any other category (user rules) in name order; categories with no time are
+// listed too, so tables line up across scopes.
+inline std::vector<CategoryShare> category_breakdown(const std::vector<KernelRecord>& records) {
+  std::map<std::string, std::int64_t> by_category;
+  std::int64_t all_ns = 0;
+  for (const KernelRecord& record : records) {
+    by_category[record.category] += record.duration_ns();
+    all_ns += record.duration_ns();
+  }
+  std::vector<CategoryShare> shares;
+  const auto add = [&](const std::string& category, std::int64_t ns) {
+    const double percent = all_ns > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(all_ns) : 0.0;
+    shares.push_back({category, ns, percent});
+  };
+  const std::vector<std::string>& known = kernel_categories();
+  for (const std::string& category : known) {
+    const auto found = by_category.find(category);
+    add(category, found == by_category.end() ? 0 : found->second);
+  }
+  for (const auto& [category, ns] : by_category)
+    if (std::find(known.begin(), known.end(), category) == known.end()) add(category, ns);
+  return shares;
+}
+
+// Per scope node selected by `filter` (its matches and their descendants;
+// "" = every node), in node order: kern_sum of its kernels in the innermost
+// view, then in the inclusive view. Nodes without kernels in a view get no rows.
+inline std::vector<ScopeKernelRow> scope_kern_sum(const Report& report, const std::string& filter = "",
+                                                  KernelGrouping grouping = KernelGrouping::name) {
+  const ScopeIndex index(report);
+  const std::vector<bool> listed = detail::listed_nodes(report, index, filter);
+  const detail::RecordsByNode grouped = detail::records_by_node(report, index, Activities::kernels);
+  std::vector<ScopeKernelRow> rows;
+  for (std::size_t node = 0; node < report.nodes.size(); ++node) {
+    if (!listed[node]) continue;
+    for (const ScopeView view : {ScopeView::innermost, ScopeView::inclusive}) {
+      const auto& records = view == ScopeView::innermost ? grouped.innermost[node] : grouped.inclusive[node];
+      for (KernelSummaryRow& kernel : kern_sum(records, grouping))
+        rows.push_back({report.nodes[node].path, view, report.nodes[node].count, std::move(kernel)});
+    }
+  }
+  return rows;
+}
+
+// GPU time of every scope execution (inclusive of nested scopes), in the
+// order of report.instances.
+inline std::vector<InstanceGpuTime> instance_gpu_times(const Report& report) {
+  const ScopeIndex index(report);
+  std::vector<InstanceGpuTime> times(report.instances.size());
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    times[i].instance_id = report.instances[i].id;
+    times[i].node = report.instances[i].node;
+    times[i].event_ms = report.instances[i].gpu_ms;
+  }
+  for (const KernelRecord& record : report.kernels) {
+    for (int up = index.instance_of(record); up >= 0; up = index.parent_instance(up)) {
+      InstanceGpuTime& time = times[static_cast<std::size_t>(up)];
+      time.first_start_ns = time.activities == 0 ? record.start_ns : std::min(time.first_start_ns, record.start_ns);
+      time.last_end_ns = time.activities == 0 ? record.end_ns : std::max(time.last_end_ns, record.end_ns);
+      time.summed_ns += record.duration_ns();
+      ++time.activities;
+    }
+  }
+  for (InstanceGpuTime& time : times) time.projection_ns = time.last_end_ns - time.first_start_ns;
+  return times;
+}
+
+// Per scope node selected by `filter` ("" = every node), in node order: GPU
+// projection, summed activity time and event time over all its executions,
+// and the category breakdown of its activities (copies and memsets included).
+inline std::vector<ScopeGpuSummary> scope_gpu_summary(const Report& report, const std::string& filter = "") {
+  const ScopeIndex index(report);
+  const std::vector<bool> listed = detail::listed_nodes(report, index, filter);
+  const detail::RecordsByNode grouped = detail::records_by_node(report, index, Activities::all);
+  std::vector<ScopeGpuSummary> by_node(report.nodes.size());
+  for (const InstanceGpuTime& time : instance_gpu_times(report)) {
+    ScopeGpuSummary& summary = by_node[static_cast<std::size_t>(time.node)];
+    summary.projection_ns += time.projection_ns;
+    summary.summed_ns += time.summed_ns;
+    summary.activities += time.activities;
+  }
+  std::vector<ScopeGpuSummary> summaries;
+  for (std::size_t node = 0; node < report.nodes.size(); ++node) {
+    if (!listed[node]) continue;
+    ScopeGpuSummary summary = std::move(by_node[node]);
+    const ScopeNode& scope = report.nodes[node];
+    summary.path = scope.path;
+    summary.instances = scope.count;
+    summary.event_ms = scope.gpu_timed() ? scope.gpu_ms.mean * static_cast<double>(scope.gpu_ms.n) : -1.0;
+    summary.categories = category_breakdown(grouped.inclusive[node]);
+    summaries.push_back(std::move(summary));
+  }
+  return summaries;
+}
+
+GPUPROF_NAMESPACE_END

@@ -1,0 +1,203 @@
+// gpuprof/report/chrome_trace.hpp: Report::write_chrome_trace, a timeline in
+// the Chrome trace-event JSON format (opens in ui.perfetto.dev and
+// chrome://tracing).
+//
+// Tracks: process "Host" (pid 1) with one thread per host thread, holding the
+// scope instances as complete events; one process per GPU ("GPU <device>",
+// pid 1000 + device) with one thread per stream, holding kernels, copies and
+// memsets. A flow arrow runs from the launching scope, at the launch call, to
+// the start of each kernel whose launch time and scope are known.
+// Timestamps are microseconds since the earliest event, which is recorded in
+// otherData.origin_ns (steady_clock nanoseconds) so they can be mapped back.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "../atomic_file.hpp"
+#include "../json_writer.hpp"
+#include "json.hpp"
+#include "model.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+namespace detail {
+constexpr std::uint32_t trace_host_pid = 1;
+constexpr std::uint32_t trace_first_gpu_pid = 1000;
+
+// The earliest time in the report, so timestamps start near zero (small
+// numbers keep nanosecond resolution in a double of microseconds).
+inline std::int64_t trace_origin_ns(const Report& report) {
+  std::int64_t origin = std::numeric_limits<std::int64_t>::max();
+  for (const ScopeInstance& instance : report.instances)
+    origin = std::min(origin, instance.host_begin_ns);
+  for (const KernelRecord& kernel : report.kernels) {
+    origin = std::min(origin, kernel.start_ns);
+    if (kernel.launch_ns != 0) origin = std::min(origin, kernel.launch_ns);
+  }
+  return origin == std::numeric_limits<std::int64_t>::max() ? 0 : origin;
+}
+
+class TraceEvents {
+ public:
+  TraceEvents(JsonWriter& json, std::int64_t origin_ns) : json_(json), origin_ns_(origin_ns) {}
+
+  // Opens an event object with the fields every event has; the caller adds
+  // the rest and closes it.
+  JsonWriter& begin(const char* phase, const std::string& name, std::uint32_t pid,
+                    std::uint32_t tid) {
+    return json_.begin_object(JsonWriter::one_line)
+        .member("ph", phase)
+        .member("name", name)
+        .member("pid", pid)
+        .member("tid", tid);
+  }
+  JsonWriter& begin_at(const char* phase, const std::string& name, std::uint32_t pid,
+                       std::uint32_t tid, std::int64_t time_ns) {
+    return begin(phase, name, pid, tid).member("ts", microseconds(time_ns - origin_ns_));
+  }
+  void metadata(const char* what, std::uint32_t pid, std::uint32_t tid, const char* arg_key,
+                const std::string& arg) {
+    begin("M", what, pid, tid).key("args").begin_object().member(arg_key, arg).end_object();
+    json_.end_object();
+  }
+  void metadata(const char* what, std::uint32_t pid, std::uint32_t tid, const char* arg_key,
+                std::uint32_t arg) {
+    begin("M", what, pid, tid).key("args").begin_object().member(arg_key, arg).end_object();
+    json_.end_object();
+  }
+  static double microseconds(std::int64_t nanoseconds) {
+    return static_cast<double>(nanoseconds) / 1e3;
+  }
+
+ private:
+  JsonWriter& json_;
+  std::int64_t origin_ns_;
+};
+
+inline void write_trace_tracks(TraceEvents& events, const Report& report) {
+  std::set<std::uint32_t> threads;
+  for (const ScopeInstance& instance : report.instances) threads.insert(instance.thread);
+  std::set<std::pair<std::uint32_t, std::uint32_t>> streams;  // (device, stream)
+  for (const KernelRecord& kernel : report.kernels) streams.insert({kernel.device, kernel.stream});
+
+  events.metadata("process_name", trace_host_pid, 0, "name", "Host");
+  events.metadata("process_sort_index", trace_host_pid, 0, "sort_index", 0u);
+  for (std::uint32_t thread : threads)
+    events.metadata("thread_name", trace_host_pid, thread, "name",
+                    "host thread " + std::to_string(thread));
+  std::set<std::uint32_t> devices;
+  for (const auto& [device, stream] : streams) {
+    const std::uint32_t pid = trace_first_gpu_pid + device;
+    if (devices.insert(device).second) {
+      std::string name = "GPU " + std::to_string(device);
+      if (!report.device_name.empty()) name += " (" + report.device_name + ")";
+      events.metadata("process_name", pid, 0, "name", name);
+      events.metadata("process_sort_index", pid, 0, "sort_index", 1 + device);
+    }
+    events.metadata("thread_name", pid, stream, "name", "stream " + std::to_string(stream));
+  }
+}
+
+inline void write_trace_kernel(JsonWriter& json, TraceEvents& events, const KernelRecord& kernel,
+                               const std::string& scope_path) {
+  const std::string& title = kernel.base_name.empty() ? kernel.name : kernel.base_name;
+  events
+      .begin_at("X", title, trace_first_gpu_pid + kernel.device, kernel.stream, kernel.start_ns)
+      .member("dur", TraceEvents::microseconds(kernel.duration_ns()))
+      .member("cat", kernel.category.empty() ? report_activity_kind_name(kernel.kind)
+                                             : kernel.category.c_str())
+      .key("args")
+      .begin_object()
+      .member("name", kernel.name)
+      .member("kind", report_activity_kind_name(kernel.kind))
+      .member("category", kernel.category)
+      .member("scope", scope_path)
+      .member("correlation_id", kernel.correlation_id);
+  if (kernel.kind == ActivityKind::kernel) {
+    json.key("grid").begin_array();
+    for (std::uint32_t extent : kernel.grid) json.value(extent);
+    json.end_array().key("block").begin_array();
+    for (std::uint32_t extent : kernel.block) json.value(extent);
+    json.end_array()
+        .member("registers_per_thread", kernel.registers_per_thread)
+        .member("shared_bytes", kernel.shared_bytes);
+  } else {
+    json.member("bytes", kernel.bytes);
+  }
+  json.end_object().end_object();
+}
+}  // namespace detail
+
+inline void Report::write_chrome_trace(const std::string& path) const {
+  const std::int64_t origin_ns = detail::trace_origin_ns(*this);
+  const auto node_of = [this](const ScopeInstance& instance) -> const ScopeNode* {
+    const bool valid = instance.node >= 0 && static_cast<std::size_t>(instance.node) < nodes.size();
+    return valid ? &nodes[static_cast<std::size_t>(instance.node)] : nullptr;
+  };
+  std::unordered_map<std::uint64_t, const ScopeInstance*> instance_by_id;
+  for (const ScopeInstance& instance : instances) instance_by_id[instance.id] = &instance;
+
+  JsonWriter json;
+  json.begin_object()
+      .member("displayTimeUnit", "ms")
+      .key("otherData")
+      .begin_object()
+      .member("generator", "gpuprof")
+      .member("timing_source", timing_source_name(timing_source))
+      .member("timing_note", timing_note)
+      .member("device", device_name)
+      .member("origin_ns", origin_ns)
+      .member("dropped_kernel_records", dropped_kernel_records)
+      .end_object();
+  json.key("traceEvents").begin_array();
+  detail::TraceEvents events(json, origin_ns);
+  detail::write_trace_tracks(events, *this);
+
+  for (const ScopeInstance& instance : instances) {
+    const ScopeNode* node = node_of(instance);
+    events
+        .begin_at("X", node ? node->name : "(unknown scope)", detail::trace_host_pid,
+                  instance.thread, instance.host_begin_ns)
+        .member("dur", detail::TraceEvents::microseconds(instance.host_end_ns - instance.host_begin_ns))
+        .member("cat", "scope")
+        .key("args")
+        .begin_object()
+        .member("path", node ? node->path : "")
+        .member("instance", instance.id);
+    if (instance.gpu_ms >= 0) json.member("gpu_ms", instance.gpu_ms);
+    json.end_object().end_object();
+  }
+
+  std::uint64_t flow_id = 0;
+  for (const KernelRecord& kernel : kernels) {
+    const auto found = instance_by_id.find(kernel.scope_instance);
+    const ScopeInstance* launcher =
+        kernel.scope_instance != 0 && found != instance_by_id.end() ? found->second : nullptr;
+    const ScopeNode* scope = launcher ? node_of(*launcher) : nullptr;
+    detail::write_trace_kernel(json, events, kernel, scope ? scope->path : "");
+    if (launcher == nullptr || kernel.launch_ns == 0) continue;
+    // The start binds to the scope slice around the launch call; "bp":"e"
+    // binds the end to the kernel slice that begins at that instant.
+    ++flow_id;
+    events.begin_at("s", "launch", detail::trace_host_pid, launcher->thread, kernel.launch_ns)
+        .member("cat", "launch")
+        .member("id", flow_id)
+        .end_object();
+    events
+        .begin_at("f", "launch", detail::trace_first_gpu_pid + kernel.device, kernel.stream,
+                  kernel.start_ns)
+        .member("cat", "launch")
+        .member("id", flow_id)
+        .member("bp", "e")
+        .end_object();
+  }
+  json.end_array().end_object();
+  write_file_atomically(path, json.str() + "\n");
+}
+
+GPUPROF_NAMESPACE_END

@@ -1,0 +1,163 @@
+// gpuprof/report/json.hpp: Report::write_json, the machine-readable report.
+//
+// Schema "gpuprof.report", version 1; every field is documented in
+// docs/report-schema.md. Within a version fields are only ever added, so a
+// reader may ignore keys it does not know. Values JSON cannot express (an
+// infinite cv) and unknown values (a root's share of its parent, an
+// unmeasured peak) are null.
+#pragma once
+#include <string>
+
+#include "../atomic_file.hpp"
+#include "../json_writer.hpp"
+#include "model.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+constexpr int report_json_version = 1;
+
+// A Summary as a JSON object (all fields; the samples as "samples_ms",
+// ascending). Public so that benchmarks write their summaries the same way.
+inline void write_summary_json(JsonWriter& json, const Summary& s) {
+  json.begin_object()
+      .member("n", s.n)
+      .member("mean", s.mean)
+      .member("stddev", s.stddev)
+      .member("min", s.min)
+      .member("max", s.max)
+      .member("median", s.median)
+      .member("q1", s.q1)
+      .member("q3", s.q3)
+      .member("iqr", s.iqr)
+      .member("p10", s.percentile(10))
+      .member("p90", s.percentile(90))
+      .member("cv", s.cv)
+      .member("ci95_low", s.ci95_low)
+      .member("ci95_high", s.ci95_high)
+      .member("outliers", s.outliers)
+      .member("unstable", s.unstable)
+      .member("unstable_reason", s.unstable_reason)
+      .member("note", s.note)
+      .member("discarded", s.discarded)
+      .key("samples_ms")
+      .begin_array(JsonWriter::one_line);
+  for (double sample : s.sorted) json.value(sample);
+  json.end_array().end_object();
+}
+
+namespace detail {
+inline const char* report_activity_kind_name(ActivityKind kind) {
+  switch (kind) {
+    case ActivityKind::kernel: return "kernel";
+    case ActivityKind::memcpy: return "memcpy";
+    case ActivityKind::memset: return "memset";
+  }
+  return "unknown";
+}
+
+// null for the "not known" sentinels (negative or zero), the value otherwise.
+template <class Number>
+void write_known(JsonWriter& json, const char* key, Number value, bool known) {
+  json.key(key);
+  if (known) json.value(value);
+  else json.value(nullptr);
+}
+
+inline void write_node_json(JsonWriter& json, const Report& report, std::size_t index) {
+  const ScopeNode& node = report.nodes[index];
+  const double share = report.percent_of_parent(index);
+  json.begin_object()
+      .member("index", index)
+      .member("path", node.path)
+      .member("name", node.name)
+      .member("parent", node.parent)
+      .member("depth", node.depth)
+      .member("count", node.count)
+      .member("timing", timing_source_name(node.gpu_timed() ? TimingSource::cuda_events
+                                                            : TimingSource::host_clock))
+      .member("total_ms", node.total_ms());
+  write_known(json, "percent_of_parent", share, share >= 0);
+  json.key("host_ms");
+  write_summary_json(json, node.host_ms);
+  json.key("gpu_ms");
+  if (node.gpu_timed()) write_summary_json(json, node.gpu_ms);
+  else json.value(nullptr);
+  json.key("work")
+      .begin_object(JsonWriter::one_line)
+      .member("flops", node.work.flops)
+      .member("bytes", node.work.bytes)
+      .member("tokens", node.work.tokens)
+      .end_object();
+  json.key("rates").begin_object(JsonWriter::one_line);
+  write_known(json, "tflop_per_s", node.tflop_per_s(), node.tflop_per_s() > 0);
+  write_known(json, "gb_per_s", node.gb_per_s(), node.gb_per_s() > 0);
+  write_known(json, "tokens_per_s", node.tokens_per_s(), node.tokens_per_s() > 0);
+  write_known(json, "flops_per_byte", node.flops_per_byte(), node.flops_per_byte() > 0);
+  json.end_object();
+  write_known(json, "peak_device_bytes", node.peak_device_bytes, node.peak_device_bytes >= 0);
+  json.end_object();
+}
+
+inline void write_kernel_json(JsonWriter& json, const KernelRecord& k) {
+  json.begin_object(JsonWriter::one_line)
+      .member("kind", report_activity_kind_name(k.kind))
+      .member("name", k.name)
+      .member("base_name", k.base_name)
+      .member("category", k.category)
+      .member("start_ns", k.start_ns)
+      .member("end_ns", k.end_ns)
+      .member("duration_ns", k.duration_ns())
+      .member("launch_ns", k.launch_ns)
+      .member("device", k.device)
+      .member("stream", k.stream)
+      .member("correlation_id", k.correlation_id)
+      .member("scope_instance", k.scope_instance);
+  json.key("grid").begin_array();
+  for (std::uint32_t extent : k.grid) json.value(extent);
+  json.end_array().key("block").begin_array();
+  for (std::uint32_t extent : k.block) json.value(extent);
+  json.end_array()
+      .member("registers_per_thread", k.registers_per_thread)
+      .member("shared_bytes", k.shared_bytes)
+      .member("bytes", k.bytes)
+      .end_object();
+}
+}  // namespace detail
+
+inline void Report::write_json(const std::string& path) const {
+  JsonWriter json;
+  json.begin_object()
+      .member("schema", "gpuprof.report")
+      .member("version", report_json_version)
+      .member("gpuprof_version", std::to_string(GPUPROF_VERSION_MAJOR) + "." +
+                                     std::to_string(GPUPROF_VERSION_MINOR) + "." +
+                                     std::to_string(GPUPROF_VERSION_PATCH))
+      .member("timing_source", timing_source_name(timing_source))
+      .member("timing_note", timing_note)
+      .member("device", device_name);
+
+  json.key("nodes").begin_array();
+  for (std::size_t i = 0; i < nodes.size(); ++i) detail::write_node_json(json, *this, i);
+  json.end_array();
+
+  json.key("instances").begin_array();
+  for (const ScopeInstance& instance : instances) {
+    json.begin_object(JsonWriter::one_line)
+        .member("id", instance.id)
+        .member("node", instance.node)
+        .member("thread", instance.thread)
+        .member("host_begin_ns", instance.host_begin_ns)
+        .member("host_end_ns", instance.host_end_ns);
+    detail::write_known(json, "gpu_ms", instance.gpu_ms, instance.gpu_ms >= 0);
+    json.end_object();
+  }
+  json.end_array();
+
+  json.key("kernels").begin_array();
+  for (const KernelRecord& kernel : kernels) detail::write_kernel_json(json, kernel);
+  json.end_array();
+  json.member("dropped_kernel_records", dropped_kernel_records).end_object();
+  write_file_atomically(path, json.str() + "\n");
+}
+
+GPUPROF_NAMESPACE_END

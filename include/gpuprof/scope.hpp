@@ -1,0 +1,164 @@
+// gpuprof/scope.hpp: GPUPROF_SCOPE, the RAII measurement of a block of code.
+//
+//   GPUPROF_SCOPE("forward");                          // host clock (+ events on stream 0)
+//   GPUPROF_SCOPE("forward", stream);                  // CUDA events on `stream`
+//   GPUPROF_SCOPE("attention", stream, gpuprof::Work{flops, bytes, tokens});
+//
+// A scope opens an NVTX range (domain "gpuprof"), records a pair of CUDA
+// events on the stream (pooled: nothing is created or synchronized per scope;
+// the pair is read back later, at report() or when the pool runs dry) and the
+// host clock. Scopes nest per thread into a call tree ("step/forward/attention");
+// threads share the tree by path. Without a usable GPU, events are skipped and
+// the host clock is the time (said once on stderr).
+//
+// With GPUPROF_DISABLE defined every macro here compiles to nothing and its
+// arguments are not evaluated. Works from plain C++17 translation units.
+#pragma once
+#include <cstdint>
+
+#include "config.hpp"
+
+#ifndef GPUPROF_DISABLE
+
+#include "clock.hpp"
+#include "cuda_events.hpp"
+#include "detail/names.hpp"
+#include "detail/recorder.hpp"
+#include "detail/thread_ops.hpp"
+#include "work.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+class Scope {
+ public:
+  // `name`: a string literal (identified by address after the first use) or
+  // anything convertible to std::string_view (looked up by text).
+  template <class Name>
+  Scope(detail::CallSite& site, const Name& name, Stream stream = nullptr, const Work& work = {})
+      : stream_(stream), work_(work) {
+    detail::Recorder& recorder = detail::recorder();
+    thread_ = &recorder.this_thread();
+    const detail::NameEntry& entry = detail::resolve_name(recorder, *thread_, site, name);
+    parent_ = thread_->current;
+    node_ = detail::enter_child(recorder, *thread_, parent_, entry);
+    id_ = recorder.next_instance_id();
+    entry.nvtx.push();
+    thread_->current = node_;
+    if (recorder.has_observers()) notify_begin(recorder);
+#if GPUPROF_WITH_CUDA
+    if (recorder.gpu_timing()) {
+      try {
+        begin_events();
+      } catch (...) {
+        close();
+        throw;
+      }
+    }
+#endif
+    begin_ns_ = host_now_ns();
+  }
+  template <class Name>
+  Scope(detail::CallSite& site, const Name& name, const Work& work) : Scope(site, name, nullptr, work) {}
+
+  ~Scope() {
+    const std::int64_t end_ns = host_now_ns();
+    bool gpu_pending = false;
+#if GPUPROF_WITH_CUDA
+    if (timed_) {
+      const cudaError_t status = cudaEventRecord(events_.end, stream_);
+      gpu_pending = status == cudaSuccess;
+      if (!gpu_pending) {
+        thread_->events.release(events_);
+        detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
+      }
+    }
+#endif
+    close();
+    // Taken only now: an observer's on_scope_end may itself have used scopes.
+    detail::InstanceRecord& record = thread_->records.next_slot();
+    record.id = id_;
+    record.node = thread_->local_nodes[node_].global;
+    record.host_begin_ns = begin_ns_;
+    record.host_end_ns = end_ns;
+    record.work = work_;
+    record.gpu_ms = -1;
+    record.gpu_pending = gpu_pending;
+#if GPUPROF_WITH_CUDA
+    if (gpu_pending) record.events = events_;
+#endif
+    thread_->records.publish_next();
+    detail::reclaim_after_reset(*thread_);
+  }
+
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+  Scope(Scope&&) = delete;
+  Scope& operator=(Scope&&) = delete;
+
+  std::uint64_t instance_id() const noexcept { return id_; }
+
+ private:
+  void notify_begin(detail::Recorder& recorder) {
+    for (int slot = 0; slot < detail::Recorder::max_observers; ++slot) {
+      if (ScopeObserver* observer = recorder.observer(slot)) {
+        observer->on_scope_begin(id_);
+        observed_ |= static_cast<std::uint8_t>(1u << slot);
+      }
+    }
+  }
+  // Everything after the events, in reverse order of opening.
+  void close() noexcept {
+    if (observed_) {
+      detail::Recorder& recorder = detail::recorder();
+      for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
+        if ((observed_ >> slot) & 1u)
+          if (ScopeObserver* observer = recorder.observer(slot)) observer->on_scope_end(id_);
+    }
+    nvtx_pop();
+    thread_->current = parent_;
+  }
+#if GPUPROF_WITH_CUDA
+  // Inside a CUDA graph capture an event record becomes a graph node, not a
+  // time stamp: such scopes keep only their host time.
+  void begin_events() {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    GPUPROF_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
+    if (capture != cudaStreamCaptureStatusNone) return;
+    events_ = detail::acquire_event_pair(*thread_);
+    try {
+      events_.record_begin(stream_);
+    } catch (...) {
+      thread_->events.release(events_);
+      throw;
+    }
+    timed_ = true;
+  }
+  EventPair events_;
+  bool timed_ = false;
+#endif
+
+  detail::ThreadState* thread_ = nullptr;
+  Stream stream_;
+  Work work_;
+  std::uint64_t id_ = 0;
+  std::int64_t begin_ns_ = 0;
+  std::uint32_t parent_ = 0;
+  std::uint32_t node_ = 0;
+  std::uint8_t observed_ = 0;  // bit i: observer slot i saw on_scope_begin
+};
+
+GPUPROF_NAMESPACE_END
+
+#define GPUPROF_DETAIL_SCOPE(id, ...)                                           \
+  static ::gpuprof::detail::CallSite GPUPROF_DETAIL_CONCAT(gpuprof_call_site_, id); \
+  const ::gpuprof::Scope GPUPROF_DETAIL_CONCAT(gpuprof_scope_, id)(               \
+      GPUPROF_DETAIL_CONCAT(gpuprof_call_site_, id), __VA_ARGS__)
+
+// GPUPROF_SCOPE(name[, stream][, work]) or GPUPROF_SCOPE(name, work): see above.
+#define GPUPROF_SCOPE(...) GPUPROF_DETAIL_SCOPE(__COUNTER__, __VA_ARGS__)
+
+#else  // GPUPROF_DISABLE: nothing is compiled, nothing is evaluated
+
+#define GPUPROF_SCOPE(...) static_assert(true, "")
+
+#endif

@@ -1,0 +1,118 @@
+// Timing without a usable GPU: the first use of gpuprof in this process says
+// so exactly once on stderr, and scopes, report() and bench() all run on the
+// host clock with the reason recorded. On a machine with a GPU the same
+// program checks the opposite: CUDA-event timing and no notice.
+//
+// Its own program: the notice is printed when the process first touches
+// gpuprof, so nothing may run before stderr is captured here.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <unistd.h>
+
+#include <gpuprof/bench.hpp>
+#include <gpuprof/profiler.hpp>
+#include <gpuprof/scope.hpp>
+
+#if GPUPROF_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace {
+
+// Redirects file descriptor 2 into a temporary file until read().
+class StderrCapture {
+ public:
+  StderrCapture() {
+    std::fflush(stderr);
+    saved_ = dup(2);
+    file_ = std::tmpfile();
+    REQUIRE(saved_ >= 0);
+    REQUIRE(file_ != nullptr);
+    REQUIRE(dup2(fileno(file_), 2) >= 0);
+  }
+  std::string read() {
+    std::fflush(stderr);
+    dup2(saved_, 2);
+    close(saved_);
+    std::rewind(file_);
+    std::string text;
+    char buffer[4096];
+    for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, file_)) > 0;) text.append(buffer, got);
+    std::fclose(file_);
+    return text;
+  }
+
+ private:
+  int saved_ = -1;
+  std::FILE* file_ = nullptr;
+};
+
+std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
+bool device_present() {
+#if GPUPROF_WITH_CUDA
+  int devices = 0;
+  const bool present = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  cudaGetLastError();
+  return present;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+TEST_CASE("without a usable device: host clock everywhere, the reason stated once") {
+  StderrCapture capture;
+  for (int i = 0; i < 3; ++i) {
+    GPUPROF_SCOPE("step");
+    GPUPROF_SCOPE("forward", nullptr);
+  }
+  const gpuprof::Report report = gpuprof::profiler().report();
+  const gpuprof::BenchResult bench = gpuprof::bench([] {});
+  gpuprof::profiler().report();
+  const std::string err = capture.read();
+
+  REQUIRE(report.nodes.size() == 2);
+  CHECK(report.nodes[0].count == 3);
+  CHECK(report.nodes[0].host_ms.n == 3);
+
+  if (device_present()) {
+    INFO("stderr: " << err);
+    CHECK(occurrences(err, "gpuprof:") == 0);
+    CHECK(report.timing_source == gpuprof::TimingSource::cuda_events);
+    CHECK(report.timing_note.empty());
+    CHECK(!report.device_name.empty());
+    CHECK(report.nodes[0].gpu_ms.n == 3);
+    CHECK(bench.timing_source == gpuprof::TimingSource::cuda_events);
+    return;
+  }
+  INFO("stderr: " << err);
+  CHECK(occurrences(err, "gpuprof:") == 1);
+  CHECK(occurrences(err, "timing with the host clock") == 1);
+#if GPUPROF_WITH_CUDA
+  // CI's case: toolkit, no driver.
+  CHECK(err.find("gpuprof: no usable CUDA device (") == 0);
+  CHECK(report.timing_note.find("no usable CUDA device (") == 0);
+#else
+  CHECK(err.find("gpuprof: built without the CUDA toolkit") == 0);
+  CHECK(report.timing_note.find("built without the CUDA toolkit") == 0);
+#endif
+  CHECK(report.timing_source == gpuprof::TimingSource::host_clock);
+  CHECK(gpuprof::profiler().timing_source() == gpuprof::TimingSource::host_clock);
+  CHECK(report.device_name.empty());
+  for (const auto& node : report.nodes) CHECK(!node.gpu_timed());
+  for (const auto& instance : report.instances) CHECK(instance.gpu_ms < 0);
+  CHECK(bench.timing_source == gpuprof::TimingSource::host_clock);
+  CHECK(bench.timing_note == report.timing_note);
+  CHECK(bench.summary().find("host clock: " + report.timing_note) != std::string::npos);
+}
