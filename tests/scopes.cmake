@@ -1,0 +1,55 @@
+# Scopes, NVTX, CUDA events, bench, the host-clock fallback, GPUPROF_DISABLE
+# and the installed package. Paths are relative to tests/.
+
+target_sources(gpuprof_tests PRIVATE
+  scopes/scope_tree_test.cpp
+  scopes/bench_host_test.cpp)
+
+# Programs of their own: the notice is printed once per process, and
+# GPUPROF_DISABLE is a compile flag.
+add_executable(gpuprof_host_fallback_test scopes/host_fallback_test.cpp)
+target_link_libraries(gpuprof_host_fallback_test PRIVATE gpuprof::gpuprof gpuprof_test_main)
+gpuprof_strict_warnings(gpuprof_host_fallback_test)
+add_test(NAME gpuprof_host_fallback COMMAND gpuprof_host_fallback_test)
+
+add_executable(gpuprof_disabled_test scopes/disabled_test.cpp)
+target_link_libraries(gpuprof_disabled_test PRIVATE gpuprof::gpuprof gpuprof_test_main)
+target_compile_definitions(gpuprof_disabled_test PRIVATE GPUPROF_DISABLE)
+gpuprof_strict_warnings(gpuprof_disabled_test)
+add_test(NAME gpuprof_disabled COMMAND gpuprof_disabled_test)
+
+if(GPUPROF_HAVE_CUDA)
+  # NVTX works without a driver, so this runs in CI. The recorder is linked in
+  # statically; a dynamic injection named in the environment (running under
+  # nsys, say) would take precedence, so the variable is removed for the test.
+  add_library(gpuprof_nvtx_recorder OBJECT nvtx_injection/nvtx_recorder.cpp)
+  target_link_libraries(gpuprof_nvtx_recorder PRIVATE CUDA::nvtx3)
+  gpuprof_strict_warnings(gpuprof_nvtx_recorder)
+  add_executable(gpuprof_nvtx_test nvtx_injection/nvtx_emission_test.cpp)
+  target_link_libraries(gpuprof_nvtx_test PRIVATE gpuprof::gpuprof gpuprof_test_main gpuprof_nvtx_recorder)
+  gpuprof_strict_warnings(gpuprof_nvtx_test)
+  add_test(NAME gpuprof_nvtx COMMAND gpuprof_nvtx_test)
+  set_tests_properties(gpuprof_nvtx PROPERTIES ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:")
+endif()
+
+if(CMAKE_CUDA_COMPILER)
+  add_executable(gpuprof_scopes_gpu_test scopes/scopes_gpu_test.cu)
+  target_link_libraries(gpuprof_scopes_gpu_test PRIVATE gpuprof::gpuprof gpuprof_gpu_test_main)
+  gpuprof_strict_warnings(gpuprof_scopes_gpu_test)
+  gpuprof_add_gpu_test(gpuprof_scopes_gpu gpuprof_scopes_gpu_test)
+endif()
+
+# The package as a consumer sees it: installed + find_package, add_subdirectory,
+# FetchContent from a local path. Each configures and builds a tiny project.
+foreach(mode IN ITEMS package subdirectory fetchcontent)
+  add_test(NAME gpuprof_consumer_${mode}
+    COMMAND ${CMAKE_COMMAND}
+      -DMODE=${mode}
+      -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/cmake_consumer/${mode}
+      -DGENERATOR=${CMAKE_GENERATOR}
+      -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
+      -DUSE_CUDA=${GPUPROF_USE_CUDA}
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake_consumer/run_consumer.cmake)
+  set_tests_properties(gpuprof_consumer_${mode} PROPERTIES LABELS package)
+endforeach()

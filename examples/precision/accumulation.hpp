@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "summation.hpp"  // kAddendCount, kTreeWidth
+
 namespace precision {
 
 constexpr double kExactTotal = 10.0;  // 1000 × 0.01 in exact arithmetic

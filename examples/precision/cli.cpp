@@ -44,7 +44,7 @@ std::string usage(const std::string& program, bool accepts_seed) {
 std::optional<std::string> gpu_rows_unavailable() {
 #if PRECISION_WITH_CUDA
   const gpuprof::detail::DeviceStatus device = gpuprof::detail::probe_device();
-  if (!device.usable) return "no usable CUDA device (" + device.reason + ")";
+  if (!device.usable) return device.reason;
   return std::nullopt;
 #else
   return std::string("built without CUDA");

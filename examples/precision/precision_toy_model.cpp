@@ -56,7 +56,7 @@ void print_policies(std::ostream& out, const std::string& title,
   out << title << ": dtype of each tensor, read from the element type the code produced\n  "
       << padded("policy", 12) << padded("parameters", 11) << padded("fc1 out", 8)
       << padded("LN out", 7) << padded("logits", 7) << padded("loss", 5) << padded("grads", 6)
-      << padded("loss", 20) << padded("loss rel. err", 24) << "grad rel. err (vs fp64)\n";
+      << padded("loss value", 20) << padded("loss rel. err", 24) << "grad rel. err (vs fp64)\n";
   for (const PolicyResult& result : results) {
     const precision::ToyDtypes& d = result.run.dtypes;
     out << "  " << padded(precision::policy_name(result.policy), 12) << padded(d.parameters, 11)

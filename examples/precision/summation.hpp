@@ -12,11 +12,13 @@
 #pragma once
 
 #if defined(__CUDACC__)
-// The templates are instantiated for the device with device-only Ops; the
-// pragma stops nvcc from also checking a host instantiation that never runs.
-#define PRECISION_HOST_DEVICE _Pragma("nv_exec_check_disable") __host__ __device__
+#define PRECISION_HOST_DEVICE __host__ __device__
+// The templates are instantiated for the device with device-only Ops; this
+// stops nvcc from also checking a host instantiation that never runs.
+#define PRECISION_NO_EXEC_CHECK _Pragma("nv_exec_check_disable")
 #else
 #define PRECISION_HOST_DEVICE
+#define PRECISION_NO_EXEC_CHECK
 #endif
 
 namespace precision {
@@ -25,6 +27,7 @@ constexpr int kAddendCount = 1000;  // the course's 1000 additions of 0.01
 constexpr int kTreeWidth = 1024;    // the next power of two: one block's reduction
 
 // s = s + x, rounding s after every add.
+PRECISION_NO_EXEC_CHECK
 template <class Ops, class Acc, class Add>
 PRECISION_HOST_DEVICE Acc sum_sequential(const Add* addends, int count) {
   Acc sum = Acc(0.0f);
@@ -35,6 +38,7 @@ PRECISION_HOST_DEVICE Acc sum_sequential(const Add* addends, int count) {
 // Kahan's compensated sum: c carries the low-order bits each add loses, and
 // the next addend is corrected by them. Needs add/sub that round exactly
 // once and are never reassociated or fused, which Ops guarantees.
+PRECISION_NO_EXEC_CHECK
 template <class Ops, class Acc, class Add>
 PRECISION_HOST_DEVICE Acc sum_kahan(const Add* addends, int count) {
   Acc sum = Acc(0.0f);
@@ -50,6 +54,7 @@ PRECISION_HOST_DEVICE Acc sum_kahan(const Add* addends, int count) {
 
 // One level of the tree: slot[i] += slot[i + stride]. The CPU loops over i,
 // a GPU block gives each i to a thread.
+PRECISION_NO_EXEC_CHECK
 template <class Ops, class Acc>
 PRECISION_HOST_DEVICE void tree_level(Acc* slots, int slot, int stride) {
   slots[slot] = Ops::add(slots[slot], slots[slot + stride]);

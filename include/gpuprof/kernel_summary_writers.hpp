@@ -27,7 +27,7 @@
 GPUPROF_NAMESPACE_BEGIN
 
 // A table of already formatted cells; `numeric[c]` right-aligns column c in markdown.
-struct TextTable {
+struct SummaryTable {
   std::vector<std::string> headers;
   std::vector<bool> numeric;
   std::vector<std::vector<std::string>> rows;
@@ -88,7 +88,7 @@ inline const std::vector<std::string>& kern_sum_headers() {
 }
 }  // namespace detail
 
-inline std::string to_csv(const TextTable& table) {
+inline std::string to_csv(const SummaryTable& table) {
   std::string out;
   for (std::size_t c = 0; c < table.headers.size(); ++c)
     out += (c ? "," : "") + detail::csv_field(table.headers[c], true);
@@ -100,7 +100,7 @@ inline std::string to_csv(const TextTable& table) {
   return out;
 }
 
-inline std::string to_markdown(const TextTable& table) {
+inline std::string to_markdown(const SummaryTable& table) {
   std::string out = "|";
   for (const std::string& header : table.headers) out += " " + detail::markdown_cell(header) + " |";
   out += "\n|";
@@ -116,8 +116,8 @@ inline std::string to_markdown(const TextTable& table) {
 }
 
 // nsys cuda_gpu_kern_sum's columns, in its order.
-inline TextTable kern_sum_table(const std::vector<KernelSummaryRow>& rows) {
-  TextTable table;
+inline SummaryTable kern_sum_table(const std::vector<KernelSummaryRow>& rows) {
+  SummaryTable table;
   table.headers = detail::kern_sum_headers();
   table.headers.push_back("Name");
   table.numeric.assign(table.headers.size() - 1, true);
@@ -131,8 +131,8 @@ inline TextTable kern_sum_table(const std::vector<KernelSummaryRow>& rows) {
 }
 
 // nsys nvtx_kern_sum's layout: the range and its view first, then kern_sum's columns.
-inline TextTable scope_kern_sum_table(const std::vector<ScopeKernelRow>& rows) {
-  TextTable table;
+inline SummaryTable scope_kern_sum_table(const std::vector<ScopeKernelRow>& rows) {
+  SummaryTable table;
   table.headers = {"Range", "View", "Scope Instances"};
   for (const std::string& header : detail::kern_sum_headers()) table.headers.push_back(header);
   table.headers.push_back("Kernel Name");
@@ -149,8 +149,8 @@ inline TextTable scope_kern_sum_table(const std::vector<ScopeKernelRow>& rows) {
 }
 
 // One row per scope: times in ms, then each category's share in % of the summed GPU time.
-inline TextTable scope_gpu_table(const std::vector<ScopeGpuSummary>& summaries) {
-  TextTable table;
+inline SummaryTable scope_gpu_table(const std::vector<ScopeGpuSummary>& summaries) {
+  SummaryTable table;
   table.headers = {"Scope", "Instances", "Event (ms)", "GPU projection (ms)", "Summed GPU (ms)"};
   if (!summaries.empty())
     for (const CategoryShare& share : summaries.front().categories) table.headers.push_back(share.category + " (%)");
@@ -227,7 +227,7 @@ inline bool ends_with(const std::string& text, const std::string& suffix) {
 }
 
 // Writes `table` or `json` to `path`, in the format its extension names.
-inline void write_summary(const std::string& path, const TextTable& table, const std::string& json) {
+inline void write_summary(const std::string& path, const SummaryTable& table, const std::string& json) {
   if (ends_with(path, ".csv")) write_file_atomically(path, to_csv(table));
   else if (ends_with(path, ".md")) write_file_atomically(path, to_markdown(table));
   else if (ends_with(path, ".json")) write_file_atomically(path, json);

@@ -71,7 +71,9 @@ inline std::string Profiler::timing_note() const {
 inline Report Profiler::report() {
   detail::Recorder& recorder = detail::recorder();
   std::vector<detail::InstanceSnapshot> instances;
-  bool synchronized = false;
+#if GPUPROF_WITH_CUDA
+  bool synchronized = false;  // one device synchronization covers every pending pair
+#endif
   recorder.for_each_thread([&](detail::ThreadState& thread) {
     const detail::ReadingGuard guard(thread.records);
     const std::uint64_t end = thread.records.published();

@@ -97,4 +97,6 @@ void clear() {
 
 // NVTX's loader looks for this symbol (it declares it weak, as null) after the
 // NVTX_INJECTION64_PATH variable: defining it links the recorder in statically.
-extern "C" NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = &nvtx_recorder::initialize;
+extern "C" {
+NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = &nvtx_recorder::initialize;
+}

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include <gpuprof/error.hpp>
@@ -26,9 +27,13 @@ class DeviceBuffer {
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& other) noexcept
+      : count_(std::exchange(other.count_, 0)), data_(std::exchange(other.data_, nullptr)) {}
+  DeviceBuffer& operator=(DeviceBuffer&&) = delete;  // not needed; keeps ownership simple
   ~DeviceBuffer() {
     // A destructor cannot throw; a failed free means the context is already
     // broken, and the call that broke it has thrown. Say so, do not hide it.
+    if (data_ == nullptr) return;  // moved from
     if (const cudaError_t status = cudaFree(data_); status != cudaSuccess)
       std::fprintf(stderr, "precision: cudaFree failed: %s\n", cudaGetErrorString(status));
   }

@@ -31,6 +31,11 @@ class MemoryWatch {
 
 }  // namespace
 
+std::string configuration_label(const RunConfig& config) {
+  return config.model.name + " ctx " + std::to_string(config.ctx) + " " + to_string(config.mode) +
+         " " + to_string(config.precision);
+}
+
 double step_flops(const RunConfig& config) {
   const double forward = forward_flops(config.model, config.batch, config.ctx);
   return config.mode == Mode::fwd ? forward : 3.0 * forward;
@@ -51,7 +56,8 @@ ResultRow blank_row(const Device& device, const RunConfig& config, const StepPro
 }
 
 ResultRow run_configuration(const Device& device, const RunConfig& config, const TokenBatch& batch,
-                            const StepProtocol& protocol, const std::map<Precision, double>& ceilings) {
+                            const StepProtocol& protocol,
+                            const std::map<Precision, double>& ceilings) {
   ResultRow row = blank_row(device, config, protocol);
   MemoryWatch memory(device);
   std::unique_ptr<Backend> backend;
@@ -65,7 +71,8 @@ ResultRow run_configuration(const Device& device, const RunConfig& config, const
   }
   memory.sample();
   backend->set_batch(batch.tokens, batch.targets);
-  const StepTiming timing = time_steps(*backend, config.mode, protocol.warmup, protocol.steps);
+  const StepTiming timing = time_steps(*backend, config.mode, protocol.warmup, protocol.steps,
+                                       configuration_label(config));
   memory.sample();
 
   const gpuprof::Summary summary = gpuprof::summarize(timing.samples_ms);
@@ -74,6 +81,7 @@ ResultRow run_configuration(const Device& device, const RunConfig& config, const
   row.median_ms = summary.median;
   row.min_ms = summary.min;
   row.cold_ms = timing.cold_ms;
+  row.timing = timing.gpu_timed ? "cuda_events" : "host_clock";
   const double seconds = summary.mean / 1e3;
   row.tokens_per_s = static_cast<double>(config.batch) * config.ctx / seconds;
   row.tflops = step_flops(config) / seconds / 1e12;

@@ -100,8 +100,10 @@ std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& opti
   const DeviceBuffer a16(count * 2), b16(count * 2), c16(count * 2);
   TRANSFORMER_CUDA_CHECK(cudaMemcpy(a32.get(), a_host.data(), count * 4, cudaMemcpyHostToDevice));
   TRANSFORMER_CUDA_CHECK(cudaMemcpy(b32.get(), b_host.data(), count * 4, cudaMemcpyHostToDevice));
-  TRANSFORMER_CUDA_CHECK(cudaMemcpy(a16.get(), to_bf16(a_host).data(), count * 2, cudaMemcpyHostToDevice));
-  TRANSFORMER_CUDA_CHECK(cudaMemcpy(b16.get(), to_bf16(b_host).data(), count * 2, cudaMemcpyHostToDevice));
+  TRANSFORMER_CUDA_CHECK(
+      cudaMemcpy(a16.get(), to_bf16(a_host).data(), count * 2, cudaMemcpyHostToDevice));
+  TRANSFORMER_CUDA_CHECK(
+      cudaMemcpy(b16.get(), to_bf16(b_host).data(), count * 2, cudaMemcpyHostToDevice));
 
   const GemmSetting settings[] = {
       {Precision::fp32, CUDA_R_32F, CUBLAS_COMPUTE_32F},
@@ -117,10 +119,10 @@ std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& opti
     const void* b = is_bf16 ? b16.get() : b32.get();
     void* c = is_bf16 ? c16.get() : c32.get();
     const auto product = [&] {
-      TRANSFORMER_CUBLAS_CHECK(cublasGemmEx(cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, dimension, dimension,
-                                            dimension, &alpha, a, setting.data_type, dimension, b,
-                                            setting.data_type, dimension, &beta, c, setting.data_type,
-                                            dimension, setting.compute, CUBLAS_GEMM_DEFAULT));
+      TRANSFORMER_CUBLAS_CHECK(cublasGemmEx(
+          cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, dimension, dimension, dimension, &alpha, a,
+          setting.data_type, dimension, b, setting.data_type, dimension, &beta, c,
+          setting.data_type, dimension, setting.compute, CUBLAS_GEMM_DEFAULT));
     };
     gpuprof::BenchOptions bench_options;
     bench_options.warmup = options.warmup;

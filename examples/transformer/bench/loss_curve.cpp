@@ -1,18 +1,24 @@
 // bench/loss_curve.cpp: runs and prints the loss-curve study.
 #include "loss_curve.hpp"
 
+#include <gpuprof/scope.hpp>
+
 #include <algorithm>
 #include <cmath>
-#include <iostream>
+#include <cstdio>
+#include <ostream>
 
+#include "backend_stream.hpp"
 #include "text_table.hpp"
 
 namespace transformer::bench {
 namespace {
 
-LossCurve train_and_record(const Device& device, RunConfig config, const TokenBatch& batch, int steps) {
+LossCurve train_and_record(const Device& device, RunConfig config, const TokenBatch& batch,
+                           int steps) {
   config.mode = Mode::step;
   const auto backend = device.make_backend(config);
+  GPUPROF_SCOPE(std::string("loss curve ") + to_string(config.precision), backend_stream(*backend));
   backend->set_batch(batch.tokens, batch.targets);
   LossCurve curve;
   curve.size = config.model.name;
@@ -49,21 +55,25 @@ void fill_divergences(std::vector<LossCurve>& curves) {
 std::vector<LossCurve> run_loss_curves(const Device& device, const RunConfig& config,
                                        const std::vector<Precision>& precisions,
                                        const TokenBatch& batch, int steps) {
+  // fp32 always runs first: it is the reference the divergences are measured from.
+  std::vector<Precision> run_order = {Precision::fp32};
+  for (const Precision precision : precisions)
+    if (precision != Precision::fp32) run_order.push_back(precision);
   std::vector<LossCurve> curves;
-  for (const Precision precision : precisions) {
+  for (const Precision precision : run_order) {
     if (!device.supports(precision)) {
-      std::cerr << "loss curve: " << to_string(precision) << " skipped: the " << device.backend_name()
-                << " backend does not support it\n";
+      std::fprintf(stderr, "loss curve: %s skipped: the %s backend does not support it\n",
+                   to_string(precision), device.backend_name());
       continue;
     }
-    std::cerr << "loss curve: " << config.model.name << " ctx " << config.ctx << ", "
-              << to_string(precision) << ", " << steps << " steps\n";
+    std::fprintf(stderr, "loss curve: %s ctx %d, %s, %d steps\n", config.model.name.c_str(),
+                 config.ctx, to_string(precision), steps);
     RunConfig run = config;
     run.precision = precision;
     try {
       curves.push_back(train_and_record(device, run, batch, steps));
     } catch (const OutOfMemory& error) {
-      std::cerr << "loss curve: " << to_string(precision) << " skipped: " << error.what() << "\n";
+      std::fprintf(stderr, "loss curve: %s skipped: %s\n", to_string(precision), error.what());
     }
   }
   fill_divergences(curves);
@@ -85,8 +95,8 @@ void print_loss_curves(std::ostream& out, const std::vector<LossCurve>& curves) 
       cells.push_back(step < curve.losses.size() ? fixed(curve.losses[step], 5) : "-");
     table.add_row(std::move(cells));
   }
-  out << "\nLoss per train step (" << curves.front().size << ", ctx " << curves.front().ctx << ", batch "
-      << curves.front().batch << ", one fixed batch, same initialisation)\n";
+  out << "\nLoss per train step (" << curves.front().size << ", ctx " << curves.front().ctx
+      << ", batch " << curves.front().batch << ", one fixed batch, same initialisation)\n";
   table.print(out);
   for (const LossCurve& curve : curves)
     if (curve.max_abs_divergence_from_fp32)

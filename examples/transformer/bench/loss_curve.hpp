@@ -11,9 +11,10 @@
 
 namespace transformer::bench {
 
-// One curve per precision the device supports (others are skipped with a
-// message on stderr), each from a fresh backend built from `config` with its
-// precision replaced. Divergences are filled in when fp32 is among the precisions.
+// One curve for fp32 (the reference, run even when not asked for) and one per
+// other precision the device supports (others are skipped with a message on
+// stderr), each from a fresh backend built from `config` with its precision
+// replaced, and the largest divergence of each from fp32.
 std::vector<LossCurve> run_loss_curves(const Device& device, const RunConfig& config,
                                        const std::vector<Precision>& precisions,
                                        const TokenBatch& batch, int steps);

@@ -43,13 +43,6 @@ std::vector<std::string> split_list(const std::string& flag, const std::string& 
   return items;
 }
 
-template <typename T, typename Parse>
-std::vector<T> parse_list(const std::string& flag, const std::string& text, Parse parse_item) {
-  std::vector<T> values;
-  for (const std::string& item : split_list(flag, text)) values.push_back(parse_item(item));
-  return values;
-}
-
 std::string joined_size_names() {
   std::string names;
   for (const std::string& name : size_names()) names += name + ", ";
@@ -64,73 +57,86 @@ bool is_custom_dimension_flag(const std::string& flag) {
 class Parser {
  public:
   Parser() {
-    using Setter = std::function<void(const std::string&)>;
-    const auto flag = [this](const std::string& name, Setter set) { with_value_[name] = set; };
-    flag("--size", [this](const std::string& v) {
-      options_.sizes = split_list("--size", v);
-      for (const std::string& size : options_.sizes)
-        if (size != "custom" && !named_size(size))
-          fail("--size", size, "unknown size (known: " + joined_size_names() + ")");
+    // Each handler parses the value of its flag into a field of options_.
+    const auto integer = [this](const char* flag, int& field, int minimum) {
+      with_value_[flag] = [flag, &field, minimum](const std::string& value) {
+        field = parse_at_least(flag, value, minimum);
+      };
+    };
+    const auto path = [this](const char* flag, std::string& field) {
+      with_value_[flag] = [flag, &field](const std::string& value) {
+        if (value.empty()) fail(flag, value, "empty path");
+        field = value;
+      };
+    };
+    const auto list = [this](const char* flag, auto& field, auto parse_item) {
+      with_value_[flag] = [flag, &field, parse_item](const std::string& value) {
+        field.clear();
+        for (const std::string& item : split_list(flag, value)) field.push_back(parse_item(item));
+      };
+    };
+
+    list("--size", options_.sizes, [](const std::string& size) {
+      if (size != "custom" && !named_size(size))
+        fail("--size", size, "unknown size (known: " + joined_size_names() + ")");
+      return size;
     });
-    flag("--ctx", [this](const std::string& v) {
-      options_.contexts = parse_list<int>("--ctx", v, [](const std::string& item) {
-        return parse_at_least("--ctx", item, 1);
-      });
+    list("--ctx", options_.contexts,
+         [](const std::string& item) { return parse_at_least("--ctx", item, 1); });
+    list("--mode", options_.modes, [](const std::string& item) {
+      const auto mode = parse_mode(item);
+      if (!mode) fail("--mode", item, "unknown mode (known: fwd, fwdbwd, step)");
+      return *mode;
     });
-    flag("--mode", [this](const std::string& v) {
-      options_.modes = parse_list<Mode>("--mode", v, [](const std::string& item) {
-        const auto mode = parse_mode(item);
-        if (!mode) fail("--mode", item, "unknown mode (known: fwd, fwdbwd, step)");
-        return *mode;
-      });
+    list("--precision", options_.precisions, [](const std::string& item) {
+      const auto precision = parse_precision(item);
+      if (!precision) fail("--precision", item, "unknown precision (known: fp32, tf32, bf16)");
+      return *precision;
     });
-    flag("--precision", [this](const std::string& v) {
-      options_.precisions = parse_list<Precision>("--precision", v, [](const std::string& item) {
-        const auto precision = parse_precision(item);
-        if (!precision) fail("--precision", item, "unknown precision (known: fp32, tf32, bf16)");
-        return *precision;
-      });
-    });
-    flag("--batch", [this](const std::string& v) { options_.batch = parse_at_least("--batch", v, 1); });
-    flag("--warmup", [this](const std::string& v) { options_.warmup = parse_at_least("--warmup", v, 0); });
-    flag("--steps", [this](const std::string& v) {
-      options_.steps = parse_at_least("--steps", v, 1);
-      options_.steps_given = true;
-    });
-    flag("--device", [this](const std::string& v) {
-      static const std::map<std::string, DeviceChoice> choices = {
-          {"auto", DeviceChoice::automatic}, {"cuda", DeviceChoice::cuda}, {"cpu", DeviceChoice::cpu}};
-      const auto found = choices.find(v);
-      if (found == choices.end()) fail("--device", v, "unknown device (known: auto, cuda, cpu)");
+    integer("--batch", options_.batch, 1);
+    integer("--warmup", options_.warmup, 0);
+    integer("--steps", options_.steps, 1);
+    integer("--loss-curve", options_.loss_curve_steps, 1);
+    integer("--d-model", options_.custom.d_model, 1);
+    integer("--d-ff", options_.custom.d_ff, 1);
+    integer("--layers", options_.custom.layers, 1);
+    integer("--heads", options_.custom.heads, 1);
+    integer("--vocab", options_.custom.vocab, 1);
+    with_value_["--seed"] = [this](const std::string& value) {
+      options_.seed = parse_number<std::uint64_t>("--seed", value);
+    };
+    with_value_["--device"] = [this](const std::string& value) {
+      static const std::map<std::string, DeviceChoice> choices = {{"auto", DeviceChoice::automatic},
+                                                                  {"cuda", DeviceChoice::cuda},
+                                                                  {"cpu", DeviceChoice::cpu}};
+      const auto found = choices.find(value);
+      if (found == choices.end())
+        fail("--device", value, "unknown device (known: auto, cuda, cpu)");
       options_.device = found->second;
-    });
-    flag("--d-model", [this](const std::string& v) { options_.custom.d_model = parse_at_least("--d-model", v, 1); });
-    flag("--d-ff", [this](const std::string& v) { options_.custom.d_ff = parse_at_least("--d-ff", v, 1); });
-    flag("--layers", [this](const std::string& v) { options_.custom.layers = parse_at_least("--layers", v, 1); });
-    flag("--heads", [this](const std::string& v) { options_.custom.heads = parse_at_least("--heads", v, 1); });
-    flag("--vocab", [this](const std::string& v) { options_.custom.vocab = parse_at_least("--vocab", v, 1); });
-    flag("--seed", [this](const std::string& v) { options_.seed = parse_number<std::uint64_t>("--seed", v); });
-    flag("--json", [this](const std::string& v) { options_.json_path = non_empty("--json", v); });
-    flag("--csv", [this](const std::string& v) { options_.csv_path = non_empty("--csv", v); });
-    flag("--dump", [this](const std::string& v) { options_.dump_dir = non_empty("--dump", v); });
-    flag("--torch-jsonl", [this](const std::string& v) { options_.torch_jsonl_path = non_empty("--torch-jsonl", v); });
-    flag("--report-json", [this](const std::string& v) { options_.report_json_path = non_empty("--report-json", v); });
-    flag("--trace", [this](const std::string& v) { options_.trace_path = non_empty("--trace", v); });
-    flag("--loss-curve", [this](const std::string& v) {
-      options_.loss_curve_steps = parse_at_least("--loss-curve", v, 1);
-    });
+    };
+    path("--json", options_.json_path);
+    path("--csv", options_.csv_path);
+    path("--dump", options_.dump_dir);
+    path("--torch-jsonl", options_.torch_jsonl_path);
+    path("--report-json", options_.report_json_path);
+    path("--trace", options_.trace_path);
     switches_["--help"] = [this] { options_.help = true; };
     switches_["-h"] = [this] { options_.help = true; };
     switches_["--report"] = [this] { options_.print_report = true; };
     switches_["--warmup-study"] = [this] { options_.warmup_study = true; };
   }
 
+  // The handlers point into this object.
+  Parser(const Parser&) = delete;
+  Parser& operator=(const Parser&) = delete;
+
   DriverOptions parse(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
       std::string name = args[i];
       std::string value;
       bool value_inline = false;
-      if (const auto equals = name.find('='); name.rfind("--", 0) == 0 && equals != std::string::npos) {
+      if (const auto equals = name.find('=');
+          name.rfind("--", 0) == 0 && equals != std::string::npos) {
         value = name.substr(equals + 1);
         name = name.substr(0, equals);
         value_inline = true;
@@ -141,7 +147,7 @@ class Parser {
         continue;
       }
       const auto found = with_value_.find(name);
-      if (found == with_value_.end()) throw UsageError("unknown flag '" + name + "' (see --help)");
+      if (found == with_value_.end()) throw UsageError("unknown flag '" + name + "'");
       if (!value_inline) {
         if (i + 1 == args.size()) throw UsageError(name + ": missing value");
         value = args[++i];
@@ -154,11 +160,6 @@ class Parser {
   }
 
  private:
-  static std::string non_empty(const std::string& flag, const std::string& value) {
-    if (value.empty()) fail(flag, value, "empty path");
-    return value;
-  }
-
   // The dimension flags only make sense for --size custom, and custom needs
   // them all (a silently defaulted dimension would benchmark a model nobody asked for).
   void check_custom_size() {
@@ -221,8 +222,11 @@ std::string usage_text() {
          "synchronized after every step), over sizes x contexts x modes x precisions.\n"
          "Lists are comma-separated.\n"
          "\n"
-         "  --size LIST        " + joined_size_names() + "\n"
-         "                     (custom: with --d-model N --d-ff N --layers N --heads N [--vocab N])\n"
+         "  --size LIST        " +
+         joined_size_names() +
+         "\n"
+         "                     (custom: with --d-model N --d-ff N --layers N --heads N [--vocab "
+         "N])\n"
          "  --ctx LIST         context lengths (GPU default 128,256,512,1024; CPU 128)\n"
          "  --batch N          sequences per step (default 4)\n"
          "  --warmup N         warm-up steps (default 5)\n"
@@ -235,7 +239,8 @@ std::string usage_text() {
          "  --csv PATH         the same rows as CSV\n"
          "  --torch-jsonl PATH join rows of bench/torch_ref.py (speedup = torch median / ours)\n"
          "  --dump DIR         after one train step of the first configuration, write tokens,\n"
-         "                     parameters, loss, logits, gradients as .npy (docs/transformer-dump.md)\n"
+         "                     parameters, loss, logits, gradients as .npy "
+         "(docs/transformer-dump.md)\n"
          "  --warmup-study     mean/std of the timed steps after 0, 1, 2, 5 warm-ups\n"
          "  --loss-curve N     loss of N train steps per precision, from one initialisation\n"
          "  --report           print gpuprof's scope tree at the end\n"

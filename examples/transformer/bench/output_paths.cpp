@@ -15,15 +15,18 @@
 namespace transformer::bench {
 namespace {
 
-[[noreturn]] void cannot_write(const std::string& flag, const std::string& path, const std::string& why) {
+[[noreturn]] void cannot_write(const std::string& flag, const std::string& path,
+                               const std::string& why) {
   throw UsageError(flag + " '" + path + "': cannot write: " + why);
 }
 
-void probe_directory(const std::string& flag, const std::string& path, const std::filesystem::path& directory) {
-  const std::filesystem::path probe =
-      directory / (".transformer_bench-write-check-" + std::to_string(static_cast<long>(::getpid())));
+void probe_directory(const std::string& flag, const std::string& path,
+                     const std::filesystem::path& directory) {
+  const std::filesystem::path probe = directory / (".transformer_bench-write-check-" +
+                                                   std::to_string(static_cast<long>(::getpid())));
   const int descriptor = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (descriptor < 0) cannot_write(flag, path, std::error_code(errno, std::generic_category()).message());
+  if (descriptor < 0)
+    cannot_write(flag, path, std::error_code(errno, std::generic_category()).message());
   ::close(descriptor);
   ::unlink(probe.c_str());
 }
@@ -44,7 +47,8 @@ void prepare_output_directory(const std::string& flag, const std::string& direct
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) cannot_write(flag, directory, error.message());
-  if (!std::filesystem::is_directory(directory, error)) cannot_write(flag, directory, "not a directory");
+  if (!std::filesystem::is_directory(directory, error))
+    cannot_write(flag, directory, "not a directory");
   probe_directory(flag, directory, directory);
 }
 

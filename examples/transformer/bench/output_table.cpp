@@ -8,16 +8,22 @@
 namespace transformer::bench {
 namespace {
 
-std::optional<double> as_double(const std::optional<std::int64_t>& value) {
+template <typename Integer>
+std::optional<double> as_double(const std::optional<Integer>& value) {
   if (!value) return std::nullopt;
   return static_cast<double>(*value);
 }
 
 std::string status_text(const ResultRow& row) {
   switch (row.status) {
-    case RowStatus::ok: return "ok";
-    case RowStatus::oom: return oom_text(row);
-    case RowStatus::unsupported: return "unsupported" + (row.note.empty() ? "" : " (" + row.note + ")");
+    case RowStatus::ok:
+      return "ok";
+    case RowStatus::oom:
+      return oom_text(row);
+    case RowStatus::unsupported:
+      return "unsupported (" + row.note + ")";
+    case RowStatus::error:
+      return "error: " + row.note;
   }
   return "?";
 }
@@ -36,29 +42,35 @@ std::string percent(const std::optional<double>& fraction) {
 }  // namespace
 
 std::string oom_text(const ResultRow& row) {
-  const auto bytes = [](const std::optional<std::size_t>& value) -> std::optional<double> {
-    if (!value) return std::nullopt;
-    return static_cast<double>(*value);
-  };
-  return "OOM (needs " + gib(bytes(row.bytes_requested)) + " GiB, " + gib(bytes(row.bytes_free)) +
-         " GiB free)";
+  return "OOM (needs " + gib(as_double(row.bytes_requested)) + " GiB, " +
+         gib(as_double(row.bytes_free)) + " GiB free)";
 }
 
 void print_results_table(std::ostream& out, const BenchResults& results) {
   const bool with_torch = std::any_of(results.rows.begin(), results.rows.end(),
                                       [](const ResultRow& row) { return row.torch.has_value(); });
-  std::vector<std::string> header = {"size", "ctx", "mode", "prec", "mean ms", "std ms", "median ms",
-                                     "min ms", "cold ms", "tokens/s", "TFLOP/s", "MFU", "peak GiB"};
+  std::vector<std::string> header = {"size",    "ctx",       "mode",     "prec",     "mean ms",
+                                     "std ms",  "median ms", "min ms",   "cold ms",  "tokens/s",
+                                     "TFLOP/s", "MFU",       "peak GiB", "alloc GiB"};
   if (with_torch) header.insert(header.end(), {"torch ms", "speedup", "mem ratio"});
   header.emplace_back("status");
 
   TextTable table(header);
   for (const ResultRow& row : results.rows) {
-    std::vector<std::string> cells = {
-        row.size, std::to_string(row.ctx), to_string(row.mode), to_string(row.precision),
-        fixed(row.mean_ms, 2), fixed(row.std_ms, 2), fixed(row.median_ms, 2), fixed(row.min_ms, 2),
-        fixed(row.cold_ms, 1), fixed(row.tokens_per_s, 0), fixed(row.tflops, 2), percent(row.mfu),
-        gib(as_double(row.peak_mem_bytes))};
+    std::vector<std::string> cells = {row.size,
+                                      std::to_string(row.ctx),
+                                      to_string(row.mode),
+                                      to_string(row.precision),
+                                      fixed(row.mean_ms, 2),
+                                      fixed(row.std_ms, 2),
+                                      fixed(row.median_ms, 2),
+                                      fixed(row.min_ms, 2),
+                                      fixed(row.cold_ms, 1),
+                                      fixed(row.tokens_per_s, 0),
+                                      fixed(row.tflops, 2),
+                                      percent(row.mfu),
+                                      gib(as_double(row.peak_mem_bytes)),
+                                      gib(as_double(row.allocated_bytes))};
     if (with_torch) {
       cells.push_back(torch_median_text(row));
       const auto speedup = row.speedup_vs_torch();

@@ -5,15 +5,21 @@ namespace transformer::bench {
 
 const char* to_string(RowStatus status) {
   switch (status) {
-    case RowStatus::ok: return "ok";
-    case RowStatus::oom: return "oom";
-    case RowStatus::unsupported: return "unsupported";
+    case RowStatus::ok:
+      return "ok";
+    case RowStatus::oom:
+      return "oom";
+    case RowStatus::unsupported:
+      return "unsupported";
+    case RowStatus::error:
+      return "error";
   }
   return "?";
 }
 
 std::optional<double> ResultRow::speedup_vs_torch() const {
-  if (!torch || torch->oom || !torch->median_ms || !median_ms || *median_ms <= 0) return std::nullopt;
+  if (!torch || torch->oom || !torch->median_ms || !median_ms || *median_ms <= 0)
+    return std::nullopt;
   return *torch->median_ms / *median_ms;
 }
 

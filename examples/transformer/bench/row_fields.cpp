@@ -33,6 +33,7 @@ RowFields row_fields(const ResultRow& row) {
       {"status", std::string(to_string(row.status))},
       {"note", row.note},
       {"params", integer(row.params)},
+      {"timing", row.timing.empty() ? FieldValue(nullptr) : FieldValue(row.timing)},
       {"mean_ms", optional_field(row.mean_ms)},
       {"std_ms", optional_field(row.std_ms)},
       {"median_ms", optional_field(row.median_ms)},
@@ -50,7 +51,8 @@ RowFields row_fields(const ResultRow& row) {
   fields.emplace_back("torch_median_ms", torch ? optional_field(torch->median_ms) : nullptr);
   fields.emplace_back("torch_oom", torch ? FieldValue(torch->oom) : FieldValue(nullptr));
   fields.emplace_back("torch_compiled", torch ? FieldValue(torch->compiled) : FieldValue(nullptr));
-  fields.emplace_back("torch_peak_mem_bytes", torch ? optional_field(torch->peak_mem_bytes) : nullptr);
+  fields.emplace_back("torch_peak_mem_bytes",
+                      torch ? optional_field(torch->peak_mem_bytes) : nullptr);
   fields.emplace_back("speedup_vs_torch", optional_field(row.speedup_vs_torch()));
   fields.emplace_back("memory_ratio_vs_torch", optional_field(row.memory_ratio_vs_torch()));
   return fields;

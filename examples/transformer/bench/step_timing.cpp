@@ -4,20 +4,10 @@
 #include <gpuprof/bench.hpp>
 #include <gpuprof/scope.hpp>
 
-#include <type_traits>
-#include <utility>
+#include "backend_stream.hpp"
 
 namespace transformer::bench {
 namespace {
-
-// Events must be recorded on the stream the backend works on: the CUDA
-// backend uses a non-blocking stream, which the default stream does not
-// order with. backend.hpp does not (yet) declare Backend::stream(); this
-// detects it, so the driver uses it as soon as it exists.
-template <class B, class = void>
-struct HasStream : std::false_type {};
-template <class B>
-struct HasStream<B, std::void_t<decltype(std::declval<const B&>().stream())>> : std::true_type {};
 
 void run_step_in_scopes(Backend& backend, Mode mode, gpuprof::Stream stream) {
   {
@@ -36,18 +26,10 @@ void run_step_in_scopes(Backend& backend, Mode mode, gpuprof::Stream stream) {
 
 }  // namespace
 
-bool backend_exposes_stream() { return HasStream<Backend>::value; }
-
-gpuprof::Stream backend_stream([[maybe_unused]] const Backend& backend) {
-  if constexpr (HasStream<Backend>::value) {
-    return reinterpret_cast<gpuprof::Stream>(backend.stream());
-  } else {
-    return nullptr;
-  }
-}
-
-StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps) {
+StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps,
+                      const std::string& scope_name) {
   const gpuprof::Stream stream = backend_stream(backend);
+  GPUPROF_SCOPE(scope_name, stream);
   int calls = 0;
   const auto step = [&] {
     if (calls++ < warmup) {

@@ -4,10 +4,8 @@
 // step's phases inside the gpuprof scopes "forward", "backward" and
 // "optimizer step", warm-up steps inside a "warmup" scope.
 #pragma once
-#include <optional>
+#include <string>
 #include <vector>
-
-#include <gpuprof/cuda_events.hpp>
 
 #include "backend.hpp"
 
@@ -19,14 +17,10 @@ struct StepTiming {
   bool gpu_timed = false;          // CUDA events (else the host clock)
 };
 
-// With warmup == 0 the cold step is the first timed step: that is what the
-// warm-up study shows.
-StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps);
-
-// The stream the backend enqueues on, where CUDA events must go (nullptr: the
-// default stream, or no stream at all on the CPU).
-gpuprof::Stream backend_stream(const Backend& backend);
-// False when the backend hides its stream, so event times could not be trusted.
-bool backend_exposes_stream();
+// All of it inside a scope named `scope_name` (one root of the profile per
+// configuration). With warmup == 0 the cold step is the first timed step:
+// that is what the warm-up study shows.
+StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps,
+                      const std::string& scope_name);
 
 }  // namespace transformer::bench

@@ -10,11 +10,13 @@
 namespace transformer::bench {
 namespace {
 
+// A number, or a placeholder that stands in a numeric column ("-" for none,
+// "OOM" for a configuration that did not fit).
 bool looks_numeric(const std::string& cell) {
+  if (cell == "-" || cell == "OOM") return true;
   if (cell.empty()) return false;
-  const unsigned char first = static_cast<unsigned char>(cell[0]);
-  return std::isdigit(first) || ((cell[0] == '-' || cell[0] == '+') && cell.size() > 1) ||
-         cell == "-";
+  const std::size_t digit = cell[0] == '-' || cell[0] == '+' ? 1 : 0;
+  return digit < cell.size() && std::isdigit(static_cast<unsigned char>(cell[digit]));
 }
 
 }  // namespace

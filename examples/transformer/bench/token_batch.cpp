@@ -10,7 +10,7 @@ TokenBatch make_token_batch(const RunConfig& config, std::uint64_t seed) {
   const auto vocab = static_cast<std::uint64_t>(config.model.vocab);
   // Distinct streams for tokens and targets, and distinct from the parameters'
   // stream of the same seed (model/init.hpp hashes the seed the same way).
-  const std::uint64_t token_stream = splitmix64(seed ^ 0x746F6B656E73ull);    // "tokens"
+  const std::uint64_t token_stream = splitmix64(seed ^ 0x746F6B656E73ull);     // "tokens"
   const std::uint64_t target_stream = splitmix64(seed ^ 0x74617267657473ull);  // "targets"
   TokenBatch batch;
   batch.tokens.resize(count);

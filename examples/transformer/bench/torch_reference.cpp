@@ -2,6 +2,7 @@
 #include "torch_reference.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
@@ -23,7 +24,10 @@ class FlatObjectReader {
         std::string key = read_string();
         expect(':');
         object[key] = read_value();
-        if (peek() == ',') { ++at_; continue; }
+        if (peek() == ',') {
+          ++at_;
+          continue;
+        }
         expect('}');
         break;
       }
@@ -79,11 +83,21 @@ class FlatObjectReader {
         if (at_ >= text_.size()) break;
         const char escaped = text_[at_++];
         switch (escaped) {
-          case 'n': c = '\n'; break;
-          case 't': c = '\t'; break;
-          case 'r': c = '\r'; break;
-          case 'b': c = '\b'; break;
-          case 'f': c = '\f'; break;
+          case 'n':
+            c = '\n';
+            break;
+          case 't':
+            c = '\t';
+            break;
+          case 'r':
+            c = '\r';
+            break;
+          case 'b':
+            c = '\b';
+            break;
+          case 'f':
+            c = '\f';
+            break;
           case 'u':
             // Only names and numbers matter here; a non-ASCII code point in a
             // string is kept as '?' rather than decoded.
@@ -92,7 +106,8 @@ class FlatObjectReader {
             if (static_cast<unsigned char>(c) >= 0x80) c = '?';
             at_ += 4;
             break;
-          default: c = escaped;  // \" \\ \/
+          default:
+            c = escaped;  // \" \\ \/
         }
       }
       value += c;
@@ -104,6 +119,9 @@ class FlatObjectReader {
   const std::string& text_;
   std::size_t at_ = 0;
 };
+
+// torch_ref.py's --batch default; its rows do not say which batch they ran.
+constexpr int torch_ref_default_batch = 4;
 
 template <typename T>
 const T* field(const FlatJsonObject& object, const std::string& name) {
@@ -118,7 +136,9 @@ std::optional<double> optional_number(const FlatJsonObject& object, const std::s
 
 }  // namespace
 
-FlatJsonObject parse_flat_json_object(const std::string& line) { return FlatObjectReader(line).read(); }
+FlatJsonObject parse_flat_json_object(const std::string& line) {
+  return FlatObjectReader(line).read();
+}
 
 TorchReference TorchReference::read(const std::string& path) {
   std::ifstream in(path);
@@ -128,7 +148,8 @@ TorchReference TorchReference::read(const std::string& path) {
   return from_lines(lines, path);
 }
 
-TorchReference TorchReference::from_lines(const std::vector<std::string>& lines, const std::string& origin) {
+TorchReference TorchReference::from_lines(const std::vector<std::string>& lines,
+                                          const std::string& origin) {
   TorchReference reference;
   for (std::size_t number = 1; number <= lines.size(); ++number) {
     const std::string& line = lines[number - 1];
@@ -154,15 +175,18 @@ TorchReference TorchReference::from_lines(const std::vector<std::string>& lines,
     figures.compiled = compiled && *compiled;
     figures.median_ms = optional_number(object, "median_ms");
     figures.mean_ms = optional_number(object, "mean_ms");
-    if (const auto gib = optional_number(object, "peak_mem_gib")) figures.peak_mem_bytes = *gib * 1073741824.0;
-    reference.figures_[Key{*size, static_cast<int>(*ctx), *mode, *precision}] = figures;
+    if (const auto gib = optional_number(object, "peak_mem_gib"))
+      figures.peak_mem_bytes = std::round(*gib * 1073741824.0);
+    const double* batch = field<double>(object, "batch");
+    const int batch_size = batch ? static_cast<int>(*batch) : torch_ref_default_batch;
+    reference.figures_[Key{*size, static_cast<int>(*ctx), *mode, *precision, batch_size}] = figures;
   }
   return reference;
 }
 
 void TorchReference::join(ResultRow& row) const {
-  const auto found =
-      figures_.find(Key{row.size, row.ctx, to_string(row.mode), to_string(row.precision)});
+  const auto found = figures_.find(
+      Key{row.size, row.ctx, to_string(row.mode), to_string(row.precision), row.batch});
   if (found != figures_.end()) row.torch = found->second;
 }
 

@@ -25,14 +25,16 @@ class TorchReference {
   // line on unreadable input. When a key repeats (torch_ref appends to its
   // file), the last line wins: it is the most recent run.
   static TorchReference read(const std::string& path);
-  static TorchReference from_lines(const std::vector<std::string>& lines, const std::string& origin);
+  static TorchReference from_lines(const std::vector<std::string>& lines,
+                                   const std::string& origin);
 
-  // Sets row.torch when a line matches (size, ctx, mode, precision).
+  // Sets row.torch when a line matches (size, ctx, mode, precision, batch).
+  // torch_ref.py writes no batch: such lines count as its default batch, 4.
   void join(ResultRow& row) const;
   std::size_t size() const { return figures_.size(); }
 
  private:
-  using Key = std::tuple<std::string, int, std::string, std::string>;
+  using Key = std::tuple<std::string, int, std::string, std::string, int>;  // + batch
   std::map<Key, TorchFigures> figures_;
 };
 

@@ -10,12 +10,11 @@
 
 namespace transformer::cuda {
 
-Gemm::Gemm(Precision precision, cudaStream_t stream, void* workspace, std::size_t workspace_bytes)
+Gemm::Gemm(Precision precision, cudaStream_t stream)
     : compute_(precision == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F) {
   TRANSFORMER_CUBLAS_CHECK(cublasCreate(&handle_));
   try {
     TRANSFORMER_CUBLAS_CHECK(cublasSetStream(handle_, stream));
-    TRANSFORMER_CUBLAS_CHECK(cublasSetWorkspace(handle_, workspace, workspace_bytes));
     // CUBLAS_DEFAULT_MATH never lets CUBLAS_COMPUTE_32F use TF32 (that needs
     // CUBLAS_TF32_TENSOR_OP_MATH or the _FAST_TF32 compute type), so fp32 is
     // true fp32 like PyTorch's default; tf32 asks for it through compute_.
@@ -27,7 +26,11 @@ Gemm::Gemm(Precision precision, cudaStream_t stream, void* workspace, std::size_
   }
 }
 
-Gemm::~Gemm() { cublasDestroy(handle_); }
+Gemm::~Gemm() { cublasDestroy(handle_); }  // a destructor cannot report a failure
+
+void Gemm::set_workspace(void* workspace, std::size_t bytes) {
+  TRANSFORMER_CUBLAS_CHECK(cublasSetWorkspace(handle_, workspace, bytes));
+}
 
 namespace {
 cublasOperation_t to_cublas(Op op) { return op == Op::transpose ? CUBLAS_OP_T : CUBLAS_OP_N; }

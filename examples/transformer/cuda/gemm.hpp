@@ -18,12 +18,16 @@ namespace transformer::cuda {
 // and compute type of a precision.
 class Gemm {
  public:
-  // The workspace (cuBLAS recommends 32 MiB on Hopper) is the caller's memory,
-  // so cuBLAS makes no hidden allocations.
-  Gemm(Precision precision, cudaStream_t stream, void* workspace, std::size_t workspace_bytes);
+  Gemm(Precision precision, cudaStream_t stream);
   ~Gemm();
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
+
+  // The workspace (cuBLAS recommends 32 MiB on Hopper) is the caller's memory,
+  // so cuBLAS makes no hidden allocations. Set before the first matmul; the
+  // handle exists first so its own allocations happen before the caller
+  // sizes its memory against what is free.
+  void set_workspace(void* workspace, std::size_t bytes);
 
   cublasHandle_t handle() const { return handle_; }
   cublasComputeType_t compute_type() const { return compute_; }

@@ -18,7 +18,6 @@
 // The logits buffer is turned into the logits' gradient in place by
 // backward(), so logits() is available between forward() and backward().
 #include <algorithm>
-#include <cmath>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -31,6 +30,7 @@
 #include "attention.hpp"
 #include "check.hpp"
 #include "cross_entropy.hpp"
+#include "device_utils.cuh"
 #include "embedding.hpp"
 #include "gemm.hpp"
 #include "parameters.hpp"
@@ -41,13 +41,11 @@ namespace transformer {
 namespace cuda {
 namespace {
 
-constexpr int kVectorWidth = 8;  // device_utils.cuh's kVec: 16-byte accesses
-
 void require_multiple(const char* what, long long value) {
-  if (value % kVectorWidth != 0)
+  if (value % kVec != 0)
     throw std::invalid_argument(std::string("CUDA backend: ") + what + " = " +
                                 std::to_string(value) + " must be a multiple of " +
-                                std::to_string(kVectorWidth) +
+                                std::to_string(kVec) +
                                 " (its kernels move rows in 16-byte vectors)");
 }
 
@@ -69,17 +67,21 @@ void check_supported(const RunConfig& config) {
 class Carver {
  public:
   explicit Carver(char* base) : base_(base) {}
+  // Aligns the next buffer's start and returns its offset.
+  std::size_t align() {
+    offset_ = (offset_ + kAlignment - 1) / kAlignment * kAlignment;
+    return offset_;
+  }
   template <class T>
   T* take(std::size_t count) {
-    offset_ = (offset_ + 255) / 256 * 256;
-    T* p = base_ ? reinterpret_cast<T*>(base_ + offset_) : nullptr;
+    const std::size_t offset = align();
     offset_ += count * sizeof(T);
-    return p;
+    return base_ ? reinterpret_cast<T*>(base_ + offset) : nullptr;
   }
-  char* here() { return base_ ? base_ + (offset_ + 255) / 256 * 256 : nullptr; }
-  std::size_t used() const { return offset_; }
+  char* at(std::size_t offset) const { return base_ ? base_ + offset : nullptr; }
 
  private:
+  static constexpr std::size_t kAlignment = 256;  // cuBLAS workspace and vector accesses
   char* base_;
   std::size_t offset_ = 0;
 };
@@ -168,8 +170,8 @@ Buffers<Act> carve(char* base, const RunConfig& config, std::size_t parameter_co
   b.rope_sin = arena.take<float>(rope);
   b.cublas_workspace = arena.take<char>(Gemm::kWorkspaceBytes);
 
-  b.volatile_begin = arena.here();
-  const std::size_t volatile_start = (arena.used() + 255) / 256 * 256;
+  const std::size_t volatile_start = arena.align();
+  b.volatile_begin = arena.at(volatile_start);
   if (training) b.grads = arena.take<float>(P);
   // Per-layer activations: fresh buffers per layer when backward needs them,
   // otherwise one set reused by every layer.
@@ -221,7 +223,7 @@ Buffers<Act> carve(char* base, const RunConfig& config, std::size_t parameter_co
     b.dh13 = arena.take<Act>(N * 2 * F);
     b.dgated = arena.take<Act>(N * F);
   }
-  b.total_bytes = (arena.used() + 255) / 256 * 256;
+  b.total_bytes = arena.align();
   b.volatile_bytes = b.total_bytes - volatile_start;
   return b;
 }
@@ -267,11 +269,11 @@ class CudaBackend final : public Backend {
   explicit CudaBackend(const RunConfig& config)
       : config_(config), layout_(config.model), block_(config.model) {
     check_supported(config);
+    gemm_ = std::make_unique<Gemm>(config_.precision, stream());
     buffers_ = carve<Act>(nullptr, config_, layout_.total);
     allocate_or_throw(arena_, buffers_.total_bytes);
     buffers_ = carve<Act>(static_cast<char*>(arena_.data), config_, layout_.total);
-    gemm_ = std::make_unique<Gemm>(config_.precision, stream(), buffers_.cublas_workspace,
-                                   Gemm::kWorkspaceBytes);
+    gemm_->set_workspace(buffers_.cublas_workspace, Gemm::kWorkspaceBytes);
     const RopeTables rope =
         make_rope_tables(config_.ctx, config_.model.d_head(), config_.model.rope_theta);
     upload(buffers_.rope_cos, rope.cos, stream());
@@ -599,8 +601,8 @@ class CudaBackend final : public Backend {
   // memory and the stream it uses.
   StreamOwner stream_;
   DeviceMemory arena_;
-  Buffers<Act> buffers_;
   std::unique_ptr<Gemm> gemm_;
+  Buffers<Act> buffers_;
   long long step_ = 0;
   bool have_batch_ = false;
   bool have_forward_ = false;

@@ -42,7 +42,8 @@ ParsedNpy parse_npy(const std::string& bytes) {
   REQUIRE(bytes[6] == 1);
   REQUIRE(bytes[7] == 0);
   const std::size_t header_length =
-      static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+      static_cast<unsigned char>(bytes[8]) |
+      (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
   CHECK((10 + header_length) % 64 == 0);
   REQUIRE(bytes.size() >= 10 + header_length);
   const std::string header = bytes.substr(10, header_length);

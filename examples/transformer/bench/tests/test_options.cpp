@@ -23,7 +23,9 @@ std::string usage_error_of(const std::vector<std::string>& args) {
   return {};
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -41,16 +43,35 @@ TEST_CASE("no flags leaves the device-dependent lists empty and the protocol def
 }
 
 TEST_CASE("lists and numbers, with separate and inline values") {
-  const DriverOptions options = parse_options(std::vector<std::string>{
-      "--size", "small,2.7B", "--ctx=128,1024", "--batch", "8", "--warmup", "0", "--steps=3",
-      "--mode", "fwd,step", "--precision", "bf16,tf32", "--device", "cpu", "--json", "out.json",
-      "--csv", "out.csv", "--loss-curve", "50", "--warmup-study", "--report", "--seed", "42"});
+  const DriverOptions options = parse_options(std::vector<std::string>{"--size",
+                                                                       "small,2.7B",
+                                                                       "--ctx=128,1024",
+                                                                       "--batch",
+                                                                       "8",
+                                                                       "--warmup",
+                                                                       "0",
+                                                                       "--steps=3",
+                                                                       "--mode",
+                                                                       "fwd,step",
+                                                                       "--precision",
+                                                                       "bf16,tf32",
+                                                                       "--device",
+                                                                       "cpu",
+                                                                       "--json",
+                                                                       "out.json",
+                                                                       "--csv",
+                                                                       "out.csv",
+                                                                       "--loss-curve",
+                                                                       "50",
+                                                                       "--warmup-study",
+                                                                       "--report",
+                                                                       "--seed",
+                                                                       "42"});
   CHECK(options.sizes == std::vector<std::string>{"small", "2.7B"});
   CHECK(options.contexts == std::vector<int>{128, 1024});
   CHECK(options.batch == 8);
   CHECK(options.warmup == 0);
   CHECK(options.steps == 3);
-  CHECK(options.steps_given);
   CHECK(options.modes == std::vector<Mode>{Mode::fwd, Mode::step});
   CHECK(options.precisions == std::vector<Precision>{Precision::bf16, Precision::tf32});
   CHECK(options.device == DeviceChoice::cpu);
@@ -79,7 +100,8 @@ TEST_CASE("resolve_defaults fills only what was not given") {
     CHECK(options.precisions == std::vector<Precision>{Precision::fp32});
   }
   SUBCASE("given lists stay") {
-    DriverOptions options = parse_options(std::vector<std::string>{"--ctx", "64", "--precision", "bf16"});
+    DriverOptions options =
+        parse_options(std::vector<std::string>{"--ctx", "64", "--precision", "bf16"});
     resolve_defaults(options, false);
     CHECK(options.contexts == std::vector<int>{64});
     CHECK(options.precisions == std::vector<Precision>{Precision::bf16});
@@ -87,9 +109,9 @@ TEST_CASE("resolve_defaults fills only what was not given") {
 }
 
 TEST_CASE("custom size takes its dimensions from the flags") {
-  const DriverOptions options = parse_options(std::vector<std::string>{
-      "--size", "custom,tiny", "--d-model", "96", "--d-ff", "256", "--layers", "2", "--heads", "3",
-      "--vocab", "500"});
+  const DriverOptions options = parse_options(
+      std::vector<std::string>{"--size", "custom,tiny", "--d-model", "96", "--d-ff", "256",
+                               "--layers", "2", "--heads", "3", "--vocab", "500"});
   const ModelConfig custom = model_for_size(options, "custom");
   CHECK(custom.name == "custom");
   CHECK(custom.d_model == 96);
@@ -101,7 +123,8 @@ TEST_CASE("custom size takes its dimensions from the flags") {
 }
 
 TEST_CASE("bad input names the flag and the value") {
-  const auto check_message = [](const std::vector<std::string>& args, const std::vector<std::string>& parts) {
+  const auto check_message = [](const std::vector<std::string>& args,
+                                const std::vector<std::string>& parts) {
     const std::string message = usage_error_of(args);
     for (const std::string& part : parts) {
       INFO("message: " << message << " -- expected to contain: " << part);
@@ -129,16 +152,18 @@ TEST_CASE("bad input names the flag and the value") {
   check_message({"--size", "custom", "--d-model", "64", "--d-ff", "128", "--layers", "2"},
                 {"--size custom needs --heads"});
   // 64 is not divisible by 5 heads: the model's own validation speaks.
-  check_message({"--size", "custom", "--d-model", "64", "--d-ff", "128", "--layers", "2", "--heads", "5"},
-                {"--size custom"});
+  check_message(
+      {"--size", "custom", "--d-model", "64", "--d-ff", "128", "--layers", "2", "--heads", "5"},
+      {"--size custom"});
 }
 
 TEST_CASE("--help is a switch and the usage text lists every flag") {
   CHECK(parse_options(std::vector<std::string>{"--help"}).help);
   CHECK(parse_options(std::vector<std::string>{"-h"}).help);
   const std::string usage = usage_text();
-  for (const char* flag : {"--size", "--ctx", "--batch", "--warmup", "--steps", "--mode", "--precision",
-                           "--device", "--json", "--csv", "--dump", "--torch-jsonl", "--warmup-study",
-                           "--loss-curve", "--report", "--report-json", "--trace", "--help"})
+  for (const char* flag :
+       {"--size", "--ctx", "--batch", "--warmup", "--steps", "--mode", "--precision", "--device",
+        "--json", "--csv", "--dump", "--torch-jsonl", "--warmup-study", "--loss-curve", "--report",
+        "--report-json", "--trace", "--help"})
     CHECK_MESSAGE(contains(usage, flag), flag);
 }

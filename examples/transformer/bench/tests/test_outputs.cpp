@@ -27,6 +27,7 @@ ResultRow measured_row() {
   row.warmup = 5;
   row.steps = 10;
   row.params = 128625408;
+  row.timing = "cuda_events";
   row.mean_ms = 40.5;
   row.std_ms = 0.25;
   row.median_ms = 40.0;
@@ -82,7 +83,8 @@ BenchResults sample_results() {
   results.steps = 10;
   results.ceilings_tflops = {{"bf16", 773.0}, {"fp32", 51.0}, {"tf32", 393.0}};
   results.rows = {measured_row(), oom_row(), unsupported_row()};
-  results.warmup_study = {{"small", 512, Mode::step, Precision::bf16, 0, 10, 120.0, 250.0, 800.0, 40.0}};
+  results.warmup_study = {
+      {"small", 512, Mode::step, Precision::bf16, 0, 10, 120.0, 250.0, 800.0, 40.0}};
   LossCurve curve;
   curve.size = "tiny";
   curve.ctx = 128;
@@ -105,10 +107,29 @@ TEST_CASE("the JSON document carries the schema, the ceilings and every row's fi
   CHECK(document["ceilings_tflops"]["tf32"].as_number() == 393.0);
   REQUIRE(document["rows"].size() == 3);
 
-  const char* required[] = {"size", "ctx", "batch", "mode", "precision", "backend", "warmup", "steps",
-                            "mean_ms", "std_ms", "median_ms", "min_ms", "cold_ms", "tokens_per_s",
-                            "tflops", "mfu", "peak_mem_bytes", "allocated_bytes", "params", "status",
-                            "bytes_requested", "torch_median_ms", "speedup_vs_torch",
+  const char* required[] = {"size",
+                            "ctx",
+                            "batch",
+                            "mode",
+                            "precision",
+                            "backend",
+                            "warmup",
+                            "steps",
+                            "mean_ms",
+                            "std_ms",
+                            "median_ms",
+                            "min_ms",
+                            "cold_ms",
+                            "tokens_per_s",
+                            "tflops",
+                            "mfu",
+                            "peak_mem_bytes",
+                            "allocated_bytes",
+                            "params",
+                            "status",
+                            "bytes_requested",
+                            "torch_median_ms",
+                            "speedup_vs_torch",
                             "torch_peak_mem_bytes"};
   for (const gpuprof_test::Json& row : document["rows"].elements())
     for (const char* key : required) CHECK_MESSAGE(row.contains(key), key);
@@ -123,6 +144,7 @@ TEST_CASE("the JSON document carries the schema, the ceilings and every row's fi
   CHECK(ok["mfu"].as_number() == 0.16);
   CHECK(ok["peak_mem_bytes"].as_int64() == (3LL << 30));
   CHECK(ok["params"].as_int64() == 128625408);
+  CHECK(ok["timing"].as_string() == "cuda_events");
   CHECK(ok["torch_median_ms"].as_number() == 73.5);
   CHECK(ok["speedup_vs_torch"].as_number() == doctest::Approx(73.5 / 40.0));
   CHECK(ok["memory_ratio_vs_torch"].as_number() == doctest::Approx(0.5));
@@ -133,6 +155,7 @@ TEST_CASE("the JSON document carries the schema, the ceilings and every row's fi
   CHECK(oom["bytes_requested"].as_int64() == (3LL << 29));
   CHECK(oom["bytes_free"].as_int64() == (1LL << 28));
   CHECK(oom["mean_ms"].is_null());
+  CHECK(oom["timing"].is_null());
   CHECK(oom["torch_median_ms"].is_null());
 
   CHECK(document["rows"][2]["status"].as_string() == "unsupported");
@@ -163,12 +186,14 @@ TEST_CASE("CSV has the JSON rows' columns, one line per row, RFC 4180 quoting") 
   REQUIRE(lines.size() == 4);
 
   std::string expected_header;
-  for (const auto& field : row_fields(ResultRow{})) expected_header += (expected_header.empty() ? "" : ",") + field.first;
+  for (const auto& field : row_fields(ResultRow{}))
+    expected_header += (expected_header.empty() ? "" : ",") + field.first;
   CHECK(lines[0] == expected_header);
   CHECK(lines[1].rfind("small,512,4,step,bf16,cuda,5,10,ok,", 0) == 0);
   CHECK(lines[2].rfind("2.7B,1024,4,step,fp32,cuda,0,0,oom,", 0) == 0);
   // The note holds a comma and quotes: one quoted cell with doubled quotes.
-  CHECK(lines[3].find(",\"the cpu backend computes in fp32 only, \"\"bf16\"\" skipped\",") != std::string::npos);
+  CHECK(lines[3].find(",\"the cpu backend computes in fp32 only, \"\"bf16\"\" skipped\",") !=
+        std::string::npos);
 }
 
 TEST_CASE("the table spells OOM with the memory needed and shows the PyTorch columns") {
@@ -189,4 +214,11 @@ TEST_CASE("the table spells OOM with the memory needed and shows the PyTorch col
   std::getline(lines, line);  // the rule
   std::getline(lines, line);  // the first row: its median is 40.00
   CHECK(line.substr(column_end - 5, 5) == "40.00");
+}
+
+TEST_CASE("every row status has its JSON name") {
+  CHECK(std::string(to_string(RowStatus::ok)) == "ok");
+  CHECK(std::string(to_string(RowStatus::oom)) == "oom");
+  CHECK(std::string(to_string(RowStatus::unsupported)) == "unsupported");
+  CHECK(std::string(to_string(RowStatus::error)) == "error");
 }

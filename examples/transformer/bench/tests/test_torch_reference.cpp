@@ -18,6 +18,7 @@ ResultRow row_for(const std::string& size, int ctx, Mode mode, Precision precisi
   row.ctx = ctx;
   row.mode = mode;
   row.precision = precision;
+  row.batch = 4;
   row.median_ms = 10.0;
   row.peak_mem_bytes = 1LL << 30;
   return row;
@@ -70,6 +71,12 @@ TEST_CASE("torch_ref rows join on size, ctx, mode and precision; the last line w
   ResultRow unmatched = row_for("small", 512, Mode::fwd, Precision::bf16);
   reference.join(unmatched);
   CHECK_FALSE(unmatched.torch.has_value());
+
+  // torch_ref's rows say no batch: they stand for its default, 4, only.
+  ResultRow other_batch = row_for("small", 512, Mode::step, Precision::bf16);
+  other_batch.batch = 8;
+  reference.join(other_batch);
+  CHECK_FALSE(other_batch.torch.has_value());
 }
 
 TEST_CASE("a bad torch_ref line is reported with its file and line number") {
@@ -82,4 +89,17 @@ TEST_CASE("a bad torch_ref line is reported with its file and line number") {
     CHECK(std::string(error.what()).find("runs.jsonl:2:") != std::string::npos);
   }
   CHECK_THROWS_AS(TorchReference::read("/nonexistent/torch.jsonl"), std::runtime_error);
+}
+
+TEST_CASE("a row that states its batch joins rows of that batch") {
+  const TorchReference reference = TorchReference::from_lines(
+      {R"({"size": "small", "ctx": 128, "mode": "fwd", "prec": "fp32", "batch": 8, "median_ms": 3.0})"},
+      "batch8.jsonl");
+  ResultRow row = row_for("small", 128, Mode::fwd, Precision::fp32);
+  reference.join(row);
+  CHECK_FALSE(row.torch.has_value());
+  row.batch = 8;
+  reference.join(row);
+  REQUIRE(row.torch.has_value());
+  CHECK(*row.torch->median_ms == 3.0);
 }

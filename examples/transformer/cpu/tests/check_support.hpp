@@ -61,19 +61,39 @@ inline bool gradient_matches(double analytic, double numeric) {
   return std::abs(analytic - numeric) <= gradient_rtol * std::max(std::abs(numeric), 1e-2);
 }
 
-// Checks analytic[i] against the central difference for every element of
-// `values` (a tensor the loss reads through a reference).
+// Checks analytic[i] against the central difference for each listed element
+// of `values` (a tensor the loss reads through a reference).
 template <class Loss>
-void check_all_elements(const std::string& what, Loss&& loss, double* values,
-                        const double* analytic, Eigen::Index count) {
+void check_elements(const std::string& what, Loss&& loss, double* values, const double* analytic,
+                    const std::vector<Eigen::Index>& indices) {
   int mismatches = 0;
-  for (Eigen::Index i = 0; i < count; ++i) {
+  for (const Eigen::Index i : indices) {
     const double numeric = central_difference(loss, values[i]);
     if (!gradient_matches(analytic[i], numeric) && ++mismatches <= 5)
       FAIL_CHECK(what << "[" << i << "]: analytic " << analytic[i] << " vs finite difference "
                       << numeric);
   }
-  CHECK_MESSAGE(mismatches == 0, what << ": " << mismatches << " of " << count << " elements differ");
+  CHECK_MESSAGE(mismatches == 0,
+                what << ": " << mismatches << " of " << indices.size() << " checked elements differ");
+}
+
+template <class Loss>
+void check_all_elements(const std::string& what, Loss&& loss, double* values,
+                        const double* analytic, Eigen::Index count) {
+  std::vector<Eigen::Index> all(static_cast<std::size_t>(count));
+  for (Eigen::Index i = 0; i < count; ++i) all[static_cast<std::size_t>(i)] = i;
+  check_elements(what, loss, values, analytic, all);
+}
+
+// `samples` distinct elements chosen at random (all of them if fewer).
+template <class Loss>
+void check_sampled_elements(const std::string& what, Loss&& loss, double* values,
+                            const double* analytic, Eigen::Index count, std::size_t samples) {
+  std::vector<Eigen::Index> indices(static_cast<std::size_t>(count));
+  for (Eigen::Index i = 0; i < count; ++i) indices[static_cast<std::size_t>(i)] = i;
+  std::shuffle(indices.begin(), indices.end(), rng());
+  indices.resize(std::min(samples, indices.size()));
+  check_elements(what, loss, values, analytic, indices);
 }
 
 // max |a − b| / max(max |b|, tiny): the relative error of a whole tensor.

@@ -33,7 +33,7 @@ void randomise(CpuModel<double>& model, std::uint64_t seed) {
           random_vector(tensor.cols, 1.0, 0.3);
 }
 
-TEST_CASE("model loss and gradients match finite differences on every parameter") {
+TEST_CASE("model loss and gradients match finite differences on every tensor") {
   CpuModel<double> model(little_config(), little_batch, little_ctx);
   randomise(model, 7);
   const auto tokens = random_ids(little_batch * little_ctx, 37);
@@ -41,14 +41,16 @@ TEST_CASE("model loss and gradients match finite differences on every parameter"
   model.forward(tokens, targets);
   const Vector<double> grads = model.backward();
   auto loss = [&] { return model.forward(tokens, targets); };
-  // All ~5.6k parameters: two forward passes each, well under a second.
+  // 32 random elements of every tensor (all of a gain): ~550 of the 5.6k
+  // parameters. The layer tests check every element of each layer; checking
+  // every parameter here too takes ~1 minute under the sanitizers.
   for (const ParamTensor& tensor : model.layout().tensors) {
     const auto offset = static_cast<Eigen::Index>(tensor.offset);
     const auto size = static_cast<Eigen::Index>(tensor.size());
     // A tensor whose gradient is all zero would pass vacuously.
     CHECK_MESSAGE(grads.segment(offset, size).cwiseAbs().maxCoeff() > 1e-6, tensor.name);
-    check_all_elements(tensor.name, loss, model.parameters().data() + offset,
-                       grads.data() + offset, size);
+    check_sampled_elements(tensor.name, loss, model.parameters().data() + offset,
+                           grads.data() + offset, size, 32);
   }
 }
 

@@ -1,0 +1,146 @@
+// bench/driver.cpp: the order of a run: check every output first, pick the
+// device, measure the GEMM ceilings, dump, sweep, studies, then print and write.
+#include "driver.hpp"
+
+#include <gpuprof/atomic_file.hpp>
+#include <gpuprof/profiler.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+#include "backend_stream.hpp"
+#include "device.hpp"
+#include "dump.hpp"
+#include "gemm_ceiling.hpp"
+#include "loss_curve.hpp"
+#include "output.hpp"
+#include "output_paths.hpp"
+#include "sweep.hpp"
+#include "text_table.hpp"
+#include "torch_reference.hpp"
+#include "warmup_study.hpp"
+
+namespace transformer::bench {
+namespace {
+
+void check_outputs(const DriverOptions& options) {
+  const std::pair<const char*, const std::string*> files[] = {
+      {"--json", &options.json_path},
+      {"--csv", &options.csv_path},
+      {"--report-json", &options.report_json_path},
+      {"--trace", &options.trace_path}};
+  for (const auto& [flag, path] : files)
+    if (!path->empty()) check_output_file(flag, *path);
+  if (!options.dump_dir.empty()) prepare_output_directory("--dump", options.dump_dir);
+}
+
+std::optional<TorchReference> read_torch_reference(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  try {
+    return TorchReference::read(path);
+  } catch (const std::runtime_error& error) {
+    throw UsageError(std::string("--torch-jsonl: ") + error.what());
+  }
+}
+
+std::map<Precision, double> measure_ceilings(const Device& device) {
+  if (!device.is_cuda()) return {};
+  const GemmCeilingOptions gemm;
+  std::fprintf(stderr, "measuring GEMM ceilings (%d^3 cuBLAS products, median of %d) ...\n", gemm.n,
+               gemm.iters);
+  const std::map<Precision, double> ceilings = measure_gemm_ceilings(gemm);
+  std::cout << "GEMM ceilings (" << gemm.n << "^3 cuBLAS, median of " << gemm.iters << "):";
+  for (const auto& [precision, tflops] : ceilings)
+    std::cout << "  " << to_string(precision) << " " << fixed(tflops, 1) << " TFLOP/s";
+  std::cout << "\n";
+  return ceilings;
+}
+
+// The first configuration the device can run: what --dump uses.
+std::optional<RunConfig> first_supported(const Device& device, const DriverOptions& options) {
+  for (const RunConfig& config : sweep_configurations(options))
+    if (device.supports(config.precision)) return config;
+  return std::nullopt;
+}
+
+void write_dump(const Device& device, const DriverOptions& options) {
+  const std::optional<RunConfig> config = first_supported(device, options);
+  if (!config)
+    throw std::runtime_error("--dump: no configuration the " + std::string(device.backend_name()) +
+                             " backend supports");
+  std::fprintf(stderr, "dump: one train step of %s into %s\n", configuration_label(*config).c_str(),
+               options.dump_dir.c_str());
+  write_training_step_dump(options.dump_dir, device, *config,
+                           make_token_batch(*config, options.seed));
+}
+
+void write_profile(const DriverOptions& options) {
+  if (!options.print_report && options.report_json_path.empty() && options.trace_path.empty())
+    return;
+  const gpuprof::Report report = gpuprof::profiler().report();
+  if (options.print_report) {
+    std::cout << "\n";
+    report.print(std::cout);
+  }
+  if (!options.report_json_path.empty()) report.write_json(options.report_json_path);
+  if (!options.trace_path.empty()) report.write_chrome_trace(options.trace_path);
+}
+
+}  // namespace
+
+int run_driver(DriverOptions options) {
+  check_outputs(options);
+  const std::optional<TorchReference> torch = read_torch_reference(options.torch_jsonl_path);
+  gpuprof::profiler();  // probes the device now, so its one-time notice precedes the progress lines
+  const Device device = Device::select(options.device);
+  if (!device.notice().empty()) std::fprintf(stderr, "notice: %s\n", device.notice().c_str());
+  resolve_defaults(options, device.is_cuda());
+
+  BenchResults results;
+  results.device = device.name();
+  results.backend = device.backend_name();
+  results.batch = options.batch;
+  results.warmup = options.warmup;
+  results.steps = options.steps;
+  results.seed = options.seed;
+  const std::map<Precision, double> ceilings = measure_ceilings(device);
+  for (const auto& [precision, tflops] : ceilings)
+    results.ceilings_tflops[to_string(precision)] = tflops;
+
+  if (device.is_cuda() && !backend_exposes_stream()) {
+    // Events on the default stream would not see the backend's work.
+    std::fprintf(stderr,
+                 "notice: Backend does not expose its CUDA stream: timing with the host clock "
+                 "(the device synchronized after every step)\n");
+    gpuprof::profiler().set_gpu_timing(false);
+  }
+  if (!options.dump_dir.empty()) write_dump(device, options);
+  results.rows = run_sweep(device, options, ceilings);
+  if (torch)
+    for (ResultRow& row : results.rows) torch->join(row);
+  if (options.warmup_study) results.warmup_study = run_warmup_study(device, options);
+  if (options.loss_curve_steps > 0) {
+    // The first size and context of the sweep; run_loss_curves picks the precisions.
+    const RunConfig config = sweep_configurations(options).front();
+    results.loss_curves =
+        run_loss_curves(device, config, options.precisions, make_token_batch(config, options.seed),
+                        options.loss_curve_steps);
+  }
+
+  print_results_table(std::cout, results);
+  print_warmup_study(std::cout, results.warmup_study);
+  print_loss_curves(std::cout, results.loss_curves);
+  if (!options.json_path.empty())
+    gpuprof::write_file_atomically(options.json_path, results_json(results));
+  if (!options.csv_path.empty())
+    gpuprof::write_file_atomically(options.csv_path, results_csv(results));
+  write_profile(options);
+  const bool any_failed =
+      std::any_of(results.rows.begin(), results.rows.end(),
+                  [](const ResultRow& row) { return row.status == RowStatus::error; });
+  return any_failed ? 1 : 0;
+}
+
+}  // namespace transformer::bench

@@ -1,0 +1,26 @@
+// bench/main.cpp: transformer_bench, the CS336 end-to-end benchmark of the
+// Transformer LM (see --help). Exit status: 0 done, 1 a run failed, 2 bad input.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "driver.hpp"
+#include "options.hpp"
+
+int main(int argc, char** argv) {
+  using namespace transformer::bench;
+  try {
+    DriverOptions options = parse_options(argc, argv);
+    if (options.help) {
+      std::cout << usage_text();
+      return 0;
+    }
+    return run_driver(std::move(options));
+  } catch (const UsageError& error) {
+    std::fprintf(stderr, "transformer_bench: %s\n(see transformer_bench --help)\n", error.what());
+    return 2;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "transformer_bench: error: %s\n", error.what());
+    return 1;
+  }
+}

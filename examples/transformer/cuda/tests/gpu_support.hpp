@@ -1,0 +1,176 @@
+// cuda/tests/gpu_support.hpp: what the CUDA backend's GPU tests share: device
+// arrays that start poisoned with NaN (so an element a kernel fails to write
+// fails the comparison), conversions to and from the stored types, and the
+// norm-wise comparison ‖got − want‖₂ / ‖want‖₂ that every check uses, printed
+// per tensor so a run on the GPU shows the margins, not just pass/fail.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+#include <doctest/doctest.h>
+
+#include "../../backend.hpp"
+#include "../check.hpp"
+
+namespace transformer::cuda::test {
+
+using bf16 = __nv_bfloat16;
+
+template <class T>
+T to_stored(double x) {
+  if constexpr (std::is_same_v<T, bf16>)
+    return __float2bfloat16_rn(static_cast<float>(x));
+  else
+    return static_cast<T>(x);
+}
+
+template <class T>
+double to_double(T x) {
+  if constexpr (std::is_same_v<T, bf16>)
+    return static_cast<double>(__bfloat162float(x));
+  else
+    return static_cast<double>(x);
+}
+
+// The values a T can hold nearest to `values`: references are computed from
+// these, so a test measures the kernel, not the rounding of its inputs.
+template <class T>
+std::vector<double> round_to(const std::vector<double>& values) {
+  std::vector<double> rounded(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) rounded[i] = to_double(to_stored<T>(values[i]));
+  return rounded;
+}
+
+template <class T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(std::size_t count) : count_(count) {
+    void* memory = nullptr;
+    TRANSFORMER_CUDA_CHECK(cudaMalloc(&memory, count * sizeof(T)));
+    data_ = static_cast<T*>(memory);
+    TRANSFORMER_CUDA_CHECK(cudaMemset(data_, 0xFF, count * sizeof(T)));  // NaN for float/bf16
+  }
+  template <class U>
+  explicit DeviceArray(const std::vector<U>& values) : DeviceArray(values.size()) {
+    upload(values);
+  }
+  ~DeviceArray() { cudaFree(data_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+
+  T* get() const { return data_; }
+  std::size_t size() const { return count_; }
+
+  template <class U>
+  void upload(const std::vector<U>& values) {
+    REQUIRE(values.size() == count_);
+    std::vector<T> stored(count_);
+    for (std::size_t i = 0; i < count_; ++i) stored[i] = to_stored<T>(static_cast<double>(values[i]));
+    TRANSFORMER_CUDA_CHECK(
+        cudaMemcpy(data_, stored.data(), count_ * sizeof(T), cudaMemcpyHostToDevice));
+  }
+
+  std::vector<double> download() const {
+    std::vector<T> stored(count_);
+    TRANSFORMER_CUDA_CHECK(cudaDeviceSynchronize());
+    TRANSFORMER_CUDA_CHECK(
+        cudaMemcpy(stored.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
+    std::vector<double> values(count_);
+    for (std::size_t i = 0; i < count_; ++i) values[i] = to_double(stored[i]);
+    return values;
+  }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_;
+};
+
+inline std::mt19937_64& rng() {
+  static std::mt19937_64 engine(20250608);
+  return engine;
+}
+
+inline std::vector<double> random_values(std::size_t count, double mean = 0, double scale = 1) {
+  std::normal_distribution<double> normal(mean, scale);
+  std::vector<double> values(count);
+  for (double& v : values) v = normal(rng());
+  return values;
+}
+
+inline std::vector<std::int32_t> random_ids(std::size_t count, int limit) {
+  std::uniform_int_distribution<std::int32_t> pick(0, limit - 1);
+  std::vector<std::int32_t> ids(count);
+  for (auto& id : ids) id = pick(rng());
+  return ids;
+}
+
+// Norm-wise relative error; NaN anywhere (an unwritten, poisoned element)
+// makes it infinite and is counted.
+struct Comparison {
+  double relative = 0;
+  std::size_t nans = 0;
+  std::size_t worst = 0;  // index of the largest |got − want|
+};
+
+inline Comparison compare(const double* got, const double* want, std::size_t count) {
+  Comparison c;
+  double diff2 = 0, ref2 = 0, worst = -1;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (std::isnan(got[i])) {
+      if (c.nans++ == 0) c.worst = i;
+      continue;
+    }
+    const double diff = got[i] - want[i];
+    diff2 += diff * diff;
+    ref2 += want[i] * want[i];
+    if (c.nans == 0 && std::abs(diff) > worst) {
+      worst = std::abs(diff);
+      c.worst = i;
+    }
+  }
+  c.relative = c.nans ? INFINITY : std::sqrt(diff2) / std::max(std::sqrt(ref2), 1e-300);
+  return c;
+}
+
+inline void check_close(const std::string& what, const double* got, const double* want,
+                        std::size_t count, double tolerance) {
+  REQUIRE(count > 0);
+  const Comparison c = compare(got, want, count);
+  std::printf("  %-48s rel err %.3e (tolerance %.0e)%s\n", what.c_str(), c.relative, tolerance,
+              c.relative <= tolerance ? "" : "  <-- FAIL");
+  CHECK_MESSAGE(c.relative <= tolerance,
+                what << ": ‖got − want‖/‖want‖ = " << c.relative << " > " << tolerance << "; "
+                     << c.nans << " NaN (unwritten) of " << count << "; at [" << c.worst
+                     << "] got " << got[c.worst] << ", want " << want[c.worst]);
+}
+
+inline void check_close(const std::string& what, const std::vector<double>& got,
+                        const std::vector<double>& want, double tolerance) {
+  REQUIRE(got.size() == want.size());
+  check_close(what, got.data(), want.data(), got.size(), tolerance);
+}
+
+// Stated tolerances (norm-wise relative error against the double reference).
+// One layer: fp32 ≈ a few float roundings; tf32 GEMM inputs keep 10 mantissa
+// bits (unit roundoff 4.9e-4, and attention chains three GEMMs and a softmax
+// gradient with cancellation); bf16 keeps 7 (3.9e-3) in stored tensors. The
+// whole model compounds them over its layers, hence the looser second column.
+struct Tolerance {
+  double layer, model;
+};
+inline Tolerance tolerance_for(Precision precision) {
+  switch (precision) {
+    case Precision::fp32: return {1e-5, 5e-5};
+    case Precision::tf32: return {3e-3, 1e-2};
+    case Precision::bf16: return {1e-2, 3e-2};
+  }
+  return {0, 0};
+}
+
+}  // namespace transformer::cuda::test

@@ -1,0 +1,68 @@
+// profile/main.cpp: transformer_profile, the CS336 profiling questions (a)-(e)
+// answered from kernels gpuprof captured (see --help and docs/profiling.md).
+// Exit status: 0 done, 1 a configuration or an output failed, 2 bad flags,
+// 3 no usable GPU or CUPTI cannot capture.
+#include <gpuprof/atomic_file.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+
+#include "bench/options.hpp"
+#include "bench/output_paths.hpp"
+#include "profile_options.hpp"
+#include "profile_run.hpp"
+#include "report_json.hpp"
+#include "report_markdown.hpp"
+
+namespace {
+
+using namespace transformer::profile;
+
+bool any_failed(const ProfileResults& results) {
+  for (const ConfigurationProfile& c : results.configurations)
+    if (c.status == RunStatus::error) return true;
+  if (results.memory)
+    for (const MemoryRow& row : results.memory->rows)
+      if (row.status == RunStatus::error) return true;
+  return false;
+}
+
+int write_outputs(const ProfileOptions& options, const ProfileResults& results) {
+  const std::string markdown = profile_markdown(results);
+  if (options.out_dir.empty()) {
+    std::cout << markdown;
+  } else {
+    const std::filesystem::path dir(options.out_dir);
+    gpuprof::write_file_atomically((dir / "profile.md").string(), markdown);
+    gpuprof::write_file_atomically((dir / "profile.json").string(), profile_json(results));
+    std::fprintf(stderr, "wrote %s and %s\n", (dir / "profile.md").c_str(), (dir / "profile.json").c_str());
+  }
+  return any_failed(results) ? exit_run_failed : exit_ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const ProfileOptions options = parse_profile_options(std::vector<std::string>(argv + 1, argv + argc));
+    if (options.help) {
+      std::cout << profile_usage_text();
+      return exit_ok;
+    }
+    // Checked before any measurement, so a long run is never lost to a bad path.
+    if (!options.out_dir.empty())
+      transformer::bench::prepare_output_directory("--out", (std::filesystem::path(options.out_dir) / "kern_sum").string());
+    return write_outputs(options, run_profile(options));
+  } catch (const transformer::bench::UsageError& error) {
+    std::fprintf(stderr, "transformer_profile: %s\n(see transformer_profile --help)\n", error.what());
+    return exit_usage;
+  } catch (const DeviceUnavailable& error) {
+    std::fprintf(stderr, "transformer_profile: %s\n", error.what());
+    return exit_no_device;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "transformer_profile: error: %s\n", error.what());
+    return exit_run_failed;
+  }
+}

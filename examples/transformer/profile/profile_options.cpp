@@ -1,0 +1,90 @@
+// profile/profile_options.cpp: transformer_profile's own flags; the shared ones are
+// handed to transformer_bench's parser unchanged.
+#include "profile_options.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "bench/options.hpp"
+
+namespace transformer::profile {
+namespace {
+
+using bench::UsageError;
+
+// transformer_bench flags that mean the same here; each takes a value.
+constexpr std::array<std::string_view, 12> shared_flags = {
+    "--size", "--ctx",   "--precision", "--batch",  "--warmup", "--steps",
+    "--seed", "--d-model", "--d-ff",    "--layers", "--heads",  "--vocab"};
+
+bool is_shared(const std::string& name) {
+  return std::find(shared_flags.begin(), shared_flags.end(), name) != shared_flags.end();
+}
+
+}  // namespace
+
+ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
+  ProfileOptions options;
+  std::vector<std::string> shared;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const std::size_t equals = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string::npos;
+    const std::string name = arg.substr(0, equals);
+    const bool value_inline = equals != std::string::npos;
+    if (name == "--help" || name == "-h" || name == "--memory-table" || name == "--trace") {
+      if (value_inline) throw UsageError(name + ": this flag takes no value");
+      if (name == "--memory-table") options.memory_table = true;
+      else if (name == "--trace") options.trace = true;
+      else options.help = true;
+    } else if (name == "--out") {
+      if (!value_inline && i + 1 == args.size()) throw UsageError("--out: missing value");
+      options.out_dir = value_inline ? arg.substr(equals + 1) : args[++i];
+      if (options.out_dir.empty()) throw UsageError("--out '': empty path");
+    } else if (is_shared(name)) {
+      shared.push_back(arg);
+      if (!value_inline && i + 1 < args.size()) shared.push_back(args[++i]);
+    } else {
+      throw UsageError("unknown flag '" + name + "'");
+    }
+  }
+  if (options.trace && options.out_dir.empty())
+    throw UsageError("--trace writes DIR/trace.json: it needs --out DIR");
+
+  const bench::DriverOptions parsed = bench::parse_options(shared);
+  if (!parsed.sizes.empty()) options.sizes = parsed.sizes;
+  if (!parsed.contexts.empty()) options.contexts = parsed.contexts;
+  if (!parsed.precisions.empty()) options.precisions = parsed.precisions;
+  options.batch = parsed.batch;
+  options.warmup = parsed.warmup;
+  options.steps = parsed.steps;
+  options.seed = parsed.seed;
+  options.custom = parsed.custom;
+  return options;
+}
+
+std::string profile_usage_text() {
+  return "usage: transformer_profile [flags]\n"
+         "Profiles the CS336 Transformer LM with gpuprof's kernel capture (CUPTI) and answers\n"
+         "the course's profiling questions (a)-(e) from measured kernels, per configuration\n"
+         "(size x ctx x precision). Needs a GPU; see docs/profiling.md.\n"
+         "\n"
+         "  --size LIST        model sizes (default small,large; custom as in transformer_bench)\n"
+         "  --ctx LIST         context lengths (default 128,256,512,1024)\n"
+         "  --precision LIST   fp32, tf32, bf16 (default bf16)\n"
+         "  --batch N          sequences per step (default 4)\n"
+         "  --warmup N         warm-up steps, left out of the analysis (default 5)\n"
+         "  --steps N          profiled steps per mode (default 10)\n"
+         "  --seed N           parameters and token ids (default 0)\n"
+         "  --out DIR          write DIR/profile.md, DIR/profile.json and DIR/kern_sum/*.csv\n"
+         "                     (without it the markdown report goes to stdout)\n"
+         "  --memory-table     also measure peak memory of the 2.7B model at ctx 128,256,512,\n"
+         "                     forward-only vs train step, fp32 vs bf16\n"
+         "  --trace            write DIR/trace.json: one profiled train step of the first\n"
+         "                     configuration (Perfetto / chrome://tracing); needs --out\n"
+         "\n"
+         "Exit status: 0 done, 1 a configuration failed (other than OOM) or an output could\n"
+         "not be written, 2 bad flags, 3 no usable GPU or CUPTI cannot capture.\n";
+}
+
+}  // namespace transformer::profile

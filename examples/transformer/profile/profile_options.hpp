@@ -1,0 +1,41 @@
+// profile/profile_options.hpp: the command line of transformer_profile. The flags it
+// shares with transformer_bench (sizes, contexts, precisions, batch, warm-up,
+// steps, seed, custom dimensions) are parsed by transformer_bench's own
+// parser, so both programs accept and reject exactly the same values.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "model/config.hpp"
+
+namespace transformer::profile {
+
+// Exit statuses of transformer_profile (documented in docs/profiling.md).
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_run_failed = 1;   // a configuration failed (not OOM), or writing failed
+inline constexpr int exit_usage = 2;        // bad flags or an unwritable --out
+inline constexpr int exit_no_device = 3;    // no usable GPU, or CUPTI cannot capture
+
+struct ProfileOptions {
+  std::vector<std::string> sizes = {"small", "large"};
+  std::vector<int> contexts = {128, 256, 512, 1024};
+  std::vector<Precision> precisions = {Precision::bf16};
+  int batch = 4;
+  int warmup = 5;
+  int steps = 10;
+  std::uint64_t seed = 0;
+  ModelConfig custom;       // dimensions of --size custom
+  std::string out_dir;      // "" = markdown report on stdout only
+  bool memory_table = false;
+  bool trace = false;       // DIR/trace.json: one train step of the first configuration
+  bool help = false;
+};
+
+// Throws transformer::bench::UsageError naming the flag and value at fault.
+ProfileOptions parse_profile_options(const std::vector<std::string>& args);
+
+std::string profile_usage_text();
+
+}  // namespace transformer::profile

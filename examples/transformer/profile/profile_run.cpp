@@ -1,0 +1,261 @@
+// profile/profile_run.cpp: the phases of a profile. Plain runs come first,
+// before any CUPTI subscription exists, so "capture off" means exactly that;
+// the memory table comes before capture too, so CUPTI's own device buffers
+// do not count in its peaks.
+#include "profile_run.hpp"
+
+#include <gpuprof/cupti.hpp>
+#include <gpuprof/kernel_summary_writers.hpp>
+#include <gpuprof/memory.hpp>
+#include <gpuprof/profiler.hpp>
+#include <gpuprof/report.hpp>
+#include <gpuprof/stats.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <map>
+
+#include "attention_flops.hpp"
+#include "bench/backend_stream.hpp"
+#include "bench/configuration_run.hpp"
+#include "bench/device.hpp"
+#include "bench/options.hpp"
+#include "bench/token_batch.hpp"
+#include "one_step.hpp"
+#include "questions.hpp"
+
+namespace transformer::profile {
+namespace {
+
+// The memory table: the course's 2.7B model at these contexts. Memory does
+// not depend on how many steps run, so a short protocol is enough: the peak
+// is reached in the first step (every buffer is allocated up front).
+constexpr const char* memory_model = "2.7B";
+constexpr int memory_contexts[] = {128, 256, 512};
+constexpr bench::StepProtocol memory_protocol{1, 2};
+
+RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Mode mode, int batch,
+                     std::uint64_t seed) {
+  RunConfig config;
+  config.model = model;
+  config.ctx = ctx;
+  config.precision = precision;
+  config.mode = mode;
+  config.batch = batch;
+  config.seed = seed;
+  return config;
+}
+
+ModelConfig model_for(const ProfileOptions& options, const std::string& size) {
+  bench::DriverOptions driver;
+  driver.custom = options.custom;
+  return bench::model_for_size(driver, size);
+}
+
+StepTimes step_times(const bench::ResultRow& row) {
+  StepTimes times;
+  times.mean_ms = row.mean_ms.value_or(0);
+  times.std_ms = row.std_ms.value_or(0);
+  times.steps = static_cast<std::size_t>(row.steps);
+  times.clock = row.timing;
+  return times;
+}
+
+class ConfigurationRunner {
+ public:
+  ConfigurationRunner(const ProfileOptions& options, const bench::Device& device)
+      : options_(options), device_(device), protocol_{options.warmup, options.steps} {}
+
+  // One row of the bench protocol; an oom row marks `c` and returns nothing.
+  std::optional<StepTimes> run(ConfigurationProfile& c, Mode mode, const bench::StepProtocol& protocol) {
+    const RunConfig config = config_of(c, mode);
+    const bench::ResultRow row =
+        bench::run_configuration(device_, config, bench::make_token_batch(config, options_.seed), protocol, {});
+    if (row.status == bench::RowStatus::oom) {
+      c.status = RunStatus::oom;
+      c.oom_mode = mode;
+      c.bytes_needed = row.bytes_requested;
+      return std::nullopt;
+    }
+    return step_times(row);
+  }
+
+  void plain(ConfigurationProfile& c) {
+    progress("plain", c);
+    guarded(c, [&] {
+      const std::optional<StepTimes> forward = run(c, Mode::fwd, protocol_);
+      if (!forward) return;
+      c.plain_forward = *forward;
+      if (const std::optional<StepTimes> step = run(c, Mode::step, protocol_)) c.plain_step = *step;
+    });
+  }
+
+  void captured(ConfigurationProfile& c, gpuprof::KernelCapture& capture, bool write_trace) {
+    progress("captured", c);
+    guarded(c, [&] {
+      const std::optional<gpuprof::Report> inference = captured_run(c, Mode::fwd, capture, c.captured_forward);
+      if (!inference) return;
+      const std::optional<gpuprof::Report> train = captured_run(c, Mode::step, capture, c.captured_step);
+      if (!train) return;
+      const std::string inference_root = bench::configuration_label(config_of(c, Mode::fwd));
+      const std::string train_root = bench::configuration_label(config_of(c, Mode::step));
+      c.answers = answer_questions(*inference, inference_root, *train, train_root,
+                                   attention_flops(model_for(options_, c.size), options_.batch, c.ctx));
+      if (options_.out_dir.empty()) return;
+      gpuprof::write_kern_sum(output(inference_kern_sum_file(c)),
+                              gpuprof::kern_sum(phase_kernels(*inference, inference_root, {forward_scope},
+                                                              gpuprof::Activities::kernels)));
+      gpuprof::write_kern_sum(
+          output(train_kern_sum_file(c)),
+          gpuprof::kern_sum(phase_kernels(*train, train_root, {forward_scope, backward_scope, optimizer_scope},
+                                          gpuprof::Activities::kernels)));
+      if (write_trace) one_step_report(*train, train_root).write_chrome_trace(output("trace.json"));
+    });
+  }
+
+  MemoryRow memory(int ctx, Mode mode, Precision precision) {
+    const ModelConfig model = model_for(options_, memory_model);
+    MemoryRow row;
+    row.ctx = ctx;
+    row.mode = mode;
+    row.precision = precision;
+    row.residual_stream_bytes = residual_stream_bytes(options_.batch, ctx, model.d_model);
+    const RunConfig config = run_config(model, ctx, precision, mode, options_.batch, options_.seed);
+    std::fprintf(stderr, "memory: %s ...\n", bench::configuration_label(config).c_str());
+    try {
+      const std::optional<std::size_t> before = device_.memory_in_use();
+      gpuprof::profiler().reset();
+      const bench::ResultRow result = bench::run_configuration(
+          device_, config, bench::make_token_batch(config, options_.seed), memory_protocol, {});
+      if (result.status == bench::RowStatus::oom) {
+        row.status = RunStatus::oom;
+        row.bytes_needed = result.bytes_requested;
+        return row;
+      }
+      row.allocated_bytes = result.allocated_bytes;
+      // Both are lower bounds of the true peak (sampled, not continuous): keep the higher.
+      row.peak_bytes = result.peak_mem_bytes;
+      const gpuprof::Report report = gpuprof::profiler().report();
+      for (const gpuprof::ScopeNode& node : report.nodes)
+        if (node.path == bench::configuration_label(config) && node.peak_device_bytes >= 0 && before)
+          row.peak_bytes = std::max(row.peak_bytes.value_or(0),
+                                    node.peak_device_bytes - static_cast<std::int64_t>(*before));
+    } catch (const std::exception& error) {
+      row.status = RunStatus::error;
+      row.note = error.what();
+      std::fprintf(stderr, "  failed: %s\n", error.what());
+    }
+    return row;
+  }
+
+ private:
+  RunConfig config_of(const ConfigurationProfile& c, Mode mode) const {
+    return run_config(model_for(options_, c.size), c.ctx, c.precision, mode, options_.batch, options_.seed);
+  }
+
+  // A fresh profile and capture for one run, then its report.
+  std::optional<gpuprof::Report> captured_run(ConfigurationProfile& c, Mode mode, gpuprof::KernelCapture& capture,
+                                              StepTimes& times) {
+    gpuprof::profiler().reset();
+    capture.clear();
+    const std::optional<StepTimes> measured = run(c, mode, protocol_);
+    if (!measured) return std::nullopt;
+    times = *measured;
+    return gpuprof::profiler().report();
+  }
+
+  template <class Work>
+  void guarded(ConfigurationProfile& c, Work&& work) {
+    try {
+      work();
+    } catch (const std::exception& error) {
+      c.status = RunStatus::error;
+      c.note = error.what();
+      c.answers.reset();
+      std::fprintf(stderr, "  failed: %s\n", error.what());
+    }
+    if (c.status == RunStatus::oom)
+      std::fprintf(stderr, "  OOM (needs %.2f GiB)\n",
+                   static_cast<double>(c.bytes_needed.value_or(0)) / (1024.0 * 1024.0 * 1024.0));
+  }
+
+  static void progress(const char* phase, const ConfigurationProfile& c) {
+    std::fprintf(stderr, "%s: %s ...\n", phase, c.label().c_str());
+  }
+
+  std::string output(const std::string& relative) const {
+    return (std::filesystem::path(options_.out_dir) / relative).string();
+  }
+
+  const ProfileOptions& options_;
+  const bench::Device& device_;
+  bench::StepProtocol protocol_;
+};
+
+std::vector<ConfigurationProfile> configurations(const ProfileOptions& options) {
+  std::vector<ConfigurationProfile> all;
+  for (const std::string& size : options.sizes)
+    for (const int ctx : options.contexts)
+      for (const Precision precision : options.precisions) {
+        ConfigurationProfile c;
+        c.size = size;
+        c.ctx = ctx;
+        c.precision = precision;
+        all.push_back(std::move(c));
+      }
+  return all;
+}
+
+}  // namespace
+
+ProfileResults run_profile(const ProfileOptions& options) {
+  std::string why_not;
+  if (!cuda_backend_available(&why_not)) throw DeviceUnavailable("no usable GPU: " + why_not);
+  gpuprof::profiler();  // probes the device now, so its notice precedes the progress lines
+  const bench::Device device = bench::Device::select(bench::DeviceChoice::cuda);
+
+  ProfileResults results;
+  results.device = device.name();
+  results.batch = options.batch;
+  results.warmup = options.warmup;
+  results.steps = options.steps;
+  results.seed = options.seed;
+  if (!bench::backend_exposes_stream()) {
+    // Events on the default stream would not see the backend's non-blocking stream.
+    results.notes.push_back(
+        "Backend does not expose its CUDA stream: steps are timed with the host clock (the device "
+        "synchronized after every step) and the forward scope's CUDA-event time is not available.");
+    gpuprof::profiler().set_gpu_timing(false);
+  }
+
+  ConfigurationRunner runner(options, device);
+  results.configurations = configurations(options);
+  for (ConfigurationProfile& c : results.configurations) runner.plain(c);
+
+  if (options.memory_table) {
+    const gpuprof::MemoryWatch watch;
+    MemoryTable table;
+    table.model = memory_model;
+    table.d_model = model_for(options, memory_model).d_model;
+    table.batch = options.batch;
+    for (const int ctx : memory_contexts)
+      for (const Mode mode : {Mode::fwd, Mode::step})
+        for (const Precision precision : {Precision::fp32, Precision::bf16})
+          table.rows.push_back(runner.memory(ctx, mode, precision));
+    results.memory = std::move(table);
+  }
+
+  gpuprof::KernelCapture capture;
+  if (!capture.active()) throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
+  bool first = true;
+  for (ConfigurationProfile& c : results.configurations) {
+    if (c.status != RunStatus::ok) continue;
+    runner.captured(c, capture, options.trace && first);
+    first = false;
+  }
+  return results;
+}
+
+}  // namespace transformer::profile

@@ -1,0 +1,23 @@
+// profile/profile_run.hpp: the GPU side of transformer_profile: the plain
+// benchmark of every configuration, the optional 2.7B memory table, then the
+// captured runs and their analysis. Needs the CUDA backend and CUPTI.
+#pragma once
+#include <stdexcept>
+
+#include "profile_options.hpp"
+#include "profile_results.hpp"
+
+namespace transformer::profile {
+
+// No usable GPU, or CUPTI cannot capture (another profiler attached, ...):
+// main() prints what() and exits with exit_no_device.
+struct DeviceUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Runs everything `options` asks for. Writes the per-configuration kern_sum
+// CSVs (and the trace) under options.out_dir as it goes, when one is given;
+// the caller writes profile.md and profile.json from the result.
+ProfileResults run_profile(const ProfileOptions& options);
+
+}  // namespace transformer::profile

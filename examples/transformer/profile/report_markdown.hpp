@@ -1,0 +1,13 @@
+// profile/report_markdown.hpp: ProfileResults as the markdown report
+// (DIR/profile.md): a summary across configurations for (a), (b) and (d),
+// then one section per configuration answering (a)-(e), then the memory table.
+#pragma once
+#include <string>
+
+#include "profile_results.hpp"
+
+namespace transformer::profile {
+
+std::string profile_markdown(const ProfileResults& results);
+
+}  // namespace transformer::profile

@@ -1,0 +1,43 @@
+# cmake -DMODE=package|subdirectory|fetchcontent -DSOURCE_DIR=... -DWORK_DIR=...
+#       -DGENERATOR=... -DCXX_COMPILER=... -DUSE_CUDA=ON|OFF -P run_consumer.cmake
+# Builds tests/cmake_consumer against gpuprof the MODE way, runs it, and fails
+# with the step's output if anything goes wrong. Starts from an empty WORK_DIR.
+foreach(variable MODE SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER USE_CUDA)
+  if(NOT DEFINED ${variable})
+    message(FATAL_ERROR "run_consumer.cmake: -D${variable}=... is required")
+  endif()
+endforeach()
+
+function(run_step description)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "${description} failed (${status}):\n${output}")
+  endif()
+  message(STATUS "${description}: ok")
+  set(step_output "${output}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+set(common -G "${GENERATOR}" -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release
+           -DGPUPROF_USE_CUDA=${USE_CUDA})
+set(consumer_args -DGPUPROF_CONSUME=${MODE} -DGPUPROF_SOURCE_DIR=${SOURCE_DIR})
+
+if(MODE STREQUAL "package")
+  run_step("configure gpuprof" ${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/gpuprof-build" ${common}
+           -DGPUPROF_BUILD_TESTS=OFF -DGPUPROF_BUILD_EXAMPLES=OFF)
+  run_step("install gpuprof" ${CMAKE_COMMAND} --install "${WORK_DIR}/gpuprof-build" --prefix "${WORK_DIR}/prefix")
+  foreach(installed include/gpuprof/gpuprof.hpp include/gpuprof/scope.hpp)
+    if(NOT EXISTS "${WORK_DIR}/prefix/${installed}")
+      message(FATAL_ERROR "install is missing ${installed}")
+    endif()
+  endforeach()
+  list(APPEND consumer_args -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+endif()
+
+run_step("configure consumer (${MODE})" ${CMAKE_COMMAND} -S "${CMAKE_CURRENT_LIST_DIR}"
+         -B "${WORK_DIR}/consumer-build" ${common} ${consumer_args})
+run_step("build consumer (${MODE})" ${CMAKE_COMMAND} --build "${WORK_DIR}/consumer-build")
+run_step("run consumer (${MODE})" "${WORK_DIR}/consumer-build/consumer")
+if(NOT step_output MATCHES "consumer" OR NOT step_output MATCHES "work")
+  message(FATAL_ERROR "the consumer's report lacks its scopes:\n${step_output}")
+endif()

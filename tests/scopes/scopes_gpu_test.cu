@@ -1,0 +1,171 @@
+// Scopes and bench on a real GPU: event timing of a kernel of known duration,
+// the event pool's reuse, CUDA-graph replay and the L2 flush in bench, and
+// scopes inside a graph capture. Skipped (exit 77) without a device.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include <gpuprof/bench.hpp>
+#include <gpuprof/profiler.hpp>
+#include <gpuprof/scope.hpp>
+
+namespace {
+
+// Spins for `nanoseconds` of the GPU's global timer: a kernel whose duration
+// is known in advance, whatever the clocks do.
+__global__ void spin_kernel(std::uint64_t nanoseconds) {
+  std::uint64_t start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < nanoseconds);
+}
+
+__global__ void sum_kernel(const float* data, std::size_t count, float* out) {
+  float sum = 0;
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
+    sum += data[i];
+  if (sum == -1.0f) *out = sum;  // keeps the loads; never true for our zeros
+}
+
+void check(cudaError_t status) { REQUIRE_MESSAGE(status == cudaSuccess, cudaGetErrorString(status)); }
+
+struct StreamOwner {
+  StreamOwner() { check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+  ~StreamOwner() { cudaStreamDestroy(stream); }
+  cudaStream_t stream = nullptr;
+};
+
+const gpuprof::ScopeNode& node_at(const gpuprof::Report& report, const std::string& path) {
+  for (const auto& node : report.nodes)
+    if (node.path == path) return node;
+  FAIL("no node " << path);
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("a scope's CUDA-event time matches a 2 ms kernel") {
+  StreamOwner owner;
+  auto& profiler = gpuprof::profiler();
+  REQUIRE(profiler.timing_source() == gpuprof::TimingSource::cuda_events);
+  profiler.reset();
+  spin_kernel<<<1, 1, 0, owner.stream>>>(1000);  // loads the module outside the scopes
+  check(cudaStreamSynchronize(owner.stream));
+  for (int i = 0; i < 5; ++i) {
+    GPUPROF_SCOPE("spin", owner.stream);
+    spin_kernel<<<1, 1, 0, owner.stream>>>(2'000'000);
+    check(cudaGetLastError());
+  }
+  const auto report = profiler.report();
+  const auto& spin = node_at(report, "spin");
+  REQUIRE(spin.gpu_ms.n == 5);
+  CHECK(report.timing_source == gpuprof::TimingSource::cuda_events);
+  CHECK(!report.device_name.empty());
+  CHECK(spin.gpu_ms.min >= 2.0);          // the timer guarantees at least 2 ms
+  CHECK(spin.gpu_ms.max <= 2.0 * 1.03);   // and the events add microseconds, not more
+  // The host does not wait for the kernel inside the scope: launches are async.
+  CHECK(spin.host_ms.median < 1.0);
+}
+
+TEST_CASE("the event pool stops growing once pairs come back") {
+  StreamOwner owner;
+  auto& profiler = gpuprof::profiler();
+  profiler.reset();
+  const auto round = [&] {
+    for (int i = 0; i < 200; ++i) {
+      GPUPROF_SCOPE("outer", owner.stream);
+      GPUPROF_SCOPE("inner", owner.stream);
+      spin_kernel<<<1, 1, 0, owner.stream>>>(1000);
+    }
+    check(cudaStreamSynchronize(owner.stream));
+  };
+  round();
+  profiler.report();
+  const std::size_t created = gpuprof::detail::recorder().this_thread().events.created();
+  for (int r = 0; r < 5; ++r) {
+    round();
+    const auto report = profiler.report();
+    CHECK(node_at(report, "outer/inner").gpu_ms.n == node_at(report, "outer/inner").count);
+  }
+  CHECK(gpuprof::detail::recorder().this_thread().events.created() == created);
+}
+
+TEST_CASE("bench with cuda_graph captures fn once and times graph launches") {
+  StreamOwner owner;
+  int calls = 0;
+  gpuprof::BenchOptions options;
+  options.cuda_graph = true;
+  options.stream = owner.stream;
+  options.warmup = 2;
+  options.iters = 8;
+  const auto result = gpuprof::bench(
+      [&] {
+        ++calls;
+        for (int k = 0; k < 4; ++k) spin_kernel<<<1, 1, 0, owner.stream>>>(250'000);
+      },
+      options);
+  CHECK(calls == 2);  // the cold call and the capture; launches replay the graph
+  CHECK(result.timing_source == gpuprof::TimingSource::cuda_events);
+  REQUIRE(result.gpu.n == 8);
+  CHECK(result.gpu.min >= 1.0);  // four 0.25 ms kernels in sequence
+  CHECK(result.gpu.max <= 1.0 * 1.05);
+  CHECK(result.host.n == 8);
+}
+
+TEST_CASE("bench's L2 flush writes exactly the L2 size and makes cached reads slower") {
+  int device = 0;
+  check(cudaGetDevice(&device));
+  cudaDeviceProp properties{};
+  check(cudaGetDeviceProperties(&properties, device));
+  const gpuprof::detail::L2Flusher flusher;
+  CHECK(flusher.bytes() == static_cast<std::size_t>(properties.l2CacheSize));
+
+  // A buffer well inside L2: without a flush it stays cached between samples.
+  StreamOwner owner;
+  const std::size_t count = static_cast<std::size_t>(properties.l2CacheSize) / 4 / sizeof(float);
+  float* data = nullptr;
+  float* out = nullptr;
+  check(cudaMalloc(&data, count * sizeof(float)));
+  check(cudaMalloc(&out, sizeof(float)));
+  check(cudaMemset(data, 0, count * sizeof(float)));
+  const auto read_all = [&] { sum_kernel<<<properties.multiProcessorCount * 4, 256, 0, owner.stream>>>(data, count, out); };
+  gpuprof::BenchOptions options;
+  options.stream = owner.stream;
+  options.iters = 30;
+  const auto cached = gpuprof::bench(read_all, options);
+  options.flush_l2 = true;
+  const auto flushed = gpuprof::bench(read_all, options);
+  cudaFree(data);
+  cudaFree(out);
+  INFO("cached: " << cached.summary());
+  INFO("flushed: " << flushed.summary());
+  CHECK(flushed.gpu.median > 1.1 * cached.gpu.median);
+}
+
+TEST_CASE("scopes inside a graph capture keep host time and do not break the capture") {
+  StreamOwner owner;
+  auto& profiler = gpuprof::profiler();
+  profiler.reset();
+  int calls = 0;
+  gpuprof::BenchOptions options;
+  options.cuda_graph = true;
+  options.stream = owner.stream;
+  options.iters = 3;
+  gpuprof::bench(
+      [&] {
+        ++calls;
+        GPUPROF_SCOPE("captured", owner.stream);
+        spin_kernel<<<1, 1, 0, owner.stream>>>(1000);
+      },
+      options);
+  const auto report = profiler.report();
+  const auto& captured = node_at(report, "captured");
+  CHECK(captured.count == 2);     // the cold call and the capture
+  CHECK(captured.gpu_ms.n == 1);  // only the cold call had real events
+  CHECK(report.timing_note.find("1 of 2 scope instance(s) have host time only") == 0);
+}
