@@ -29,13 +29,13 @@ fi
 
 if want test; then
   log "ctest (all, gpu included)"
-  ctest --test-dir "$BUILD" -E 'cmake_consumer' -LE bench --output-on-failure -j4 --timeout 300 >"$OUT/ctest.log" 2>&1
+  ctest --test-dir "$BUILD" -LE "bench|package" --output-on-failure -j4 --timeout 300 >"$OUT/ctest.log" 2>&1
   grep -E 'tests passed|Failed|\*\*\*|Skipped|Not Run' "$OUT/ctest.log" | tail -25
 fi
 
 if want overhead; then
   log "scope overhead"
-  "$BUILD"/bench/overhead/gpuprof_overhead --json "$OUT/overhead.json" | tee "$OUT/overhead.txt"
+  "$BUILD"/bench/overhead/scope_overhead --json "$OUT/overhead.json" | tee "$OUT/overhead.txt"
 fi
 
 if want precision; then

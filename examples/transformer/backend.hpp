@@ -12,6 +12,10 @@
 
 #include "model/config.hpp"
 
+// The runtime's stream type (cudaStream_t is CUstream_st*), declared here so
+// this header needs no CUDA include.
+struct CUstream_st;
+
 namespace transformer {
 
 enum class Precision { fp32, tf32, bf16 };
@@ -74,6 +78,10 @@ class Backend {
   void train_step() { forward(); backward(); optimizer_step(); }
   // Runs what `mode` asks for: fwd, fwd+bwd, or a full train step.
   void run(Mode mode);
+
+  // The stream the backend enqueues on: events and scopes that time its work
+  // must be recorded there. nullptr for the CPU backend.
+  virtual CUstream_st* stream() const { return nullptr; }
 
   virtual void synchronize() = 0;
   // These wait for the enqueued work and copy to the host.

@@ -10,7 +10,7 @@
 #include <iostream>
 #include <optional>
 
-#include "backend_stream.hpp"
+#include "backend.hpp"
 #include "device.hpp"
 #include "dump.hpp"
 #include "gemm_ceiling.hpp"
@@ -109,13 +109,6 @@ int run_driver(DriverOptions options) {
   for (const auto& [precision, tflops] : ceilings)
     results.ceilings_tflops[to_string(precision)] = tflops;
 
-  if (device.is_cuda() && !backend_exposes_stream()) {
-    // Events on the default stream would not see the backend's work.
-    std::fprintf(stderr,
-                 "notice: Backend does not expose its CUDA stream: timing with the host clock "
-                 "(the device synchronized after every step)\n");
-    gpuprof::profiler().set_gpu_timing(false);
-  }
   if (!options.dump_dir.empty()) write_dump(device, options);
   results.rows = run_sweep(device, options, ceilings);
   if (torch)

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "backend_stream.hpp"
+#include "backend.hpp"
 #include "npy.hpp"
 
 namespace transformer::bench {
@@ -129,7 +129,7 @@ void write_training_step_dump(const std::string& directory, const Device& device
   const ParameterLayout layout(config.model);
   const auto backend = device.make_backend(config);
   // Keeps the backend's own scopes out of the sweep's roots in the profile.
-  GPUPROF_SCOPE("dump", backend_stream(*backend));
+  GPUPROF_SCOPE("dump", backend->stream());
   backend->set_batch(batch.tokens, batch.targets);
   const std::vector<float> parameters_before = backend->parameters();
 

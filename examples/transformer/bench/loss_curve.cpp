@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <ostream>
 
-#include "backend_stream.hpp"
+#include "backend.hpp"
 #include "text_table.hpp"
 
 namespace transformer::bench {
@@ -18,7 +18,7 @@ LossCurve train_and_record(const Device& device, RunConfig config, const TokenBa
                            int steps) {
   config.mode = Mode::step;
   const auto backend = device.make_backend(config);
-  GPUPROF_SCOPE(std::string("loss curve ") + to_string(config.precision), backend_stream(*backend));
+  GPUPROF_SCOPE(std::string("loss curve ") + to_string(config.precision), backend->stream());
   backend->set_batch(batch.tokens, batch.targets);
   LossCurve curve;
   curve.size = config.model.name;

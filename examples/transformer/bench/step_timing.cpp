@@ -4,7 +4,7 @@
 #include <gpuprof/bench.hpp>
 #include <gpuprof/scope.hpp>
 
-#include "backend_stream.hpp"
+#include "backend.hpp"
 
 namespace transformer::bench {
 namespace {
@@ -28,7 +28,7 @@ void run_step_in_scopes(Backend& backend, Mode mode, gpuprof::Stream stream) {
 
 StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps,
                       const std::string& scope_name) {
-  const gpuprof::Stream stream = backend_stream(backend);
+  const gpuprof::Stream stream = backend.stream();
   GPUPROF_SCOPE(scope_name, stream);
   int calls = 0;
   const auto step = [&] {

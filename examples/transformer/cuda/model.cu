@@ -266,6 +266,8 @@ class CudaBackend final : public Backend {
   static constexpr bool kMixed = std::is_same_v<Act, __nv_bfloat16>;
 
  public:
+  cudaStream_t stream() const override { return stream_.stream; }
+
   explicit CudaBackend(const RunConfig& config)
       : config_(config), layout_(config.model), block_(config.model) {
     check_supported(config);
@@ -428,7 +430,6 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  cudaStream_t stream() const { return stream_.stream; }
   int tokens_count() const { return config_.batch * config_.ctx; }
 
   const float* params_at(const char* tensor) const {

@@ -18,7 +18,6 @@
 #include <map>
 
 #include "attention_flops.hpp"
-#include "bench/backend_stream.hpp"
 #include "bench/configuration_run.hpp"
 #include "bench/device.hpp"
 #include "bench/options.hpp"
@@ -222,13 +221,6 @@ ProfileResults run_profile(const ProfileOptions& options) {
   results.warmup = options.warmup;
   results.steps = options.steps;
   results.seed = options.seed;
-  if (!bench::backend_exposes_stream()) {
-    // Events on the default stream would not see the backend's non-blocking stream.
-    results.notes.push_back(
-        "Backend does not expose its CUDA stream: steps are timed with the host clock (the device "
-        "synchronized after every step) and the forward scope's CUDA-event time is not available.");
-    gpuprof::profiler().set_gpu_timing(false);
-  }
 
   ConfigurationRunner runner(options, device);
   results.configurations = configurations(options);
