@@ -8,46 +8,52 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
+# Everything lands in $OUT/results and is packed into $OUT/results.tgz at the
+# end: the device tool brings back only a few files per call.
+RESULTS=$OUT/results
+mkdir -p "$RESULTS"
+pack() { tar czf "$RESULTS/results.tgz" -C "$RESULTS" . ; }
+trap pack EXIT
 SHARED=${SHARED:-}
 for candidate in ./shared ../shared; do
   [ -z "$SHARED" ] && [ -f "$candidate/bench/torch_ref.py" ] && SHARED=$candidate
 done
 BUILD=build/device
+B="$BUILD"/examples/transformer/bench/transformer_bench
 JOBS=$(nproc)
 phases=${*:-build test}
 want() { [[ " $phases " == *" $1 "* ]]; }
-log() { echo "== $(date +%T) $*" | tee -a "$OUT/summary.txt"; }
+log() { echo "== $(date +%T) $*" | tee -a "$RESULTS/summary.txt"; }
 
 if want build; then
   log "configure + build (sm_90)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv >"$OUT/gpu.txt" 2>&1
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/configure.log" 2>&1 \
-    || { tail -40 "$OUT/configure.log"; exit 1; }
-  cmake --build "$BUILD" -j"$JOBS" >"$OUT/build.log" 2>&1 || { grep -B2 -A12 -m5 'error' "$OUT/build.log" | head -120; exit 1; }
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv >"$RESULTS/gpu.txt" 2>&1
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$RESULTS/configure.log" 2>&1 \
+    || { tail -40 "$RESULTS/configure.log"; exit 1; }
+  cmake --build "$BUILD" -j"$JOBS" >"$RESULTS/build.log" 2>&1 || { grep -B2 -A12 -m5 'error' "$RESULTS/build.log" | head -120; exit 1; }
 fi
 
 if want test; then
   log "ctest: CPU tests in parallel, then GPU tests one at a time (their timings must not share the GPU)"
-  ctest --test-dir "$BUILD" -LE "bench|package|gpu" --output-on-failure -j8 --timeout 300 >"$OUT/ctest-cpu.log" 2>&1
-  ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 300 >"$OUT/ctest-gpu.log" 2>&1
-  for f in "$OUT"/ctest-cpu.log "$OUT"/ctest-gpu.log; do
+  ctest --test-dir "$BUILD" -LE "bench|package|gpu" --output-on-failure -j8 --timeout 300 >"$RESULTS/ctest-cpu.log" 2>&1
+  ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 300 >"$RESULTS/ctest-gpu.log" 2>&1
+  for f in "$RESULTS"/ctest-cpu.log "$RESULTS"/ctest-gpu.log; do
     grep -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout' "$f" | tail -12
   done
   # The first failures in full, so the reply carries them.
-  grep -E -B3 -A25 'ERROR|FAILED|Assertion|error:' "$OUT"/ctest-gpu.log | head -150
+  grep -E -B3 -A25 'ERROR|FAILED|Assertion|error:' "$RESULTS"/ctest-gpu.log | head -150
 fi
 
 if want overhead; then
   log "scope overhead"
-  "$BUILD"/bench/overhead/scope_overhead --json "$OUT/overhead.json" | tee "$OUT/overhead.txt"
+  "$BUILD"/bench/overhead/scope_overhead --json "$RESULTS/overhead.json" | tee "$RESULTS/overhead.txt"
 fi
 
 if want precision; then
   log "precision demos"
-  "$BUILD"/examples/precision/precision_accumulation --json "$OUT/accumulation.json" >"$OUT/accumulation.txt" 2>&1
-  "$BUILD"/examples/precision/precision_toy_model >"$OUT/toy_model.txt" 2>&1
-  tail -5 "$OUT/accumulation.txt"
+  "$BUILD"/examples/precision/precision_accumulation --json "$RESULTS/accumulation.json" >"$RESULTS/accumulation.txt" 2>&1
+  "$BUILD"/examples/precision/precision_toy_model >"$RESULTS/toy_model.txt" 2>&1
+  tail -5 "$RESULTS/accumulation.txt"
 fi
 
 BENCH_SIZES=${BENCH_SIZES:-small,medium,large,xl,2.7B}
@@ -56,22 +62,40 @@ BENCH_MODES=${BENCH_MODES:-fwd,fwdbwd,step}
 if want torch; then
   log "PyTorch eager yardstick"
   python3 "$SHARED/bench/torch_ref.py" --sizes "$BENCH_SIZES" --ctx "$BENCH_CTX" --modes "$BENCH_MODES" \
-    --precs fp32,bf16 --out "$OUT/torch_eager.jsonl" >/dev/null 2>"$OUT/torch.err" || tail -5 "$OUT/torch.err"
+    --precs fp32,bf16 --out "$RESULTS/torch_eager.jsonl" >/dev/null 2>"$RESULTS/torch.err" || tail -5 "$RESULTS/torch.err"
 fi
 
 if want bench; then
   log "transformer_bench"
   torch_flag=()
-  [ -f "$OUT/torch_eager.jsonl" ] && torch_flag=(--torch-jsonl "$OUT/torch_eager.jsonl")
-  "$BUILD"/examples/transformer/bench/transformer_bench --size "$BENCH_SIZES" --ctx "$BENCH_CTX" \
-    --mode "$BENCH_MODES" --precision fp32,bf16 --json "$OUT/bench.json" "${torch_flag[@]}" \
-    >"$OUT/bench.txt" 2>"$OUT/bench.err"
-  cat "$OUT/bench.txt"
+  [ -f "$RESULTS/torch_eager.jsonl" ] && torch_flag=(--torch-jsonl "$RESULTS/torch_eager.jsonl")
+  "$B" --size "$BENCH_SIZES" --ctx "$BENCH_CTX" \
+    --mode "$BENCH_MODES" --precision fp32,bf16 --json "$RESULTS/bench.json" "${torch_flag[@]}" \
+    >"$RESULTS/bench.txt" 2>"$RESULTS/bench.err"
+  cat "$RESULTS/bench.txt"
 fi
 
 if want profile; then
-  log "transformer_profile"
-  "$BUILD"/examples/transformer/profile/transformer_profile --out "$OUT/profile" >"$OUT/profile.txt" 2>&1
-  tail -20 "$OUT/profile.txt"
+  log "transformer_profile: small and large, ctx 128-1024, bf16"
+  "$BUILD"/examples/transformer/profile/transformer_profile --out "$RESULTS/profile" --trace >"$RESULTS/profile.txt" 2>&1
+  tail -20 "$RESULTS/profile.txt"
+  log "transformer_profile: the 2.7B memory table"
+  "$BUILD"/examples/transformer/profile/transformer_profile --size small --ctx 128 --memory-table \
+    --out "$RESULTS/profile-memory" >"$RESULTS/profile-memory.txt" 2>&1
+  tail -20 "$RESULTS/profile-memory.txt"
+fi
+
+if want studies; then
+  log "warm-up study and precision loss curves"
+  "$B" --size small --ctx 512 --mode step --precision fp32,bf16 --warmup-study --json "$RESULTS/warmup.json" \
+    >"$RESULTS/warmup.txt" 2>&1
+  tail -12 "$RESULTS/warmup.txt"
+  "$B" --size small --ctx 128 --mode step --precision fp32,tf32,bf16 --loss-curve 50 --json "$RESULTS/loss.json" \
+    >"$RESULTS/loss.txt" 2>&1
+  tail -12 "$RESULTS/loss.txt"
+  "$B" --size small --ctx 512 --mode step --precision fp32,tf32,bf16 --json "$RESULTS/precisions.json" \
+    >"$RESULTS/precisions.txt" 2>&1
+  tail -6 "$RESULTS/precisions.txt"
+  "$B" --size tiny --ctx 128 --mode step --precision fp32 --steps 1 --dump "$RESULTS/dump" >/dev/null 2>&1
 fi
 log "done"

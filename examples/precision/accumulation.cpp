@@ -42,6 +42,18 @@ Acc sum_pairwise(const std::vector<Acc>& addends) {
   return slots[0];
 }
 
+// The gap between 1 and the next representable value, found by the type's
+// own rounding. Not numeric_limits<T>::epsilon(): some Eigen releases return
+// 2^-13 for Eigen::half (the GPU machine's Eigen does), where 2^-10 is right.
+template <class T>
+double machine_epsilon() {
+  double epsilon = 1.0;
+  // 1 + ε/2 is a tie that rounds to even, i.e. back to 1, exactly when ε is the gap.
+  while (static_cast<double>(static_cast<float>(T(static_cast<float>(1.0 + epsilon / 2)))) != 1.0)
+    epsilon /= 2;
+  return epsilon;
+}
+
 template <class Acc, class Add>
 AccumulationRow accumulate_case(AddendConversion conversion) {
   // 0.01 reaches the narrow formats through fp32 (Eigen converts from
@@ -54,7 +66,7 @@ AccumulationRow accumulate_case(AddendConversion conversion) {
   row.accumulator = dtype_name<Acc>();
   row.addend = dtype_name<Add>();
   row.addend_value = static_cast<double>(static_cast<float>(stored.front()));
-  row.accumulator_epsilon = static_cast<double>(static_cast<float>(std::numeric_limits<Acc>::epsilon()));
+  row.accumulator_epsilon = machine_epsilon<Acc>();
   // 1000 × addend has at most 34 significant bits; it reaches the narrow
   // formats through fp32 (Eigen converts from float), which is exact for
   // the fp16 and bf16 addends and the one rounding for the fp32 one.

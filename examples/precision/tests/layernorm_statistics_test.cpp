@@ -30,8 +30,10 @@ TEST_CASE("the fp64 reference row is the plain two-pass mean and variance") {
     const std::vector<LayerNormStatistics> rows = layernorm_statistics(inputs);
     const LayerNormStatistics& reference = rows.front();
     CHECK(reference.dtype == "fp64");
-    CHECK(reference.mean == doctest::Approx(mean).epsilon(1e-15));
-    CHECK(reference.variance == doctest::Approx(squares / static_cast<double>(x.size())).epsilon(1e-14));
+    // Same formula, possibly another summation order (Eigen vectorises its
+    // sums differently per CPU), so equal to double rounding, not to the bit.
+    CHECK(reference.mean == doctest::Approx(mean).epsilon(1e-12));
+    CHECK(reference.variance == doctest::Approx(squares / static_cast<double>(x.size())).epsilon(1e-12));
     CHECK(reference.max_output_error == 0.0);
   }
 }
