@@ -12,7 +12,7 @@ OUT=${OUT:-$PWD/out}
 # end: the device tool brings back only a few files per call.
 RESULTS=$OUT/results
 mkdir -p "$RESULTS"
-pack() { tar czf "$RESULTS/results.tgz" -C "$RESULTS" . ; }
+pack() { tar czf "$OUT/results.tgz" -C "$RESULTS" . ; }
 trap pack EXIT
 SHARED=${SHARED:-}
 for candidate in ./shared ../shared; do

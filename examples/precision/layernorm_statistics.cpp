@@ -9,6 +9,7 @@
 #include <limits>
 #include <ostream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "accumulation.hpp"  // shortest_decimal
 #include "eigen_dtypes.hpp"
@@ -17,6 +18,17 @@
 
 namespace precision {
 namespace {
+
+// Eigen's half and bfloat16 convert only through float; double must not
+// (rounding the fp64 reference row to fp32 would make it no reference).
+template <class T>
+double to_double(T value) {
+  if constexpr (std::is_same_v<T, double>) {
+    return value;
+  } else {
+    return static_cast<double>(static_cast<float>(value));
+  }
+}
 
 template <class T>
 LayerNormStatistics statistics_in(const std::vector<double>& values, VarianceFormula formula) {
@@ -42,8 +54,8 @@ LayerNormStatistics statistics_in(const std::vector<double>& values, VarianceFor
   LayerNormStatistics result;
   result.dtype = dtype_name<T>();
   result.formula = formula;
-  result.mean = static_cast<double>(static_cast<float>(mean));
-  result.variance = static_cast<double>(static_cast<float>(variance));
+  result.mean = to_double(mean);
+  result.variance = to_double(variance);
   return result;
 }
 
