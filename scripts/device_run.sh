@@ -8,11 +8,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
-# Everything lands in $OUT/results and is packed into $OUT/results.tgz at the
+# Everything lands in $RESULTS and is packed into $OUT/results.tgz at the
 # end: the device tool brings back only a few files per call.
-RESULTS=$OUT/results
-mkdir -p "$RESULTS"
-pack() { tar czf "$OUT/results.tgz" -C "$RESULTS" . ; }
+RESULTS=${RESULTS:-/tmp/gpuprof-results}
+rm -rf "$RESULTS"; mkdir -p "$RESULTS"
+# The dump's arrays stay behind (tens of MiB); its manifest comes back.
+pack() { tar czf "$OUT/results.tgz" -C "$RESULTS" --exclude='dump/*.npy' --exclude='dump/params*' --exclude='dump/grads' . ; }
 trap pack EXIT
 SHARED=${SHARED:-}
 for candidate in ./shared ../shared; do
