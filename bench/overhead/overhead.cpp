@@ -2,10 +2,13 @@
 // per scope, for each way of building and running it:
 //   compiled out          GPUPROF_DISABLE (goal: 0, the bare loop)
 //   nvtx push/pop (raw)   NVTX alone, no tool attached (goal <= 20 ns)
-//   steady_clock pair     the two host-clock reads every scope makes: its floor
+//   steady_clock pair     two steady_clock reads, for reference
+//   host tick pair        the two time stamps every scope takes (detail::host_ticks():
+//                         the TSC where it is invariant, else steady_clock): its floor
 //   scope, NVTX only      set_gpu_timing(false): NVTX + host clock + record (goal <= 20 ns)
 //   scope, NVTX + events  the default on a GPU machine (goal <= 3 us)
 //   cudaEventRecord pair  the two raw event records a scope adds, for reference
+//   cudaStreamIsCapturing the capture check a GPU-timed scope makes, for reference
 // Each case: best and median of 7 runs of N scopes. Without a GPU the event
 // rows are reported as not available, with the reason.
 // Usage: scope_overhead [--json PATH]
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include <gpuprof/atomic_file.hpp>
+#include <gpuprof/detail/tick_clock.hpp>
 #include <gpuprof/gpuprof.hpp>
 #include <gpuprof/json_writer.hpp>
 
@@ -68,10 +72,11 @@ void raw_nvtx_loop(long iterations) {
   }
 }
 
+template <std::int64_t (*read_clock)()>
 void clock_pair_loop(long iterations) {
   std::int64_t sum = 0;
   for (long i = 0; i < iterations; ++i) {
-    sum += gpuprof::host_now_ns() - gpuprof::host_now_ns();
+    sum += read_clock() - read_clock();
     compiler_barrier();
   }
   if (sum > 0) std::cout << "";  // keeps the reads (the difference is never > 0)
@@ -88,6 +93,13 @@ void raw_event_loop(long iterations, const gpuprof::EventPair& pair, gpuprof::St
   for (long i = 0; i < iterations; ++i) {
     pair.record_begin(stream);
     pair.record_end(stream);
+    compiler_barrier();
+  }
+}
+void capture_check_loop(long iterations, gpuprof::Stream stream) {
+  for (long i = 0; i < iterations; ++i) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    GPUPROF_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
     compiler_barrier();
   }
 }
@@ -136,27 +148,32 @@ int main(int argc, char** argv) {
     std::vector<Row> rows{{"compiled out (GPUPROF_DISABLE)", 1},
                           {"nvtx push/pop (raw)", 20},
                           {"steady_clock::now() pair (raw)", -1},
+                          {"host tick pair (raw)", -1},
                           {"scope, NVTX only (set_gpu_timing(false))", 20},
                           {"scope, NVTX + CUDA event pair", 3000},
-                          {"cudaEventRecord pair (raw)", -1}};
+                          {"cudaEventRecord pair (raw)", -1},
+                          {"cudaStreamIsCapturing (raw)", -1}};
     measure(rows[0], 2'000'000, disabled_scope_loop);
     measure(rows[1], 2'000'000, raw_nvtx_loop);
-    measure(rows[2], 2'000'000, clock_pair_loop);
+    measure(rows[2], 2'000'000, clock_pair_loop<gpuprof::host_now_ns>);
+    measure(rows[3], 2'000'000, clock_pair_loop<gpuprof::detail::host_ticks>);
+    rows[3].note = gpuprof::detail::ticks_are_tsc() ? "TSC" : "steady_clock (no invariant TSC)";
     profiler.set_gpu_timing(false);
-    measure(rows[3], 200'000, host_scope_loop);
+    measure(rows[4], 200'000, host_scope_loop);
     profiler.set_gpu_timing(true);
     if (gpu) {
 #if GPUPROF_WITH_CUDA
       gpuprof::Stream stream = nullptr;
       GPUPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-      measure(rows[4], 20'000, [stream](long n) { event_scope_loop(n, stream); });
+      measure(rows[5], 20'000, [stream](long n) { event_scope_loop(n, stream); });
       const gpuprof::ScopedEventPair pair;
-      measure(rows[5], 20'000, [&](long n) { raw_event_loop(n, *pair, stream); });
+      measure(rows[6], 20'000, [&](long n) { raw_event_loop(n, *pair, stream); });
+      measure(rows[7], 200'000, [stream](long n) { capture_check_loop(n, stream); });
       GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
       GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
 #endif
     } else {
-      rows[4].note = rows[5].note = "not available: " + profiler.timing_note();
+      rows[5].note = rows[6].note = rows[7].note = "not available: " + profiler.timing_note();
     }
 
     std::cout << "gpuprof scope overhead: host ns per scope, best (median) of " << runs << " runs\n";
@@ -164,8 +181,8 @@ int main(int argc, char** argv) {
     for (const Row& row : rows) {
       char line[200];
       if (row.min_ns && row.goal_ns < 0)
-        std::snprintf(line, sizeof line, "%-42s %9.1f (%9.1f)  reference", row.name.c_str(), *row.min_ns,
-                      *row.median_ns);
+        std::snprintf(line, sizeof line, "%-42s %9.1f (%9.1f)  reference %s", row.name.c_str(), *row.min_ns,
+                      *row.median_ns, row.note.c_str());
       else if (row.min_ns)
         std::snprintf(line, sizeof line, "%-42s %9.1f (%9.1f)  goal <= %-6g %s", row.name.c_str(), *row.min_ns,
                       *row.median_ns, row.goal_ns, *row.min_ns <= row.goal_ns ? "ok" : "MISSED");

@@ -1,7 +1,8 @@
 // gpuprof/clock.hpp: the host clock every gpuprof time stamp is taken with.
 //
-// One clock for scopes, bench and kernel records (std::chrono::steady_clock, in
-// integer nanoseconds), so host intervals and GPU activity share a time axis.
+// One time axis for scopes, bench and kernel records (std::chrono::steady_clock,
+// in integer nanoseconds), so host intervals and GPU activity line up. Scopes
+// take a cheaper stamp and are converted onto it (detail/tick_clock.hpp).
 #pragma once
 #include <chrono>
 #include <cstdint>

@@ -71,6 +71,7 @@ inline std::string Profiler::timing_note() const {
 inline Report Profiler::report() {
   detail::Recorder& recorder = detail::recorder();
   std::vector<detail::InstanceSnapshot> instances;
+  const detail::TickConverter ticks = recorder.tick_clock().converter();
 #if GPUPROF_WITH_CUDA
   bool synchronized = false;  // one device synchronization covers every pending pair
 #endif
@@ -83,8 +84,8 @@ inline Report Profiler::report() {
       snapshot.id = record.id;
       snapshot.node = record.node;
       snapshot.thread = thread.thread_id;
-      snapshot.host_begin_ns = record.host_begin_ns;
-      snapshot.host_end_ns = record.host_end_ns;
+      snapshot.host_begin_ns = ticks.to_ns(record.host_begin_ticks);
+      snapshot.host_end_ns = ticks.to_ns(record.host_end_ticks);
       snapshot.work = record.work;
       snapshot.gpu_ms = record.gpu_ms;
 #if GPUPROF_WITH_CUDA

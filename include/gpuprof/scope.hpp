@@ -7,9 +7,11 @@
 // A scope opens an NVTX range (domain "gpuprof"), records a pair of CUDA
 // events on the stream (pooled: nothing is created or synchronized per scope;
 // the pair is read back later, at report() or when the pool runs dry) and the
-// host clock. Scopes nest per thread into a call tree ("step/forward/attention");
-// threads share the tree by path. Without a usable GPU, events are skipped and
-// the host clock is the time (said once on stderr).
+// host clock (detail::host_ticks(): the TSC where it is invariant, converted
+// to steady_clock ns by report()). Scopes nest per thread into a call tree
+// ("step/forward/attention"); threads share the tree by path. Without a
+// usable GPU, events are skipped and the host clock is the time (said once on
+// stderr).
 //
 // With GPUPROF_DISABLE defined every macro here compiles to nothing and its
 // arguments are not evaluated. Works from plain C++17 translation units.
@@ -20,10 +22,10 @@
 
 #ifndef GPUPROF_DISABLE
 
-#include "clock.hpp"
 #include "cuda_events.hpp"
 #include "detail/names.hpp"
 #include "detail/recorder.hpp"
+#include "detail/tick_clock.hpp"
 #include "detail/thread_ops.hpp"
 #include "work.hpp"
 
@@ -55,13 +57,15 @@ class Scope {
       }
     }
 #endif
-    begin_ns_ = host_now_ns();
+    begin_ticks_ = detail::host_ticks();
+    recorder.tick_clock().calibrate_if_due(begin_ticks_);
   }
   template <class Name>
   Scope(detail::CallSite& site, const Name& name, const Work& work) : Scope(site, name, nullptr, work) {}
 
   ~Scope() {
-    const std::int64_t end_ns = host_now_ns();
+    const std::int64_t end_ticks = detail::host_ticks();
+    detail::recorder().tick_clock().calibrate_if_due(end_ticks);
     bool gpu_pending = false;
 #if GPUPROF_WITH_CUDA
     if (timed_) {
@@ -78,8 +82,8 @@ class Scope {
     detail::InstanceRecord& record = thread_->records.next_slot();
     record.id = id_;
     record.node = thread_->local_nodes[node_].global;
-    record.host_begin_ns = begin_ns_;
-    record.host_end_ns = end_ns;
+    record.host_begin_ticks = begin_ticks_;
+    record.host_end_ticks = end_ticks;
     record.work = work_;
     record.gpu_ms = -1;
     record.gpu_pending = gpu_pending;
@@ -141,7 +145,7 @@ class Scope {
   Stream stream_;
   Work work_;
   std::uint64_t id_ = 0;
-  std::int64_t begin_ns_ = 0;
+  std::int64_t begin_ticks_ = 0;
   std::uint32_t parent_ = 0;
   std::uint32_t node_ = 0;
   std::uint8_t observed_ = 0;  // bit i: observer slot i saw on_scope_begin

@@ -25,8 +25,8 @@ namespace detail {
 struct InstanceRecord {
   std::uint64_t id = 0;
   std::uint32_t node = 0;  // global node id
-  std::int64_t host_begin_ns = 0;
-  std::int64_t host_end_ns = 0;
+  std::int64_t host_begin_ticks = 0;  // host_ticks(): converted to ns by report()
+  std::int64_t host_end_ticks = 0;
   Work work;
   float gpu_ms = -1;         // < 0: not known (yet)
   bool gpu_pending = false;  // events recorded, not yet read back and returned
@@ -92,12 +92,21 @@ class RecordLog {
     std::uint64_t offset;
   };
   static std::uint64_t chunk_capacity(int chunk) { return first_chunk << chunk; }
-  // Chunk k holds indices [first * (2^k - 1), first * (2^(k+1) - 1)).
+  // Chunk k holds indices [first * (2^k - 1), first * (2^(k+1) - 1)), so k is
+  // the highest set bit of index / first + 1 (a bit scan: this runs per scope).
   static Location locate(std::uint64_t index) {
     const std::uint64_t scaled = index / first_chunk + 1;
-    int chunk = 0;
-    while ((scaled >> (chunk + 1)) != 0) ++chunk;
+    const int chunk = highest_bit(scaled);
     return {chunk, index - first_chunk * ((std::uint64_t{1} << chunk) - 1)};
+  }
+  static int highest_bit(std::uint64_t nonzero) {
+#if defined(__GNUC__) || defined(__clang__)
+    return 63 - __builtin_clzll(nonzero);
+#else
+    int bit = 0;
+    while ((nonzero >> (bit + 1)) != 0) ++bit;
+    return bit;
+#endif
   }
 
   std::unique_ptr<InstanceRecord[]> chunks_[max_chunks];

@@ -3,8 +3,8 @@
 // One Recorder per process (created on first use, never destroyed: scopes on
 // other threads and CUDA's own teardown may outlive static destructors). It
 // owns the interned names, the global node table ((parent, name) -> node id),
-// one ThreadState per thread that ever opened a scope, the observers and the
-// timing mode. Everything a scope touches in steady state is its own
+// one ThreadState per thread that ever opened a scope, the observers, the
+// timing mode and the calibration of scope time stamps (TickClock). Everything a scope touches in steady state is its own
 // ThreadState; the mutexes here are taken when a thread, a name or a node is
 // seen for the first time, and by report()/reset().
 #pragma once
@@ -25,6 +25,7 @@
 #include "names.hpp"
 #include "record_log.hpp"
 #include "scope_observer.hpp"
+#include "tick_clock.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -90,6 +91,7 @@ class Recorder {
     return next_instance_.fetch_add(1, std::memory_order_relaxed);
   }
   NameTable& names() noexcept { return names_; }
+  TickClock& tick_clock() noexcept { return tick_clock_; }
 
   ThreadState& this_thread() {
     static thread_local ThreadState* state = nullptr;  // trivially initialized: no guard
@@ -145,6 +147,7 @@ class Recorder {
   std::atomic<bool> gpu_enabled_{true};
   std::atomic<std::uint64_t> next_instance_{1};
   NameTable names_;
+  TickClock tick_clock_;
 
   mutable std::mutex nodes_mutex_;
   std::vector<GlobalNode> nodes_{{no_node, 0}};  // [0] is the virtual root

@@ -1,0 +1,183 @@
+// gpuprof/detail/tick_clock.hpp: the cheap time stamp a scope takes, and its
+// conversion to host_now_ns() nanoseconds (the steady_clock axis every
+// Report uses).
+//
+// A scope reads the clock twice, and steady_clock::now() costs 25-35 ns a read
+// in the VMs gpuprof runs on (a vDSO call, a slower clock source on some
+// hypervisors). On x86-64 with an invariant TSC (constant rate in every power
+// state: CPUID 0x80000007 EDX bit 8) a scope reads the time-stamp counter
+// instead (about 10 ns) and keeps the raw ticks; report() converts them.
+// Anywhere else ticks are steady_clock nanoseconds and conversion is the
+// identity. The TSC is assumed to agree across cores, which the kernel checks
+// at boot before it trusts the counter.
+//
+// Conversion is piecewise linear through calibration points (tsc, steady ns):
+// one when the recorder starts, one at each report(), and one whenever a scope
+// finds the last point more than about a second old. So every scope time stamp
+// lies within a second after a point, and its error is at most
+//   the point's own error (half the time the steady_clock read took between
+//   its two TSC reads; tens of ns), plus
+//   1 s x the change, within the segment, of steady_clock's rate relative to
+//   the TSC (NTP slews steady_clock by a few ppm and changes that slowly:
+//   1 us per ppm of change).
+// Points cost 16 bytes each, at most one a second while scopes run.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "../clock.hpp"
+#include "../config.hpp"
+#include "../error.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GPUPROF_DETAIL_HAVE_TSC 1
+#include <cpuid.h>
+#include <x86intrin.h>
+#else
+#define GPUPROF_DETAIL_HAVE_TSC 0
+#endif
+
+GPUPROF_NAMESPACE_BEGIN
+namespace detail {
+
+// Whether host_ticks() reads the TSC; decided once per process, so every tick
+// a process stores has the same unit.
+inline bool ticks_are_tsc() noexcept {
+#if GPUPROF_DETAIL_HAVE_TSC
+  static const bool invariant_tsc = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid(0x80000000u, &eax, &ebx, &ecx, &edx) == 0 || eax < 0x80000007u) return false;
+    __get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx);
+    return (edx & (1u << 8)) != 0;
+  }();
+  return invariant_tsc;
+#else
+  return false;
+#endif
+}
+
+// The time stamp a scope stores: TSC ticks or steady_clock ns (see above).
+// rdtsc is not ordered with the surrounding code; the few cycles it may move
+// are far below the conversion's error.
+inline std::int64_t host_ticks() noexcept {
+#if GPUPROF_DETAIL_HAVE_TSC
+  if (ticks_are_tsc()) return static_cast<std::int64_t>(__rdtsc());
+#endif
+  return host_now_ns();
+}
+
+struct TickPoint {
+  std::int64_t ticks;
+  std::int64_t ns;
+};
+
+// Converts ticks with a fixed copy of the calibration points (taken by
+// TickClock::converter(), so a report converts without holding a lock).
+class TickConverter {
+ public:
+  // `points` empty: ticks are steady_clock ns already.
+  explicit TickConverter(std::vector<TickPoint> points) : points_(std::move(points)) {
+    if (points_.size() == 1)
+      throw Error("gpuprof: the time-stamp counter did not advance between two calibrations");
+  }
+
+  std::int64_t to_ns(std::int64_t ticks) const {
+    if (points_.empty()) return ticks;
+    const auto after = std::upper_bound(points_.begin(), points_.end(), ticks,
+                                        [](std::int64_t t, const TickPoint& p) { return t < p.ticks; });
+    // Outside the points (a scope that ended while report() read), the rate
+    // over the whole span: the best determined one.
+    if (after == points_.begin()) return along(points_.front(), points_.front(), points_.back(), ticks);
+    if (after == points_.end()) return along(points_.back(), points_.front(), points_.back(), ticks);
+    return along(*(after - 1), *(after - 1), *after, ticks);
+  }
+
+ private:
+  // The line through `from` with the slope of (a, b). long double: a tick
+  // distance times a rate stays exact to well under a ns.
+  static std::int64_t along(const TickPoint& from, const TickPoint& a, const TickPoint& b, std::int64_t ticks) {
+    const long double ns_per_tick =
+        static_cast<long double>(b.ns - a.ns) / static_cast<long double>(b.ticks - a.ticks);
+    return from.ns + static_cast<std::int64_t>(static_cast<long double>(ticks - from.ticks) * ns_per_tick);
+  }
+
+  std::vector<TickPoint> points_;
+};
+
+class TickClock {
+ public:
+  TickClock() { calibrate(); }
+  TickClock(const TickClock&) = delete;
+  TickClock& operator=(const TickClock&) = delete;
+
+  // Scopes pass each tick they take: one relaxed load until a point is due.
+  void calibrate_if_due(std::int64_t ticks) {
+    if (ticks >= next_due_.load(std::memory_order_relaxed)) calibrate();
+  }
+  // Adds a point now; nothing to do for steady_clock ticks.
+  void calibrate() {
+#if GPUPROF_DETAIL_HAVE_TSC
+    if (!ticks_are_tsc()) return;
+    // Measured under the lock, so points are appended in the order taken.
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const TickPoint point = measure_point();
+    // A counter that went backwards (cores out of step) adds no point.
+    if (!points_.empty() && (point.ticks <= points_.back().ticks || point.ns <= points_.back().ns)) return;
+    points_.push_back(point);
+    next_due_.store(point.ticks + ticks_per_second(), std::memory_order_relaxed);
+#endif
+  }
+  // A fresh point, then a copy of them all.
+  TickConverter converter() {
+    calibrate();
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return TickConverter(points_);
+  }
+
+ private:
+#if GPUPROF_DETAIL_HAVE_TSC
+  // The steady_clock read with the tightest pair of TSC reads around it, of a
+  // few tries (an interrupt or a preemption widens one try, rarely all). The
+  // fences keep each rdtsc on its side of the clock read.
+  static TickPoint measure_point() noexcept {
+    TickPoint best{0, 0};
+    std::int64_t best_width = std::numeric_limits<std::int64_t>::max();
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      _mm_lfence();
+      const auto before = static_cast<std::int64_t>(__rdtsc());
+      _mm_lfence();
+      const std::int64_t ns = host_now_ns();
+      _mm_lfence();
+      const auto after = static_cast<std::int64_t>(__rdtsc());
+      if (after - before < best_width) {
+        best_width = after - before;
+        best = {before + (after - before) / 2, ns};
+      }
+    }
+    return best;
+  }
+  // Ticks in about a second, from the points so far (caller holds mutex_).
+  // Until they span 10 ms, 1e9 ticks: at most a second at any TSC rate of
+  // 1 GHz or more, so points are never further apart than promised.
+  std::int64_t ticks_per_second() const {
+    const TickPoint& first = points_.front();
+    const TickPoint& last = points_.back();
+    if (last.ns - first.ns < 10'000'000) return 1'000'000'000;
+    return static_cast<std::int64_t>(static_cast<long double>(last.ticks - first.ticks) * 1e9L /
+                                     static_cast<long double>(last.ns - first.ns));
+  }
+#endif
+
+  std::mutex mutex_;
+  std::vector<TickPoint> points_;  // strictly increasing in both members
+  // Never reached with steady_clock ticks: they need no calibration.
+  std::atomic<std::int64_t> next_due_{std::numeric_limits<std::int64_t>::max()};
+};
+
+}  // namespace detail
+GPUPROF_NAMESPACE_END
