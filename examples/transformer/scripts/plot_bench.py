@@ -9,8 +9,10 @@ usage: plot_bench.py BENCH.json OUT.png
 Needs matplotlib (Debian: python3-matplotlib). Exit status: 0 written,
 1 the input is not a transformer_bench document, 2 bad arguments.
 """
-import json
+
 import sys
+
+from schema_document import load_document
 
 SCHEMA = "gpuprof.transformer_bench"
 PRECISION_ORDER = {"fp32": 0, "tf32": 1, "bf16": 2}
@@ -18,13 +20,7 @@ USAGE = "usage: plot_bench.py BENCH.json OUT.png  (BENCH.json from transformer_b
 
 
 def load_rows(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
-    except (OSError, ValueError) as error:
-        raise SystemExit(f"plot_bench.py: cannot read {path}: {error}") from None
-    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
-        raise SystemExit(f"plot_bench.py: {path} is not a {SCHEMA} document")
+    document = load_document(path, SCHEMA)
     return document, document.get("rows", [])
 
 

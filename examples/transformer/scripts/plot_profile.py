@@ -11,8 +11,10 @@ usage: plot_profile.py PROFILE.json OUT.png
 Needs matplotlib (Debian: python3-matplotlib). Exit status: 0 written,
 1 the input is not a transformer_profile document, 2 bad arguments.
 """
-import json
+
 import sys
+
+from schema_document import load_document
 
 SCHEMA = "gpuprof.transformer_profile"
 USAGE = "usage: plot_profile.py PROFILE.json OUT.png  (PROFILE.json from transformer_profile --out DIR)"
@@ -20,13 +22,7 @@ PHASES = (("inference_percent", "inference"), ("train_step_percent", "train step
 
 
 def load_configurations(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
-    except (OSError, ValueError) as error:
-        raise SystemExit(f"plot_profile.py: cannot read {path}: {error}") from None
-    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
-        raise SystemExit(f"plot_profile.py: {path} is not a {SCHEMA} document")
+    document = load_document(path, SCHEMA)
     return document, document.get("configurations", [])
 
 
@@ -59,7 +55,7 @@ def plot(document, configurations, out_path):
     labels, categories, percent, skipped = bars(configurations)
     if not labels:
         raise SystemExit("plot_profile.py: no measured configuration to plot")
-    figure, axis = plt.subplots(figsize=(max(8, 0.9 * len(labels) + 3), 5.5))
+    figure, axis = plt.subplots(figsize=(max(8, 0.9 * len(labels) + 3), 6.5))
     positions = [i + (i // 2) * 0.4 for i in range(len(labels))]  # a gap between configurations
     bottom = [0.0] * len(labels)
     colors = plt.get_cmap("tab10")
@@ -67,7 +63,8 @@ def plot(document, configurations, out_path):
         axis.bar(positions, percent[category], bottom=bottom, width=0.8, label=category, color=colors(index % 10))
         bottom = [b + p for b, p in zip(bottom, percent[category])]
     axis.set_xticks(positions)
-    axis.set_xticklabels(labels, fontsize=8)
+    # Configuration names are long: slanted, they do not run into their neighbours.
+    axis.set_xticklabels(labels, fontsize=8, rotation=35, ha="right")
     axis.set_ylabel("% of GPU time in the phase")
     axis.set_ylim(0, 100)
     title = f'GPU time by kernel category: {document.get("device", "?")}, batch {document.get("batch", "?")}'
