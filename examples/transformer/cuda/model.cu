@@ -9,11 +9,15 @@
 // adds promote to fp32); GEMMs that feed it accumulate into it with beta = 1.
 //
 // Memory: everything the configuration needs is computed up front and taken
-// from ONE cudaMalloc (the arena), cuBLAS workspace included. Mode::fwd keeps
-// one set of activations shared by all layers and no gradients or optimizer
-// state; the training modes keep what backward needs per layer, and share
-// scratch (the fp32 T×T score buffer, the backward pass's activation
-// gradients) across layers.
+// from ONE cudaMalloc (the arena), cuBLAS workspace included (layout: see
+// carve()). Buffers whose lifetimes are disjoint share bytes: the logits
+// share with everything only the blocks use (scratch, and Mode::fwd's one set
+// of activations, reused by every layer); in the training modes the
+// gradients share with the per-layer saved activations, because backward
+// writes block l's gradients only once layers above l are spent. The
+// training modes keep per layer only the residual input and mid-point, the
+// norms' statistics, q, k, v, P, the attention output and the w1|w3 output;
+// backward recomputes the norms' outputs and the SwiGLU gate (elementwise).
 //
 // The logits buffer is turned into the logits' gradient in place by
 // backward(), so logits() is available between forward() and backward().
@@ -64,12 +68,13 @@ void check_supported(const RunConfig& config) {
 
 // Carves typed, 256-byte aligned buffers out of one allocation. Run once with
 // base = nullptr to size the arena, then again over the real allocation.
+// seek() lets buffers with disjoint lifetimes share bytes.
 class Carver {
  public:
   explicit Carver(char* base) : base_(base) {}
   // Aligns the next buffer's start and returns its offset.
   std::size_t align() {
-    offset_ = (offset_ + kAlignment - 1) / kAlignment * kAlignment;
+    offset_ = round_up(offset_);
     return offset_;
   }
   template <class T>
@@ -79,26 +84,31 @@ class Carver {
     return base_ ? reinterpret_cast<T*>(base_ + offset) : nullptr;
   }
   char* at(std::size_t offset) const { return base_ ? base_ + offset : nullptr; }
+  void seek(std::size_t offset) { offset_ = offset; }
+
+  static constexpr std::size_t kAlignment = 256;  // cuBLAS workspace and vector accesses
+  static std::size_t round_up(std::size_t bytes) {
+    return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  }
 
  private:
-  static constexpr std::size_t kAlignment = 256;  // cuBLAS workspace and vector accesses
   char* base_;
   std::size_t offset_ = 0;
 };
 
+// What one block keeps for its backward pass. The norms' outputs and the
+// SwiGLU gate's output are not kept: backward recomputes them (elementwise)
+// from `input`/`mid`, the saved statistics and `h13`.
 template <class Act>
 struct LayerActivations {
-  float* input;  // residual stream entering the block [N, d]
-  Act* norm1;
-  float* inv_rms1;
+  float* input;     // residual stream entering the block [N, d]
+  float* inv_rms1;  // [N]
   AttentionTensors<Act> attention;
-  Act* context;  // attention output before the projection, heads merged
-  float* mid;    // input + attention
-  Act* norm2;
+  Act* context;     // attention output before the projection, heads merged
+  float* mid;       // input + attention
   float* inv_rms2;
-  Act* h13;      // [N, 2·d_ff]
-  Act* gated;    // [N, d_ff]
-  float* output; // mid + ffn: the next block's input
+  Act* h13;         // [N, 2·d_ff]
+  float* output;    // mid + ffn: the next block's input
 };
 
 template <class Act>
@@ -119,9 +129,13 @@ struct Buffers {
   char* volatile_begin = nullptr;
   float* grads = nullptr;  // training modes only
   std::vector<LayerActivations<Act>> layers;
-  Act* qkv = nullptr;  // scratch: the QKV GEMM's output, before RoPE
+  // The output of the RMSNorm that ran last, for the one GEMM that reads it:
+  // every block's two norms in forward (and their recomputation in
+  // backward), and the final norm between the lm_head's forward and backward.
+  Act* normed = nullptr;
+  Act* qkv = nullptr;    // the QKV GEMM's output, before RoPE
+  Act* gated = nullptr;  // silu(a)⊙b for the w2 GEMM (recomputed in backward)
   float* final_input = nullptr;
-  Act* final_norm = nullptr;
   float* final_inv_rms = nullptr;
   Act* logits = nullptr;
   float* logsumexp = nullptr;
@@ -143,16 +157,84 @@ struct Buffers {
   std::size_t total_bytes = 0;
 };
 
+struct ActivationSizes {
+  std::size_t tokens, d, d_ff, scores;
+};
+
+// One block's activations; `input` is the previous block's output, or null
+// for a fresh buffer. The caller sets `output`.
 template <class Act>
-Buffers<Act> carve(char* base, const RunConfig& config, std::size_t parameter_count) {
+LayerActivations<Act> take_layer(Carver& arena, const ActivationSizes& s, float* input) {
+  const std::size_t N = s.tokens, d = s.d;
+  LayerActivations<Act> a{};
+  a.input = input ? input : arena.take<float>(N * d);
+  a.inv_rms1 = arena.take<float>(N);
+  a.attention.q = arena.take<Act>(N * d);
+  a.attention.k = arena.take<Act>(N * d);
+  a.attention.v = arena.take<Act>(N * d);
+  a.attention.probs = arena.take<Act>(s.scores);
+  a.context = arena.take<Act>(N * d);
+  a.mid = arena.take<float>(N * d);
+  a.inv_rms2 = arena.take<float>(N);
+  a.h13 = arena.take<Act>(N * 2 * s.d_ff);
+  return a;
+}
+
+// Every block's activations in layer order; layer_ends[l] = where layer l's
+// buffers end (each block's output belongs to the layer that writes it).
+template <class Act>
+std::vector<LayerActivations<Act>> take_saved_layers(Carver& arena, const ActivationSizes& s,
+                                                     int layers,
+                                                     std::vector<std::size_t>* layer_ends) {
+  std::vector<LayerActivations<Act>> saved;
+  for (int layer = 0; layer < layers; ++layer) {
+    LayerActivations<Act> a = take_layer<Act>(arena, s, layer == 0 ? nullptr : saved.back().output);
+    a.output = arena.take<float>(s.tokens * s.d);
+    saved.push_back(a);
+    layer_ends->push_back(arena.align());
+  }
+  return saved;
+}
+
+// Where the gradients start, in bytes relative to the saved activations'
+// start (may be negative), so that they share memory with the activations
+// without ever overwriting one still needed: backward writes the lm_head's
+// and final norm's gradients first, while every activation is alive, then
+// block l's while only layers ≤ l are, and the embedding's last, when none
+// is. The layout stores emb, blocks 0…L−1, final_norm, lm_head, so each
+// block's gradients must lie above its own layer's end.
+long long gradients_offset(const ParameterLayout& layout, int layers,
+                           const std::vector<std::size_t>& layer_ends) {
+  const auto float_bytes = [](std::size_t index) {
+    return static_cast<long long>(index * sizeof(float));
+  };
+  long long offset = static_cast<long long>(layer_ends.back()) -
+                     float_bytes(layout.find("final_norm").offset);
+  for (int layer = 0; layer < layers; ++layer)
+    offset = std::max(offset, static_cast<long long>(layer_ends[layer]) -
+                                  float_bytes(layout.block_offset(layer)));
+  // Round up (towards +∞ for negatives too) to keep the gradients aligned.
+  const long long step = static_cast<long long>(Carver::kAlignment);
+  const long long rounded = offset / step * step;
+  return rounded < offset ? rounded + step : rounded;
+}
+
+// The arena: [persistent | small volatile buffers | logits ∪ block scratch |
+// (training) saved activations ∪ gradients]. The logits live from the lm_head
+// GEMM to the lm_head backward GEMM, a stretch in which no block runs, so
+// they share bytes with everything only blocks use. Mode::fwd carves one set
+// of activations, reused by every layer, inside that block scratch.
+template <class Act>
+Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& layout) {
   constexpr bool mixed = std::is_same_v<Act, __nv_bfloat16>;
   const ModelConfig& m = config.model;
   const bool training = config.mode != Mode::fwd;
   const std::size_t N = static_cast<std::size_t>(config.batch) * config.ctx;
-  const std::size_t d = m.d_model, F = m.d_ff, V = m.vocab, P = parameter_count;
+  const std::size_t d = m.d_model, F = m.d_ff, V = m.vocab, P = layout.total;
   const std::size_t scores =
       static_cast<std::size_t>(config.batch) * m.heads * config.ctx * config.ctx;
   const std::size_t rope = static_cast<std::size_t>(config.ctx) * (m.d_head() / 2);
+  const ActivationSizes sizes{N, d, F, scores};
 
   Carver arena(base);
   Buffers<Act> b;
@@ -172,49 +254,30 @@ Buffers<Act> carve(char* base, const RunConfig& config, std::size_t parameter_co
 
   const std::size_t volatile_start = arena.align();
   b.volatile_begin = arena.at(volatile_start);
-  if (training) b.grads = arena.take<float>(P);
-  // Per-layer activations: fresh buffers per layer when backward needs them,
-  // otherwise one set reused by every layer.
-  LayerActivations<Act> shared{};
-  for (int layer = 0; layer < m.layers; ++layer) {
-    if (training || layer == 0) {
-      LayerActivations<Act> a{};
-      a.input = layer == 0 || !training ? arena.take<float>(N * d) : b.layers.back().output;
-      a.norm1 = arena.take<Act>(N * d);
-      a.inv_rms1 = arena.take<float>(N);
-      a.attention.q = arena.take<Act>(N * d);
-      a.attention.k = arena.take<Act>(N * d);
-      a.attention.v = arena.take<Act>(N * d);
-      a.attention.probs = arena.take<Act>(scores);
-      a.context = arena.take<Act>(N * d);
-      a.mid = arena.take<float>(N * d);
-      // Without backward the norms' outputs and statistics can share storage.
-      a.norm2 = training ? arena.take<Act>(N * d) : a.norm1;
-      a.inv_rms2 = training ? arena.take<float>(N) : a.inv_rms1;
-      a.h13 = arena.take<Act>(N * 2 * F);
-      a.gated = arena.take<Act>(N * F);
-      // Forward-only: the block writes its output over its (spent) input.
-      a.output = training ? arena.take<float>(N * d) : a.input;
-      shared = a;
-    }
-    b.layers.push_back(shared);
-  }
-  b.final_input = b.layers.back().output;
-  b.qkv = arena.take<Act>(N * 3 * d);
-  float* score_scratch = arena.take<float>(scores);
-  for (LayerActivations<Act>& a : b.layers) a.attention.scores = score_scratch;
-  b.final_norm = arena.take<Act>(N * d);
+  b.normed = arena.take<Act>(N * d);
   b.final_inv_rms = arena.take<float>(N);
-  b.logits = arena.take<Act>(N * V);
   b.logsumexp = arena.take<float>(N);
   b.row_loss = arena.take<float>(N);
   b.loss = arena.take<float>(1);
   if (config.mode == Mode::step && config.adamw.clip_norm > 0)
     b.norm_partials = arena.take<float>(kNormPartials);
+  if (training) b.dnorm = arena.take<Act>(N * d);  // written by the lm_head backward GEMM
+
+  const std::size_t shared_start = arena.align();
+  b.logits = arena.take<Act>(N * V);
+  const std::size_t logits_end = arena.align();
+  arena.seek(shared_start);
+  if (!training) {
+    LayerActivations<Act> reused = take_layer<Act>(arena, sizes, nullptr);
+    reused.output = reused.input;  // the block writes its output over its spent input
+    b.layers.assign(m.layers, reused);
+  }
+  b.qkv = arena.take<Act>(N * 3 * d);
+  float* score_scratch = arena.take<float>(scores);
+  b.gated = arena.take<Act>(N * F);
   if (training) {
     b.dstream = arena.take<float>(N * d);
     if (mixed) b.dstream_bf16 = arena.take<__nv_bfloat16>(N * d);
-    b.dnorm = arena.take<Act>(N * d);
     b.dcontext = arena.take<Act>(N * d);
     b.dq = arena.take<Act>(N * d);
     b.dk = arena.take<Act>(N * d);
@@ -223,6 +286,27 @@ Buffers<Act> carve(char* base, const RunConfig& config, std::size_t parameter_co
     b.dh13 = arena.take<Act>(N * 2 * F);
     b.dgated = arena.take<Act>(N * F);
   }
+  arena.seek(std::max(arena.align(), logits_end));
+
+  if (training) {
+    std::vector<std::size_t> relative_ends;
+    Carver probe(nullptr);
+    take_saved_layers<Act>(probe, sizes, m.layers, &relative_ends);
+    const long long grads_offset = gradients_offset(layout, m.layers, relative_ends);
+    // Starts stay 256-aligned, so the layers' relative layout is the probe's.
+    const std::size_t region_start = arena.align();
+    const std::size_t layers_start =
+        region_start + static_cast<std::size_t>(std::max(0LL, -grads_offset));
+    const std::size_t grads_start =
+        static_cast<std::size_t>(static_cast<long long>(layers_start) + grads_offset);
+    arena.seek(layers_start);
+    std::vector<std::size_t> layer_ends;
+    b.layers = take_saved_layers<Act>(arena, sizes, m.layers, &layer_ends);
+    b.grads = reinterpret_cast<float*>(arena.at(grads_start));
+    arena.seek(std::max(layer_ends.back(), grads_start + P * sizeof(float)));
+  }
+  for (LayerActivations<Act>& a : b.layers) a.attention.scores = score_scratch;
+  b.final_input = b.layers.back().output;
   b.total_bytes = arena.align();
   b.volatile_bytes = b.total_bytes - volatile_start;
   return b;
@@ -272,9 +356,9 @@ class CudaBackend final : public Backend {
       : config_(config), layout_(config.model), block_(config.model) {
     check_supported(config);
     gemm_ = std::make_unique<Gemm>(config_.precision, stream());
-    buffers_ = carve<Act>(nullptr, config_, layout_.total);
+    buffers_ = carve<Act>(nullptr, config_, layout_);
     allocate_or_throw(arena_, buffers_.total_bytes);
-    buffers_ = carve<Act>(static_cast<char*>(arena_.data), config_, layout_.total);
+    buffers_ = carve<Act>(static_cast<char*>(arena_.data), config_, layout_);
     gemm_->set_workspace(buffers_.cublas_workspace, Gemm::kWorkspaceBytes);
     const RopeTables rope =
         make_rope_tables(config_.ctx, config_.model.d_head(), config_.model.rope_theta);
@@ -338,13 +422,13 @@ class CudaBackend final : public Backend {
     for (int layer = 0; layer < config_.model.layers; ++layer) block_forward(layer);
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, (8.0 + sizeof(Act)) * N * d});
-      rmsnorm_forward<Act>(buffers_.final_input, params_at("final_norm"), buffers_.final_norm,
+      rmsnorm_forward<Act>(buffers_.final_input, params_at("final_norm"), buffers_.normed,
                            buffers_.final_inv_rms, nullptr, N, d, config_.model.norm_eps,
                            stream());
     }
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{matmul_flops(N, V, d), 0});
-      linear(buffers_.final_norm, weights_at("lm_head"), buffers_.logits, data_type<Act>(), N, V,
+      linear(buffers_.normed, weights_at("lm_head"), buffers_.logits, data_type<Act>(), N, V,
              d, 0.0f);
     }
     {
@@ -372,7 +456,7 @@ class CudaBackend final : public Backend {
     }
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{2 * matmul_flops(N, V, d), 0});
-      linear_backward(buffers_.logits, buffers_.final_norm, weights_at("lm_head"),
+      linear_backward(buffers_.logits, buffers_.normed, weights_at("lm_head"),
                       grads_at("lm_head"), buffers_.dnorm, N, V, d);
     }
     norm_backward(buffers_.dnorm, buffers_.final_input, "final_norm", buffers_.final_inv_rms,
@@ -515,7 +599,7 @@ class CudaBackend final : public Backend {
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
       // Also copies the input into `mid`, which the output projection adds onto.
-      rmsnorm_forward<Act>(a.input, buffers_.params + base + block_.norm1, a.norm1, a.inv_rms1,
+      rmsnorm_forward<Act>(a.input, buffers_.params + base + block_.norm1, buffers_.normed, a.inv_rms1,
                            a.mid, N, d, eps, stream());
     }
     {
@@ -523,7 +607,7 @@ class CudaBackend final : public Backend {
                     gpuprof::Work{matmul_flops(N, 4.0 * d, d) + attention_core, 0});
       {
         GPUPROF_SCOPE("qkv projection", stream(), gpuprof::Work{matmul_flops(N, 3.0 * d, d), 0});
-        linear(a.norm1, weights_at(base + block_.wq), buffers_.qkv, data_type<Act>(), N, 3 * d, d,
+        linear(buffers_.normed, weights_at(base + block_.wq), buffers_.qkv, data_type<Act>(), N, 3 * d, d,
                0.0f);
       }
       attention_forward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
@@ -536,14 +620,15 @@ class CudaBackend final : public Backend {
     }
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
-      rmsnorm_forward<Act>(a.mid, buffers_.params + base + block_.norm2, a.norm2, a.inv_rms2,
+      rmsnorm_forward<Act>(a.mid, buffers_.params + base + block_.norm2, buffers_.normed, a.inv_rms2,
                            a.output, N, d, eps, stream());
     }
     {
       GPUPROF_SCOPE("ffn", stream(), gpuprof::Work{matmul_flops(N, 3.0 * F, d), 0});
-      linear(a.norm2, weights_at(base + block_.w1), a.h13, data_type<Act>(), N, 2 * F, d, 0.0f);
-      swiglu_forward<Act>(a.h13, a.gated, N, F, stream());
-      linear(a.gated, weights_at(base + block_.w2), a.output, CUDA_R_32F, N, d, F, 1.0f);
+      linear(buffers_.normed, weights_at(base + block_.w1), a.h13, data_type<Act>(), N, 2 * F, d,
+             0.0f);
+      swiglu_forward<Act>(a.h13, buffers_.gated, N, F, stream());
+      linear(buffers_.gated, weights_at(base + block_.w2), a.output, CUDA_R_32F, N, d, F, 1.0f);
     }
   }
 
@@ -559,6 +644,15 @@ class CudaBackend final : public Backend {
                           buffers_.grads + offset, N, d, stream());
   }
 
+  // A block's norm output, which backward needs for a weight gradient but the
+  // forward pass does not keep, back into `normed` (bit-identical).
+  void recompute_norm(const float* x, std::size_t gain_offset, const float* inv_rms) {
+    const int N = tokens_count(), d = config_.model.d_model;
+    GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{2.0 * N * d, (8.0 + sizeof(Act)) * N * d});
+    rmsnorm_recompute<Act>(x, buffers_.params + gain_offset, inv_rms, buffers_.normed, N, d,
+                           stream());
+  }
+
   void block_backward(int layer) {
     const LayerActivations<Act>& a = buffers_.layers[layer];
     const std::size_t base = layout_.block_offset(layer);
@@ -567,10 +661,12 @@ class CudaBackend final : public Backend {
     const double attention_core = 2 * matmul_flops(config_.ctx, config_.ctx, d, config_.batch);
     {
       GPUPROF_SCOPE("ffn", stream(), gpuprof::Work{2 * matmul_flops(N, 3.0 * F, d), 0});
-      linear_backward(dstream_act(), a.gated, weights_at(base + block_.w2),
+      swiglu_forward<Act>(a.h13, buffers_.gated, N, F, stream());  // not kept: recomputed
+      linear_backward(dstream_act(), buffers_.gated, weights_at(base + block_.w2),
                       buffers_.grads + base + block_.w2, buffers_.dgated, N, d, F);
       swiglu_backward<Act>(a.h13, buffers_.dgated, buffers_.dh13, N, F, stream());
-      linear_backward(buffers_.dh13, a.norm2, weights_at(base + block_.w1),
+      recompute_norm(a.mid, base + block_.norm2, a.inv_rms2);
+      linear_backward(buffers_.dh13, buffers_.normed, weights_at(base + block_.w1),
                       buffers_.grads + base + block_.w1, buffers_.dnorm, N, 2 * F, d);
     }
     norm_backward(buffers_.dnorm, a.mid, prefix + "norm2", a.inv_rms2, buffers_.dstream);
@@ -588,7 +684,8 @@ class CudaBackend final : public Backend {
                               buffers_.dv, buffers_.dqkv, stream());
       {
         GPUPROF_SCOPE("qkv projection", stream(), gpuprof::Work{2 * matmul_flops(N, 3.0 * d, d), 0});
-        linear_backward(buffers_.dqkv, a.norm1, weights_at(base + block_.wq),
+        recompute_norm(a.input, base + block_.norm1, a.inv_rms1);
+        linear_backward(buffers_.dqkv, buffers_.normed, weights_at(base + block_.wq),
                         buffers_.grads + base + block_.wq, buffers_.dnorm, N, 3 * d, d);
       }
     }

@@ -13,6 +13,15 @@ namespace {
 
 constexpr unsigned kRowsPerBlock = 8;  // one warp each
 constexpr unsigned kGainRowGroups = 16;
+constexpr unsigned kRecomputeThreads = 256;
+
+// The one expression of a norm's output, shared by forward and recompute so
+// that the two agree bit for bit.
+__device__ inline void normalize(const float (&x)[kVec], float r, const float (&g)[kVec],
+                                 float (&y)[kVec]) {
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) y[e] = x[e] * r * g[e];
+}
 
 template <class Act>
 __global__ void rmsnorm_forward_kernel(const float* x, const float* gain, Act* y, float* inv_rms,
@@ -34,11 +43,26 @@ __global__ void rmsnorm_forward_kernel(const float* x, const float* gain, Act* y
     float v[kVec], g[kVec], out[kVec];
     load_vec(x + base + col, v);
     load_vec(gain + col, g);
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) out[e] = v[e] * r * g[e];
+    normalize(v, r, g, out);
     store_vec(y + base + col, out);
     if (x_copy) store_vec(x_copy + base + col, v);
   }
+}
+
+// One thread per kVec outputs.
+template <class Act>
+__global__ void rmsnorm_recompute_kernel(const float* x, const float* gain, const float* inv_rms,
+                                         Act* y, int rows, int d) {
+  const int vecs_per_row = d / kVec;
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= static_cast<std::size_t>(rows) * vecs_per_row) return;
+  const std::size_t row = i / vecs_per_row;
+  const int col = static_cast<int>(i % vecs_per_row) * kVec;
+  float v[kVec], g[kVec], out[kVec];
+  load_vec(x + row * d + col, v);
+  load_vec(gain + col, g);
+  normalize(v, inv_rms[row], g, out);
+  store_vec(y + row * d + col, out);
 }
 
 // dx_k = r·(g_k·dy_k − x_k·r²·Σ_j g_j·dy_j·x_j / d), from y_k = g_k·x_k·r.
@@ -114,6 +138,15 @@ void rmsnorm_forward(const float* x, const float* gain, Act* y, float* inv_rms, 
 }
 
 template <class Act>
+void rmsnorm_recompute(const float* x, const float* gain, const float* inv_rms, Act* y, int rows,
+                       int d, cudaStream_t stream) {
+  const std::size_t work = static_cast<std::size_t>(rows) * (d / kVec);
+  rmsnorm_recompute_kernel<<<blocks_for(work, kRecomputeThreads), kRecomputeThreads, 0, stream>>>(
+      x, gain, inv_rms, y, rows, d);
+  TRANSFORMER_CHECK_LAUNCH();
+}
+
+template <class Act>
 void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const float* inv_rms,
                       const float* residual, float* dx, Act* dx_act, float* dgain, int rows, int d,
                       cudaStream_t stream) {
@@ -128,6 +161,8 @@ void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const fl
 #define TRANSFORMER_INSTANTIATE(Act)                                                              \
   template void rmsnorm_forward<Act>(const float*, const float*, Act*, float*, float*, int, int,  \
                                      float, cudaStream_t);                                        \
+  template void rmsnorm_recompute<Act>(const float*, const float*, const float*, Act*, int, int, \
+                                       cudaStream_t);                                            \
   template void rmsnorm_backward<Act>(const Act*, const float*, const float*, const float*,       \
                                       const float*, float*, Act*, float*, int, int, cudaStream_t);
 TRANSFORMER_INSTANTIATE(float)

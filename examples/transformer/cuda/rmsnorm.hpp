@@ -18,6 +18,13 @@ template <class Act>
 void rmsnorm_forward(const float* x, const float* gain, Act* y, float* inv_rms, float* x_copy,
                      int rows, int d, float eps, cudaStream_t stream);
 
+// y = x · inv_rms · g from the inv_rms that rmsnorm_forward saved: the
+// backward pass recomputes a norm's output this way instead of keeping it,
+// and gets forward's values bit for bit (same fp32 expression).
+template <class Act>
+void rmsnorm_recompute(const float* x, const float* gain, const float* inv_rms, Act* y, int rows,
+                       int d, cudaStream_t stream);
+
 // dy [rows, d] -> dx = residual + ∂loss/∂x (fp32; residual may be null = 0,
 // and may alias dx); dx_act, when not null, receives dx rounded to Act for
 // the GEMMs that consume it; dgain [d] is overwritten with Σ_rows dy·x·inv_rms.

@@ -70,7 +70,7 @@ TEST_CASE("embedding gathers rows and scatter-adds gradients by token") {
               kFp32Math);
 }
 
-TEST_CASE_TEMPLATE("rmsnorm forward and backward (residual fused, gain gradient)", Act, float,
+TEST_CASE_TEMPLATE("rmsnorm forward, recompute and backward (residual fused, gain gradient)", Act, float,
                    bf16) {
   // d = 272: lanes loop twice over a row, and d is not a multiple of 32.
   const int rows = 40, d = 272;
@@ -90,6 +90,11 @@ TEST_CASE_TEMPLATE("rmsnorm forward and backward (residual fused, gain gradient)
   check_close("rmsnorm forward y", y.download(), flat(y_ref), stored_tolerance<Act>());
   check_close("rmsnorm forward inv_rms", inv_rms.download(), flat(inv_rms_ref), kFp32Math);
   check_close("rmsnorm forward residual copy", x_copy.download(), x, 1e-12);
+  DeviceArray<Act> y_recomputed(n);
+  rmsnorm_recompute<Act>(x_dev.get(), gain_dev.get(), inv_rms.get(), y_recomputed.get(), rows, d,
+                         nullptr);
+  // Backward feeds the recomputed output to the same GEMMs: it must be forward's, bit for bit.
+  check_close("rmsnorm recompute = forward y", y_recomputed.download(), y.download(), 0.0);
 
   const auto dy = round_to<Act>(random_values(n));
   const auto residual = round_to<float>(random_values(n));
