@@ -94,9 +94,12 @@ if want studies; then
   "$B" --size small --ctx 128 --mode step --precision fp32,tf32,bf16 --loss-curve 50 --json "$RESULTS/loss.json" \
     >"$RESULTS/loss.txt" 2>&1
   tail -12 "$RESULTS/loss.txt"
-  "$B" --size small --ctx 512 --mode step --precision fp32,tf32,bf16 --json "$RESULTS/precisions.json" \
-    >"$RESULTS/precisions.txt" 2>&1
-  tail -6 "$RESULTS/precisions.txt"
+  "$B" --size small,medium,large,xl,2.7B --ctx 512 --mode step --precision fp32,tf32,bf16 \
+    --json "$RESULTS/precisions.json" >"$RESULTS/precisions.txt" 2>&1
+  tail -18 "$RESULTS/precisions.txt"
+  log "the bundled benchmark (ctest -L bench, what cmake --workflow --preset bench runs)"
+  ( time ctest --test-dir "$BUILD" -L bench -V ) >"$RESULTS/bench-default.txt" 2>&1
+  tail -4 "$RESULTS/bench-default.txt"
   "$B" --size tiny --ctx 128 --mode step --precision fp32 --steps 1 --dump "$RESULTS/dump" >/dev/null 2>&1
 fi
 log "done"
