@@ -86,7 +86,9 @@ class Backend {
   virtual void synchronize() = 0;
   // These wait for the enqueued work and copy to the host.
   virtual float loss() = 0;
-  virtual std::vector<float> logits() = 0;     // [batch·ctx, vocab], fp32
+  // [batch·ctx, vocab], fp32. Read between forward() and backward(): the CUDA
+  // backend turns the logits into their gradient in place (throws after backward()).
+  virtual std::vector<float> logits() = 0;
   virtual std::vector<float> gradients() = 0;  // ParameterLayout order
 
   // Device (or host) bytes this backend allocated for its configuration.

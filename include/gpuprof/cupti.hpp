@@ -171,6 +171,7 @@ class KernelCapture final : public ScopeObserver {
       note("external correlation stack out of order: popped " + std::to_string(popped) + " for scope " +
            std::to_string(instance_id));
   }
+  void on_reset() override { clear(); }
   void contribute(Report& report) override {
     if (!active()) return;
     report.kernels = records();

@@ -86,6 +86,8 @@ class MemoryPeakTracker {
   }
   // Finished executions by instance id.
   const std::unordered_map<std::uint64_t, InstanceMemory>& finished() const { return finished_; }
+  // Open scopes stay tracked: they finish after the reset and belong to the next report.
+  void clear_finished() { finished_.clear(); }
 
  private:
   struct Open {
@@ -190,6 +192,10 @@ class MemoryWatch final : public ScopeObserver {
   void on_scope_end(std::uint64_t instance_id) override {
     const std::lock_guard<std::mutex> lock(mutex_);
     tracker_.end(instance_id, sample());
+  }
+  void on_reset() override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    tracker_.clear_finished();
   }
   void contribute(Report& report) override {
     std::function<std::vector<AllocationRecord>()> source;

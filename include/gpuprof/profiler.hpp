@@ -124,6 +124,8 @@ inline Report Profiler::report() {
 }
 
 inline void Profiler::reset() {
+  for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
+    if (ScopeObserver* observer = detail::recorder().observer(slot)) observer->on_reset();
   detail::recorder().for_each_thread([](detail::ThreadState& thread) {
     const detail::ReadingGuard guard(thread.records);
     thread.discard_before.store(thread.records.published(), std::memory_order_relaxed);

@@ -215,6 +215,8 @@ namespace {
 struct CountingObserver : gpuprof::ScopeObserver {
   std::vector<std::uint64_t> begun, ended;
   int contributions = 0;
+  int resets = 0;
+  void on_reset() override { ++resets; }
   void on_scope_begin(std::uint64_t id) override { begun.push_back(id); }
   void on_scope_end(std::uint64_t id) override { ended.push_back(id); }
   void contribute(gpuprof::Report& report) override {
@@ -241,4 +243,16 @@ TEST_CASE("observers see every scope begin and end, in order, and contribute to 
   for (std::size_t i = 1; i < observer.begun.size(); ++i) CHECK(observer.begun[i] > observer.begun[i - 1]);
   CHECK(observer.contributions == 1);
   CHECK(report.dropped_kernel_records == 42);
+}
+
+TEST_CASE("reset tells the observers, so what they collected goes with the scopes' records") {
+  auto& profiler = gpuprof::profiler();
+  CountingObserver observer;
+  profiler.add_observer(&observer);
+  step();
+  profiler.reset();
+  profiler.reset();
+  profiler.remove_observer(&observer);
+  profiler.reset();  // no longer registered: not called
+  CHECK(observer.resets == 2);
 }

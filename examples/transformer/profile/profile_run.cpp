@@ -91,12 +91,12 @@ class ConfigurationRunner {
     });
   }
 
-  void captured(ConfigurationProfile& c, gpuprof::KernelCapture& capture, bool write_trace) {
+  void captured(ConfigurationProfile& c, bool write_trace) {
     progress("captured", c);
     guarded(c, [&] {
-      const std::optional<gpuprof::Report> inference = captured_run(c, Mode::fwd, capture, c.captured_forward);
+      const std::optional<gpuprof::Report> inference = captured_run(c, Mode::fwd, c.captured_forward);
       if (!inference) return;
-      const std::optional<gpuprof::Report> train = captured_run(c, Mode::step, capture, c.captured_step);
+      const std::optional<gpuprof::Report> train = captured_run(c, Mode::step, c.captured_step);
       if (!train) return;
       const std::string inference_root = bench::configuration_label(config_of(c, Mode::fwd));
       const std::string train_root = bench::configuration_label(config_of(c, Mode::step));
@@ -155,10 +155,8 @@ class ConfigurationRunner {
   }
 
   // A fresh profile and capture for one run, then its report.
-  std::optional<gpuprof::Report> captured_run(ConfigurationProfile& c, Mode mode, gpuprof::KernelCapture& capture,
-                                              StepTimes& times) {
-    gpuprof::profiler().reset();
-    capture.clear();
+  std::optional<gpuprof::Report> captured_run(ConfigurationProfile& c, Mode mode, StepTimes& times) {
+    gpuprof::profiler().reset();  // clears the capture too (ScopeObserver::on_reset)
     const std::optional<StepTimes> measured = run(c, mode, protocol_);
     if (!measured) return std::nullopt;
     times = *measured;
@@ -239,12 +237,13 @@ ProfileResults run_profile(const ProfileOptions& options) {
     results.memory = std::move(table);
   }
 
+  // Registered as a scope observer for as long as it lives: every captured run below.
   gpuprof::KernelCapture capture;
   if (!capture.active()) throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
   bool first = true;
   for (ConfigurationProfile& c : results.configurations) {
     if (c.status != RunStatus::ok) continue;
-    runner.captured(c, capture, options.trace && first);
+    runner.captured(c, options.trace && first);
     first = false;
   }
   return results;

@@ -21,6 +21,9 @@ struct ScopeObserver {
   // Called by Profiler::report() once nodes and instances are built: adds
   // kernels, peak memory, ...
   virtual void contribute(Report& report) = 0;
+  // Called by Profiler::reset(): forget what was collected so far, so the
+  // next report holds only what came after, as the scopes' own records do.
+  virtual void on_reset() {}
 };
 
 GPUPROF_NAMESPACE_END
