@@ -89,7 +89,9 @@ __global__ void rope_merge_heads_backward_kernel(const Act* dq, const Act* dk, c
 
 // Row r of the scores is query position r % ctx; keys beyond it are masked.
 // Pass 1 finds the max and the sum of exponentials online over the unmasked
-// part only; pass 2 writes the whole row (zeros where masked).
+// part only; pass 2 writes the whole row (zeros where masked). Each lane
+// writes only the vectors it alone reads, after reading them, so probs may
+// alias scores (fp32 in place).
 template <class Act>
 __global__ void causal_softmax_forward_kernel(const float* scores, Act* probs, long long rows,
                                               int ctx) {

@@ -43,6 +43,8 @@ struct AttentionTensors {
   Act* v;          // same
   Act* probs;      // [batch·heads·ctx, ctx], zeros above the diagonal; dS after backward
   float* scores;   // scratch [batch·heads·ctx, ctx]: scores, then dP in backward
+  // attention_forward allows probs == scores when Act is float (the softmax
+  // then runs in place); attention_backward needs them apart.
 };
 
 // qkv [tokens, 3d] (q|k|v, unrotated) -> context [tokens, d] (heads merged).

@@ -12,7 +12,8 @@
 // from ONE cudaMalloc (the arena), cuBLAS workspace included (layout: see
 // carve()). Buffers whose lifetimes are disjoint share bytes: the logits
 // share with everything only the blocks use (scratch, and Mode::fwd's one set
-// of activations, reused by every layer); in the training modes the
+// of activations, reused by every layer, whose own buffers also share bytes
+// wherever their lifetimes within the block allow); in the training modes the
 // gradients share with the per-layer saved activations, because backward
 // writes block l's gradients only once layers above l are spent. The
 // training modes keep per layer only the residual input and mid-point, the
@@ -68,7 +69,8 @@ void check_supported(const RunConfig& config) {
 
 // Carves typed, 256-byte aligned buffers out of one allocation. Run once with
 // base = nullptr to size the arena, then again over the real allocation.
-// seek() lets buffers with disjoint lifetimes share bytes.
+// seek() lets buffers with disjoint lifetimes share bytes; high_water() is
+// where the furthest buffer taken so far ends.
 class Carver {
  public:
   explicit Carver(char* base) : base_(base) {}
@@ -81,10 +83,12 @@ class Carver {
   T* take(std::size_t count) {
     const std::size_t offset = align();
     offset_ += count * sizeof(T);
+    high_water_ = std::max(high_water_, offset_);
     return base_ ? reinterpret_cast<T*>(base_ + offset) : nullptr;
   }
   char* at(std::size_t offset) const { return base_ ? base_ + offset : nullptr; }
   void seek(std::size_t offset) { offset_ = offset; }
+  std::size_t high_water() const { return high_water_; }
 
   static constexpr std::size_t kAlignment = 256;  // cuBLAS workspace and vector accesses
   static std::size_t round_up(std::size_t bytes) {
@@ -94,6 +98,7 @@ class Carver {
  private:
   char* base_;
   std::size_t offset_ = 0;
+  std::size_t high_water_ = 0;
 };
 
 // What one block keeps for its backward pass. The norms' outputs and the
@@ -196,6 +201,79 @@ std::vector<LayerActivations<Act>> take_saved_layers(Carver& arena, const Activa
   return saved;
 }
 
+// Mode::fwd's block memory, reused by every layer, with the buffers' bytes
+// shared wherever their lifetimes inside one block's forward allow (r = an
+// fp32 [N, d] tensor, x = an Act one, S = the scores' element count):
+//   [0, r)         the residual stream: the block's input, later its output.
+//                  Dead from the first norm (which copies it into `mid`) to
+//                  the second (which writes the output), so v lives there.
+//   [r, 2r)        mid; dead once the second norm has copied it into the
+//                  output, so the FFN's h13 [N, 2·d_ff] and gated [N, d_ff]
+//                  start here (no attention buffer is alive by then).
+//   [2r, 2r + U)   qkv, dead once RoPE has split it into q, k, v; then the
+//                  fp32 scores; U = max(3x, 4S). In fp32 the softmax writes
+//                  P over the scores; in bf16 the scores are dead after it,
+//                  and the attention output goes here.
+//   [2r + U, …)    q and k, dead once the scores GEMM has read them; then P
+//                  (bf16), or the attention output (fp32).
+// So the block peaks at the largest live set of its forward, not at the sum
+// of its buffers: mid + qkv + q, k, v at RoPE, mid + q, k, v + scores at the
+// scores GEMM, mid + v + scores (+ P in bf16) at the softmax, or the
+// residual + h13 + gated at the SwiGLU. The norms' statistics go to
+// `inv_rms`: no one reads them without a backward pass.
+template <class Act>
+struct ForwardBlock {
+  LayerActivations<Act> layer;
+  Act* qkv;
+  float* scores;
+  Act* gated;
+};
+
+template <class Act>
+ForwardBlock<Act> take_forward_block(Carver& arena, const ActivationSizes& s, float* inv_rms) {
+  const std::size_t N = s.tokens, d = s.d;
+  ForwardBlock<Act> f{};
+  LayerActivations<Act>& a = f.layer;
+  a.inv_rms1 = a.inv_rms2 = inv_rms;
+  const std::size_t stream_start = arena.align();
+  a.input = arena.take<float>(N * d);
+  a.output = a.input;  // the block writes its output over its spent input
+  const std::size_t mid_start = arena.align();
+  a.mid = arena.take<float>(N * d);
+  const std::size_t attention_start = arena.align();
+
+  arena.seek(stream_start);
+  a.attention.v = arena.take<Act>(N * d);  // x ≤ r: Act is at most 4 bytes
+
+  arena.seek(mid_start);
+  a.h13 = arena.take<Act>(N * 2 * s.d_ff);
+  f.gated = arena.take<Act>(N * s.d_ff);
+
+  arena.seek(attention_start);
+  f.qkv = arena.take<Act>(N * 3 * d);
+  const std::size_t qkv_end = arena.align();
+  arena.seek(attention_start);
+  f.scores = arena.take<float>(s.scores);
+  const std::size_t qk_start = std::max(qkv_end, arena.align());
+  arena.seek(qk_start);
+  a.attention.q = arena.take<Act>(N * d);
+  a.attention.k = arena.take<Act>(N * d);
+  // P · V reads P while it writes the attention output, so the output goes
+  // to whichever of the two regions P does not occupy: that one is dead.
+  if constexpr (std::is_same_v<Act, float>) {
+    // The softmax kernel reads each element before writing it, from the
+    // same thread, so fp32 P can overwrite the scores in place.
+    a.attention.probs = f.scores;
+    arena.seek(qk_start);
+  } else {
+    arena.seek(qk_start);
+    a.attention.probs = arena.take<Act>(s.scores);
+    arena.seek(attention_start);
+  }
+  a.context = arena.take<Act>(N * d);
+  return f;
+}
+
 // Where the gradients start, in bytes relative to the saved activations'
 // start (may be negative), so that they share memory with the activations
 // without ever overwriting one still needed: backward writes the lm_head's
@@ -222,8 +300,10 @@ long long gradients_offset(const ParameterLayout& layout, int layers,
 // The arena: [persistent | small volatile buffers | logits ∪ block scratch |
 // (training) saved activations ∪ gradients]. The logits live from the lm_head
 // GEMM to the lm_head backward GEMM, a stretch in which no block runs, so
-// they share bytes with everything only blocks use. Mode::fwd carves one set
-// of activations, reused by every layer, inside that block scratch.
+// they share bytes with everything only blocks use. Mode::fwd's block
+// scratch is take_forward_block()'s one set of activations, reused by every
+// layer; the final norm reads the last block's output before the lm_head
+// GEMM writes the logits over it.
 template <class Act>
 Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& layout) {
   constexpr bool mixed = std::is_same_v<Act, __nv_bfloat16>;
@@ -265,17 +345,19 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
 
   const std::size_t shared_start = arena.align();
   b.logits = arena.take<Act>(N * V);
-  const std::size_t logits_end = arena.align();
   arena.seek(shared_start);
+  float* score_scratch = nullptr;
   if (!training) {
-    LayerActivations<Act> reused = take_layer<Act>(arena, sizes, nullptr);
-    reused.output = reused.input;  // the block writes its output over its spent input
-    b.layers.assign(m.layers, reused);
-  }
-  b.qkv = arena.take<Act>(N * 3 * d);
-  float* score_scratch = arena.take<float>(scores);
-  b.gated = arena.take<Act>(N * F);
-  if (training) {
+    // The statistics go to final_inv_rms too: fwd mode reads none of them.
+    const ForwardBlock<Act> block = take_forward_block<Act>(arena, sizes, b.final_inv_rms);
+    b.layers.assign(m.layers, block.layer);
+    b.qkv = block.qkv;
+    score_scratch = block.scores;
+    b.gated = block.gated;
+  } else {
+    b.qkv = arena.take<Act>(N * 3 * d);
+    score_scratch = arena.take<float>(scores);
+    b.gated = arena.take<Act>(N * F);
     b.dstream = arena.take<float>(N * d);
     if (mixed) b.dstream_bf16 = arena.take<__nv_bfloat16>(N * d);
     b.dcontext = arena.take<Act>(N * d);
@@ -286,7 +368,7 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
     b.dh13 = arena.take<Act>(N * 2 * F);
     b.dgated = arena.take<Act>(N * F);
   }
-  arena.seek(std::max(arena.align(), logits_end));
+  arena.seek(arena.high_water());  // past the logits and the block scratch
 
   if (training) {
     std::vector<std::size_t> relative_ends;
