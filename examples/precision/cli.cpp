@@ -2,6 +2,7 @@
 #include "cli.hpp"
 
 #include <charconv>
+#include <iostream>
 #include <stdexcept>
 #include <string_view>
 
@@ -39,6 +40,23 @@ std::string usage(const std::string& program, bool accepts_seed) {
          " [--json PATH]\n"
          "  --json PATH  also write the tables as JSON to PATH (whole file or nothing)\n" +
          (accepts_seed ? "  --seed N     random inputs and parameters (default 2025)\n" : "");
+}
+
+ParsedCommandLine parse_command_line(const std::string& program, int argc, const char* const* argv,
+                                     bool accepts_seed) {
+  ParsedCommandLine parsed;
+  try {
+    parsed.options = parse_options(argc, argv, accepts_seed);
+  } catch (const std::exception& error) {
+    std::cerr << program << ": " << error.what() << '\n' << usage(program, accepts_seed);
+    parsed.exit_status = 2;
+    return parsed;
+  }
+  if (parsed.options.help) {
+    std::cout << usage(program, accepts_seed);
+    parsed.exit_status = 0;
+  }
+  return parsed;
 }
 
 std::optional<std::string> gpu_rows_unavailable() {

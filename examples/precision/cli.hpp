@@ -18,6 +18,16 @@ struct ProgramOptions {
 ProgramOptions parse_options(int argc, const char* const* argv, bool accepts_seed);
 std::string usage(const std::string& program, bool accepts_seed);
 
+// What a program's main() does with its arguments: the parsed options, or
+// the exit status when it is done already (0 after --help, 2 after a bad
+// argument, with the message and the usage on stderr).
+struct ParsedCommandLine {
+  ProgramOptions options;
+  std::optional<int> exit_status;
+};
+ParsedCommandLine parse_command_line(const std::string& program, int argc, const char* const* argv,
+                                     bool accepts_seed);
+
 // Why the GPU rows are not run in this process, or nullopt when they can be
 // (a CUDA build and a usable device).
 std::optional<std::string> gpu_rows_unavailable();

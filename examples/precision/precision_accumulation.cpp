@@ -37,18 +37,10 @@ void write_rows(gpuprof::JsonWriter& json, const std::vector<precision::Accumula
 }  // namespace
 
 int main(int argc, char** argv) {
-  precision::ProgramOptions options;
-  try {
-    options = precision::parse_options(argc, argv, /*accepts_seed=*/false);
-  } catch (const std::exception& error) {
-    std::cerr << "precision_accumulation: " << error.what() << '\n'
-              << precision::usage("precision_accumulation", false);
-    return 2;
-  }
-  if (options.help) {
-    std::cout << precision::usage("precision_accumulation", false);
-    return 0;
-  }
+  const precision::ParsedCommandLine command_line =
+      precision::parse_command_line("precision_accumulation", argc, argv, /*accepts_seed=*/false);
+  if (command_line.exit_status) return *command_line.exit_status;
+  const precision::ProgramOptions& options = command_line.options;
 
   try {
     const std::vector<precision::AccumulationRow> cpu_rows = precision::accumulate_on_cpu();

@@ -116,18 +116,10 @@ void write_layernorm(gpuprof::JsonWriter& json) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  precision::ProgramOptions options;
-  try {
-    options = precision::parse_options(argc, argv, /*accepts_seed=*/true);
-  } catch (const std::exception& error) {
-    std::cerr << "precision_toy_model: " << error.what() << '\n'
-              << precision::usage("precision_toy_model", true);
-    return 2;
-  }
-  if (options.help) {
-    std::cout << precision::usage("precision_toy_model", true);
-    return 0;
-  }
+  const precision::ParsedCommandLine command_line =
+      precision::parse_command_line("precision_toy_model", argc, argv, /*accepts_seed=*/true);
+  if (command_line.exit_status) return *command_line.exit_status;
+  const precision::ProgramOptions& options = command_line.options;
 
   try {
     const precision::ToyDimensions dims;
