@@ -81,7 +81,15 @@ class KernelCapture final : public ScopeObserver {
                 << ". Scopes still time with CUDA events.\n";
       return;
     }
-    if (options_.start) start();
+    if (!options_.start) return;
+    try {
+      start();
+    } catch (...) {
+      // No destructor runs for a half-built object: undo the registrations
+      // (CUPTI's current capture, the profiler observer) before they dangle.
+      close_session();
+      throw;
+    }
   }
 
   ~KernelCapture() override {
@@ -209,7 +217,19 @@ class KernelCapture final : public ScopeObserver {
                                         std::size_t valid_bytes) {
     {
       const std::lock_guard<std::mutex> lock(shared().mutex);
-      if (shared().capture) shared().capture->consume(buffer, valid_bytes);
+      // An exception must not unwind through CUPTI's C frames: a buffer we
+      // cannot take in counts as dropped, and the reason is kept.
+      if (KernelCapture* capture = shared().capture) {
+        try {
+          capture->consume(buffer, valid_bytes);
+        } catch (const std::exception& error) {
+          ++capture->dropped_;
+          try {
+            capture->note_locked(std::string("a completed buffer was lost: ") + error.what());
+          } catch (...) {
+          }
+        }
+      }
     }
     std::free(buffer);
   }

@@ -46,17 +46,17 @@ class Scope {
     id_ = recorder.next_instance_id();
     entry.nvtx.push();
     thread_->current = node_;
-    if (recorder.has_observers()) notify_begin(recorder);
+    // A throwing observer or event record must not leave the NVTX range open
+    // and this node as the thread's current one: no destructor will run.
+    try {
+      if (recorder.has_observers()) notify_begin(recorder);
 #if GPUPROF_WITH_CUDA
-    if (recorder.gpu_timing()) {
-      try {
-        begin_events();
-      } catch (...) {
-        close();
-        throw;
-      }
-    }
+      if (recorder.gpu_timing()) begin_events();
 #endif
+    } catch (...) {
+      close();
+      throw;
+    }
     begin_ticks_ = detail::host_ticks();
     recorder.tick_clock().calibrate_if_due(begin_ticks_);
   }

@@ -83,7 +83,8 @@ class TickConverter {
   // `points` empty: ticks are steady_clock ns already.
   explicit TickConverter(std::vector<TickPoint> points) : points_(std::move(points)) {
     if (points_.size() == 1)
-      throw Error("gpuprof: the time-stamp counter did not advance between two calibrations");
+      throw Error("gpuprof: the time-stamp counter did not advance for 20 ms of calibration; "
+                  "host times cannot be converted");
   }
 
   std::int64_t to_ns(std::int64_t ticks) const {
@@ -132,14 +133,22 @@ class TickClock {
     next_due_.store(point.ticks + ticks_per_second(), std::memory_order_relaxed);
 #endif
   }
-  // A fresh point, then a copy of them all.
+  // A fresh point, then a copy of them all. A conversion needs two points:
+  // when the fresh one was refused (the counter stepped back, e.g. after the
+  // VM moved), keep trying for up to 20 ms rather than fail the report.
   TickConverter converter() {
     calibrate();
+    const std::int64_t give_up_ns = host_now_ns() + 20'000'000;
+    while (point_count() == 1 && host_now_ns() < give_up_ns) calibrate();
     const std::lock_guard<std::mutex> lock(mutex_);
     return TickConverter(points_);
   }
 
  private:
+  std::size_t point_count() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return points_.size();
+  }
 #if GPUPROF_DETAIL_HAVE_TSC
   // The steady_clock read with the tightest pair of TSC reads around it, of a
   // few tries (an interrupt or a preemption widens one try, rarely all). The
