@@ -64,19 +64,34 @@ std::vector<double> to_doubles(const T& values) {
   return std::vector<double>(values.data(), values.data() + values.size());
 }
 
+// A CUDA backend and the CPU double model holding the same random
+// parameters, the backend fed a random batch that the tests pass to the CPU model too.
+struct PairedModels {
+  std::unique_ptr<Backend> gpu;
+  cpu::CpuModel<double> reference;
+  std::vector<std::int32_t> tokens, targets;
+
+  PairedModels(const ModelCase& c, const RunConfig& config)
+      : gpu(make_cuda_backend(config)), reference(c.config, c.batch, c.ctx) {
+    const std::vector<float> params = randomised_parameters(*gpu);
+    gpu->set_parameters(params);
+    reference.set_parameters(params);
+    const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;
+    tokens = random_ids(n, c.config.vocab);
+    targets = random_ids(n, c.config.vocab);
+    gpu->set_batch(tokens, targets);
+  }
+};
+
 void check_loss_logits_gradients(const ModelCase& c, Precision precision) {
   const std::string label = std::string(c.name) + " " + to_string(precision) + " ";
   const double tol = tolerance_for(precision).model;
   const RunConfig config = run_config(c, precision, Mode::fwdbwd);
-  const auto gpu = make_cuda_backend(config);
-  const std::vector<float> params = randomised_parameters(*gpu);
-  gpu->set_parameters(params);
-  cpu::CpuModel<double> reference(c.config, c.batch, c.ctx);
-  reference.set_parameters(params);
-
-  const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;
-  const auto tokens = random_ids(n, c.config.vocab), targets = random_ids(n, c.config.vocab);
-  gpu->set_batch(tokens, targets);
+  PairedModels models(c, config);
+  Backend* gpu = models.gpu.get();
+  cpu::CpuModel<double>& reference = models.reference;
+  const std::vector<std::int32_t>& tokens = models.tokens;
+  const std::vector<std::int32_t>& targets = models.targets;
   gpu->forward();
   const double loss = gpu->loss();
   const std::vector<float> logits = gpu->logits();
@@ -109,14 +124,11 @@ TEST_CASE("ten AdamW steps track the CPU double model's losses and parameters") 
       RunConfig config = run_config(c, precision, Mode::step);
       config.adamw.lr = 3e-3f;
       config.adamw.clip_norm = clip;
-      const auto gpu = make_cuda_backend(config);
-      const std::vector<float> params = randomised_parameters(*gpu);
-      gpu->set_parameters(params);
-      cpu::CpuModel<double> reference(c.config, c.batch, c.ctx);
-      reference.set_parameters(params);
-      const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;
-      const auto tokens = random_ids(n, c.config.vocab), targets = random_ids(n, c.config.vocab);
-      gpu->set_batch(tokens, targets);
+      PairedModels models(c, config);
+      Backend* gpu = models.gpu.get();
+      cpu::CpuModel<double>& reference = models.reference;
+      const std::vector<std::int32_t>& tokens = models.tokens;
+      const std::vector<std::int32_t>& targets = models.targets;
 
       std::vector<double> losses, losses_ref;
       for (int step = 0; step < 10; ++step) {
