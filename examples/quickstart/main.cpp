@@ -5,6 +5,7 @@
 // (and BenchOptions::stream) and GPU work is timed with CUDA events instead.
 // Usage: quickstart [--quick] [--json PATH]
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -33,11 +34,18 @@ void step(Matrix& x, const Matrix& w, Matrix& scratch) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const char* json_path = argc > 2 && std::strcmp(argv[argc - 2], "--json") == 0 ? argv[argc - 1] : nullptr;
+int main(int argc, char** argv) try {
+  bool quick = false;
+  const char* json_path = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    else if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) json_path = argv[++i];
+    else {  // a typo (or --json without a path) must not run silently
+      std::cerr << "usage: quickstart [--quick] [--json PATH]\n";
+      return 2;
+    }
+  }
   Matrix x(n * n, 1.0), w(n * n, 0.5), scratch(n * n);
-
   for (int i = 0; i < (quick ? 3 : 20); ++i) step(x, w, scratch);  // scopes: a call tree
 
   gpuprof::BenchOptions options;  // bench: cold call, warm-up, samples until 2 % noise
@@ -51,4 +59,7 @@ int main(int argc, char** argv) {
   report.print(std::cout);
   if (json_path) report.write_json(json_path);
   return 0;
+} catch (const std::exception& error) {  // e.g. an unwritable --json path: a message, not a terminate()
+  std::cerr << "quickstart: " << error.what() << "\n";
+  return 1;
 }

@@ -223,15 +223,23 @@ class KernelCapture final : public ScopeObserver {
         try {
           capture->consume(buffer, valid_bytes);
         } catch (const std::exception& error) {
-          ++capture->dropped_;
-          try {
-            capture->note_locked(std::string("a completed buffer was lost: ") + error.what());
-          } catch (...) {
-          }
+          lost_buffer(*capture, error.what());
+        } catch (...) {
+          lost_buffer(*capture, "unknown exception");
         }
       }
     }
     std::free(buffer);
+  }
+
+  // Caller holds shared().mutex. Noting the reason may itself fail to
+  // allocate; the count still says records were lost.
+  static void lost_buffer(KernelCapture& capture, const char* why) noexcept {
+    ++capture.dropped_;
+    try {
+      capture.note_locked(std::string("a completed buffer was lost: ") + why);
+    } catch (...) {
+    }
   }
 
   std::vector<CUpti_ActivityKind> activity_kinds() const {
@@ -254,7 +262,12 @@ class KernelCapture final : public ScopeObserver {
     }
     int devices = 0;
     const cudaError_t device_status = cudaGetDeviceCount(&devices);
-    if (device_status != cudaSuccess) return std::string("no usable CUDA device (") + cudaGetErrorString(device_status) + ")";
+    if (device_status != cudaSuccess) {
+      // Clear the runtime's sticky last error so the user's next
+      // cudaGetLastError() does not report our probe (as detail/device.hpp does).
+      static_cast<void>(cudaGetLastError());
+      return std::string("no usable CUDA device (") + cudaGetErrorString(device_status) + ")";
+    }
     if (devices == 0) return "no CUDA device";
 
     char other_client[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};

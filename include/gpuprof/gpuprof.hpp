@@ -2,10 +2,16 @@
 #pragma once
 #include "config.hpp"
 
+#include "atomic_file.hpp"
 #include "bench.hpp"
 #include "clock.hpp"
 #include "cuda_events.hpp"
 #include "error.hpp"
+#include "json_writer.hpp"
+#include "kernel_names.hpp"
+#include "kernel_summary.hpp"
+#include "kernel_summary_writers.hpp"
+#include "memory.hpp"  // MemoryWatch itself only when built with CUDA
 #include "nvtx.hpp"
 #include "profiler.hpp"
 #include "report.hpp"

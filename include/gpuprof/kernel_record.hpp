@@ -13,7 +13,9 @@ enum class ActivityKind { kernel, memcpy, memset };
 
 struct KernelRecord {
   ActivityKind kind = ActivityKind::kernel;
-  std::string name;       // demangled full name ("memcpy HtoD", "memset" for copies)
+  // Kernels: the demangled full name. Copies and memsets: the names nsys
+  // prints, "[CUDA memcpy Host-to-Device]" (etc.) and "[CUDA memset]".
+  std::string name;
   std::string base_name;  // template arguments and parameter list stripped
   std::string category;   // gemm, attention, softmax, norm, reduction, elementwise,
                           // memory, communication, other

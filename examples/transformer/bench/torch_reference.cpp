@@ -101,10 +101,9 @@ class FlatObjectReader {
           case 'u':
             // Only names and numbers matter here; a non-ASCII code point in a
             // string is kept as '?' rather than decoded.
-            if (at_ + 4 > text_.size()) fail("short \\u escape");
-            c = static_cast<char>(std::strtol(text_.substr(at_, 4).c_str(), nullptr, 16));
-            if (static_cast<unsigned char>(c) >= 0x80) c = '?';
-            at_ += 4;
+            // The range test comes before any narrowing to char: cast first,
+            // \u0141 would turn into 'A' and \u0100 into a NUL.
+            c = code_point_below_0x80_or_question_mark();
             break;
           default:
             c = escaped;  // \" \\ \/
@@ -114,6 +113,19 @@ class FlatObjectReader {
     }
     expect('"');
     return value;
+  }
+
+  // The 4 hex digits after "\u". Each is checked first: strtol alone would
+  // also take a sign, leading blanks or fewer digits.
+  char code_point_below_0x80_or_question_mark() {
+    if (at_ + 4 > text_.size()) fail("short \\u escape");
+    const std::string hex = text_.substr(at_, 4);
+    for (const char digit : hex)
+      if (!std::isxdigit(static_cast<unsigned char>(digit)))
+        fail("\\u escape needs 4 hex digits, got \"" + hex + "\"");
+    at_ += 4;
+    const long code_point = std::strtol(hex.c_str(), nullptr, 16);
+    return code_point < 0x80 ? static_cast<char>(code_point) : '?';
   }
 
   const std::string& text_;

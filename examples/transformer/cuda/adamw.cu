@@ -71,7 +71,7 @@ __global__ void adamw_kernel(float* params, const float* grads, float* m, float*
 
 void adamw_step(const AdamWConfig& config, long long step, const AdamWBuffers& buffers,
                 cudaStream_t stream) {
-  const std::size_t vectors = buffers.count / kVec;
+  const std::size_t vectors = whole_vectors("adamw_step", buffers.count);
   if (config.clip_norm > 0) {
     grad_sum_squares_kernel<<<kNormPartials, kThreads, 0, stream>>>(buffers.grads, vectors,
                                                                    buffers.norm_partials);

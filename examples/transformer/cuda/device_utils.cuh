@@ -5,6 +5,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include <cuda_bf16.h>
 
@@ -97,6 +99,18 @@ __device__ inline float block_max(float x) {
 
 inline unsigned blocks_for(std::size_t work_items, unsigned threads_per_block) {
   return static_cast<unsigned>((work_items + threads_per_block - 1) / threads_per_block);
+}
+
+// Vectors in a flat buffer of `count` elements. Kernels over flat buffers
+// have no scalar tail loop, so a count that is not a multiple of kVec would
+// leave up to kVec - 1 trailing elements silently untouched: refuse it. (The
+// parameter buffer qualifies: every tensor has d_model or d_ff columns, which
+// check_supported requires to be multiples of kVec.)
+inline std::size_t whole_vectors(const char* caller, std::size_t count) {
+  if (count % kVec != 0)
+    throw std::invalid_argument(std::string(caller) + ": element count " + std::to_string(count) +
+                                " is not a multiple of " + std::to_string(kVec));
+  return count / kVec;
 }
 
 }  // namespace transformer::cuda

@@ -41,7 +41,7 @@ void init_parameters(const ParameterLayout& layout, std::uint64_t seed, float* p
 }
 
 void copy_to_bf16(const float* src, __nv_bfloat16* dst, std::size_t count, cudaStream_t stream) {
-  const std::size_t vectors = count / kVec;
+  const std::size_t vectors = whole_vectors("copy_to_bf16", count);
   copy_to_bf16_kernel<<<blocks_for(vectors, kThreads), kThreads, 0, stream>>>(src, dst, vectors);
   TRANSFORMER_CHECK_LAUNCH();
 }

@@ -60,7 +60,7 @@ struct ThreadState {
   RecordLog records;
   std::uint64_t resolve_from = 0;  // first record that may still hold a pending event pair
   // reset(): records before this index are gone; the owner compacts the log
-  // when it next can (see Recorder::reclaim_after_reset).
+  // when it next can (see reclaim_after_reset() in thread_ops.hpp).
   std::atomic<std::uint64_t> discard_before{0};
   std::atomic<bool> reset_pending{false};
 #if GPUPROF_WITH_CUDA

@@ -34,7 +34,7 @@ struct ScopeNode {
   std::uint64_t count = 0;   // instances
   Summary host_ms;           // host-clock durations, always present
   Summary gpu_ms;            // CUDA-event durations; n == 0 when not GPU-timed
-  Work work;                 // declared work per instance (zeros if none)
+  Work work;                 // mean declared work per instance (zeros if none)
   // Device memory high-water mark seen inside this scope, bytes; -1 if unknown.
   std::int64_t peak_device_bytes = -1;
 
