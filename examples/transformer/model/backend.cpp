@@ -1,5 +1,6 @@
 // model/backend.cpp: the backend-independent pieces of backend.hpp (names of
-// the enums, the OOM error, Backend::run).
+// the enums, the OOM error, Backend::run, the refusal of graphs by backends
+// that have none).
 #include "../backend.hpp"
 
 #include <cstdio>
@@ -60,5 +61,17 @@ void Backend::run(Mode mode) {
     case Mode::step: train_step(); return;
   }
 }
+
+namespace {
+
+[[noreturn]] void refuse_graphs(const Backend& backend) {
+  throw std::logic_error("the " + backend.name() +
+                         " backend has no CUDA graphs: graph mode needs the CUDA backend");
+}
+
+}  // namespace
+
+void Backend::capture(const std::function<void()>&) { refuse_graphs(*this); }
+void Backend::replay_graph() { refuse_graphs(*this); }
 
 }  // namespace transformer
