@@ -51,6 +51,7 @@ ResultRow blank_row(const Device& device, const RunConfig& config, const StepPro
   row.backend = device.backend_name();
   row.warmup = protocol.warmup;
   row.steps = protocol.steps;
+  row.graph = protocol.graph;
   row.params = parameter_count(config.model);
   return row;
 }
@@ -72,7 +73,7 @@ ResultRow run_configuration(const Device& device, const RunConfig& config, const
   memory.sample();
   backend->set_batch(batch.tokens, batch.targets);
   const StepTiming timing = time_steps(*backend, config.mode, protocol.warmup, protocol.steps,
-                                       configuration_label(config));
+                                       configuration_label(config), protocol.graph);
   memory.sample();
 
   const gpuprof::Summary summary = gpuprof::summarize(timing.samples_ms);

@@ -13,6 +13,7 @@ namespace transformer::bench {
 struct StepProtocol {
   int warmup = 5;
   int steps = 10;
+  bool graph = false;  // timed steps replay the step captured as one CUDA graph
 };
 
 // The row of the sweep that runs `config` (its mode and precision included).

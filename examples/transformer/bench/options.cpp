@@ -124,6 +124,7 @@ class Parser {
     switches_["-h"] = [this] { options_.help = true; };
     switches_["--report"] = [this] { options_.print_report = true; };
     switches_["--warmup-study"] = [this] { options_.warmup_study = true; };
+    switches_["--graph"] = [this] { options_.graph = true; };
   }
 
   // The handlers point into this object.
@@ -231,6 +232,8 @@ std::string usage_text() {
          "  --batch N          sequences per step (default 4)\n"
          "  --warmup N         warm-up steps (default 5)\n"
          "  --steps N          timed steps (default 10)\n"
+         "  --graph            capture each configuration's step (after the warm-up) as one\n"
+         "                     CUDA graph and time its replays (CUDA backend only)\n"
          "  --mode LIST        fwd, fwdbwd, step (default all three)\n"
          "  --precision LIST   fp32, tf32, bf16 (GPU default fp32,bf16; the CPU runs fp32 only)\n"
          "  --device D         auto (default: CUDA when usable, else CPU), cuda, cpu\n"

@@ -28,6 +28,7 @@ struct DriverOptions {
   int batch = 4;
   int warmup = 5;
   int steps = 10;
+  bool graph = false;  // time each configuration's step as one replayed CUDA graph
   DeviceChoice device = DeviceChoice::automatic;
   ModelConfig custom;      // the dimensions of --size custom
   std::uint64_t seed = 0;  // parameters and token ids

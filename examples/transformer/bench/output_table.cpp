@@ -82,7 +82,9 @@ void print_results_table(std::ostream& out, const BenchResults& results) {
     table.add_row(std::move(cells));
   }
   out << results.backend << " backend on " << results.device << "; batch " << results.batch << ", "
-      << results.warmup << " warm-up + " << results.steps << " timed steps per configuration\n";
+      << results.warmup << " warm-up + " << results.steps << " timed steps per configuration"
+      << (results.graph ? ", each timed step one replay of the step captured as a CUDA graph" : "")
+      << "\n";
   table.print(out);
 }
 

@@ -30,6 +30,7 @@ struct ResultRow {
   Precision precision = Precision::fp32;
   std::string backend;  // "cuda" or "cpu"
   int warmup = 0, steps = 0;
+  bool graph = false;  // the timed steps were replays of one captured CUDA graph
   RowStatus status = RowStatus::ok;
   std::string note;  // why a row is unsupported or failed
 

@@ -36,6 +36,7 @@ struct BenchResults {
   std::string device;   // the GPU's name, or a description of the CPU backend
   std::string backend;  // "cuda" or "cpu"
   int batch = 0, warmup = 0, steps = 0;
+  bool graph = false;  // --graph: timed steps were replays of one CUDA graph
   unsigned long long seed = 0;
   std::map<std::string, double> ceilings_tflops;  // by precision name; empty on the CPU
   std::vector<ResultRow> rows;

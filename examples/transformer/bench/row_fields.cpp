@@ -34,6 +34,7 @@ RowFields row_fields(const ResultRow& row) {
       {"note", row.note},
       {"params", integer(row.params)},
       {"timing", row.timing.empty() ? FieldValue(nullptr) : FieldValue(row.timing)},
+      {"graph", row.graph},
       {"mean_ms", optional_field(row.mean_ms)},
       {"std_ms", optional_field(row.std_ms)},
       {"median_ms", optional_field(row.median_ms)},

@@ -27,14 +27,25 @@ void run_step_in_scopes(Backend& backend, Mode mode, gpuprof::Stream stream) {
 }  // namespace
 
 StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps,
-                      const std::string& scope_name) {
+                      const std::string& scope_name, bool graph) {
   const gpuprof::Stream stream = backend.stream();
   GPUPROF_SCOPE(scope_name, stream);
+  // The capture enqueues nothing: its only cost is host time, inside the
+  // last warm-up step's measurement (with one warm-up step, the cold one's).
+  const auto capture = [&] {
+    backend.capture_graph([&] { run_step_in_scopes(backend, mode, stream); });
+  };
+  if (graph && warmup == 0) capture();
   int calls = 0;
   const auto step = [&] {
     if (calls++ < warmup) {
-      GPUPROF_SCOPE("warmup", stream);
-      run_step_in_scopes(backend, mode, stream);
+      {
+        GPUPROF_SCOPE("warmup", stream);
+        run_step_in_scopes(backend, mode, stream);
+      }
+      if (graph && calls == warmup) capture();
+    } else if (graph) {
+      backend.replay_graph();
     } else {
       run_step_in_scopes(backend, mode, stream);
     }

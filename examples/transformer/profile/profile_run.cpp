@@ -65,7 +65,7 @@ StepTimes step_times(const bench::ResultRow& row) {
 class ConfigurationRunner {
  public:
   ConfigurationRunner(const ProfileOptions& options, const bench::Device& device)
-      : options_(options), device_(device), protocol_{options.warmup, options.steps} {}
+      : options_(options), device_(device), protocol_{options.warmup, options.steps, options.graph} {}
 
   // One row of the bench protocol; an oom row marks `c` and returns nothing.
   std::optional<StepTimes> run(ConfigurationProfile& c, Mode mode, const bench::StepProtocol& protocol) {
@@ -218,7 +218,14 @@ ProfileResults run_profile(const ProfileOptions& options) {
   results.batch = options.batch;
   results.warmup = options.warmup;
   results.steps = options.steps;
+  results.graph = options.graph;
   results.seed = options.seed;
+  if (options.graph)
+    results.notes.push_back(
+        "--graph: gpuprof does not yet time scopes inside a CUDA graph, so the phase and layer "
+        "scopes hold one host-timed instance (the capture) and the kernels of every replay are "
+        "charged to the scope around the launch, the configuration's root: the per-phase answers "
+        "are empty until it does; step times and the whole-step kernel sums are measured");
 
   ConfigurationRunner runner(options, device);
   results.configurations = configurations(options);

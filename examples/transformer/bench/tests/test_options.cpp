@@ -39,6 +39,7 @@ TEST_CASE("no flags leaves the device-dependent lists empty and the protocol def
   CHECK(options.warmup == 5);
   CHECK(options.steps == 10);
   CHECK(options.device == DeviceChoice::automatic);
+  CHECK_FALSE(options.graph);
   CHECK_FALSE(options.help);
 }
 
@@ -64,6 +65,7 @@ TEST_CASE("lists and numbers, with separate and inline values") {
                                                                        "--loss-curve",
                                                                        "50",
                                                                        "--warmup-study",
+                                                                       "--graph",
                                                                        "--report",
                                                                        "--seed",
                                                                        "42"});
@@ -79,6 +81,7 @@ TEST_CASE("lists and numbers, with separate and inline values") {
   CHECK(options.csv_path == "out.csv");
   CHECK(options.loss_curve_steps == 50);
   CHECK(options.warmup_study);
+  CHECK(options.graph);
   CHECK(options.print_report);
   CHECK(options.seed == 42);
 }
