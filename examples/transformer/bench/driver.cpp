@@ -71,9 +71,9 @@ void write_dump(const Device& device, const DriverOptions& options) {
     throw std::runtime_error("--dump: no configuration the " + std::string(device.backend_name()) +
                              " backend supports");
   std::fprintf(stderr, "dump: one train step of %s%s into %s\n", configuration_label(*config).c_str(),
-               options.graph ? " (CUDA graphs)" : "", options.dump_dir.c_str());
+               *options.graph ? " (CUDA graphs)" : "", options.dump_dir.c_str());
   write_training_step_dump(options.dump_dir, device, *config,
-                           make_token_batch(*config, options.seed), options.graph);
+                           make_token_batch(*config, options.seed), *options.graph);
 }
 
 void write_profile(const DriverOptions& options) {
@@ -97,7 +97,7 @@ int run_driver(DriverOptions options) {
   const Device device = Device::select(options.device);
   if (!device.notice().empty()) std::fprintf(stderr, "notice: %s\n", device.notice().c_str());
   resolve_defaults(options, device.is_cuda());
-  if (options.graph && !device.is_cuda())
+  if (*options.graph && !device.is_cuda())
     throw UsageError(std::string("--graph needs the CUDA backend; this run uses the ") +
                      device.backend_name() + " backend");
 
@@ -107,7 +107,7 @@ int run_driver(DriverOptions options) {
   results.batch = options.batch;
   results.warmup = options.warmup;
   results.steps = options.steps;
-  results.graph = options.graph;
+  results.graph = *options.graph;
   results.seed = options.seed;
   const std::map<Precision, double> ceilings = measure_ceilings(device);
   for (const auto& [precision, tflops] : ceilings)

@@ -124,7 +124,8 @@ class Parser {
     switches_["-h"] = [this] { options_.help = true; };
     switches_["--report"] = [this] { options_.print_report = true; };
     switches_["--warmup-study"] = [this] { options_.warmup_study = true; };
-    switches_["--graph"] = [this] { options_.graph = true; };
+    switches_["--graph"] = [this] { set_graph("--graph", true); };
+    switches_["--eager"] = [this] { set_graph("--eager", false); };
   }
 
   // The handlers point into this object.
@@ -161,6 +162,12 @@ class Parser {
   }
 
  private:
+  void set_graph(const char* flag, bool graph) {
+    if (options_.graph && *options_.graph != graph)
+      throw UsageError(std::string(flag) + ": --graph and --eager exclude each other");
+    options_.graph = graph;
+  }
+
   // The dimension flags only make sense for --size custom, and custom needs
   // them all (a silently defaulted dimension would benchmark a model nobody asked for).
   void check_custom_size() {
@@ -204,6 +211,7 @@ void resolve_defaults(DriverOptions& options, bool on_gpu) {
   if (options.precisions.empty())
     options.precisions = on_gpu ? std::vector<Precision>{Precision::fp32, Precision::bf16}
                                 : std::vector<Precision>{Precision::fp32};
+  if (!options.graph) options.graph = on_gpu;
 }
 
 ModelConfig model_for_size(const DriverOptions& options, const std::string& size) {
@@ -233,7 +241,8 @@ std::string usage_text() {
          "  --warmup N         warm-up steps (default 5)\n"
          "  --steps N          timed steps (default 10)\n"
          "  --graph            capture each configuration's step (after the warm-up) as one\n"
-         "                     CUDA graph and time its replays (CUDA backend only)\n"
+         "                     CUDA graph and time its replays (the default on the GPU)\n"
+         "  --eager            launch every kernel of every step from the host (the CPU's way)\n"
          "  --mode LIST        fwd, fwdbwd, step (default all three)\n"
          "  --precision LIST   fp32, tf32, bf16 (GPU default fp32,bf16; the CPU runs fp32 only)\n"
          "  --device D         auto (default: CUDA when usable, else CPU), cuda, cpu\n"

@@ -3,6 +3,7 @@
 // (which sizes, contexts, precisions) are filled in later by resolve_defaults.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,7 +29,9 @@ struct DriverOptions {
   int batch = 4;
   int warmup = 5;
   int steps = 10;
-  bool graph = false;  // time each configuration's step as one replayed CUDA graph
+  // Time each configuration's step as replays of one CUDA graph (--graph) or
+  // eagerly (--eager); unset: graphs on the GPU (resolve_defaults).
+  std::optional<bool> graph;
   DeviceChoice device = DeviceChoice::automatic;
   ModelConfig custom;      // the dimensions of --size custom
   std::uint64_t seed = 0;  // parameters and token ids
@@ -46,8 +49,9 @@ DriverOptions parse_options(const std::vector<std::string>& args);
 DriverOptions parse_options(int argc, char** argv);
 
 // Fills the empty lists: on a GPU the small model at ctx 128…1024, every mode,
-// fp32 and bf16; on the CPU the tiny model at ctx 128 in fp32 (about ten
-// seconds for the default 5 + 10 steps of every mode).
+// fp32 and bf16, each step one CUDA graph; on the CPU the tiny model at ctx
+// 128 in fp32, eagerly (about ten seconds for the default 5 + 10 steps of
+// every mode).
 void resolve_defaults(DriverOptions& options, bool on_gpu);
 
 // The model configuration of a size name ("custom" gives options.custom).

@@ -47,7 +47,7 @@ std::vector<RunConfig> sweep_configurations(const DriverOptions& options) {
 std::vector<ResultRow> run_sweep(const Device& device, const DriverOptions& options,
                                  const std::map<Precision, double>& ceilings) {
   const std::vector<RunConfig> configs = sweep_configurations(options);
-  const StepProtocol protocol{options.warmup, options.steps, options.graph};
+  const StepProtocol protocol{options.warmup, options.steps, options.graph.value_or(false)};
   std::vector<ResultRow> rows;
   for (std::size_t index = 0; index < configs.size(); ++index) {
     const RunConfig& config = configs[index];

@@ -50,7 +50,8 @@ std::vector<WarmupStudyRow> run_warmup_study(const Device& device, const DriverO
         backend->set_batch(batch.tokens, batch.targets);
         const StepTiming timing =
             time_steps(*backend, config.mode, warmup, options.steps,
-                       "warmup study w=" + std::to_string(warmup) + " " + label, options.graph);
+                       "warmup study w=" + std::to_string(warmup) + " " + label,
+                       options.graph.value_or(false));
         rows.push_back(study_row(config, warmup, timing));
       } catch (const OutOfMemory& error) {
         std::fprintf(stderr, "warm-up study: %s left out: %s\n", label.c_str(), error.what());

@@ -71,7 +71,7 @@ void check_same_bits(const std::string& what, const std::vector<float>& graph,
 void check_graph_matches_eager(const ModelConfig& model, Precision precision, Mode mode) {
   const RunConfig config = graph_run(model, precision, mode);
   const std::string label =
-      model.name + " " + to_string(precision) + " " + to_string(mode) + " step ";
+      model.name + " " + to_string(precision) + " " + to_string(mode) + " run ";
   const auto eager = make_cuda_backend(config);
   const auto graphed = make_cuda_backend(config);
   const std::size_t n = static_cast<std::size_t>(config.batch) * config.ctx;
@@ -91,13 +91,17 @@ void check_graph_matches_eager(const ModelConfig& model, Precision precision, Mo
     const StepResult want = read_back(*eager, mode);
     const StepResult got = read_back(*graphed, mode);
     const std::string at = label + std::to_string(step + 1) + (step == 0 ? " (eager)" : " (replay)");
-    CHECK_MESSAGE(std::memcmp(&got.loss, &want.loss, sizeof(float)) == 0,
-                  at << " loss: graph " << got.loss << ", eager " << want.loss);
+    const bool same_loss = std::memcmp(&got.loss, &want.loss, sizeof(float)) == 0;
+    CHECK_MESSAGE(same_loss, at << " loss: graph " << got.loss << ", eager " << want.loss);
     check_same_bits(at + " logits", got.logits, want.logits);
     check_same_bits(at + " gradients", got.gradients, want.gradients);
     check_same_bits(at + " parameters", got.parameters, want.parameters);
-    if (step > 0 && mode == Mode::step)
-      std::printf("  %-40s loss %.7f, bit-identical to eager\n", at.c_str(), got.loss);
+    if (step > 0 && mode == Mode::step) {
+      const bool identical = same_loss && same_bits(got.gradients, want.gradients) &&
+                             same_bits(got.parameters, want.parameters);
+      std::printf("  %-40s loss %.7f, %s\n", at.c_str(), got.loss,
+                  identical ? "bit-identical to eager" : "DIFFERS from eager");
+    }
   }
 }
 
