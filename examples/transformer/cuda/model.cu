@@ -22,6 +22,10 @@
 //
 // The logits buffer is turned into the logits' gradient in place by
 // backward(), so logits() is available between forward() and backward().
+//
+// CUDA graphs: a step reads no host value that changes between steps (AdamW
+// counts t on the device, clipping's norm stays there, cuBLAS works in the
+// arena's workspace), so capture() can record it once for replay_graph().
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -590,9 +594,10 @@ class CudaBackend final : public Backend {
     const double count = static_cast<double>(layout_.total);
     GPUPROF_SCOPE("adamw", stream(),
                   gpuprof::Work{12.0 * count, (28.0 + (kMixed ? 2.0 : 0.0)) * count});
-    AdamWBuffers adamw{buffers_.params,      buffers_.grads,         buffers_.adam_m,
-                       buffers_.adam_v,      buffers_.params_bf16,   buffers_.norm_partials,
-                       buffers_.adam_step,   layout_.total};
+    const AdamWBuffers adamw{buffers_.params,      buffers_.grads,
+                             buffers_.adam_m,      buffers_.adam_v,
+                             buffers_.params_bf16, buffers_.norm_partials,
+                             buffers_.adam_step,   layout_.total};
     adamw_step(config_.adamw, adamw, stream());
   }
 
