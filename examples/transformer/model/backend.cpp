@@ -17,6 +17,11 @@ std::string out_of_memory_message(std::size_t requested, std::size_t free_bytes)
   return text;
 }
 
+[[noreturn]] void refuse_graphs(const Backend& backend) {
+  throw std::logic_error("the " + backend.name() +
+                         " backend has no CUDA graphs: graph mode needs the CUDA backend");
+}
+
 }  // namespace
 
 const char* to_string(Precision p) {
@@ -61,15 +66,6 @@ void Backend::run(Mode mode) {
     case Mode::step: train_step(); return;
   }
 }
-
-namespace {
-
-[[noreturn]] void refuse_graphs(const Backend& backend) {
-  throw std::logic_error("the " + backend.name() +
-                         " backend has no CUDA graphs: graph mode needs the CUDA backend");
-}
-
-}  // namespace
 
 void Backend::capture(const std::function<void()>&) { refuse_graphs(*this); }
 void Backend::replay_graph() { refuse_graphs(*this); }
