@@ -11,7 +11,7 @@
 #if PRECISION_WITH_CUDA
 namespace precision {
 
-// MODEL.md's six cases in CUDA kernels (__half, __nv_bfloat16, fp32), in the
+// docs/model.md's six cases in CUDA kernels (__half, __nv_bfloat16, fp32), in the
 // order and with the fields of accumulate_on_cpu().
 std::vector<AccumulationRow> accumulate_on_gpu();
 

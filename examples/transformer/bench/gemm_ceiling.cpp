@@ -1,6 +1,6 @@
 // bench/gemm_ceiling.cpp: the cuBLAS products behind the MFU ceilings. The
 // only file of the driver that talks to cuBLAS.
-#include "gemm_ceiling.hpp"
+#include "bench/gemm_ceiling.hpp"
 
 #include <stdexcept>
 

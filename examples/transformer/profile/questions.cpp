@@ -1,5 +1,5 @@
 // profile/questions.cpp: answers (a)-(e) from the captured reports.
-#include "questions.hpp"
+#include "profile/questions.hpp"
 
 #include <algorithm>
 #include <stdexcept>
