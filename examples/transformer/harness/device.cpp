@@ -1,4 +1,4 @@
-// bench/device.cpp: device selection and the driver's own CUDA runtime queries.
+// harness/device.cpp: device selection and the driver's own CUDA runtime queries.
 #include "harness/device.hpp"
 
 #include <gpuprof/error.hpp>

@@ -1,4 +1,4 @@
-// bench/device.hpp: which backend the driver runs on (--device), and the few
+// harness/device.hpp: which backend the driver runs on (--device), and the few
 // facts about the device the driver reads itself (name, memory in use).
 #pragma once
 #include <cstddef>

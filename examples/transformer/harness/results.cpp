@@ -1,4 +1,4 @@
-// bench/result_row.cpp: derived figures of a row.
+// harness/results.cpp: derived figures of a row.
 #include "harness/results.hpp"
 
 namespace transformer::harness {

@@ -1,4 +1,4 @@
-// bench/text_table.cpp: column widths are the widest cell; numeric columns are
+// harness/text_table.cpp: column widths are the widest cell; numeric columns are
 // right-aligned so digits line up.
 #include "harness/text_table.hpp"
 

@@ -1,4 +1,4 @@
-// bench/text_table.hpp: a column-aligned text table (text left, numbers right),
+// harness/text_table.hpp: a column-aligned text table (text left, numbers right),
 // shared by the results table and the studies' tables.
 #pragma once
 #include <iosfwd>

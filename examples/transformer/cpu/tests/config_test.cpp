@@ -1,4 +1,4 @@
-// cpu/tests/test_config.cpp: model/config.cpp and model/backend.cpp (sizes,
+// cpu/tests/config_test.cpp: model/config.cpp and model/backend.cpp (sizes,
 // validation, parameter layout and counts, enum names, the OOM message).
 #include <cmath>
 

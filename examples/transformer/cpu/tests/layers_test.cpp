@@ -1,4 +1,4 @@
-// cpu/tests/test_layers.cpp: every CPU layer's backward against central finite
+// cpu/tests/layers_test.cpp: every CPU layer's backward against central finite
 // differences (double, random inputs, tolerance in check_support.hpp), and the
 // forward passes against direct formulas.
 #include <cmath>

@@ -1,4 +1,4 @@
-// cpu/tests/test_model.cpp: the whole CPU model (double) against finite
+// cpu/tests/model_test.cpp: the whole CPU model (double) against finite
 // differences, causal masking, training on a fixed batch, and the float
 // backend (make_cpu_backend) against the double model.
 #include <cmath>

@@ -1,4 +1,4 @@
-// cuda/tests/test_layers.cpp: every CUDA layer, forward and backward, against
+// cuda/tests/layers_test.cpp: every CUDA layer, forward and backward, against
 // the CPU layers in double on fresh random inputs, in each precision the
 // layer supports. Outputs start as NaN (DeviceArray poisons them), so an
 // element a kernel does not write fails its comparison.

@@ -1,4 +1,4 @@
-// cuda/tests/test_model.cpp: the whole CUDA backend against CpuModel<double>:
+// cuda/tests/model_test.cpp: the whole CUDA backend against CpuModel<double>:
 // loss, logits and every gradient tensor for a small custom model and the
 // tiny size in each precision (with every activation and gradient buffer
 // poisoned with NaN before the forward pass), ten AdamW steps tracking the

@@ -1,4 +1,4 @@
-// profile/tests/test_attention_flops.cpp: the FLOP counts of question (e) and
+// profile/tests/attention_flops_test.cpp: the FLOP counts of question (e) and
 // the residual-stream size of the memory table, against numbers worked out by hand.
 #include <doctest/doctest.h>
 

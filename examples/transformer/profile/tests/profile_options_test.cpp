@@ -1,4 +1,4 @@
-// profile/tests/test_profile_options.cpp: transformer_profile's flags, and
+// profile/tests/profile_options_test.cpp: transformer_profile's flags, and
 // the ones it hands to transformer_bench's parser.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// profile/tests/test_profile_report.cpp: the markdown and JSON renderings of
+// profile/tests/profile_report_test.cpp: the markdown and JSON renderings of
 // a profile with one analysed configuration, one OOM configuration and a
 // memory table; the JSON is read back with the strict test parser.
 #include <doctest/doctest.h>

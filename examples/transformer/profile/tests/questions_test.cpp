@@ -1,4 +1,4 @@
-// profile/tests/test_questions.cpp: answers (a)-(e) on the synthetic runs of
+// profile/tests/questions_test.cpp: answers (a)-(e) on the synthetic runs of
 // scenario.hpp; every expected number is worked out from the durations listed there.
 #include <doctest/doctest.h>
 
