@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "accumulation.hpp"
-#include "expected_accumulation.hpp"
+#include "tests/expected_accumulation.hpp"
 
 namespace precision {
 namespace {

@@ -8,9 +8,9 @@
 #include <cmath>
 #include <random>
 
-#include "expected_accumulation.hpp"
 #include "gpu.hpp"
-#include "median_over_problems.hpp"
+#include "tests/expected_accumulation.hpp"
+#include "tests/median_over_problems.hpp"
 
 namespace precision {
 namespace {
