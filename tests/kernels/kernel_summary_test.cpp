@@ -5,7 +5,7 @@
 
 #include <gpuprof/detail/cupti_join.hpp>
 #include <gpuprof/kernel_summary.hpp>
-#include <gpuprof/kernel_summary_writers.hpp>
+#include <gpuprof/report/kernel_summary_writers.hpp>
 
 #include <unistd.h>
 
@@ -114,7 +114,7 @@ TEST_CASE("join: correlation ids give each record its scope instance and launch 
 
 TEST_CASE("scope index recovers instance nesting per thread") {
   const Report r = make_report();
-  const ScopeIndex index(r);
+  const detail::ScopeIndex index(r);
   const auto parent_id = [&](std::size_t i) {
     const int p = index.parent_instance(static_cast<int>(i));
     return p < 0 ? std::uint64_t{0} : r.instances[static_cast<std::size_t>(p)].id;

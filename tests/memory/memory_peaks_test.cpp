@@ -7,6 +7,7 @@
 #include <vector>
 
 using namespace gpuprof;
+using namespace gpuprof::detail;  // the peak bookkeeping MemoryWatch runs on
 
 namespace {
 MemorySample used(std::int64_t device_used) {

@@ -5,7 +5,7 @@
 #include "profile/profile_run.hpp"
 
 #include <gpuprof/cupti.hpp>
-#include <gpuprof/kernel_summary_writers.hpp>
+#include <gpuprof/report/kernel_summary_writers.hpp>
 #include <gpuprof/memory.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/report.hpp>

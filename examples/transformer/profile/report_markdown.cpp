@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include <gpuprof/kernel_summary_writers.hpp>
+#include <gpuprof/report/kernel_summary_writers.hpp>
 
 #include "harness/text_table.hpp"
 

@@ -1,4 +1,4 @@
-// gpuprof/kernel_summary_writers.hpp: the kernel summaries as CSV (nsys's
+// gpuprof/report/kernel_summary_writers.hpp: the kernel summaries as CSV (nsys's
 // column headers, so scripts written for `nsys stats --format csv` read them),
 // markdown and JSON, written whole or not at all.
 //
@@ -18,11 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "atomic_file.hpp"
-#include "config.hpp"
-#include "error.hpp"
-#include "json_writer.hpp"
-#include "kernel_summary.hpp"
+#include "../atomic_file.hpp"
+#include "../config.hpp"
+#include "../error.hpp"
+#include "../json_writer.hpp"
+#include "../kernel_summary.hpp"
+#include "csv.hpp"
+#include "table.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -34,22 +36,8 @@ struct SummaryTable {
 };
 
 namespace detail {
-inline std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
 // nsys prints percentages and ns averages with one decimal.
-inline std::string fixed1(double value) { return fixed(value, 1); }
-
-// CSV field per RFC 4180: quoted when it holds a comma, quote or line break
-// (C++ names hold commas all the time); headers are always quoted, as nsys does.
-inline std::string csv_field(const std::string& text, bool force_quotes) {
-  if (!force_quotes && text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
+inline std::string fixed1(double value) { return format_fixed(value, 1); }
 
 inline std::string markdown_cell(const std::string& text) {
   std::string out;
@@ -159,9 +147,9 @@ inline SummaryTable scope_gpu_table(const std::vector<ScopeGpuSummary>& summarie
   for (const ScopeGpuSummary& summary : summaries) {
     std::vector<std::string> cells = {
         summary.path, std::to_string(summary.instances),
-        summary.event_ms < 0 ? std::string("-") : detail::fixed(summary.event_ms, 3),
-        detail::fixed(static_cast<double>(summary.projection_ns) * 1e-6, 3),
-        detail::fixed(static_cast<double>(summary.summed_ns) * 1e-6, 3)};
+        summary.event_ms < 0 ? std::string("-") : detail::format_fixed(summary.event_ms, 3),
+        detail::format_fixed(static_cast<double>(summary.projection_ns) * 1e-6, 3),
+        detail::format_fixed(static_cast<double>(summary.summed_ns) * 1e-6, 3)};
     for (const CategoryShare& share : summary.categories) cells.push_back(detail::fixed1(share.percent));
     table.rows.push_back(std::move(cells));
   }
