@@ -123,8 +123,8 @@ void write_manifest(const DumpWriter& writer, const RunConfig& config, const std
 
 }  // namespace
 
-void write_training_step_dump(const std::string& directory, const harness::Device& device, RunConfig config,
-                              const harness::TokenBatch& batch) {
+void write_training_step_dump(const std::string& directory, const harness::Device& device,
+                              RunConfig config, const harness::TokenBatch& batch) {
   config.mode = Mode::step;
   const ParameterLayout layout(config.model);
   const auto backend = device.make_backend(config);

@@ -14,7 +14,7 @@ namespace transformer::bench {
 // tokens.npy, targets.npy, params/<name>.npy, loss.npy, logits.npy,
 // grads/<name>.npy, params_after/<name>.npy and manifest.json. Every file is
 // written whole (temp + rename). Throws on failure (OutOfMemory included).
-void write_training_step_dump(const std::string& directory, const harness::Device& device, RunConfig config,
-                              const harness::TokenBatch& batch);
+void write_training_step_dump(const std::string& directory, const harness::Device& device,
+                              RunConfig config, const harness::TokenBatch& batch);
 
 }  // namespace transformer::bench

@@ -102,8 +102,8 @@ std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& opti
     bench_options.stream = stream;
     const gpuprof::BenchResult result = gpuprof::bench(product, bench_options);
     const double seconds = result.gpu.median / 1e3;
-    ceilings[precision] =
-        2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / seconds / 1e12;
+    ceilings[precision] = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
+                          static_cast<double>(n) / seconds / 1e12;
   }
   return ceilings;
 }

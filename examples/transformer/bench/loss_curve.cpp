@@ -14,8 +14,8 @@
 namespace transformer::bench {
 namespace {
 
-harness::LossCurve train_and_record(const harness::Device& device, RunConfig config, const harness::TokenBatch& batch,
-                           int steps) {
+harness::LossCurve train_and_record(const harness::Device& device, RunConfig config,
+                                    const harness::TokenBatch& batch, int steps) {
   config.mode = Mode::step;
   const auto backend = device.make_backend(config);
   GPUPROF_SCOPE(std::string("loss curve ") + to_string(config.precision), backend->stream());
@@ -36,9 +36,9 @@ harness::LossCurve train_and_record(const harness::Device& device, RunConfig con
 }
 
 void fill_divergences(std::vector<harness::LossCurve>& curves) {
-  const auto reference = std::find_if(curves.begin(), curves.end(), [](const harness::LossCurve& curve) {
-    return curve.precision == Precision::fp32;
-  });
+  const auto reference = std::find_if(
+      curves.begin(), curves.end(),
+      [](const harness::LossCurve& curve) { return curve.precision == Precision::fp32; });
   if (reference == curves.end()) return;
   const std::vector<double> fp32 = reference->losses;
   for (harness::LossCurve& curve : curves) {
@@ -52,9 +52,10 @@ void fill_divergences(std::vector<harness::LossCurve>& curves) {
 
 }  // namespace
 
-std::vector<harness::LossCurve> run_loss_curves(const harness::Device& device, const RunConfig& config,
-                                       const std::vector<Precision>& precisions,
-                                       const harness::TokenBatch& batch, int steps) {
+std::vector<harness::LossCurve> run_loss_curves(const harness::Device& device,
+                                                const RunConfig& config,
+                                                const std::vector<Precision>& precisions,
+                                                const harness::TokenBatch& batch, int steps) {
   // fp32 always runs first: it is the reference the divergences are measured from.
   std::vector<Precision> run_order = {Precision::fp32};
   for (const Precision precision : precisions)

@@ -13,7 +13,8 @@ namespace {
 std::string progress_result(const harness::ResultRow& row) {
   switch (row.status) {
     case harness::RowStatus::ok:
-      return harness::fixed(row.median_ms, 2) + " ms/step median, " + harness::fixed(row.tflops, 2) + " TFLOP/s";
+      return harness::fixed(row.median_ms, 2) + " ms/step median, " +
+             harness::fixed(row.tflops, 2) + " TFLOP/s";
     case harness::RowStatus::oom:
       return harness::oom_text(row);
     case harness::RowStatus::unsupported:
@@ -44,8 +45,9 @@ std::vector<RunConfig> sweep_configurations(const DriverOptions& options) {
   return configs;
 }
 
-std::vector<harness::ResultRow> run_sweep(const harness::Device& device, const DriverOptions& options,
-                                 const std::map<Precision, double>& ceilings) {
+std::vector<harness::ResultRow> run_sweep(const harness::Device& device,
+                                          const DriverOptions& options,
+                                          const std::map<Precision, double>& ceilings) {
   const std::vector<RunConfig> configs = sweep_configurations(options);
   const harness::StepProtocol protocol{options.warmup, options.steps};
   std::vector<harness::ResultRow> rows;
@@ -61,8 +63,8 @@ std::vector<harness::ResultRow> run_sweep(const harness::Device& device, const D
       row.note = std::string("the ") + device.backend_name() + " backend computes in fp32 only";
     } else {
       try {
-        row = harness::run_configuration(device, config, harness::make_token_batch(config, options.seed), protocol,
-                                ceilings);
+        row = harness::run_configuration(
+            device, config, harness::make_token_batch(config, options.seed), protocol, ceilings);
       } catch (const std::exception& error) {
         // One broken configuration must not cost the rows already measured.
         row = harness::blank_row(device, config, protocol);

@@ -16,7 +16,8 @@ namespace transformer::bench {
 // Every configuration of the (resolved) options, in run order.
 std::vector<RunConfig> sweep_configurations(const DriverOptions& options);
 
-std::vector<harness::ResultRow> run_sweep(const harness::Device& device, const DriverOptions& options,
-                                 const std::map<Precision, double>& ceilings);
+std::vector<harness::ResultRow> run_sweep(const harness::Device& device,
+                                          const DriverOptions& options,
+                                          const std::map<Precision, double>& ceilings);
 
 }  // namespace transformer::bench

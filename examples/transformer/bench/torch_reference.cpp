@@ -64,7 +64,8 @@ class FlatObjectReader {
     if (consume_word("true")) return true;
     if (consume_word("false")) return false;
     if (consume_word("null")) return nullptr;
-    if (next == '{' || next == '[') fail("nested values are not expected in a torch_reference.py line");
+    if (next == '{' || next == '[')
+      fail("nested values are not expected in a torch_reference.py line");
     // Python's json also writes NaN and Infinity; strtod reads both spellings.
     const char* begin = text_.c_str() + at_;
     char* end = nullptr;

@@ -14,7 +14,8 @@
 namespace transformer::bench {
 namespace {
 
-harness::WarmupStudyRow study_row(const RunConfig& config, int warmup, const harness::StepTiming& timing) {
+harness::WarmupStudyRow study_row(const RunConfig& config, int warmup,
+                                  const harness::StepTiming& timing) {
   harness::WarmupStudyRow row;
   row.size = config.model.name;
   row.ctx = config.ctx;
@@ -36,7 +37,8 @@ harness::WarmupStudyRow study_row(const RunConfig& config, int warmup, const har
 
 }  // namespace
 
-std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& device, const DriverOptions& options) {
+std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& device,
+                                                      const DriverOptions& options) {
   std::vector<harness::WarmupStudyRow> rows;
   for (const RunConfig& config : sweep_configurations(options)) {
     if (!device.supports(config.precision)) continue;
@@ -62,12 +64,13 @@ std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& dev
 
 void print_warmup_study(std::ostream& out, const std::vector<harness::WarmupStudyRow>& rows) {
   if (rows.empty()) return;
-  harness::TextTable table({"size", "ctx", "mode", "prec", "warm-up", "mean ms", "std ms", "first timed ms",
-                   "mean of the rest ms"});
+  harness::TextTable table({"size", "ctx", "mode", "prec", "warm-up", "mean ms", "std ms",
+                            "first timed ms", "mean of the rest ms"});
   for (const harness::WarmupStudyRow& row : rows)
     table.add_row({row.size, std::to_string(row.ctx), to_string(row.mode), to_string(row.precision),
-                   std::to_string(row.warmup), harness::fixed(row.mean_ms, 2), harness::fixed(row.std_ms, 2),
-                   harness::fixed(row.first_ms, 2), harness::fixed(row.rest_mean_ms, 2)});
+                   std::to_string(row.warmup), harness::fixed(row.mean_ms, 2),
+                   harness::fixed(row.std_ms, 2), harness::fixed(row.first_ms, 2),
+                   harness::fixed(row.rest_mean_ms, 2)});
   out << "\nWarm-up study: the timed steps after w warm-up steps, a fresh backend each\n";
   table.print(out);
 }

@@ -16,7 +16,8 @@ inline const std::vector<int> warmup_study_counts = {0, 1, 2, 5};
 
 // Every configuration of the sweep the device supports; an OOM configuration
 // is left out with a message on stderr.
-std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& device, const DriverOptions& options);
+std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& device,
+                                                      const DriverOptions& options);
 
 void print_warmup_study(std::ostream& out, const std::vector<harness::WarmupStudyRow>& rows);
 

@@ -88,7 +88,8 @@ namespace {
 // existed (cudaMemGetInfo sees the whole device, so the baseline matters).
 class DeviceMemoryGrowth {
  public:
-  explicit DeviceMemoryGrowth(const Device& device) : device_(device), baseline_(device.memory_in_use()) {}
+  explicit DeviceMemoryGrowth(const Device& device)
+      : device_(device), baseline_(device.memory_in_use()) {}
   void sample() {
     const std::optional<std::size_t> in_use = device_.memory_in_use();
     if (!in_use || !baseline_) return;
