@@ -1,6 +1,6 @@
 // bench/dump.cpp: runs the dumped training step and writes the .npy files and
 // their manifest.
-#include "dump.hpp"
+#include "bench/dump.hpp"
 
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/json_writer.hpp>
@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <functional>
 
-#include "backend.hpp"
-#include "npy.hpp"
+#include "bench/npy.hpp"
+#include "model/backend.hpp"
 
 namespace transformer::bench {
 namespace {
@@ -125,8 +125,8 @@ void write_manifest(const DumpWriter& writer, const RunConfig& config, const std
 
 }  // namespace
 
-void write_training_step_dump(const std::string& directory, const Device& device, RunConfig config,
-                              const TokenBatch& batch, bool graph) {
+void write_training_step_dump(const std::string& directory, const harness::Device& device,
+                              RunConfig config, const harness::TokenBatch& batch, bool graph) {
   config.mode = Mode::step;
   const ParameterLayout layout(config.model);
   const auto backend = device.make_backend(config);

@@ -3,9 +3,9 @@
 #pragma once
 #include <string>
 
-#include "backend.hpp"
-#include "device.hpp"
-#include "token_batch.hpp"
+#include "harness/device.hpp"
+#include "harness/run.hpp"
+#include "model/backend.hpp"
 
 namespace transformer::bench {
 
@@ -16,7 +16,8 @@ namespace transformer::bench {
 // written whole (temp + rename). Throws on failure (OutOfMemory included).
 // With `graph` the step runs as two replayed CUDA graphs, the forward pass
 // and then backward + optimizer step, as the logits are read in between.
-void write_training_step_dump(const std::string& directory, const Device& device, RunConfig config,
-                              const TokenBatch& batch, bool graph = false);
+void write_training_step_dump(const std::string& directory, const harness::Device& device,
+                              RunConfig config, const harness::TokenBatch& batch,
+                              bool graph = false);
 
 }  // namespace transformer::bench

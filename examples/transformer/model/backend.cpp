@@ -1,7 +1,7 @@
 // model/backend.cpp: the backend-independent pieces of backend.hpp (names of
 // the enums, the OOM error, Backend::run, the refusal of graphs by backends
 // that have none).
-#include "../backend.hpp"
+#include "model/backend.hpp"
 
 #include <cstdio>
 
