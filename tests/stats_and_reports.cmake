@@ -2,4 +2,5 @@
 # atomic_file.hpp): CPU-only tests in the shared doctest binary.
 target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/test_stats.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/test_report_writers.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/test_report_writers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/test_atomic_file.cpp)

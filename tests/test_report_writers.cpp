@@ -1,7 +1,8 @@
 // Tests of the report writers: a Report built by hand is written as a table,
 // markdown, CSV, JSON and Chrome trace, read back (tests/support/json_parse.hpp
 // and the CSV reader below) and checked field by field; plus the JSON writer's
-// escaping and the atomic file writer's failure behaviour.
+// escaping and the report writers' failure behaviour (the atomic file writer
+// itself: test_atomic_file.cpp).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -20,39 +21,14 @@
 #include <gpuprof/report.hpp>
 
 #include "support/json_parse.hpp"
+#include "support/temporary_directory.hpp"
 
 namespace fs = std::filesystem;
 using doctest::Approx;
 using gpuprof_test::Json;
+using gpuprof_test::TemporaryDirectory;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with everything in it.
-class TemporaryDirectory {
- public:
-  TemporaryDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "gpuprof-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TemporaryDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(path_))
-      names.push_back(entry.path().filename().string());
-    return names;
-  }
-
- private:
-  fs::path path_;
-};
 
 // RFC 4180 reader: quoted fields may hold commas, doubled quotes and line breaks.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
@@ -571,15 +547,6 @@ TEST_CASE("the test JSON parser is strict") {
   CHECK_THROWS_AS(doc["k"][0].as_number(), std::runtime_error);
 }
 
-TEST_CASE("files are replaced whole") {
-  TemporaryDirectory dir;
-  const std::string path = dir.file("out.txt");
-  gpuprof::write_file_atomically(path, "first version, longer than the second");
-  gpuprof::write_file_atomically(path, "second");
-  CHECK(gpuprof_test::read_text_file(path) == "second");
-  CHECK(dir.entries() == std::vector<std::string>{"out.txt"});
-}
-
 TEST_CASE("writing to an unwritable path throws with the path and leaves nothing behind") {
   const gpuprof::Report report = sample_report();
   TemporaryDirectory dir;
@@ -609,8 +576,7 @@ TEST_CASE("writing to an unwritable path throws with the path and leaves nothing
   expect_failure(plain_file + "/x.csv", write_csv);
   expect_failure(plain_file + "/trace.json", write_trace);
   expect_failure(plain_file + "/report.md", write_markdown);
-  // Renaming over a directory fails after the temporary was written: the
-  // temporary must be gone and the directory untouched.
+  // A directory is never replaced, and no temporary is left beside it.
   try {
     report.write_json(existing_directory);
     FAIL("no exception for a directory");
