@@ -4,3 +4,11 @@ target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/test_stats.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_report_writers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_atomic_file.cpp)
+
+# The same cases through a command-line program: exit status, messages, and
+# what is left on disk.
+add_executable(gpuprof_write_report report_cli/write_report.cpp)
+target_link_libraries(gpuprof_write_report PRIVATE gpuprof::gpuprof)
+gpuprof_strict_warnings(gpuprof_write_report)
+add_test(NAME gpuprof_report_output_paths
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/report_cli/output_paths.sh $<TARGET_FILE:gpuprof_write_report>)
