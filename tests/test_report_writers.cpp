@@ -295,7 +295,8 @@ TEST_CASE("CSV report has stable columns, one row per node, RFC 4180 quoting") {
       "stddev_ms", "median_ms", "q1_ms", "q3_ms", "p10_ms", "p90_ms", "min_ms", "max_ms",
       "ci95_low_ms", "ci95_high_ms", "cv", "outliers", "unstable", "unstable_reason",
       "host_mean_ms", "gpu_mean_ms", "percent_of_parent", "flops", "bytes", "tokens",
-      "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes"};
+      "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes",
+      "discarded"};
   CHECK(rows[0] == expected_columns);
   for (const auto& row : rows) CHECK(row.size() == expected_columns.size());
 
@@ -329,6 +330,10 @@ TEST_CASE("CSV report has stable columns, one row per node, RFC 4180 quoting") {
   CHECK(cell(3, "unstable") == "true");
   CHECK(cell(3, "unstable_reason") == report.nodes[2].host_ms.unstable_reason);
   CHECK(cell(4, "name") == report.nodes[3].name);
+  // loader ran once: the verdict says so.
+  CHECK(cell(4, "unstable") == "true");
+  CHECK(cell(4, "unstable_reason") == "fewer than 2 samples");
+  CHECK(cell(4, "discarded") == "0");
 }
 
 TEST_CASE("Chrome trace has host and GPU tracks, kernel args and launch flows") {
@@ -445,6 +450,7 @@ TEST_CASE("terminal table lists the tree with the right columns") {
   CHECK(lines[2].find("1536.0") != std::string::npos);  // Peak MiB
   CHECK(lines[2].find("20.00") != std::string::npos);  // total ms of step
   CHECK(text.find("unstable: step/forward/attention: cv ") != std::string::npos);
+  CHECK(text.find("unstable: loader: fewer than 2 samples") != std::string::npos);
 }
 
 TEST_CASE("optional table columns appear only when some node has their data") {
@@ -471,6 +477,8 @@ TEST_CASE("markdown table is a GitHub table with indented names") {
   CHECK(text.find("|---|---:|---:|") != std::string::npos);
   CHECK(text.find("| &nbsp;&nbsp;forward | 2 |") != std::string::npos);
   CHECK(text.find("| &nbsp;&nbsp;&nbsp;&nbsp;attention | 2 |") != std::string::npos);
+  CHECK(text.find("Unstable statistics:") != std::string::npos);
+  CHECK(text.find("- loader: fewer than 2 samples\n") != std::string::npos);
 
   TemporaryDirectory dir;
   report.write_markdown(dir.file("report.md"));
