@@ -61,8 +61,7 @@ std::vector<ResultRow> run_sweep(const Device& device, const DriverOptions& opti
       row.note = std::string("the ") + device.backend_name() + " backend computes in fp32 only";
     } else {
       try {
-        row = run_configuration(device, config, make_token_batch(config, options.seed), protocol,
-                                ceilings);
+        row = run_configuration(device, config, protocol, ceilings);
       } catch (const std::exception& error) {
         // One broken configuration must not cost the rows already measured.
         row = blank_row(device, config, protocol);

@@ -21,7 +21,6 @@
 #include "bench/configuration_run.hpp"
 #include "bench/device.hpp"
 #include "bench/options.hpp"
-#include "bench/token_batch.hpp"
 #include "one_step.hpp"
 #include "questions.hpp"
 
@@ -71,7 +70,7 @@ class ConfigurationRunner {
   std::optional<StepTimes> run(ConfigurationProfile& c, Mode mode, const bench::StepProtocol& protocol) {
     const RunConfig config = config_of(c, mode);
     const bench::ResultRow row =
-        bench::run_configuration(device_, config, bench::make_token_batch(config, options_.seed), protocol, {});
+        bench::run_configuration(device_, config, protocol, {});
     if (row.status == bench::RowStatus::oom) {
       c.status = RunStatus::oom;
       c.oom_mode = mode;
@@ -126,8 +125,7 @@ class ConfigurationRunner {
     try {
       const std::optional<std::size_t> before = device_.memory_in_use();
       gpuprof::profiler().reset();
-      const bench::ResultRow result = bench::run_configuration(
-          device_, config, bench::make_token_batch(config, options_.seed), memory_protocol, {});
+      const bench::ResultRow result = bench::run_configuration(device_, config, memory_protocol, {});
       if (result.status == bench::RowStatus::oom) {
         row.status = RunStatus::oom;
         row.bytes_needed = result.bytes_requested;
