@@ -41,12 +41,13 @@ std::vector<WarmupStudyRow> run_warmup_study(const Device& device, const DriverO
   std::vector<WarmupStudyRow> rows;
   for (const RunConfig& config : sweep_configurations(options)) {
     if (!device.supports(config.precision)) continue;
-    const TokenBatch batch = make_token_batch(config, options.seed);
     const std::string label = configuration_label(config);
     for (const int warmup : warmup_study_counts) {
       std::fprintf(stderr, "warm-up study: %s, %d warm-up step(s)\n", label.c_str(), warmup);
       try {
         const auto backend = device.make_backend(config);
+        // Made after the backend, whose constructor refuses a batch too large to fit.
+        const TokenBatch batch = make_token_batch(config, options.seed);
         backend->set_batch(batch.tokens, batch.targets);
         const StepTiming timing =
             time_steps(*backend, config.mode, warmup, options.steps,
