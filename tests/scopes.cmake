@@ -4,7 +4,8 @@
 target_sources(gpuprof_tests PRIVATE
   scopes/scope_tree_test.cpp
   scopes/bench_host_test.cpp
-  scopes/tick_clock_test.cpp)
+  scopes/tick_clock_test.cpp
+  scopes/concurrency_test.cpp)
 
 # Programs of their own: the notice is printed once per process, and
 # GPUPROF_DISABLE is a compile flag.

@@ -43,7 +43,10 @@ class Profiler {
 
   // Observers are called from every thread that opens a scope; keep them
   // alive (and thread-safe) until remove_observer returns and no scope that
-  // began while they were registered is still open. At most 8 at once.
+  // began while they were registered is still open. remove_observer waits for
+  // report() and reset() calls in progress to finish with the observer, so
+  // those never call one that was removed; an observer's contribute() and
+  // on_reset() must therefore not add or remove observers. At most 8 at once.
   void add_observer(ScopeObserver* observer) { detail::recorder().add_observer(observer); }
   void remove_observer(ScopeObserver* observer) { detail::recorder().remove_observer(observer); }
 
@@ -118,14 +121,12 @@ inline Report Profiler::report() {
       recorder.nodes_snapshot(), [&](std::uint32_t id) { return recorder.names().text(id); },
       std::move(instances), report);
 
-  for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
-    if (ScopeObserver* observer = recorder.observer(slot)) observer->contribute(report);
+  recorder.for_each_observer([&report](ScopeObserver& observer) { observer.contribute(report); });
   return report;
 }
 
 inline void Profiler::reset() {
-  for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
-    if (ScopeObserver* observer = detail::recorder().observer(slot)) observer->on_reset();
+  detail::recorder().for_each_observer([](ScopeObserver& observer) { observer.on_reset(); });
   detail::recorder().for_each_thread([](detail::ThreadState& thread) {
     const detail::ReadingGuard guard(thread.records);
     thread.discard_before.store(thread.records.published(), std::memory_order_relaxed);

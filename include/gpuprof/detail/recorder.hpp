@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -121,7 +122,18 @@ class Recorder {
     return observers_[slot].load(std::memory_order_acquire);
   }
   void add_observer(ScopeObserver* observer);
+  // Returns once no report()/reset() is calling `observer` any more, so the
+  // caller may destroy it then (scopes still open on other threads are the
+  // caller's to wait for; see Profiler::add_observer).
   void remove_observer(ScopeObserver* observer);
+  // fn(ScopeObserver&) for each registered observer, for report() and reset():
+  // removal waits until this returns. fn must not add or remove observers.
+  template <class Fn>
+  void for_each_observer(Fn&& fn) {
+    const std::shared_lock<std::shared_mutex> calling(observer_calls_);
+    for (const auto& slot : observers_)
+      if (ScopeObserver* observer = slot.load(std::memory_order_acquire)) fn(*observer);
+  }
 
   // --- errors a destructor could not throw ---------------------------------------
   void note_lost_gpu_time(const char* what) noexcept;
@@ -157,6 +169,7 @@ class Recorder {
   std::vector<std::unique_ptr<ThreadState>> threads_;
 
   std::mutex observers_mutex_;
+  std::shared_mutex observer_calls_;  // shared while report()/reset() call observers
   std::atomic<ScopeObserver*> observers_[max_observers]{};
   std::atomic<int> observer_count_{0};
 
@@ -180,6 +193,7 @@ inline void Recorder::add_observer(ScopeObserver* observer) {
 }
 
 inline void Recorder::remove_observer(ScopeObserver* observer) {
+  const std::unique_lock<std::shared_mutex> no_calls_in_progress(observer_calls_);
   const std::lock_guard<std::mutex> lock(observers_mutex_);
   for (auto& slot : observers_) {
     if (slot.load() == observer) {
