@@ -7,6 +7,7 @@
 #include "clock.hpp"
 #include "cuda_events.hpp"
 #include "error.hpp"
+#include "graph.hpp"
 #include "json_writer.hpp"
 #include "kernel_names.hpp"
 #include "kernel_summary.hpp"

@@ -49,6 +49,25 @@ const NameEntry& resolve_name(Recorder& recorder, ThreadState& thread, CallSite&
   }
 }
 
+// NVTX-only mode: the call site's bound entry when it matches (the pointer
+// for a literal), the full lookup otherwise.
+template <class Name>
+const NameEntry& nvtx_only_name(CallSite& site, const Name& name) {
+  if constexpr (std::is_array_v<Name>) {
+    const CallSite::Binding* bound = site.binding();
+    if (bound && bound->pointer == static_cast<const char*>(name)) return *bound->entry;
+  }
+  Recorder& recorder = detail::recorder();
+  return resolve_name(recorder, recorder.this_thread(), site, name);
+}
+
+// The global node id of the innermost scope open on the calling thread
+// (root_node when none is): what a graph node created now belongs to.
+inline std::uint32_t innermost_scope_node() {
+  ThreadState& thread = recorder().this_thread();
+  return thread.local_nodes[thread.current].global;
+}
+
 // The local node for `name` under `parent`, created (and given a global id)
 // on first sight. Children are a short linked list: scanning it beats
 // hashing for the handful of children a scope usually has.
