@@ -23,4 +23,6 @@ ctest --test-dir "$BUILD" -L gpu --repeat until-fail:20 --output-on-failure --ti
 grep -E "Test +#|tests passed|FAILED|ERROR|CHECK" "$OUT/ctest-gpu.log" | head -60
 echo "== scope_overhead"
 "$BUILD"/bench/overhead/scope_overhead --json "$OUT/scope_overhead.json" 2>&1 | tee "$OUT/scope_overhead.txt" || status=1
+echo "== graph_scope_cost"
+"$BUILD"/bench/overhead/graph_scope_cost 2>&1 | tee "$OUT/graph_scope_cost.txt" || status=1
 exit $status

@@ -29,13 +29,6 @@ struct EventPair {
 
   void record_begin(Stream stream) const { GPUPROF_CUDA_CHECK(cudaEventRecord(begin, stream)); }
   void record_end(Stream stream) const { GPUPROF_CUDA_CHECK(cudaEventRecord(end, stream)); }
-  // True once `end` has completed on the device (cudaEventQuery, no waiting).
-  bool completed() const {
-    const cudaError_t status = cudaEventQuery(end);
-    if (status == cudaErrorNotReady) return false;
-    GPUPROF_CUDA_CHECK(status);
-    return true;
-  }
   // Milliseconds between the two records; both must have completed.
   float elapsed_ms() const {
     float milliseconds = 0;

@@ -122,8 +122,10 @@ inline void reclaim_after_reset(ThreadState& thread) {
 }
 
 #if GPUPROF_WITH_CUDA
-// Reads back, oldest first, the pairs whose end event has completed, and
-// returns them to the pool; stops at the first one still in flight.
+// Reads back, oldest first, the pairs that have completed, and returns them
+// to the pool; stops at the first one still in flight. One call per pair:
+// cudaEventElapsedTime says cudaErrorNotReady for a pair still in flight, so
+// no cudaEventQuery is needed first.
 inline void resolve_completed(ThreadState& thread) {
   const OwnerGuard guard(thread.records);
   if (!guard.held()) return;
@@ -132,8 +134,11 @@ inline void resolve_completed(ThreadState& thread) {
   for (; i < published; ++i) {
     InstanceRecord& record = thread.records.at(i);
     if (!record.gpu_pending) continue;
-    if (!record.events.completed()) break;
-    record.gpu_ms = record.events.elapsed_ms();
+    float milliseconds = 0;
+    const cudaError_t status = cudaEventElapsedTime(&milliseconds, record.events.begin, record.events.end);
+    if (status == cudaErrorNotReady) break;
+    GPUPROF_CUDA_CHECK(status);
+    record.gpu_ms = milliseconds;
     record.gpu_pending = false;
     thread.events.release(record.events);
   }
