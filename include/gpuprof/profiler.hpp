@@ -45,10 +45,11 @@ class Profiler {
   void set_nvtx_only(bool enabled) { detail::recorder().set_nvtx_only(enabled); }
 #if GPUPROF_WITH_CUDA
   // Replays of captured scopes whose time stamps were lost (overwritten
-  // before being read, or from overlapping launches of one graph).
+  // before being read, from overlapping launches of one graph, or longer
+  // than 18 minutes).
   std::uint64_t lost_graph_replays() const {
     const auto losses = detail::recorder().graph_timings().losses();
-    return losses.overwritten + losses.overlapped;
+    return losses.overwritten + losses.overlapped + losses.too_long;
   }
 #endif
 
@@ -172,6 +173,9 @@ inline std::string Profiler::graph_replays_lost_note() const {
     note += std::string(note.empty() ? "" : "; ") + std::to_string(losses.overlapped) +
             " timing(s) of CUDA graph replays dropped: one graph ran concurrently with itself " +
             "(several instantiations launched at once); such replays cannot be timed";
+  if (losses.too_long > 0)
+    note += std::string(note.empty() ? "" : "; ") + std::to_string(losses.too_long) +
+            " timing(s) of CUDA graph replays dropped: a captured scope lasted longer than 18 minutes";
   return note;
 }
 #endif

@@ -4,14 +4,17 @@
 // A scope entered on a capturing stream adds two one-thread kernel nodes to
 // the graph: a begin stamp and an end stamp that read %globaltimer (ns). The
 // pair of one scope instance (a "site") owns a ring of graph_replay_ring
-// slots in mapped pinned host memory; the end stamp writes (begin, end) into
-// slot replay % ring under a sequence number (a seqlock: 0 while written,
-// replay + 1 once complete) and advances the site's replay counter, which
-// lives in device memory with the begin time. The host reads the rings
-// lazily (report(), reset(), every ring / 4 launches through
-// gpuprof::launch_graph): plain loads, no CUDA call, no synchronisation.
-// A replay whose slot was overwritten before it was read, or torn while being
-// read, is counted lost, never reported with a wrong time.
+// slots in mapped pinned host memory. The end stamp numbers its replay n
+// with a device-side counter and writes slot n % ring as three 64-bit words,
+// each tagged with (n + 1) mod 2^24 in its top 24 bits: begin's low 40 bits,
+// begin's high 24 bits, and the duration (40 bits, up to 18 minutes). An
+// aligned 64-bit store reaches host memory whole, so a slot whose three tags
+// all match replay j holds replay j: no fence, no sequence lock, nothing for
+// the GPU to wait on. The host reads the rings lazily (report(), reset(),
+// every ring / 4 launches through gpuprof::launch_graph): plain loads, no
+// CUDA call, no synchronisation. A mirrored replay count tells it which
+// replays were overwritten before they were read: those are counted lost,
+// never reported with a wrong time.
 //
 // Why kernel stamps and not event-record nodes
 // (cudaEventRecordWithFlags(..., cudaEventRecordExternal)): an event node
@@ -19,8 +22,14 @@
 // need the host to query between two launches (or a graph update per launch);
 // a stamp kernel indexes its slot by a device-side counter, so any number of
 // replays can run back to back and be read later, with bounded memory.
-// Its cost: two extra kernel nodes per scope instance in the graph (measured
-// in docs/PERFORMANCE.md).
+// Measured on the H100 (bench/overhead/graph_scope_cost): a pair of event
+// nodes adds 2.5 us per replay, a pair of empty kernels 2.75 us; stamps that
+// fenced their host writes (membar.sys, a sequence lock) cost 4.8 us, hence
+// the tagged words.
+//
+// Two launches of one graph running at the same time (two instantiations on
+// two streams) would share a site's begin time: the stamps count the open
+// instances, and a replay that overlapped another is marked and dropped.
 //
 // The kernels are PTX text embedded here and loaded with cudaLibraryLoadData,
 // so scopes work from plain C++ translation units, as the eager path does.
@@ -48,31 +57,33 @@ namespace detail {
 // overwritten (a power of two: the stamp computes replay & (ring - 1)).
 inline constexpr std::uint64_t graph_replay_ring = 256;
 
-// What the end stamp writes per replay (32 bytes: one PCIe write burst).
+// One replay: three words of (tag << 40 | 40-bit value).
 struct GraphReplaySlot {
-  std::uint64_t sequence;  // 0: being written; replay + 1: complete
-  std::uint64_t begin_ns;  // %globaltimer
-  std::uint64_t end_ns;
+  std::uint64_t begin_low;
+  std::uint64_t begin_high;
+  std::uint64_t duration;  // graph_duration_overlapped / _too_long: not a time
   std::uint64_t unused;
 };
+inline constexpr std::uint64_t graph_value_mask = (std::uint64_t{1} << 40) - 1;
+inline constexpr std::uint64_t graph_tag_mask = (std::uint64_t{1} << 24) - 1;
+inline constexpr std::uint64_t graph_duration_overlapped = graph_value_mask;
+inline constexpr std::uint64_t graph_duration_too_long = graph_value_mask - 1;
+
 // Host side of a site, mapped into the device's address space.
 struct GraphSiteHost {
-  std::uint32_t overlapped;  // set by a begin stamp that found the site already open
-  std::uint32_t header_padding[15];
+  std::uint64_t unused;
+  std::uint64_t replays;  // a mirror of the device count, written without ordering
+  std::uint64_t header_padding[6];
   GraphReplaySlot ring[graph_replay_ring];
 };
 // Device side of a site: only the stamps touch it.
 struct GraphSiteDevice {
-  std::uint64_t replays;   // completed replays
+  std::uint64_t replays;   // replays numbered so far
   std::uint64_t begin_ns;  // of the replay in progress
-  std::uint32_t open;      // 1 between the begin and the end stamp
-  std::uint32_t padding[3];
+  std::uint32_t open;      // begin stamps minus end stamps
+  std::uint32_t overlapped;  // a begin stamp found another replay open
 };
 
-// begin(device site, host site): marks the site open (a second launch of the
-// same graph running at the same time finds it open and says so), then takes
-// the time. end(device site, host site): takes the time first, publishes the
-// replay's slot under its sequence number, counts the replay, closes.
 inline constexpr char graph_stamp_ptx[] = R"PTX(
 .version 7.0
 .target sm_52
@@ -84,44 +95,55 @@ inline constexpr char graph_stamp_ptx[] = R"PTX(
   .reg .u32 %r<2>;
   .reg .pred %p;
   ld.param.u64 %rd1, [device_site];
-  ld.param.u64 %rd2, [host_site];
-  atom.exch.b32 %r1, [%rd1+16], 1;
+  atom.add.u32 %r1, [%rd1+16], 1;
   setp.ne.u32 %p, %r1, 0;
-  @%p st.volatile.u32 [%rd2], 1;
+  @%p st.volatile.u32 [%rd1+20], 1;
   mov.u64 %rd3, %globaltimer;
-  st.u64 [%rd1+8], %rd3;
+  st.volatile.u64 [%rd1+8], %rd3;
   ret;
 }
 
 .visible .entry gpuprof_graph_stamp_end(.param .u64 device_site, .param .u64 host_site)
 {
-  .reg .u64 %rd<10>;
-  .reg .u32 %r<2>;
+  .reg .u64 %rd<16>;
+  .reg .u32 %r<4>;
+  .reg .pred %p<4>;
   mov.u64 %rd3, %globaltimer;
   ld.param.u64 %rd1, [device_site];
   ld.param.u64 %rd2, [host_site];
   ld.volatile.u64 %rd4, [%rd1+8];
-  ld.volatile.u64 %rd5, [%rd1];
-  and.b64 %rd6, %rd5, 255;
-  shl.b64 %rd6, %rd6, 5;
-  add.u64 %rd6, %rd6, %rd2;
-  add.u64 %rd6, %rd6, 64;
-  mov.u64 %rd7, 0;
-  st.volatile.u64 [%rd6], %rd7;
-  membar.sys;
-  st.volatile.u64 [%rd6+8], %rd4;
-  st.volatile.u64 [%rd6+16], %rd3;
-  membar.sys;
-  add.u64 %rd8, %rd5, 1;
-  st.volatile.u64 [%rd6], %rd8;
-  st.volatile.u64 [%rd1], %rd8;
-  atom.exch.b32 %r1, [%rd1+16], 0;
+  atom.add.u32 %r1, [%rd1+16], -1;
+  ld.volatile.u32 %r2, [%rd1+20];
+  atom.add.u64 %rd5, [%rd1], 1;
+  sub.u64 %rd6, %rd3, %rd4;
+  min.u64 %rd6, %rd6, 1099511627774;
+  setp.ne.u32 %p1, %r1, 1;
+  setp.ne.u32 %p2, %r2, 0;
+  or.pred %p3, %p1, %p2;
+  @%p3 mov.u64 %rd6, 1099511627775;
+  @!%p1 st.volatile.u32 [%rd1+20], 0;
+  add.u64 %rd7, %rd5, 1;
+  and.b64 %rd8, %rd7, 16777215;
+  shl.b64 %rd8, %rd8, 40;
+  and.b64 %rd9, %rd4, 1099511627775;
+  or.b64 %rd9, %rd9, %rd8;
+  shr.u64 %rd10, %rd4, 40;
+  or.b64 %rd10, %rd10, %rd8;
+  or.b64 %rd11, %rd6, %rd8;
+  and.b64 %rd12, %rd5, 255;
+  shl.b64 %rd12, %rd12, 5;
+  add.u64 %rd12, %rd12, %rd2;
+  st.volatile.u64 [%rd12+64], %rd9;
+  st.volatile.u64 [%rd12+72], %rd10;
+  st.volatile.u64 [%rd12+80], %rd11;
+  st.volatile.u64 [%rd2+8], %rd7;
   ret;
 }
 )PTX";
-static_assert(graph_replay_ring == 256 && sizeof(GraphReplaySlot) == 32 &&
-                  offsetof(GraphSiteHost, ring) == 64 && offsetof(GraphSiteDevice, open) == 16,
-              "the PTX above hard-codes the ring size and these offsets");
+static_assert(graph_replay_ring == 256 && sizeof(GraphReplaySlot) == 32 && offsetof(GraphSiteHost, replays) == 8 &&
+                  offsetof(GraphSiteHost, ring) == 64 && offsetof(GraphSiteDevice, open) == 16 &&
+                  offsetof(GraphSiteDevice, overlapped) == 20 && graph_value_mask == 1099511627775u,
+              "the PTX above hard-codes the ring size, the masks and these offsets");
 
 // One scope instance captured into a graph.
 struct GraphSite {
@@ -206,6 +228,7 @@ class GraphTimings {
   struct Losses {
     std::uint64_t overwritten = 0;  // not read before ring later replays overwrote them
     std::uint64_t overlapped = 0;   // the graph ran concurrently with itself
+    std::uint64_t too_long = 0;     // longer than the 40-bit duration field (18 minutes)
   };
   Losses losses() const {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -292,35 +315,32 @@ class GraphTimings {
     return &site;
   }
 
-  // Under mutex_: the seqlock read of every complete, unread replay of `site`.
+  // Under mutex_: every complete, unread replay of `site`.
   void read(GraphSite& site) {
     const volatile GraphSiteHost& host = *site.host_view;
+    const std::uint64_t replays = host.replays;
     for (;;) {
-      const std::uint64_t replay = site.next_replay;
-      const volatile GraphReplaySlot& slot = host.ring[replay % graph_replay_ring];
-      const std::uint64_t sequence = slot.sequence;
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if (sequence == 0 || sequence < replay + 1) return;  // not yet complete
-      if (sequence > replay + 1) {
-        // Overwritten: the slot holds replay `sequence - 1`, so every replay
-        // older than the ring's span before it is gone.
-        const std::uint64_t oldest_kept = sequence - graph_replay_ring;
-        const std::uint64_t next = oldest_kept > replay ? oldest_kept : replay + 1;
-        losses_.overwritten += next - replay;
-        site.next_replay = next;
-        continue;
+      std::uint64_t replay = site.next_replay;
+      if (replays > replay + graph_replay_ring) {  // its slot was rewritten by replay + ring
+        losses_.overwritten += replays - graph_replay_ring - replay;
+        replay = site.next_replay = replays - graph_replay_ring;
       }
-      const std::uint64_t begin = slot.begin_ns, end = slot.end_ns;
-      std::atomic_thread_fence(std::memory_order_acquire);
-      const std::uint64_t again = slot.sequence;
+      const volatile GraphReplaySlot& slot = host.ring[replay % graph_replay_ring];
+      const std::uint64_t begin_low = slot.begin_low, begin_high = slot.begin_high, duration = slot.duration;
+      const std::uint64_t tag = (replay + 1) & graph_tag_mask;
+      // Not written yet, or mid-way through being rewritten by a later
+      // replay (the next read's replay count will say so).
+      if ((begin_low >> 40) != tag || (begin_high >> 40) != tag || (duration >> 40) != tag) return;
       site.next_replay = replay + 1;
-      if (again != sequence) {
-        ++losses_.overwritten;
-      } else if (host.overlapped) {
+      const std::uint64_t nanoseconds = duration & graph_value_mask;
+      if (nanoseconds == graph_duration_overlapped) {
         ++losses_.overlapped;
+      } else if (nanoseconds == graph_duration_too_long) {
+        ++losses_.too_long;
       } else {
-        samples_.push_back({instance_ids_.fetch_add(1, std::memory_order_relaxed), site.node, site.thread,
-                            static_cast<std::int64_t>(begin), static_cast<std::int64_t>(end)});
+        const auto begin = static_cast<std::int64_t>(((begin_high & graph_value_mask) << 40) | (begin_low & graph_value_mask));
+        samples_.push_back({instance_ids_.fetch_add(1, std::memory_order_relaxed), site.node, site.thread, begin,
+                            begin + static_cast<std::int64_t>(nanoseconds)});
       }
     }
   }
