@@ -16,30 +16,16 @@
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
 
+#include "gpu_scope_helpers.cuh"
+
+using namespace scope_tests;
+
 namespace {
-
-// Spins for `nanoseconds` of the GPU's global timer.
-__global__ void spin_kernel(std::uint64_t nanoseconds) {
-  std::uint64_t start = 0, now = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    __nanosleep(500);
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < nanoseconds);
-}
-
-void check(cudaError_t status) { REQUIRE_MESSAGE(status == cudaSuccess, cudaGetErrorString(status)); }
 
 void spin(cudaStream_t stream, double microseconds) {
   spin_kernel<<<1, 1, 0, stream>>>(static_cast<std::uint64_t>(microseconds * 1000));
   check(cudaGetLastError());
 }
-
-struct StreamOwner {
-  StreamOwner() { check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
-  ~StreamOwner() { cudaStreamDestroy(stream); }
-  cudaStream_t stream = nullptr;
-};
 
 // A captured graph and one executable instance of it.
 struct Graph {
@@ -57,17 +43,6 @@ struct Graph {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
 };
-
-const gpuprof::ScopeNode* find_node(const gpuprof::Report& report, const std::string& path) {
-  for (const auto& node : report.nodes)
-    if (node.path == path) return &node;
-  return nullptr;
-}
-const gpuprof::ScopeNode& node_at(const gpuprof::Report& report, const std::string& path) {
-  const gpuprof::ScopeNode* node = find_node(report, path);
-  REQUIRE_MESSAGE(node != nullptr, "no node " << path);
-  return *node;
-}
 
 // One training-step-like structure: known durations, nesting, a scope that
 // runs twice per step.

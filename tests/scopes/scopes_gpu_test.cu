@@ -12,39 +12,17 @@
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
 
-namespace {
+#include "gpu_scope_helpers.cuh"
 
-// Spins for `nanoseconds` of the GPU's global timer: a kernel whose duration
-// is known in advance, whatever the clocks do.
-__global__ void spin_kernel(std::uint64_t nanoseconds) {
-  std::uint64_t start = 0, now = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    __nanosleep(1000);
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < nanoseconds);
-}
+using namespace scope_tests;
+
+namespace {
 
 __global__ void sum_kernel(const float* data, std::size_t count, float* out) {
   float sum = 0;
   for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
     sum += data[i];
   if (sum == -1.0f) *out = sum;  // keeps the loads; never true for our zeros
-}
-
-void check(cudaError_t status) { REQUIRE_MESSAGE(status == cudaSuccess, cudaGetErrorString(status)); }
-
-struct StreamOwner {
-  StreamOwner() { check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
-  ~StreamOwner() { cudaStreamDestroy(stream); }
-  cudaStream_t stream = nullptr;
-};
-
-const gpuprof::ScopeNode& node_at(const gpuprof::Report& report, const std::string& path) {
-  for (const auto& node : report.nodes)
-    if (node.path == path) return node;
-  FAIL("no node " << path);
-  throw;
 }
 
 }  // namespace
