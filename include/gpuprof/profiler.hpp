@@ -143,10 +143,12 @@ inline Report Profiler::report() {
     report.timing_note = std::to_string(host_only) + " of " + std::to_string(instances.size()) +
                          " scope instance(s) have host time only (recorded while GPU timing was off, "
                          "or their end event was lost)";
-    const auto [lost, reason] = recorder.lost_gpu_time();
-    if (lost > 0)
-      report.timing_note += "; " + std::to_string(lost) + " lost their end event: " + reason;
   }
+  // Event records and graph stamps that failed in a scope's destructor.
+  const auto [lost, reason] = recorder.lost_gpu_time();
+  if (lost > 0)
+    report.timing_note += (report.timing_note.empty() ? "" : "; ") + std::to_string(lost) +
+                          " scope(s) lost their GPU time: " + reason;
 #if GPUPROF_WITH_CUDA
   const std::string lost_replays = graph_replays_lost_note();
   if (!lost_replays.empty())

@@ -128,8 +128,8 @@ class Scope {
     }
     if (graph_site_) {
       // Captured, not executed: the graph's replays are the instances.
-      if (!detail::recorder().graph_timings().end(graph_site_, stream_))
-        detail::recorder().note_lost_gpu_time("the end stamp of a scope in a CUDA graph capture could not be added");
+      if (const char* failure = detail::recorder().graph_timings().end(graph_site_, stream_))
+        detail::recorder().note_lost_gpu_time(failure);
       close();
       return;
     }

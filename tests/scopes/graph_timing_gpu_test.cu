@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <cuda_runtime_api.h>
@@ -200,6 +201,29 @@ TEST_CASE("an updated graph keeps timing its scopes; overlapping instances are r
   CHECK(profiler.lost_graph_replays() >= 1);
   CHECK(overlapped.timing_note.find("ran concurrently with itself") != std::string::npos);
   cudaGraphExecDestroy(twin);
+}
+
+TEST_CASE("a captured scope that outlives its capture loses its GPU time and says why") {
+  StreamOwner owner;
+  auto& profiler = gpuprof::profiler();
+  profiler.reset();
+  static gpuprof::detail::CallSite site;
+  std::optional<gpuprof::Scope> outlived;
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamBeginCapture(owner.stream, cudaStreamCaptureModeThreadLocal));
+  outlived.emplace(site, "outlived", owner.stream);
+  spin(owner.stream, 10);
+  check(cudaStreamEndCapture(owner.stream, &graph));
+  outlived.reset();  // no end stamp launched outside the capture
+  cudaGraphExec_t exec = nullptr;
+  check(cudaGraphInstantiate(&exec, graph, 0));
+  gpuprof::launch_graph(exec, owner.stream);
+  check(cudaStreamSynchronize(owner.stream));
+  const auto report = profiler.report();
+  CHECK(find_node(report, "outlived") == nullptr);
+  CHECK(report.timing_note.find("closed after the capture ended") != std::string::npos);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
 }
 
 TEST_CASE("NVTX-only mode records nothing, inside or outside a capture") {

@@ -197,15 +197,19 @@ class GraphTimings {
     launch(begin_kernel_, site, stream);  // on failure the site stays unarmed, never read
     return site;
   }
-  // Scope exit: the end stamp. Never throws; false when the stamp could not
-  // be added (the site is abandoned and its replays are not timed).
-  bool end(GraphSite* site, Stream stream) noexcept {
+  // Scope exit: the end stamp. Never throws; says why when the stamp could not
+  // be added (the site then stays unarmed and its replays are not read).
+  const char* end(GraphSite* site, Stream stream) noexcept {
+    // A scope that outlived its capture would launch its end stamp eagerly.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusActive)
+      return "a scope opened inside a CUDA graph capture closed after the capture ended";
     void* args[] = {&site->device, &site->host};
     const cudaError_t status =
         cudaLaunchKernel(reinterpret_cast<const void*>(end_kernel_), dim3(1), dim3(1), args, 0, stream);
-    if (status != cudaSuccess) return false;  // never armed: its replays are not read
+    if (status != cudaSuccess) return cudaGetErrorName(status);
     site->armed.store(true, std::memory_order_release);
-    return true;
+    return nullptr;
   }
 
   // Reads every completed replay not read yet. Cheap (host loads only).
