@@ -175,6 +175,14 @@ TEST_CASE("scopes inside bench's graph capture are timed on every replay") {
   CHECK(captured.count == 1 + 5);  // the cold call and the 2 + 3 replays; the capture is no instance
   CHECK(captured.gpu_ms.n == captured.count);
   CHECK(captured.gpu_ms.min >= 0.1);
-  CHECK(captured.gpu_ms.max <= 0.1 * 1.05 + 0.02);
+  // The replays hold only the kernel; the eager cold call (the earliest
+  // instance) also holds its launch latency, which a preempted host thread
+  // can stretch (127 us once in 72 runs), so it gets no upper bound.
+  bool cold = true;
+  for (const auto& instance : report.instances) {
+    if (report.nodes[static_cast<std::size_t>(instance.node)].path != "captured") continue;
+    if (!cold) CHECK(instance.gpu_ms <= 0.1 * 1.05 + 0.02);
+    cold = false;
+  }
   CHECK(report.timing_note.empty());
 }

@@ -23,9 +23,9 @@
 // a stamp kernel indexes its slot by a device-side counter, so any number of
 // replays can run back to back and be read later, with bounded memory.
 // Measured on the H100 (bench/overhead/graph_scope_cost): a pair of event
-// nodes adds 2.5 us per replay, a pair of empty kernels 2.75 us; stamps that
-// fenced their host writes (membar.sys, a sequence lock) cost 4.8 us, hence
-// the tagged words.
+// nodes adds 2.4 us per replay, a pair of empty kernels 2.8 us, these stamps
+// 3.6 us; stamps that fenced their host writes (membar.sys, a sequence lock)
+// cost 4.8 us, hence the tagged words.
 //
 // Two launches of one graph running at the same time (two instantiations on
 // two streams) would share a site's begin time: the stamps count the open
