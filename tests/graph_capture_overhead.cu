@@ -7,10 +7,13 @@
 // without, in separate processes: CUPTI, once attached, stays for the process.
 //
 //   gpuprof_graph_capture_overhead [--capture] [--kernel-ns N] [--replays R] [--batches B]
+//                                  [--buffer-mb M] [--device-buffer-mb D]
 //
 // --kernel-ns 0 (default) launches a one-block kernel that does almost
 // nothing (the worst case: overhead against the shortest kernels); N > 0
-// spins each kernel for N ns of GPU time.
+// spins each kernel for N ns of GPU time. --buffer-mb sets
+// KernelCaptureOptions::buffer_bytes, --device-buffer-mb CUPTI's device
+// buffer size (CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE), to see what they change.
 #include <gpuprof/cupti.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
@@ -48,6 +51,8 @@ struct Options {
   long long kernel_ns = 0;
   int replays = 200;
   int batches = 7;
+  long long buffer_mb = 0;         // 0: KernelCaptureOptions' default
+  long long device_buffer_mb = 0;  // 0: CUPTI's default
 };
 
 Options parse(int argc, char** argv) {
@@ -65,6 +70,8 @@ Options parse(int argc, char** argv) {
     else if (arg == "--kernel-ns") options.kernel_ns = value();
     else if (arg == "--replays") options.replays = static_cast<int>(std::max(1LL, value()));
     else if (arg == "--batches") options.batches = static_cast<int>(std::max(1LL, value()));
+    else if (arg == "--buffer-mb") options.buffer_mb = value();
+    else if (arg == "--device-buffer-mb") options.device_buffer_mb = value();
     else throw std::runtime_error("unknown argument " + arg);
   }
   return options;
@@ -100,7 +107,14 @@ void scoped_step(float* data, long long spin_ns, cudaStream_t stream) {
 int run(const Options& options) {
   std::unique_ptr<gpuprof::KernelCapture> capture;
   if (options.capture) {
-    capture = std::make_unique<gpuprof::KernelCapture>();
+    if (options.device_buffer_mb > 0) {  // before CUDA makes its context
+      std::size_t bytes = static_cast<std::size_t>(options.device_buffer_mb) << 20;
+      std::size_t size = sizeof bytes;
+      GPUPROF_CUPTI_CHECK(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes));
+    }
+    gpuprof::KernelCaptureOptions capture_options;
+    if (options.buffer_mb > 0) capture_options.buffer_bytes = static_cast<std::size_t>(options.buffer_mb) << 20;
+    capture = std::make_unique<gpuprof::KernelCapture>(capture_options);
     if (!capture->active()) return 2;
   }
   float* data = nullptr;
@@ -136,9 +150,9 @@ int run(const Options& options) {
       if (record.scope_instance == 0 || record.graph_launch == 0) ++unattributed;
     dropped = report.dropped_kernel_records;
   }
-  std::printf("graph_replay capture=%s kernel_ns=%lld kernels=%d replays=%d median_us=%.2f min_us=%.2f "
+  std::printf("graph_replay capture=%s buffer_mb=%lld device_buffer_mb=%lld kernel_ns=%lld kernels=%d replays=%d median_us=%.2f min_us=%.2f "
               "records=%zu expected=%lld unattributed=%zu dropped=%llu\n",
-              options.capture ? "on" : "off", options.kernel_ns, kernels_per_replay, options.replays,
+              options.capture ? "on" : "off", options.buffer_mb, options.device_buffer_mb, options.kernel_ns, kernels_per_replay, options.replays,
               per_replay_us[per_replay_us.size() / 2], per_replay_us.front(), records,
               options.capture ? static_cast<long long>(kernels_per_replay) * (20 + options.replays * options.batches) : 0LL,
               unattributed, static_cast<unsigned long long>(dropped));

@@ -40,6 +40,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <string>
@@ -201,10 +202,13 @@ class KernelCapture final : public ScopeObserver {
 
  private:
   // CUPTI's buffer callbacks carry no user pointer: they find the one live
-  // capture here, under a mutex that also guards its record vectors.
+  // capture here, under a mutex that also guards its record vectors. The
+  // buffer size is read without it: CUPTI may ask for a buffer on a launching
+  // thread while another buffer is being read.
   struct Shared {
     std::mutex mutex;
     KernelCapture* capture = nullptr;
+    std::atomic<std::size_t> buffer_bytes{KernelCaptureOptions{}.buffer_bytes};
   };
   static Shared& shared() {
     static Shared state;
@@ -251,13 +255,12 @@ class KernelCapture final : public ScopeObserver {
   }
 
   static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
-    std::size_t bytes = KernelCaptureOptions{}.buffer_bytes;
-    {
-      const std::lock_guard<std::mutex> lock(shared().mutex);
-      if (shared().capture) bytes = shared().capture->options_.buffer_bytes;
-    }
-    // CUPTI wants 8-byte alignment; a null buffer makes it drop (and count) records.
-    *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, bytes));
+    const std::size_t bytes = shared().buffer_bytes.load(std::memory_order_relaxed);
+    // Zeroed (fresh pages from calloc cost nothing to zero) so that CUPTI,
+    // told so in open_session(), does not zero it on the launching thread.
+    // calloc's alignment covers CUPTI's 8 bytes; a null buffer makes CUPTI
+    // drop (and count) records.
+    *buffer = static_cast<std::uint8_t*>(std::calloc(1, bytes));
     *size = *buffer ? bytes : 0;
     *max_records = 0;
   }
@@ -333,6 +336,12 @@ class KernelCapture final : public ScopeObserver {
 
     // The clock before any kind is enabled: CUPTI reads it for every timestamp after.
     std::string failure = GPUPROF_CUPTI_FAILURE(cuptiActivityRegisterTimestampCallback(host_clock));
+    shared().buffer_bytes.store(options_.buffer_bytes, std::memory_order_relaxed);
+    std::uint8_t buffers_come_zeroed = 1;
+    std::size_t flag_size = sizeof buffers_come_zeroed;
+    if (failure.empty())
+      failure = GPUPROF_CUPTI_FAILURE(
+          cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &flag_size, &buffers_come_zeroed));
     if (failure.empty()) failure = GPUPROF_CUPTI_FAILURE(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     for (const CUpti_CallbackId graph_event : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})
       if (failure.empty())
@@ -437,17 +446,29 @@ class KernelCapture final : public ScopeObserver {
       ++dropped_;
       return;
     }
+    const KernelRecord& named = named_like(raw_name, record.kind);
+    record.name = named.name;
+    record.base_name = named.base_name;
+    record.category = named.category;
+    records_.push_back(std::move(record));
+  }
+  // CUPTI shares one name string among the records of a kernel, so the
+  // pointer finds the name without hashing the text (checked, in case the
+  // memory was reused for another name).
+  const KernelRecord& named_like(const char* raw_name, ActivityKind kind) {
+    const auto cached = names_by_pointer_.find(raw_name);
+    if (cached != names_by_pointer_.end() && std::strcmp(cached->second->first.c_str(), raw_name) == 0)
+      return cached->second->second;
     auto named = names_.find(raw_name);
     if (named == names_.end()) {
       KernelRecord naming;
-      naming.kind = record.kind;
+      naming.kind = kind;
       name_record(naming, raw_name, options_.categories);
       named = names_.emplace(raw_name, std::move(naming)).first;
     }
-    record.name = named->second.name;
-    record.base_name = named->second.base_name;
-    record.category = named->second.category;
-    records_.push_back(std::move(record));
+    if (names_by_pointer_.size() >= max_cached_name_pointers) names_by_pointer_.clear();
+    names_by_pointer_[raw_name] = &*named;
+    return named->second;
   }
   void keep(KernelRecord record, const std::string& raw_name) { keep(std::move(record), raw_name.c_str()); }
 
@@ -484,6 +505,8 @@ class KernelCapture final : public ScopeObserver {
   detail::GraphNodeScopes graph_nodes_;
   std::atomic<std::uint64_t> lost_graph_nodes_{0};
   std::unordered_map<std::string, KernelRecord> names_;  // raw name -> named record
+  static constexpr std::size_t max_cached_name_pointers = 4096;
+  std::unordered_map<const char*, const std::pair<const std::string, KernelRecord>*> names_by_pointer_;
   std::uint64_t dropped_ = 0;
   std::uint64_t problems_count_ = 0;
   std::string problems_;  // the first problem a noexcept path met
