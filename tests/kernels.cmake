@@ -5,7 +5,6 @@
 target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/test_kernel_names.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_kernel_summary.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/test_kernel_graphs.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_memory_peaks.cpp)
 
 if(GPUPROF_HAVE_CUDA AND CMAKE_CUDA_COMPILER)
