@@ -34,9 +34,9 @@ struct StepTiming {
 // With `graph`, the warm-up steps still run eagerly; at the end of the last
 // one (before the first step with none) the step, in its phase scopes, is
 // captured as one CUDA graph, and every timed step is one replay of it. The
-// timing around each step is the same CUDA event pair either way. Until
-// gpuprof times scopes inside graphs, the phase scopes then keep only the
-// capture's host time: one instance each, no GPU time.
+// timing around each step is the same CUDA event pair either way, and the
+// scopes captured in the step are timed on every replay (gpuprof's graph
+// stamps), under the same paths as eager steps.
 StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps,
                       const std::string& scope_name, bool graph = false);
 

@@ -214,13 +214,6 @@ ProfileResults run_profile(const ProfileOptions& options) {
   results.steps = options.steps;
   results.graph = options.graph;
   results.seed = options.seed;
-  if (options.graph)
-    results.notes.push_back(
-        "--graph: gpuprof does not yet time scopes inside a CUDA graph, so the phase and layer "
-        "scopes hold one host-timed instance (the capture) and the kernels of every replay are "
-        "charged to the scope around the launch, the configuration's root: the per-phase answers "
-        "fail ('no kernel was captured inside .../forward') until it does; step times are "
-        "measured");
 
   ConfigurationRunner runner(options, device);
   results.configurations = configurations(options);
