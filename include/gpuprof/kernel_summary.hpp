@@ -123,6 +123,7 @@ class ScopeIndex {
   // it ran outside any scope (or its scope is not in this report), and for
   // graph work charged to its capture node.
   int instance_of(const KernelRecord& record) const {
+    if (record.scope_node >= 0) return -1;
     const auto found = instance_index_.find(record.scope_instance);
     return found == instance_index_.end() ? -1 : found->second;
   }

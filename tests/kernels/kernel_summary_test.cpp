@@ -564,6 +564,13 @@ TEST_CASE("graph work counts for the scope node it was captured in") {
     CHECK(kern_sum(broken, "step").size() == 2);
     CHECK(kern_sum(broken, "step")[1].instances == 1);
   }
+  SUBCASE("a record with both a scope node and an instance counts for the node only") {
+    Report both = r;
+    both.kernels[0].scope_instance = 3;
+    CHECK(kernel_nodes(both)[0] == 0);
+    CHECK(kern_sum(both, "replay")[0].instances == 2);
+    CHECK(instance_gpu_times(both)[0].activities == 2);
+  }
 }
 
 TEST_CASE("each graph launch is one execution of the scope nodes captured into it") {
