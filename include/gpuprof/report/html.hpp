@@ -184,9 +184,9 @@ window.addEventListener("error", (e) => { document.body.dataset.renderError = St
     const times = [...timeline.in_use.map((p) => p[0]), ...timeline.allocations.flatMap((a) => a.free_ns === null ? [a.alloc_ns] : [a.alloc_ns, a.free_ns])];
     const t0 = Math.min(...times), t1 = Math.max(...times, t0 + 1);
     const w = 1200, h = 320, left = 60, bottom = 20;
-    const x = (t) => left + (t - t0) / (t1 - t0) * (w - left - 10);
+    const x = (t) => left + (t - t0) / (t1 - t0) * (w - left - 40);
     const axis = (svg, maxBytes, y) => {
-      svg.append(make("svg:line", { x1: left, y1: h - bottom, x2: w - 10, y2: h - bottom, stroke: "#889" }));
+      svg.append(make("svg:line", { x1: left, y1: h - bottom, x2: w - 40, y2: h - bottom, stroke: "#889" }));
       for (let i = 0; i <= 4; ++i) {
         const b = maxBytes * i / 4;
         svg.append(make("svg:text", { x: 2, y: y(b) + 4 }, mib(b) + " MiB"));
@@ -200,6 +200,12 @@ window.addEventListener("error", (e) => { document.body.dataset.renderError = St
       timeline.allocations.forEach((a, i) => { events.push([a.alloc_ns, 1, i]); events.push([a.free_ns === null ? t1 : a.free_ns, 0, i]); });
       events.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
       const live = [], outline = timeline.allocations.map(() => []);
+      // Scopes in order of first allocation, hues a golden angle apart so neighbours differ.
+      const scopeColours = new Map();
+      const scopeColour = (scope) => {
+        if (!scopeColours.has(scope)) scopeColours.set(scope, scope ? `hsl(${(scopeColours.size * 137.5 + 190) % 360}, 55%, 58%)` : "#b8bcc6");
+        return scopeColours.get(scope);
+      };
       let peak = 0;
       for (const [t, isAlloc, i] of events) {
         let below = 0;
@@ -225,11 +231,14 @@ window.addEventListener("error", (e) => { document.body.dataset.renderError = St
           top.push(`${x(t)},${y(off + a.bytes)}`, `${x(next)},${y(off + a.bytes)}`);
         }
         svg.append(make("svg:polygon", { class: "allocation", points: [...top, ...base.reverse()].join(" "),
-          fill: `hsl(${hue(a.scope || "?")}, 60%, ${55 + (i % 3) * 8}%)`, stroke: "none" },
+          fill: scopeColour(a.scope), stroke: "#fff", "stroke-width": 0.5 },
           make("svg:title", {}, `${mib(a.bytes)} MiB by ${a.scope || "(no scope)"}`)));
       });
       axis(svg, peak, y);
-      parts.push(make("p", { class: "muted" }, `Live allocations seen by kernel capture, stacked (peak ${mib(peak)} MiB of allocations). Colour: the scope that made them.`), svg);
+      const legend = make("div", { class: "legend" });
+      for (const [scope, colour] of scopeColours)
+        legend.append(make("span", {}, make("span", { class: "swatch", style: `background:${colour}` }), scope || "(no scope)"));
+      parts.push(make("p", { class: "muted" }, `Live allocations seen by kernel capture, stacked (peak ${mib(peak)} MiB of allocations). Colour: the scope that made them.`), svg, legend);
       const largest = timeline.allocations.slice().sort((a, b) => b.bytes - a.bytes).slice(0, 15);
       parts.push(make("h3", {}, "Largest allocations"), table(["MiB", "allocated at ms", "freed at ms", "scope"],
         largest.map((a) => [mib(a.bytes), fmt((a.alloc_ns - t0) / 1e6), a.free_ns === null ? "live" : fmt((a.free_ns - t0) / 1e6), a.scope || "(no scope)"]), [3]));
