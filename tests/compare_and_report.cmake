@@ -4,7 +4,8 @@
 # one is installed).
 target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/test_compare.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/test_report_html.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/test_report_html.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/test_trace_and_bench_files.cpp)
 if(TARGET gpuprof_compare)
   target_compile_definitions(gpuprof_tests PRIVATE GPUPROF_COMPARE_TOOL="$<TARGET_FILE:gpuprof_compare>")
   add_dependencies(gpuprof_tests gpuprof_compare)
