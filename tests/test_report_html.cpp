@@ -145,3 +145,12 @@ TEST_CASE("HTML page: self-contained, data embedded so no scope name can end the
       gpuprof::report_from_json(gpuprof::detail::parse_json(page.substr(begin, page.find("</script>", begin) - begin)));
   CHECK(back.nodes[6].name == report.nodes[6].name);
 }
+
+TEST_CASE("markdown report names the machine under its heading") {
+  gpuprof::Report report = gpuprof_test::synthetic_training_report();
+  report.environment.driver_version = "580.65.06";
+  const std::string markdown = report.markdown();
+  CHECK(markdown.find("GPU: Synthetic GPU \xC2\xB7 driver: 580.65.06") != std::string::npos);
+  CHECK(markdown.find("host: test-host") != std::string::npos);
+  CHECK(markdown.find("time (UTC): 2026-01-01T00:00:00Z") != std::string::npos);
+}

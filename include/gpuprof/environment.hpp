@@ -220,6 +220,15 @@ inline std::vector<std::pair<std::string, std::string>> environment_lines(const 
   return lines;
 }
 
+// The labelled lines joined into one line ("GPU: NVIDIA H100 · driver: ..."),
+// "" when nothing is known.
+inline std::string environment_summary(const Environment& env) {
+  std::string text;
+  for (const auto& [label, value] : environment_lines(env))
+    text += (text.empty() ? "" : " \xC2\xB7 ") + label + ": " + value;
+  return text;
+}
+
 // What differs between two runs' machines and builds, one phrase each
 // ("GPU: NVIDIA H100 vs NVIDIA A100"). Revisions and times differ by design
 // and are not listed; neither are clocks, which the caller may compare.
