@@ -85,21 +85,6 @@ window.addEventListener("error", (e) => { document.body.dataset.renderError = St
   const nodes = report.nodes;
   const primary = (n) => n.gpu_ms || n.host_ms;
 
-  // --- where it ran -----------------------------------------------------------
-  const env = report.environment || {};
-  const clocks = (a, b) => (a < 0 && b < 0) ? "" : `${a < 0 ? "?" : a} -> ${b < 0 ? "?" : b} MHz`;
-  const cuda = (v) => v > 0 ? `${Math.floor(v / 1000)}.${Math.floor(v % 1000 / 10)}` : "";
-  const envRows = [["GPU", env.gpu_name || report.device], ["GPU UUID", env.gpu_uuid],
-    ["compute capability", env.compute_capability], ["driver", env.driver_version],
-    ["CUDA runtime", cuda(env.cuda_runtime_version)], ["SM clock (start -> end)", clocks(env.sm_clock_mhz_start, env.sm_clock_mhz_end)],
-    ["memory clock (start -> end)", clocks(env.memory_clock_mhz_start, env.memory_clock_mhz_end)],
-    ["clocks", env.clocks_note ? "unknown: " + env.clocks_note : ""], ["host", env.host_name],
-    ["compiler", env.compiler], ["flags", env.compiler_flags], ["build type", env.build_type],
-    ["git revision", env.git_revision], ["time (UTC)", env.time_utc],
-    ["timing", report.timing_source + (report.timing_note ? " (" + report.timing_note + ")" : "")]]
-    .filter((r) => r[1]);
-  main.append(make("table", { class: "env" }, ...envRows.map((r) => make("tr", {}, make("td", {}, r[0]), make("td", {}, r[1])))));
-
   // --- icicle chart of the scope tree -----------------------------------------
   const kernelSection = make("div");
   let selected = -1;
@@ -258,24 +243,43 @@ window.addEventListener("error", (e) => { document.body.dataset.renderError = St
 )JS";
 }
 
+inline std::string html_escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else if (c == '"') out += "&quot;";
+    else out += c;
+  }
+  return out;
+}
+
+// Where it ran, as the same labelled lines the markdown heading uses.
+inline std::string html_environment_table(const Report& report) {
+  auto lines = environment_lines(report.environment);
+  if (report.environment.gpu_name.empty() && !report.device_name.empty()) lines.insert(lines.begin(), {"GPU", report.device_name});
+  lines.emplace_back("timing", std::string(timing_source_name(report.timing_source)) +
+                                   (report.timing_note.empty() ? "" : " (" + report.timing_note + ")"));
+  std::string table = "<table class=\"env\">\n";
+  for (const auto& [label, value] : lines)
+    table += "<tr><td>" + html_escaped(label) + "</td><td>" + html_escaped(value) + "</td></tr>\n";
+  return table + "</table>\n";
+}
+
 }  // namespace detail
 
 // The whole page as text.
 inline std::string html_report(const Report& report, const std::string& title = "gpuprof report") {
-  std::string escaped_title;
-  for (char c : title) {
-    if (c == '<') escaped_title += "&lt;";
-    else if (c == '>') escaped_title += "&gt;";
-    else if (c == '&') escaped_title += "&amp;";
-    else escaped_title += c;
-  }
+  const std::string escaped_title = detail::html_escaped(title);
   std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
   page += escaped_title;
   page += "</title>\n<style>";
   page += detail::html_report_style();
   page += "</style>\n</head>\n<body>\n<h1>";
   page += escaped_title;
-  page += "</h1>\n<div id=\"report\"><noscript>This report is drawn by JavaScript.</noscript></div>\n";
+  page += "</h1>\n" + detail::html_environment_table(report);
+  page += "<div id=\"report\"><noscript>The charts and tables below are drawn by JavaScript.</noscript></div>\n";
   page += "<script id=\"gpuprof-data\" type=\"application/json\">";
   page += detail::json_for_script_element(report_json(report));
   page += "</script>\n<script>";
