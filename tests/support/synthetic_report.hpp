@@ -5,7 +5,9 @@
 #include <gpuprof/report.hpp>
 #include <gpuprof/report/memory_timeline.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 

@@ -115,7 +115,8 @@ window.addEventListener("error", (e) => { document.body.dataset.renderError = St
   };
   const rootSum = roots.reduce((s, i) => s + nodes[i].total_ms, 0);
   layout(roots, 0, width, rootSum > 0 ? width / rootSum : 0);
-  section("Scopes", make("p", { class: "muted" }, "Width: total time of the scope (GPU time where GPU-timed, host time otherwise). Click a scope to show its kernels."), chart);
+  section("Scopes", make("p", { class: "muted" }, "Width: total time of the scope (GPU time where GPU-timed, host time otherwise)." +
+    (report.kernels.length > 0 ? " Click a scope to show its kernels." : "")), chart);
 
   // --- statistics table ---------------------------------------------------------
   const statRows = nodes.map((n) => {
