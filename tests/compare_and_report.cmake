@@ -3,9 +3,9 @@
 # page (report/html.hpp, gpuprof-report; drawn in a headless browser where
 # one is installed).
 target_sources(gpuprof_tests PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/test_compare.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/test_report_html.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/test_trace_and_bench_files.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/compare/compare_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reports/report_html_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reports/trace_and_bench_files_test.cpp)
 if(TARGET gpuprof_compare)
   target_compile_definitions(gpuprof_tests PRIVATE GPUPROF_COMPARE_TOOL="$<TARGET_FILE:gpuprof_compare>")
   add_dependencies(gpuprof_tests gpuprof_compare)
@@ -14,7 +14,7 @@ endif()
 # The page in a real browser (Debian's chromium; .ci/run installs it).
 # Skipped, with a message, where no browser is installed.
 if(TARGET gpuprof_report)
-  add_executable(gpuprof_html_fixture ${CMAKE_CURRENT_LIST_DIR}/html_fixture.cpp)
+  add_executable(gpuprof_html_fixture ${CMAKE_CURRENT_LIST_DIR}/reports/html_fixture.cpp)
   target_link_libraries(gpuprof_html_fixture PRIVATE gpuprof::gpuprof)
   target_include_directories(gpuprof_html_fixture PRIVATE ${CMAKE_CURRENT_LIST_DIR})
   gpuprof_strict_warnings(gpuprof_html_fixture)
@@ -27,6 +27,6 @@ if(TARGET gpuprof_report)
            COMMAND ${CMAKE_COMMAND} -DFIXTURE=$<TARGET_FILE:gpuprof_html_fixture>
                    -DREPORT_TOOL=$<TARGET_FILE:gpuprof_report> -DBROWSER=${GPUPROF_BROWSER}
                    -DOUT_DIR=${CMAKE_CURRENT_BINARY_DIR}/html_report
-                   -P ${CMAKE_CURRENT_LIST_DIR}/html_browser_test.cmake)
+                   -P ${CMAKE_CURRENT_LIST_DIR}/reports/html_browser_test.cmake)
   set_tests_properties(gpuprof_html_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240)
 endif()

@@ -51,6 +51,7 @@
 
 GPUPROF_NAMESPACE_BEGIN
 
+namespace detail {
 // One reading of the device's memory at a scope boundary.
 struct MemorySample {
   std::int64_t device_used = -1;     // total - free; < 0 unknown
@@ -143,6 +144,8 @@ inline void apply_memory_peaks(Report& report, const std::unordered_map<std::uin
   }
 }
 
+}  // namespace detail
+
 #if GPUPROF_WITH_CUDA
 struct MemoryWatchOptions {
   // Watch the device's current stream-ordered pool (cudaDeviceGetMemPool):
@@ -205,7 +208,7 @@ class MemoryWatch final : public ScopeObserver {
   }
   void contribute(Report& report) override {
     std::function<std::vector<AllocationRecord>()> source;
-    std::unordered_map<std::uint64_t, InstanceMemory> finished;
+    std::unordered_map<std::uint64_t, detail::InstanceMemory> finished;
     std::vector<MemoryUsePoint> in_use;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
@@ -216,7 +219,7 @@ class MemoryWatch final : public ScopeObserver {
       problem_.clear();
     }
     const std::vector<AllocationRecord> allocations = source ? source() : std::vector<AllocationRecord>{};
-    apply_memory_peaks(report, finished, allocations);
+    detail::apply_memory_peaks(report, finished, allocations);
     report.memory_timeline = build_memory_timeline(report, std::move(in_use), allocations);
   }
 
@@ -224,16 +227,16 @@ class MemoryWatch final : public ScopeObserver {
   bool watching_pool() const { return options_.watch_pool && options_.pool != nullptr && pool_ok_; }
 
   // A sample that also goes on the report's memory timeline.
-  MemorySample sample_and_keep() {
-    const MemorySample now = sample();
+  detail::MemorySample sample_and_keep() {
+    const detail::MemorySample now = sample();
     if (now.device_used >= 0) in_use_.push_back({host_now_ns(), now.device_used});
     return now;
   }
 
   // Runs on the scope's thread inside a destructor: errors are remembered and
   // the failing source switched off, never thrown.
-  MemorySample sample() {
-    MemorySample sample;
+  detail::MemorySample sample() {
+    detail::MemorySample sample;
     std::size_t free_bytes = 0, total_bytes = 0;
     if (fail_quietly(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo"))
       sample.device_used = static_cast<std::int64_t>(total_bytes - free_bytes);
@@ -260,7 +263,7 @@ class MemoryWatch final : public ScopeObserver {
   MemoryWatchOptions options_;
   std::string why_inactive_;
   std::mutex mutex_;
-  MemoryPeakTracker tracker_;
+  detail::MemoryPeakTracker tracker_;
   bool pool_ok_ = true;
   std::string problem_;
   std::function<std::vector<AllocationRecord>()> allocation_source_;

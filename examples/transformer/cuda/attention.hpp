@@ -16,7 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "gemm.hpp"
+#include "cuda/gemm.hpp"
 
 namespace transformer::cuda {
 

@@ -16,8 +16,10 @@
 GPUPROF_NAMESPACE_BEGIN
 
 namespace detail {
-inline std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+// RFC 4180: quoted when it holds a comma, quote or line break (C++ names hold
+// commas all the time), or always with `force_quotes` (nsys quotes its headers).
+inline std::string csv_field(const std::string& text, bool force_quotes = false) {
+  if (!force_quotes && text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string quoted = "\"";
   for (char c : text) {
     if (c == '"') quoted += '"';
@@ -40,7 +42,8 @@ inline const std::vector<std::string>& csv_columns() {
       "stddev_ms", "median_ms", "q1_ms", "q3_ms", "p10_ms", "p90_ms", "min_ms", "max_ms",
       "ci95_low_ms", "ci95_high_ms", "cv", "outliers", "unstable", "unstable_reason",
       "host_mean_ms", "gpu_mean_ms", "percent_of_parent", "flops", "bytes", "tokens",
-      "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes"};
+      "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes",
+      "discarded"};
   return columns;
 }
 }  // namespace detail
@@ -90,7 +93,8 @@ inline void Report::write_csv(const std::string& path) const {
         positive_or_empty(node.gb_per_s()),
         positive_or_empty(node.tokens_per_s()),
         positive_or_empty(node.flops_per_byte()),
-        node.peak_device_bytes >= 0 ? std::to_string(node.peak_device_bytes) : ""};
+        node.peak_device_bytes >= 0 ? std::to_string(node.peak_device_bytes) : "",
+        std::to_string(ms.discarded)};
     detail::append_csv_row(text, fields);
   }
   write_file_atomically(path, text);

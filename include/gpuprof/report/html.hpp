@@ -12,7 +12,7 @@
 // timeline (live allocations stacked over time, device memory in use, the
 // largest allocations with the scope that made them) when the report has one.
 // Once drawn, <body> carries data-render-status="ok"; a script error sets
-// data-render-error instead (tests/html_browser_test.cmake reads both).
+// data-render-error instead (tests/reports/html_browser_test.cmake reads both).
 #pragma once
 #include <string>
 

@@ -1,0 +1,373 @@
+// Kernel capture on a real GPU: a known sequence of kernels inside nested
+// scopes is attributed exactly, CUPTI's GPU projection of a ~2 ms scope agrees
+// with its CUDA-event time, nothing is dropped, memory peaks see allocations
+// made and freed inside a scope, and a captured CUDA graph's replays are
+// charged to the scopes its nodes were captured in, as an eager run is.
+// Prints the capture overhead per launch (information, not asserted). Exits
+// 77 (skipped) without a GPU.
+#include <doctest/doctest.h>
+
+#include <gpuprof/cupti.hpp>
+#include <gpuprof/kernel_summary.hpp>
+#include <gpuprof/memory.hpp>
+#include <gpuprof/profiler.hpp>
+#include <gpuprof/scope.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+__device__ long long global_timer_ns() {
+  long long now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
+// Busy for `duration_ns` of GPU time: a kernel whose length we know.
+__global__ void spin_kernel(long long duration_ns) {
+  const long long start = global_timer_ns();
+  while (global_timer_ns() - start < duration_ns) __nanosleep(1000);
+}
+__global__ void add_one_kernel(float* data, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] += 1.0f;
+}
+__global__ void softmax_like_kernel(float* data, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] = expf(data[i]);
+}
+__global__ void empty_kernel() {}
+
+// One capture for the whole binary: CUPTI has one subscriber per process.
+gpuprof::KernelCapture& capture() {
+  static gpuprof::KernelCapture instance([] {
+    gpuprof::KernelCaptureOptions options;
+    options.allocations = true;
+    return options;
+  }());
+  return instance;
+}
+
+// A clean slate: no scopes, no kernels from earlier test cases.
+void start_fresh() {
+  REQUIRE_MESSAGE(capture().active(), capture().why_inactive());
+  capture().flush();
+  capture().clear();
+  gpuprof::profiler().reset();
+}
+
+int node_index(const gpuprof::Report& report, const std::string& path) {
+  for (std::size_t i = 0; i < report.nodes.size(); ++i)
+    if (report.nodes[i].path == path) return static_cast<int>(i);
+  FAIL("no scope " << path);
+  return -1;
+}
+
+struct DeviceBuffer {
+  float* data = nullptr;
+  explicit DeviceBuffer(std::size_t n) { GPUPROF_CUDA_CHECK(cudaMalloc(&data, n * sizeof(float))); }
+  ~DeviceBuffer() { cudaFree(data); }
+};
+
+}  // namespace
+
+TEST_CASE("kernels are attributed to the innermost scope that launched them") {
+  start_fresh();
+  constexpr int n = 1 << 16;
+  DeviceBuffer buffer(n);
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&stream));
+  GPUPROF_CUDA_CHECK(cudaMemsetAsync(buffer.data, 0, n * sizeof(float), stream));  // outside any scope
+  for (int step = 0; step < 3; ++step) {
+    GPUPROF_SCOPE("step", stream);
+    add_one_kernel<<<n / 256, 256, 0, stream>>>(buffer.data, n);
+    {
+      GPUPROF_SCOPE("attention", stream);
+      add_one_kernel<<<n / 256, 256, 0, stream>>>(buffer.data, n);
+      {
+        GPUPROF_SCOPE("softmax", stream);
+        softmax_like_kernel<<<n / 256, 256, 0, stream>>>(buffer.data, n);
+        softmax_like_kernel<<<n / 256, 256, 0, stream>>>(buffer.data, n);
+      }
+    }
+    GPUPROF_CUDA_CHECK(cudaGetLastError());
+  }
+  const gpuprof::Report report = gpuprof::profiler().report();
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+
+  CHECK(report.dropped_kernel_records == 0);
+  const auto step = gpuprof::kern_sum(gpuprof::select_kernels(report, "step", gpuprof::ScopeView::innermost));
+  REQUIRE(step.size() == 1);
+  // The kernels live in an anonymous namespace, and the demangled name says so.
+  CHECK(step[0].name == "(anonymous namespace)::add_one_kernel(float*, int)");
+  CHECK(step[0].instances == 3);
+  const auto attention =
+      gpuprof::kern_sum(gpuprof::select_kernels(report, "step/attention", gpuprof::ScopeView::innermost));
+  REQUIRE(attention.size() == 1);
+  CHECK(attention[0].instances == 3);
+  const auto softmax = gpuprof::kern_sum(report, "step/attention/softmax");
+  REQUIRE(softmax.size() == 1);
+  CHECK(softmax[0].name == "(anonymous namespace)::softmax_like_kernel(float*, int)");
+  CHECK(softmax[0].category == "softmax");
+  CHECK(softmax[0].instances == 6);
+  CHECK(gpuprof::kern_sum(report, "step").size() == 2);
+  std::uint64_t in_step = 0;
+  for (const auto& row : gpuprof::kern_sum(report, "step")) in_step += row.instances;
+  CHECK(in_step == 12);
+
+  // The memset ran outside every scope; launch times precede GPU starts.
+  int memsets = 0;
+  for (const gpuprof::KernelRecord& record : report.kernels) {
+    if (record.kind == gpuprof::ActivityKind::memset) {
+      ++memsets;
+      CHECK(record.scope_instance == 0);
+    }
+    CHECK(record.end_ns >= record.start_ns);
+    if (record.kind == gpuprof::ActivityKind::kernel) {
+      CHECK(record.launch_ns > 0);
+      CHECK(record.launch_ns <= record.start_ns);
+      CHECK(record.scope_instance != 0);
+      CHECK(record.block[0] == 256);
+      CHECK(record.grid[0] == n / 256);
+    }
+  }
+  CHECK(memsets == 1);
+}
+
+TEST_CASE("a scope's CUDA-event time agrees with its CUPTI projection within 2%") {
+  start_fresh();
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&stream));
+  spin_kernel<<<1, 1, 0, stream>>>(100000);  // warm-up outside scopes
+  for (int i = 0; i < 5; ++i) {
+    GPUPROF_SCOPE("spin", stream);
+    spin_kernel<<<1, 1, 0, stream>>>(1000000);
+    spin_kernel<<<1, 1, 0, stream>>>(1000000);
+  }
+  GPUPROF_CUDA_CHECK(cudaGetLastError());
+  const gpuprof::Report report = gpuprof::profiler().report();
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+
+  const int spin = node_index(report, "spin");
+  int compared = 0;
+  for (const gpuprof::InstanceGpuTime& time : gpuprof::instance_gpu_times(report)) {
+    if (time.node != spin) continue;
+    REQUIRE(time.event_ms > 0);
+    CHECK(time.activities == 2);
+    const double projection_ms = static_cast<double>(time.projection_ns) * 1e-6;
+    std::printf("spin scope: event %.4f ms, CUPTI projection %.4f ms, summed kernels %.4f ms\n", time.event_ms,
+                projection_ms, static_cast<double>(time.summed_ns) * 1e-6);
+    CHECK(projection_ms >= 1.9);
+    CHECK(std::fabs(time.event_ms - projection_ms) <= 0.02 * projection_ms);
+    ++compared;
+  }
+  CHECK(compared == 5);
+  CHECK(capture().dropped() == 0);
+}
+
+TEST_CASE("memory peaks see allocations freed inside a scope") {
+  start_fresh();
+  gpuprof::MemoryWatch watch;
+  REQUIRE_MESSAGE(watch.active(), watch.why_inactive());
+  watch.use_allocations([] { return capture().allocations(); });
+  constexpr std::size_t big = std::size_t{256} << 20;
+  {
+    GPUPROF_SCOPE("malloc");
+    void* memory = nullptr;
+    GPUPROF_CUDA_CHECK(cudaMalloc(&memory, big));
+    GPUPROF_CUDA_CHECK(cudaFree(memory));
+  }
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&stream));
+  {
+    GPUPROF_SCOPE("pool", stream);
+    void* memory = nullptr;
+    GPUPROF_CUDA_CHECK(cudaMallocAsync(&memory, big, stream));
+    GPUPROF_CUDA_CHECK(cudaFreeAsync(memory, stream));
+  }
+  GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+  const gpuprof::Report report = gpuprof::profiler().report();
+  std::size_t free_bytes = 0, total_bytes = 0;
+  GPUPROF_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const auto used_now = static_cast<std::int64_t>(total_bytes - free_bytes);
+  const std::int64_t malloc_peak = report.nodes[static_cast<std::size_t>(node_index(report, "malloc"))].peak_device_bytes;
+  const std::int64_t pool_peak = report.nodes[static_cast<std::size_t>(node_index(report, "pool"))].peak_device_bytes;
+  std::printf("memory: in use now %lld B, 'malloc' peak %lld B, 'pool' peak %lld B (each allocated %zu B)\n",
+              static_cast<long long>(used_now), static_cast<long long>(malloc_peak),
+              static_cast<long long>(pool_peak), big);
+  // Boundaries alone would miss both buffers: they are gone at scope end.
+  CHECK(malloc_peak >= static_cast<std::int64_t>(big));
+  CHECK(pool_peak >= static_cast<std::int64_t>(big));
+  CHECK(malloc_peak <= static_cast<std::int64_t>(total_bytes));
+}
+
+namespace {
+// The same scoped work, run eagerly or captured into a graph: kernels at
+// three depths, a device-to-device copy and a memset.
+void scoped_step(float* data, float* scratch, int n, cudaStream_t stream) {
+  GPUPROF_SCOPE("step", stream);
+  add_one_kernel<<<n / 256, 256, 0, stream>>>(data, n);
+  {
+    GPUPROF_SCOPE("attention", stream);
+    add_one_kernel<<<n / 256, 256, 0, stream>>>(data, n);
+    {
+      GPUPROF_SCOPE("softmax", stream);
+      softmax_like_kernel<<<n / 256, 256, 0, stream>>>(data, n);
+      softmax_like_kernel<<<n / 256, 256, 0, stream>>>(data, n);
+    }
+    GPUPROF_CUDA_CHECK(cudaMemcpyAsync(scratch, data, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+  }
+  {
+    GPUPROF_SCOPE("zero", stream);
+    GPUPROF_CUDA_CHECK(cudaMemsetAsync(scratch, 0, n * sizeof(float), stream));
+  }
+  GPUPROF_CUDA_CHECK(cudaGetLastError());
+}
+
+// Per scope path: "name xinstances; ..." (sorted) of everything it launched itself.
+std::map<std::string, std::string> innermost_activity(const gpuprof::Report& report,
+                                                      const std::vector<std::string>& paths) {
+  std::map<std::string, std::string> sets;
+  for (const std::string& path : paths) {
+    std::vector<std::string> rows;
+    for (const gpuprof::KernelSummaryRow& row : gpuprof::kern_sum(
+             gpuprof::select_kernels(report, path, gpuprof::ScopeView::innermost, gpuprof::Activities::all)))
+      rows.push_back(row.name + " x" + std::to_string(row.instances));
+    std::sort(rows.begin(), rows.end());
+    for (const std::string& row : rows) sets[path] += row + "; ";
+  }
+  return sets;
+}
+}  // namespace
+
+TEST_CASE("graph replays charge each scope what an eager run does, launch scope aside") {
+  constexpr int n = 1 << 16;
+  constexpr int replays = 5;
+  const std::vector<std::string> paths = {"step", "step/attention", "step/attention/softmax", "step/zero"};
+  DeviceBuffer data(n), scratch(n);
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&stream));
+
+  start_fresh();
+  for (int i = 0; i < replays + 1; ++i) scoped_step(data.data, scratch.data, n, stream);
+  const gpuprof::Report eager = gpuprof::profiler().report();
+
+  start_fresh();
+  cudaGraph_t graph = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  empty_kernel<<<1, 1, 0, stream>>>();  // captured outside every scope: charged to the launch's scope
+  scoped_step(data.data, scratch.data, n, stream);
+  GPUPROF_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  // A clone of the graph, instantiated: its nodes are clones of clones.
+  cudaGraph_t copy = nullptr;
+  GPUPROF_CUDA_CHECK(cudaGraphClone(&copy, graph));
+  cudaGraphExec_t copy_exec = nullptr;
+  GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&copy_exec, copy, 0));
+  {
+    GPUPROF_SCOPE("replay", stream);
+    for (int i = 0; i < replays; ++i) GPUPROF_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    GPUPROF_CUDA_CHECK(cudaGraphLaunch(copy_exec, stream));
+  }
+  const gpuprof::Report replayed = gpuprof::profiler().report();
+  GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(copy_exec));
+  GPUPROF_CUDA_CHECK(cudaGraphDestroy(copy));
+  GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+
+  CHECK(eager.dropped_kernel_records == 0);
+  CHECK(replayed.dropped_kernel_records == 0);
+  const auto eager_sets = innermost_activity(eager, paths);
+  const auto graph_sets = innermost_activity(replayed, paths);
+  REQUIRE(eager_sets.size() == paths.size());
+  for (const std::string& path : paths) {
+    INFO("scope " << path);
+    REQUIRE(graph_sets.count(path) == 1);
+    CHECK(graph_sets.at(path) == eager_sets.at(path));
+  }
+  CHECK(graph_sets.at("step/attention/softmax") == "(anonymous namespace)::softmax_like_kernel(float*, int) x12; ");
+
+  // The launch's scope keeps only what was captured outside every scope.
+  const auto launch_scope = gpuprof::kern_sum(
+      gpuprof::select_kernels(replayed, "replay", gpuprof::ScopeView::inclusive, gpuprof::Activities::all));
+  std::string launch_rows;
+  for (const gpuprof::KernelSummaryRow& row : launch_scope)
+    launch_rows += row.name + " x" + std::to_string(row.instances) + "; ";
+  INFO("the launch's scope holds: " << launch_rows);
+  REQUIRE(launch_scope.size() == 1);
+  CHECK(launch_scope[0].name == "(anonymous namespace)::empty_kernel()");
+  CHECK(launch_scope[0].instances == replays + 1);
+
+  std::size_t graph_records = 0;
+  for (const gpuprof::KernelRecord& record : replayed.kernels) {
+    CHECK(record.graph_node_id != 0);
+    CHECK(record.launch_ns > 0);
+    CHECK(record.launch_ns <= record.start_ns);
+    if (record.graph_launch != 0) ++graph_records;
+  }
+  CHECK(graph_records == 6 * (replays + 1));
+
+  // GPU projection and categories: one execution of "step" per launch, each
+  // with the activities of one eager step.
+  const int step = node_index(replayed, "step");
+  std::size_t step_executions = 0;
+  for (const gpuprof::InstanceGpuTime& time : gpuprof::instance_gpu_times(replayed)) {
+    if (time.node != step) continue;
+    ++step_executions;
+    CHECK(time.graph_launch != 0);
+    CHECK(time.activities == 6);
+    CHECK(time.projection_ns > 0);
+    CHECK(time.projection_ns >= time.summed_ns);  // one stream: nothing overlaps
+  }
+  CHECK(step_executions == replays + 1);
+  const auto eager_summary = gpuprof::scope_gpu_summary(eager, "step");
+  const auto graph_summary = gpuprof::scope_gpu_summary(replayed, "step");
+  REQUIRE(eager_summary.size() == graph_summary.size());
+  for (std::size_t i = 0; i < eager_summary.size(); ++i) {
+    INFO("scope " << eager_summary[i].path);
+    CHECK(graph_summary[i].path == eager_summary[i].path);
+    CHECK(graph_summary[i].activities == eager_summary[i].activities);
+    REQUIRE(graph_summary[i].categories.size() == eager_summary[i].categories.size());
+    for (std::size_t c = 0; c < eager_summary[i].categories.size(); ++c)
+      CHECK((graph_summary[i].categories[c].total_ns > 0) == (eager_summary[i].categories[c].total_ns > 0));
+    std::printf("%s: projection %.1f us eager, %.1f us graph (%d executions)\n", eager_summary[i].path.c_str(),
+                static_cast<double>(eager_summary[i].projection_ns) * 1e-3,
+                static_cast<double>(graph_summary[i].projection_ns) * 1e-3, replays + 1);
+  }
+}
+
+TEST_CASE("capture overhead per launch (printed, not asserted)") {
+  start_fresh();
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&stream));
+  constexpr int launches = 2000;
+  const auto time_launches = [&] {
+    GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const auto begin = std::chrono::steady_clock::now();
+    {
+      GPUPROF_SCOPE("overhead", stream);
+      for (int i = 0; i < launches; ++i) empty_kernel<<<1, 1, 0, stream>>>();
+    }
+    const auto end = std::chrono::steady_clock::now();
+    GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return std::chrono::duration<double, std::micro>(end - begin).count() / launches;
+  };
+  time_launches();  // warm-up
+  const double captured_us = time_launches();
+  capture().stop();
+  const double plain_us = time_launches();
+  capture().start();
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+  std::printf("host time per launch: %.2f us with capture, %.2f us without (overhead %.2f us)\n", captured_us,
+              plain_us, captured_us - plain_us);
+  CHECK(capture().dropped() == 0);
+}
