@@ -22,6 +22,15 @@
 //
 // The logits buffer is turned into the logits' gradient in place by
 // backward(), so logits() is available between forward() and backward().
+//
+// Shapes: any vocab, ctx ≥ 1, d_ff, and d_model with an even d_head. Rows of
+// vocab or ctx columns (the logits, the attention scores and probabilities)
+// are stored padded to whole vectors (vector_width.hpp) and the flat
+// parameter buffers to a whole number of vectors, so the kernels over them
+// stay vectorised; kernels over rows of d_model, d_ff or d_head columns run
+// element-wise where those are not multiples of kVec. Nothing of this shows
+// outside: logits(), parameters() and gradients() return the dense layouts,
+// and the loss, FLOPs and byte counts are those of the model's own shape.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -46,26 +55,20 @@ namespace transformer {
 namespace cuda {
 namespace {
 
-void require_multiple(const char* what, long long value) {
-  if (value % kVec != 0)
-    throw std::invalid_argument(std::string("CUDA backend: ") + what + " = " +
-                                std::to_string(value) + " must be a multiple of " +
-                                std::to_string(kVec) +
-                                " (its kernels move rows in 16-byte vectors)");
-}
-
 void check_supported(const RunConfig& config) {
   config.model.validate();
   if (config.batch <= 0 || config.ctx <= 0)
     throw std::invalid_argument("CUDA backend: batch and ctx must be > 0 (got " +
                                 std::to_string(config.batch) + ", " + std::to_string(config.ctx) +
                                 ")");
-  require_multiple("d_model", config.model.d_model);
-  require_multiple("d_ff", config.model.d_ff);
-  require_multiple("d_head", config.model.d_head());
-  require_multiple("vocab", config.model.vocab);
-  require_multiple("ctx", config.ctx);
 }
+
+// Elements of each flat parameter buffer (weights, their bf16 copy, the
+// gradients, the AdamW moments): the layout's total padded to whole vectors
+// for the flat kernels, the padding kept at zero (zero weights, zero
+// gradients, so AdamW leaves them zero). Equal to the total when d_model is
+// a multiple of kVec (every tensor then has a multiple of kVec elements).
+std::size_t flat_count(const ParameterLayout& layout) { return padded_to_vectors(layout.total); }
 
 // Carves typed, 256-byte aligned buffers out of one allocation. Run once with
 // base = nullptr to size the arena, then again over the real allocation.
@@ -310,9 +313,10 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   const ModelConfig& m = config.model;
   const bool training = config.mode != Mode::fwd;
   const std::size_t N = static_cast<std::size_t>(config.batch) * config.ctx;
-  const std::size_t d = m.d_model, F = m.d_ff, V = m.vocab, P = layout.total;
-  const std::size_t scores =
-      static_cast<std::size_t>(config.batch) * m.heads * config.ctx * config.ctx;
+  const std::size_t d = m.d_model, F = m.d_ff, P = flat_count(layout);
+  const std::size_t V = m.vocab, logits_ld = padded_to_vectors(V);
+  const std::size_t scores = static_cast<std::size_t>(config.batch) * m.heads * config.ctx *
+                             padded_to_vectors(config.ctx);
   const std::size_t rope = static_cast<std::size_t>(config.ctx) * (m.d_head() / 2);
   const ActivationSizes sizes{N, d, F, scores};
 
@@ -344,7 +348,7 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   if (training) b.dnorm = arena.take<Act>(N * d);  // written by the lm_head backward GEMM
 
   const std::size_t shared_start = arena.align();
-  b.logits = arena.take<Act>(N * V);
+  b.logits = arena.take<Act>(N * logits_ld);
   arena.seek(shared_start);
   float* score_scratch = nullptr;
   if (!training) {
@@ -446,13 +450,14 @@ class CudaBackend final : public Backend {
         make_rope_tables(config_.ctx, config_.model.d_head(), config_.model.rope_theta);
     upload(buffers_.rope_cos, rope.cos, stream());
     upload(buffers_.rope_sin, rope.sin, stream());
+    zero_flat_padding(buffers_.params);
     init_parameters(layout_, config_.seed, buffers_.params, stream());
     refresh_weight_copy();
     if (config_.mode == Mode::step) {
       TRANSFORMER_CUDA_CHECK(
-          cudaMemsetAsync(buffers_.adam_m, 0, layout_.total * sizeof(float), stream()));
+          cudaMemsetAsync(buffers_.adam_m, 0, flat_count(layout_) * sizeof(float), stream()));
       TRANSFORMER_CUDA_CHECK(
-          cudaMemsetAsync(buffers_.adam_v, 0, layout_.total * sizeof(float), stream()));
+          cudaMemsetAsync(buffers_.adam_v, 0, flat_count(layout_) * sizeof(float), stream()));
     }
     synchronize();  // the rope tables' host vectors die here
   }
@@ -496,6 +501,7 @@ class CudaBackend final : public Backend {
       TRANSFORMER_CUDA_CHECK(
           cudaMemsetAsync(buffers_.volatile_begin, 0xFF, buffers_.volatile_bytes, stream()));
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
+    const int logits_ld = padded_to_vectors(V);
     {
       GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d});
       embedding_forward(buffers_.tokens, buffers_.params + layout_.find("emb").offset,
@@ -511,13 +517,13 @@ class CudaBackend final : public Backend {
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{matmul_flops(N, V, d), 0});
       linear(buffers_.normed, weights_at("lm_head"), buffers_.logits, data_type<Act>(), N, V,
-             d, 0.0f);
+             d, 0.0f, logits_ld);
     }
     {
       GPUPROF_SCOPE("cross_entropy", stream(),
                     gpuprof::Work{3.0 * N * V, static_cast<double>(sizeof(Act)) * N * V});
       cross_entropy_forward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp,
-                                 buffers_.row_loss, buffers_.loss, N, V, stream());
+                                 buffers_.row_loss, buffers_.loss, N, V, logits_ld, stream());
     }
     have_forward_ = true;
     logits_are_gradient_ = false;
@@ -529,17 +535,19 @@ class CudaBackend final : public Backend {
     if (!have_forward_) throw std::logic_error("backward() before forward()");
     if (logits_are_gradient_) throw std::logic_error("backward() twice after one forward()");
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
+    const int logits_ld = padded_to_vectors(V);
+    zero_flat_padding(buffers_.grads);  // the gradient memory is shared: garbage until now
     {
       GPUPROF_SCOPE("cross_entropy", stream(),
                     gpuprof::Work{3.0 * N * V, 2.0 * sizeof(Act) * N * V});
       cross_entropy_backward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp, N, V,
-                                  stream());
+                                  logits_ld, stream());
       logits_are_gradient_ = true;
     }
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{2 * matmul_flops(N, V, d), 0});
       linear_backward(buffers_.logits, buffers_.normed, weights_at("lm_head"),
-                      grads_at("lm_head"), buffers_.dnorm, N, V, d);
+                      grads_at("lm_head"), buffers_.dnorm, N, V, d, logits_ld);
     }
     norm_backward(buffers_.dnorm, buffers_.final_input, "final_norm", buffers_.final_inv_rms,
                   /*residual=*/nullptr);
@@ -559,7 +567,7 @@ class CudaBackend final : public Backend {
                   gpuprof::Work{12.0 * count, (28.0 + (kMixed ? 2.0 : 0.0)) * count});
     AdamWBuffers adamw{buffers_.params, buffers_.grads,         buffers_.adam_m,
                        buffers_.adam_v, buffers_.params_bf16,   buffers_.norm_partials,
-                       layout_.total};
+                       flat_count(layout_)};
     adamw_step(config_.adamw, ++step_, adamw, stream());
   }
 
@@ -578,9 +586,15 @@ class CudaBackend final : public Backend {
       throw std::logic_error(
           "logits() after backward(): backward turns the logits into their gradient in place; "
           "read them between forward() and backward()");
-    const std::size_t count = static_cast<std::size_t>(tokens_count()) * config_.model.vocab;
+    const std::size_t rows = tokens_count(), vocab = config_.model.vocab;
+    const std::size_t count = rows * vocab;
     std::vector<Act> raw(count);
-    download(raw.data(), buffers_.logits, count);
+    // The device rows are padded_to_vectors(vocab) apart; the host's are dense.
+    TRANSFORMER_CUDA_CHECK(cudaMemcpy2DAsync(raw.data(), vocab * sizeof(Act), buffers_.logits,
+                                             padded_to_vectors(vocab) * sizeof(Act),
+                                             vocab * sizeof(Act), rows, cudaMemcpyDeviceToHost,
+                                             stream()));
+    synchronize();
     std::vector<float> values(count);
     std::transform(raw.begin(), raw.end(), values.begin(),
                    [](Act x) { return static_cast<float>(x); });
@@ -627,7 +641,15 @@ class CudaBackend final : public Backend {
   }
 
   void refresh_weight_copy() {
-    if (kMixed) copy_to_bf16(buffers_.params, buffers_.params_bf16, layout_.total, stream());
+    if (kMixed) copy_to_bf16(buffers_.params, buffers_.params_bf16, flat_count(layout_), stream());
+  }
+
+  // Zeroes the elements past the layout's total of a flat parameter buffer.
+  void zero_flat_padding(float* flat) {
+    const std::size_t padding = flat_count(layout_) - layout_.total;
+    if (padding > 0)
+      TRANSFORMER_CUDA_CHECK(
+          cudaMemsetAsync(flat + layout_.total, 0, padding * sizeof(float), stream()));
   }
 
   template <class T>
@@ -649,21 +671,24 @@ class CudaBackend final : public Backend {
                                     std::to_string(config_.model.vocab) + ")");
   }
 
-  // y[rows, out] = x[rows, in]·wᵀ + beta·y, w stored [out, in].
+  // y[rows, out] = x[rows, in]·wᵀ + beta·y, w stored [out, in]; y's rows are
+  // y_ld apart (padded rows: the logits), 0 = out.
   void linear(const Act* x, const Act* w, void* y, cudaDataType_t y_type, int rows, int out,
-              int in, float beta) {
+              int in, float beta, int y_ld = 0) {
     const cudaDataType_t act = data_type<Act>();
     matmul(*gemm_, Op::none, Op::transpose, rows, out, in, 1.0f, {x, act, in}, {w, act, in}, beta,
-           {y, y_type, out});
+           {y, y_type, y_ld ? y_ld : out});
   }
 
-  // dw[out, in] = dyᵀ·x (overwritten, fp32) and dx[rows, in] = dy·w.
+  // dw[out, in] = dyᵀ·x (overwritten, fp32) and dx[rows, in] = dy·w; dy's
+  // rows are dy_ld apart, 0 = out.
   void linear_backward(const Act* dy, const Act* x, const Act* w, float* dw, Act* dx, int rows,
-                       int out, int in) {
+                       int out, int in, int dy_ld = 0) {
     const cudaDataType_t act = data_type<Act>();
-    matmul(*gemm_, Op::transpose, Op::none, out, in, rows, 1.0f, {dy, act, out}, {x, act, in},
-           0.0f, {dw, CUDA_R_32F, in});
-    matmul(*gemm_, Op::none, Op::none, rows, in, out, 1.0f, {dy, act, out}, {w, act, in}, 0.0f,
+    const Operand dy_operand{dy, act, dy_ld ? dy_ld : out};
+    matmul(*gemm_, Op::transpose, Op::none, out, in, rows, 1.0f, dy_operand, {x, act, in}, 0.0f,
+           {dw, CUDA_R_32F, in});
+    matmul(*gemm_, Op::none, Op::none, rows, in, out, 1.0f, dy_operand, {w, act, in}, 0.0f,
            {dx, act, in});
   }
 
