@@ -315,8 +315,8 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   const std::size_t N = static_cast<std::size_t>(config.batch) * config.ctx;
   const std::size_t d = m.d_model, F = m.d_ff, P = flat_count(layout);
   const std::size_t V = m.vocab, logits_ld = padded_to_vectors(V);
-  const std::size_t scores = static_cast<std::size_t>(config.batch) * m.heads * config.ctx *
-                             padded_to_vectors(config.ctx);
+  const auto scores = static_cast<std::size_t>(
+      AttentionShape{config.batch, config.ctx, m.heads, m.d_head()}.score_buffer_elements());
   const std::size_t rope = static_cast<std::size_t>(config.ctx) * (m.d_head() / 2);
   const ActivationSizes sizes{N, d, F, scores};
 
