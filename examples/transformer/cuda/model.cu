@@ -25,12 +25,14 @@
 //
 // Shapes: any vocab, ctx ≥ 1, d_ff, and d_model with an even d_head. Rows of
 // vocab or ctx columns (the logits, the attention scores and probabilities)
-// are stored padded to whole vectors (vector_width.hpp) and the flat
-// parameter buffers to a whole number of vectors, so the kernels over them
-// stay vectorised; kernels over rows of d_model, d_ff or d_head columns run
-// element-wise where those are not multiples of kVec. Nothing of this shows
-// outside: logits(), parameters() and gradients() return the dense layouts,
-// and the loss, FLOPs and byte counts are those of the model's own shape.
+// are stored padded to whole vectors (vector_width.hpp), the lm_head has
+// zero rows up to the padded vocab (see flat_count) and the flat parameter
+// buffers hold whole vectors, so the kernels over them stay vectorised and
+// the lm_head GEMMs aligned; kernels over rows of d_model, d_ff or d_head
+// columns run element-wise where those are not multiples of kVec. Nothing of
+// this shows outside: logits(), parameters() and gradients() return the
+// dense layouts, and the loss, FLOPs and byte counts are those of the
+// model's own shape.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -64,11 +66,21 @@ void check_supported(const RunConfig& config) {
 }
 
 // Elements of each flat parameter buffer (weights, their bf16 copy, the
-// gradients, the AdamW moments): the layout's total padded to whole vectors
-// for the flat kernels, the padding kept at zero (zero weights, zero
-// gradients, so AdamW leaves them zero). Equal to the total when d_model is
-// a multiple of kVec (every tensor then has a multiple of kVec elements).
-std::size_t flat_count(const ParameterLayout& layout) { return padded_to_vectors(layout.total); }
+// gradients, the AdamW moments). The lm_head, the layout's last tensor, gets
+// zero rows up to padded_to_vectors(vocab), so its GEMMs see a vocab that is
+// a multiple of kVec (cuBLAS's bf16 kernels for an odd one are far slower),
+// and the whole is padded to whole vectors for the flat kernels. The padding
+// stays zero: zero weights give zero logits in the padding columns, which
+// the cross-entropy backward turns into zero gradients, so AdamW leaves
+// them zero. Equal to the layout's total when vocab and d_model are
+// multiples of kVec.
+std::size_t flat_count(const ParameterLayout& layout) {
+  const ParamTensor& head = layout.tensors.back();
+  if (head.kind != ParamKind::lm_head)
+    throw std::logic_error("CUDA backend: the parameter layout must end with the lm_head");
+  const std::size_t padding_rows = padded_to_vectors(head.rows) - head.rows;
+  return padded_to_vectors(layout.total + padding_rows * head.cols);
+}
 
 // Carves typed, 256-byte aligned buffers out of one allocation. Run once with
 // base = nullptr to size the arena, then again over the real allocation.
@@ -439,7 +451,8 @@ class CudaBackend final : public Backend {
   cudaStream_t stream() const override { return stream_.stream; }
 
   explicit CudaBackend(const RunConfig& config)
-      : config_(config), layout_(config.model), block_(config.model) {
+      : config_(config), layout_(config.model), block_(config.model),
+        flat_count_(flat_count(layout_)) {
     check_supported(config);
     gemm_ = std::make_unique<Gemm>(config_.precision, stream());
     buffers_ = carve<Act>(nullptr, config_, layout_);
@@ -455,9 +468,9 @@ class CudaBackend final : public Backend {
     refresh_weight_copy();
     if (config_.mode == Mode::step) {
       TRANSFORMER_CUDA_CHECK(
-          cudaMemsetAsync(buffers_.adam_m, 0, flat_count(layout_) * sizeof(float), stream()));
+          cudaMemsetAsync(buffers_.adam_m, 0, flat_count_ * sizeof(float), stream()));
       TRANSFORMER_CUDA_CHECK(
-          cudaMemsetAsync(buffers_.adam_v, 0, flat_count(layout_) * sizeof(float), stream()));
+          cudaMemsetAsync(buffers_.adam_v, 0, flat_count_ * sizeof(float), stream()));
     }
     synchronize();  // the rope tables' host vectors die here
   }
@@ -501,7 +514,7 @@ class CudaBackend final : public Backend {
       TRANSFORMER_CUDA_CHECK(
           cudaMemsetAsync(buffers_.volatile_begin, 0xFF, buffers_.volatile_bytes, stream()));
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
-    const int logits_ld = padded_to_vectors(V);
+    const int padded_vocab = padded_to_vectors(V);  // the lm_head's rows, the logits' columns
     {
       GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d});
       embedding_forward(buffers_.tokens, buffers_.params + layout_.find("emb").offset,
@@ -516,14 +529,14 @@ class CudaBackend final : public Backend {
     }
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{matmul_flops(N, V, d), 0});
-      linear(buffers_.normed, weights_at("lm_head"), buffers_.logits, data_type<Act>(), N, V,
-             d, 0.0f, logits_ld);
+      linear(buffers_.normed, weights_at("lm_head"), buffers_.logits, data_type<Act>(), N,
+             padded_vocab, d, 0.0f);
     }
     {
       GPUPROF_SCOPE("cross_entropy", stream(),
                     gpuprof::Work{3.0 * N * V, static_cast<double>(sizeof(Act)) * N * V});
       cross_entropy_forward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp,
-                                 buffers_.row_loss, buffers_.loss, N, V, logits_ld, stream());
+                                 buffers_.row_loss, buffers_.loss, N, V, padded_vocab, stream());
     }
     have_forward_ = true;
     logits_are_gradient_ = false;
@@ -535,19 +548,19 @@ class CudaBackend final : public Backend {
     if (!have_forward_) throw std::logic_error("backward() before forward()");
     if (logits_are_gradient_) throw std::logic_error("backward() twice after one forward()");
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
-    const int logits_ld = padded_to_vectors(V);
+    const int padded_vocab = padded_to_vectors(V);
     zero_flat_padding(buffers_.grads);  // the gradient memory is shared: garbage until now
     {
       GPUPROF_SCOPE("cross_entropy", stream(),
                     gpuprof::Work{3.0 * N * V, 2.0 * sizeof(Act) * N * V});
       cross_entropy_backward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp, N, V,
-                                  logits_ld, stream());
+                                  padded_vocab, stream());
       logits_are_gradient_ = true;
     }
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{2 * matmul_flops(N, V, d), 0});
       linear_backward(buffers_.logits, buffers_.normed, weights_at("lm_head"),
-                      grads_at("lm_head"), buffers_.dnorm, N, V, d, logits_ld);
+                      grads_at("lm_head"), buffers_.dnorm, N, padded_vocab, d);
     }
     norm_backward(buffers_.dnorm, buffers_.final_input, "final_norm", buffers_.final_inv_rms,
                   /*residual=*/nullptr);
@@ -567,7 +580,7 @@ class CudaBackend final : public Backend {
                   gpuprof::Work{12.0 * count, (28.0 + (kMixed ? 2.0 : 0.0)) * count});
     AdamWBuffers adamw{buffers_.params, buffers_.grads,         buffers_.adam_m,
                        buffers_.adam_v, buffers_.params_bf16,   buffers_.norm_partials,
-                       flat_count(layout_)};
+                       flat_count_};
     adamw_step(config_.adamw, ++step_, adamw, stream());
   }
 
@@ -641,12 +654,12 @@ class CudaBackend final : public Backend {
   }
 
   void refresh_weight_copy() {
-    if (kMixed) copy_to_bf16(buffers_.params, buffers_.params_bf16, flat_count(layout_), stream());
+    if (kMixed) copy_to_bf16(buffers_.params, buffers_.params_bf16, flat_count_, stream());
   }
 
   // Zeroes the elements past the layout's total of a flat parameter buffer.
   void zero_flat_padding(float* flat) {
-    const std::size_t padding = flat_count(layout_) - layout_.total;
+    const std::size_t padding = flat_count_ - layout_.total;
     if (padding > 0)
       TRANSFORMER_CUDA_CHECK(
           cudaMemsetAsync(flat + layout_.total, 0, padding * sizeof(float), stream()));
@@ -671,24 +684,21 @@ class CudaBackend final : public Backend {
                                     std::to_string(config_.model.vocab) + ")");
   }
 
-  // y[rows, out] = x[rows, in]·wᵀ + beta·y, w stored [out, in]; y's rows are
-  // y_ld apart (padded rows: the logits), 0 = out.
+  // y[rows, out] = x[rows, in]·wᵀ + beta·y, w stored [out, in].
   void linear(const Act* x, const Act* w, void* y, cudaDataType_t y_type, int rows, int out,
-              int in, float beta, int y_ld = 0) {
+              int in, float beta) {
     const cudaDataType_t act = data_type<Act>();
     matmul(*gemm_, Op::none, Op::transpose, rows, out, in, 1.0f, {x, act, in}, {w, act, in}, beta,
-           {y, y_type, y_ld ? y_ld : out});
+           {y, y_type, out});
   }
 
-  // dw[out, in] = dyᵀ·x (overwritten, fp32) and dx[rows, in] = dy·w; dy's
-  // rows are dy_ld apart, 0 = out.
+  // dw[out, in] = dyᵀ·x (overwritten, fp32) and dx[rows, in] = dy·w.
   void linear_backward(const Act* dy, const Act* x, const Act* w, float* dw, Act* dx, int rows,
-                       int out, int in, int dy_ld = 0) {
+                       int out, int in) {
     const cudaDataType_t act = data_type<Act>();
-    const Operand dy_operand{dy, act, dy_ld ? dy_ld : out};
-    matmul(*gemm_, Op::transpose, Op::none, out, in, rows, 1.0f, dy_operand, {x, act, in}, 0.0f,
-           {dw, CUDA_R_32F, in});
-    matmul(*gemm_, Op::none, Op::none, rows, in, out, 1.0f, dy_operand, {w, act, in}, 0.0f,
+    matmul(*gemm_, Op::transpose, Op::none, out, in, rows, 1.0f, {dy, act, out}, {x, act, in},
+           0.0f, {dw, CUDA_R_32F, in});
+    matmul(*gemm_, Op::none, Op::none, rows, in, out, 1.0f, {dy, act, out}, {w, act, in}, 0.0f,
            {dx, act, in});
   }
 
@@ -802,6 +812,7 @@ class CudaBackend final : public Backend {
   RunConfig config_;
   ParameterLayout layout_;
   BlockOffsets block_;
+  std::size_t flat_count_;  // elements of each flat parameter buffer, padding included
   // Declaration order = reverse destruction order: cuBLAS goes before the
   // memory and the stream it uses.
   StreamOwner stream_;
