@@ -20,17 +20,20 @@ struct ModelCase {
   int batch, ctx;
 };
 
-// Two layers, two heads, d_ff ≠ d: every structural feature, milliseconds on the CPU.
-ModelConfig little_config() {
+ModelConfig custom_config(const char* name, int vocab, int d_model, int heads, int d_ff,
+                          int layers) {
   ModelConfig config;
-  config.name = "little";
-  config.vocab = 64;
-  config.d_model = 32;
-  config.heads = 2;
-  config.d_ff = 48;
-  config.layers = 2;
+  config.name = name;
+  config.vocab = vocab;
+  config.d_model = d_model;
+  config.heads = heads;
+  config.d_ff = d_ff;
+  config.layers = layers;
   return config;
 }
+
+// Two layers, two heads, d_ff ≠ d: every structural feature, milliseconds on the CPU.
+ModelConfig little_config() { return custom_config("little", 64, 32, 2, 48, 2); }
 
 std::vector<ModelCase> model_cases() {
   return {{"little", little_config(), 2, 16}, {"tiny", *named_size("tiny"), 2, 32}};
@@ -41,28 +44,11 @@ std::vector<ModelCase> model_cases() {
 // issue's odd shape, and d_model, d_ff and d_head that no vector divides (the
 // element-wise kernel paths, the flat parameter buffers padded).
 std::vector<ModelCase> padded_cases() {
-  ModelConfig gpt2_vocab = little_config();
-  gpt2_vocab.name = "vocab 50257";
-  gpt2_vocab.vocab = 50257;
-  ModelConfig odd;
-  odd.name = "odd (d 96, d_ff 200, 3 heads, vocab 1001)";
-  odd.vocab = 1001;
-  odd.d_model = 96;
-  odd.d_ff = 200;
-  odd.layers = 3;
-  odd.heads = 3;
-  ModelConfig ragged;
-  ragged.name = "ragged (d 36, d_ff 50, d_head 6, vocab 37)";
-  ragged.vocab = 37;
-  ragged.d_model = 36;
-  ragged.d_ff = 50;
-  ragged.layers = 2;
-  ragged.heads = 6;
-  return {{"vocab 50257", gpt2_vocab, 2, 16},
+  return {{"vocab 50257", custom_config("vocab 50257", 50257, 32, 2, 48, 2), 2, 16},
           {"ctx 1", little_config(), 3, 1},
           {"ctx 77", little_config(), 2, 77},
-          {"odd shape, ctx 77", odd, 2, 77},
-          {"ragged shape, ctx 5", ragged, 2, 5}};
+          {"odd shape, ctx 77", custom_config("odd", 1001, 96, 3, 200, 3), 2, 77},
+          {"ragged shape, ctx 5", custom_config("ragged", 37, 36, 6, 50, 2), 2, 5}};
 }
 
 RunConfig run_config(const ModelCase& c, Precision precision, Mode mode) {
