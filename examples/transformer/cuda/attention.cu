@@ -1,13 +1,13 @@
 // cuda/attention.cu: RoPE + head split, causal softmax, and the attention
 // GEMM sequence, forward and backward (see attention.hpp).
-#include "attention.hpp"
+#include "cuda/attention.hpp"
 
 #include <cmath>
 
 #include <gpuprof/scope.hpp>
 
-#include "check.hpp"
-#include "device_utils.cuh"
+#include "cuda/check.hpp"
+#include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
 namespace {

@@ -16,8 +16,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "gemm.hpp"
-#include "vector_width.hpp"
+#include "cuda/gemm.hpp"
+#include "cuda/vector_width.hpp"
 
 namespace transformer::cuda {
 

@@ -12,7 +12,7 @@
 
 #include <cuda_bf16.h>
 
-#include "vector_width.hpp"
+#include "cuda/vector_width.hpp"
 
 namespace transformer::cuda {
 

@@ -4,10 +4,10 @@
 // output), the second time mostly from L1/L2. The gain gradient, a column
 // sum over all rows, is a separate kernel that reduces in a fixed order so
 // gradients are bit-for-bit reproducible.
-#include "rmsnorm.hpp"
+#include "cuda/rmsnorm.hpp"
 
-#include "check.hpp"
-#include "device_utils.cuh"
+#include "cuda/check.hpp"
+#include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
 namespace {

@@ -1,10 +1,10 @@
 // cuda/swiglu.cu: SwiGLU gate forward and backward (see swiglu.hpp), one
 // thread per kVec outputs with 16-byte accesses (one output, element-wise,
 // where d_ff is not a multiple of kVec).
-#include "swiglu.hpp"
+#include "cuda/swiglu.hpp"
 
-#include "check.hpp"
-#include "device_utils.cuh"
+#include "cuda/check.hpp"
+#include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
 namespace {
