@@ -156,6 +156,21 @@ inline void check_close(const std::string& what, const std::vector<double>& got,
   check_close(what, got.data(), want.data(), got.size(), tolerance);
 }
 
+inline ModelConfig custom_config(const char* name, int vocab, int d_model, int heads, int d_ff,
+                                 int layers) {
+  ModelConfig config;
+  config.name = name;
+  config.vocab = vocab;
+  config.d_model = d_model;
+  config.heads = heads;
+  config.d_ff = d_ff;
+  config.layers = layers;
+  return config;
+}
+
+// Two layers, two heads, d_ff ≠ d: every structural feature, milliseconds on the CPU.
+inline ModelConfig little_config() { return custom_config("little", 64, 32, 2, 48, 2); }
+
 // Stated tolerances (norm-wise relative error against the double reference).
 // One layer: fp32 ≈ a few float roundings; tf32 GEMM inputs keep 10 mantissa
 // bits (unit roundoff 4.9e-4, and attention chains three GEMMs and a softmax

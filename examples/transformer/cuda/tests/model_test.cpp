@@ -20,21 +20,6 @@ struct ModelCase {
   int batch, ctx;
 };
 
-ModelConfig custom_config(const char* name, int vocab, int d_model, int heads, int d_ff,
-                          int layers) {
-  ModelConfig config;
-  config.name = name;
-  config.vocab = vocab;
-  config.d_model = d_model;
-  config.heads = heads;
-  config.d_ff = d_ff;
-  config.layers = layers;
-  return config;
-}
-
-// Two layers, two heads, d_ff ≠ d: every structural feature, milliseconds on the CPU.
-ModelConfig little_config() { return custom_config("little", 64, 32, 2, 48, 2); }
-
 std::vector<ModelCase> model_cases() {
   return {{"little", little_config(), 2, 16}, {"tiny", *named_size("tiny"), 2, 32}};
 }
