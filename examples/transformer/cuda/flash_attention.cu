@@ -1,0 +1,670 @@
+// cuda/flash_attention.cu: FlashAttention-2 style causal attention, bf16
+// operands on the tensor cores (mma.sync m16n8k16, fragments from shared
+// memory through ldmatrix), fp32 accumulation, tiles streamed with cp.async
+// into double buffers.
+//
+// Forward: one block of 4 warps per (64-query tile, batch·head); each warp
+// owns 16 query rows, keeps its Q fragments, its output accumulator and the
+// row's running max and sum in registers, and walks the key tiles up to the
+// diagonal. The softmax runs in base 2 with 1/√d_head·log2(e) folded into
+// one multiply-add per score.
+//
+// Backward: a preprocess pass writes D = rowsum(dO ∘ O) and zeroes an fp32 dq
+// accumulator; then one block per (64-key tile, batch·head) loops over the
+// query tiles at or below the diagonal, recomputes P from the saved
+// log-sum-exp, keeps dK and dV in registers (each warp owns 16 keys), and
+// adds its share of dQ = dS·K into the accumulator with fp32 atomics; a last
+// pass scales and rounds dq to bf16. The atomics make dq's summation order,
+// and so its last bits, vary between runs.
+#include "flash_attention.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "check.hpp"
+#include "device_utils.cuh"
+
+namespace transformer::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kKeyTile = 64;     // keys per tile, forward and backward
+constexpr int kQueryTile = 64;   // queries per forward block (16 per warp)
+constexpr float kLog2e = 1.4426950408889634f;
+
+// Shared-memory rows are padded by 16 bytes: a row stride of D + 8 elements
+// puts the 8 rows one ldmatrix phase reads in 8 different 16-byte bank groups
+// for every D here, so the loads are conflict-free without a swizzle.
+template <int D>
+constexpr int kStride = D + 8;
+
+__device__ inline std::uint32_t shared_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared, asynchronously; a row outside the matrix is
+// zero-filled instead (source size 0 reads nothing, `from` only has to be a
+// valid address).
+__device__ inline void copy_async_16(void* to, const void* from, bool inside) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(to)),
+               "l"(from), "r"(inside ? 16 : 0));
+}
+__device__ inline void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ inline void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+__device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], const bf16* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(p)));
+}
+__device__ inline void ldmatrix_x4_trans(std::uint32_t (&r)[4], const bf16* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(p)));
+}
+
+// c += a·b for one 16×8 tile, k = 16 (fragment layouts of the PTX ISA).
+__device__ inline void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                std::uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ inline std::uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const std::uint32_t*>(&pair);
+}
+
+// 2^x in one MUFU instruction; 2^−∞ = 0, which masked scores rely on.
+__device__ inline float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// The A operand of the next product from two 16×8 accumulator tiles (the
+// columns 16·kk … 16·kk+15 of a 16-row block), rounded to bf16: the
+// accumulator layout of m16n8 is the A layout of m16k16, split in halves.
+__device__ inline void accumulators_to_a(const float (&left)[4], const float (&right)[4],
+                                         std::uint32_t (&a)[4]) {
+  a[0] = pack_bf16(left[0], left[1]);
+  a[1] = pack_bf16(left[2], left[3]);
+  a[2] = pack_bf16(right[0], right[1]);
+  a[3] = pack_bf16(right[2], right[3]);
+}
+
+// Rows [row0, row0 + kRows) of a [rows, D] matrix whose rows lie `row_stride`
+// elements apart, into shared memory with stride D + 8; rows ≥ rows are zeros.
+template <int kRows, int D>
+__device__ inline void load_tile_async(bf16* tile, const bf16* matrix, std::size_t row_stride,
+                                       int row0, int rows) {
+  constexpr int kChunksPerRow = D / 8;
+  constexpr int kChunks = kRows * kChunksPerRow;
+#pragma unroll
+  for (int i = 0; i < (kChunks + kThreads - 1) / kThreads; ++i) {
+    const int chunk = static_cast<int>(threadIdx.x) + i * kThreads;
+    if (kChunks % kThreads == 0 || chunk < kChunks) {
+      const int r = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
+      const int row = row0 + r;
+      const bool inside = row < rows;
+      copy_async_16(tile + r * kStride<D> + col,
+                    matrix + static_cast<std::size_t>(inside ? row : 0) * row_stride + col,
+                    inside);
+    }
+  }
+}
+
+// ldmatrix addressing. Lane l names row l % 8 of the 8×8 matrix l / 8.
+// A operand, 16 rows × 16 k of a row-major tile.
+template <int kStrideElems>
+__device__ inline const bf16* a_address(const bf16* tile, int row0, int k0, int lane) {
+  return tile + (row0 + lane % 16) * kStrideElems + k0 + (lane / 16) * 8;
+}
+// B operands of two n8 tiles (n0 … n0+15) from a tile stored [n][k]
+// (regs 0,1: first n8 tile; 2,3: second).
+template <int kStrideElems>
+__device__ inline const bf16* b_nk_address(const bf16* tile, int n0, int k0, int lane) {
+  const int matrix = lane / 8;
+  return tile + (n0 + (matrix / 2) * 8 + lane % 8) * kStrideElems + k0 + (matrix % 2) * 8;
+}
+// The same from a tile stored [k][n], read with ldmatrix .trans.
+template <int kStrideElems>
+__device__ inline const bf16* b_kn_address(const bf16* tile, int k0, int n0, int lane) {
+  const int matrix = lane / 8;
+  return tile + (k0 + (matrix % 2) * 8 + lane % 8) * kStrideElems + n0 + (matrix / 2) * 8;
+}
+// A operand (16 rows × 16 k) from a tile stored [k][row], read with .trans.
+template <int kStrideElems>
+__device__ inline const bf16* a_km_address(const bf16* tile, int k0, int row0, int lane) {
+  const int matrix = lane / 8;
+  return tile + (k0 + (matrix / 2) * 8 + lane % 8) * kStrideElems + row0 + (matrix % 2) * 8;
+}
+
+template <int D>
+constexpr std::size_t forward_shared_bytes() {
+  return static_cast<std::size_t>(kQueryTile + 4 * kKeyTile) * kStride<D> * sizeof(bf16);
+}
+
+template <int D>
+__global__ void __launch_bounds__(kThreads)
+    flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k,
+                         const bf16* __restrict__ v, bf16* __restrict__ context,
+                         float* __restrict__ lse, int ctx, int heads, float scale_log2) {
+  constexpr int S = kStride<D>;
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  bf16* const q_tile = reinterpret_cast<bf16*>(shared_raw);
+  bf16* const k_tiles = q_tile + kQueryTile * S;     // two buffers
+  bf16* const v_tiles = k_tiles + 2 * kKeyTile * S;  // two buffers
+
+  // The last query tiles have the most key tiles: start them first.
+  const int query0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * kQueryTile;
+  const int head = static_cast<int>(blockIdx.y);  // batch·heads index
+  const std::size_t head_offset = static_cast<std::size_t>(head) * ctx * D;
+  const bf16* const qh = q + head_offset;
+  const bf16* const kh = k + head_offset;
+  const bf16* const vh = v + head_offset;
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int group = lane / 4, quad = lane % 4;  // accumulator row / column pair
+  const int warp_row0 = query0 + warp * 16;
+
+  const int key_tiles = (min(query0 + kQueryTile, ctx) - 1) / kKeyTile + 1;
+
+  load_tile_async<kQueryTile, D>(q_tile, qh, D, query0, ctx);
+  load_tile_async<kKeyTile, D>(k_tiles, kh, D, 0, ctx);
+  load_tile_async<kKeyTile, D>(v_tiles, vh, D, 0, ctx);
+  commit_copies();
+
+  std::uint32_t q_frag[D / 16][4];
+  float out[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) out[n][e] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY};  // in units of scores·scale·log2(e)
+  float row_sum[2] = {0.0f, 0.0f};            // this thread's columns only
+
+  for (int tile = 0; tile < key_tiles; ++tile) {
+    const int buffer = tile & 1;
+    if (tile + 1 < key_tiles) {
+      load_tile_async<kKeyTile, D>(k_tiles + (buffer ^ 1) * kKeyTile * S, kh, D,
+                                   (tile + 1) * kKeyTile, ctx);
+      load_tile_async<kKeyTile, D>(v_tiles + (buffer ^ 1) * kKeyTile * S, vh, D,
+                                   (tile + 1) * kKeyTile, ctx);
+      commit_copies();
+      wait_copies<1>();
+    } else {
+      wait_copies<0>();
+    }
+    __syncthreads();
+    if (tile == 0) {
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        ldmatrix_x4(q_frag[kk], a_address<S>(q_tile, warp * 16, kk * 16, lane));
+    }
+
+    const bf16* const k_tile = k_tiles + buffer * kKeyTile * S;
+    const bf16* const v_tile = v_tiles + buffer * kKeyTile * S;
+    const int key0 = tile * kKeyTile;
+
+    float score[kKeyTile / 8][4];
+#pragma unroll
+    for (int n = 0; n < kKeyTile / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) score[n][e] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+#pragma unroll
+      for (int n2 = 0; n2 < kKeyTile / 16; ++n2) {
+        std::uint32_t kf[4];
+        ldmatrix_x4(kf, b_nk_address<S>(k_tile, n2 * 16, kk * 16, lane));
+        mma_bf16(score[2 * n2], q_frag[kk], kf[0], kf[1]);
+        mma_bf16(score[2 * n2 + 1], q_frag[kk], kf[2], kf[3]);
+      }
+
+    // Only tiles that reach past this warp's first row or past ctx need a mask.
+    if (key0 + kKeyTile - 1 > warp_row0 || key0 + kKeyTile > ctx) {
+#pragma unroll
+      for (int n = 0; n < kKeyTile / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = key0 + n * 8 + 2 * quad + (e & 1);
+          const int row = warp_row0 + group + (e >> 1) * 8;
+          if (key > row || key >= ctx) score[n][e] = -INFINITY;
+        }
+    }
+
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float tile_max = -INFINITY;
+#pragma unroll
+      for (int n = 0; n < kKeyTile / 8; ++n)
+        tile_max = fmaxf(tile_max, fmaxf(score[n][2 * half], score[n][2 * half + 1]));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+      const float new_max = fmaxf(row_max[half], tile_max * scale_log2);
+      // Every row sees key 0 in tile 0, so new_max is finite; guard anyway so
+      // a fully masked row gives zeros, never NaN.
+      const float shift = new_max == -INFINITY ? 0.0f : new_max;
+      const float rescale = exp2_approx(row_max[half] - shift);
+      row_max[half] = new_max;
+      row_sum[half] *= rescale;
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        out[n][2 * half] *= rescale;
+        out[n][2 * half + 1] *= rescale;
+      }
+#pragma unroll
+      for (int n = 0; n < kKeyTile / 8; ++n)
+#pragma unroll
+        for (int e = 2 * half; e < 2 * half + 2; ++e) {
+          score[n][e] = exp2_approx(fmaf(score[n][e], scale_log2, -shift));
+          row_sum[half] += score[n][e];
+        }
+    }
+
+#pragma unroll
+    for (int kk = 0; kk < kKeyTile / 16; ++kk) {
+      std::uint32_t p_frag[4];
+      accumulators_to_a(score[2 * kk], score[2 * kk + 1], p_frag);
+#pragma unroll
+      for (int n2 = 0; n2 < D / 16; ++n2) {
+        std::uint32_t vf[4];
+        ldmatrix_x4_trans(vf, b_kn_address<S>(v_tile, kk * 16, n2 * 16, lane));
+        mma_bf16(out[2 * n2], p_frag, vf[0], vf[1]);
+        mma_bf16(out[2 * n2 + 1], p_frag, vf[2], vf[3]);
+      }
+    }
+    __syncthreads();  // the next iteration refills the buffer just read
+  }
+
+  // Normalise, stage the warp's 16 rows in its own part of the Q tile (only
+  // this warp read it), then write 16-byte pieces of merged-heads rows.
+  const int batch = head / heads, h = head % heads;
+  bf16* const staged = q_tile + warp * 16 * S;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float sum = row_sum[half];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float inverse = 1.0f / sum;
+    const int r = group + half * 8;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<std::uint32_t*>(staged + r * S + n * 8 + 2 * quad) =
+          pack_bf16(out[n][2 * half] * inverse, out[n][2 * half + 1] * inverse);
+    const int row = warp_row0 + r;
+    if (quad == 0 && row < ctx)
+      lse[static_cast<std::size_t>(head) * ctx + row] = (row_max[half] + log2f(sum)) / kLog2e;
+  }
+  __syncwarp();
+  constexpr int kChunksPerRow = D / 8;
+  const std::size_t row_stride = static_cast<std::size_t>(heads) * D;
+#pragma unroll
+  for (int chunk = lane; chunk < 16 * kChunksPerRow; chunk += 32) {
+    const int r = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
+    const int row = warp_row0 + r;
+    if (row < ctx)
+      *reinterpret_cast<uint4*>(context + (static_cast<std::size_t>(batch) * ctx + row) * row_stride +
+                                static_cast<std::size_t>(h) * D + col) =
+          *reinterpret_cast<const uint4*>(staged + r * S + col);
+  }
+}
+
+// One warp per query row: delta = Σ_d dO·O (fp32, from the bf16 tensors the
+// forward pass wrote), and that row of the dq accumulator set to zero.
+template <int D>
+__global__ void flash_backward_preprocess_kernel(const bf16* __restrict__ context,
+                                                 const bf16* __restrict__ dcontext,
+                                                 float* __restrict__ delta,
+                                                 float* __restrict__ dq_accum, int ctx, int heads,
+                                                 long long rows) {
+  const long long row = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  if (row >= rows) return;
+  const long long head = row / ctx;
+  const int position = static_cast<int>(row % ctx);
+  const long long batch = head / heads, h = head % heads;
+  const std::size_t offset =
+      (static_cast<std::size_t>(batch) * ctx + position) * heads * D + static_cast<std::size_t>(h) * D;
+  float sum = 0.0f;
+  for (int d = 2 * lane; d < D; d += 64) {
+    const float2 o = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(context + offset + d));
+    const float2 g = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(dcontext + offset + d));
+    sum += o.x * g.x + o.y * g.y;
+  }
+  sum = warp_sum(sum);
+  if (lane == 0) delta[row] = sum;
+  for (int d = lane; d < D; d += 32) dq_accum[static_cast<std::size_t>(row) * D + d] = 0.0f;
+}
+
+__global__ void flash_backward_dq_kernel(const float* __restrict__ dq_accum, bf16* __restrict__ dq,
+                                         float scale, std::size_t vectors) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= vectors) return;
+  float values[kVec];
+  load_vec(dq_accum + i * kVec, values);
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) values[e] *= scale;
+  store_vec(dq + i * kVec, values);
+}
+
+// Query rows per backward iteration: the dK and dV accumulators (2·D floats
+// per thread) share the register file with the two 16×Br score tiles.
+template <int D>
+constexpr int kBackwardQueryTile = D <= 80 ? 64 : 32;
+
+template <int D>
+constexpr std::size_t backward_shared_bytes() {
+  constexpr int Br = kBackwardQueryTile<D>;
+  return static_cast<std::size_t>(2 * kKeyTile + 4 * Br) * kStride<D> * sizeof(bf16) +
+         static_cast<std::size_t>(kKeyTile) * (Br + 8) * sizeof(bf16) +
+         static_cast<std::size_t>(4 * Br) * sizeof(float);
+}
+
+template <int D>
+__global__ void __launch_bounds__(kThreads)
+    flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k,
+                          const bf16* __restrict__ v, const bf16* __restrict__ dcontext,
+                          const float* __restrict__ lse, const float* __restrict__ delta,
+                          float* __restrict__ dq_accum, bf16* __restrict__ dk,
+                          bf16* __restrict__ dv, int ctx, int heads, float scale_log2,
+                          float scale) {
+  constexpr int S = kStride<D>;
+  constexpr int Br = kBackwardQueryTile<D>;
+  constexpr int SP = Br + 8;  // stride of the dS tile, [key][query]
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  bf16* const k_tile = reinterpret_cast<bf16*>(shared_raw);
+  bf16* const v_tile = k_tile + kKeyTile * S;
+  bf16* const q_tiles = v_tile + kKeyTile * S;   // two buffers
+  bf16* const do_tiles = q_tiles + 2 * Br * S;   // two buffers
+  bf16* const ds_tile = do_tiles + 2 * Br * S;   // [kKeyTile][SP]
+  float* const lse_tiles = reinterpret_cast<float*>(ds_tile + kKeyTile * SP);  // two buffers, log2 units
+  float* const delta_tiles = lse_tiles + 2 * Br;                               // two buffers
+
+  const int key0 = static_cast<int>(blockIdx.x) * kKeyTile;  // tile 0 has the most work: first
+  const int head = static_cast<int>(blockIdx.y);
+  const int batch = head / heads, h = head % heads;
+  const std::size_t head_offset = static_cast<std::size_t>(head) * ctx * D;
+  const bf16* const do_head =
+      dcontext + static_cast<std::size_t>(batch) * ctx * heads * D + static_cast<std::size_t>(h) * D;
+  const std::size_t do_stride = static_cast<std::size_t>(heads) * D;
+  const float* const lse_head = lse + static_cast<std::size_t>(head) * ctx;
+  const float* const delta_head = delta + static_cast<std::size_t>(head) * ctx;
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int group = lane / 4, quad = lane % 4;
+  const int warp_key0 = key0 + warp * 16;
+
+  const int first_query_tile = key0 / Br;
+  const int query_tiles = (ctx + Br - 1) / Br;
+
+  // Rows past ctx get lse = delta = 0 so that their (masked) terms stay finite.
+  auto load_query_tile = [&](int tile, int buffer) {
+    const int query0 = tile * Br;
+    load_tile_async<Br, D>(q_tiles + buffer * Br * S, q + head_offset, D, query0, ctx);
+    load_tile_async<Br, D>(do_tiles + buffer * Br * S, do_head, do_stride, query0, ctx);
+    for (int r = static_cast<int>(threadIdx.x); r < Br; r += kThreads) {
+      const int row = query0 + r;
+      lse_tiles[buffer * Br + r] = row < ctx ? lse_head[row] * kLog2e : 0.0f;
+      delta_tiles[buffer * Br + r] = row < ctx ? delta_head[row] : 0.0f;
+    }
+  };
+
+  load_tile_async<kKeyTile, D>(k_tile, k + head_offset, D, key0, ctx);
+  load_tile_async<kKeyTile, D>(v_tile, v + head_offset, D, key0, ctx);
+  load_query_tile(first_query_tile, 0);
+  commit_copies();
+
+  float dk_acc[D / 8][4], dv_acc[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dk_acc[n][e] = dv_acc[n][e] = 0.0f;
+
+  for (int tile = first_query_tile; tile < query_tiles; ++tile) {
+    const int buffer = (tile - first_query_tile) & 1;
+    if (tile + 1 < query_tiles) {
+      load_query_tile(tile + 1, buffer ^ 1);
+      commit_copies();
+      wait_copies<1>();
+    } else {
+      wait_copies<0>();
+    }
+    __syncthreads();
+    const bf16* const q_buf = q_tiles + buffer * Br * S;
+    const bf16* const do_buf = do_tiles + buffer * Br * S;
+    const float* const lse_buf = lse_tiles + buffer * Br;
+    const float* const delta_buf = delta_tiles + buffer * Br;
+    const int query0 = tile * Br;
+
+    // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ for this warp's 16 keys × Br queries.
+    float p[Br / 8][4], dp[Br / 8][4];
+#pragma unroll
+    for (int n = 0; n < Br / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) p[n][e] = dp[n][e] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      std::uint32_t kf[4], vf[4];
+      ldmatrix_x4(kf, a_address<S>(k_tile, warp * 16, kk * 16, lane));
+      ldmatrix_x4(vf, a_address<S>(v_tile, warp * 16, kk * 16, lane));
+#pragma unroll
+      for (int n2 = 0; n2 < Br / 16; ++n2) {
+        std::uint32_t qf[4], of[4];
+        ldmatrix_x4(qf, b_nk_address<S>(q_buf, n2 * 16, kk * 16, lane));
+        mma_bf16(p[2 * n2], kf, qf[0], qf[1]);
+        mma_bf16(p[2 * n2 + 1], kf, qf[2], qf[3]);
+        ldmatrix_x4(of, b_nk_address<S>(do_buf, n2 * 16, kk * 16, lane));
+        mma_bf16(dp[2 * n2], vf, of[0], of[1]);
+        mma_bf16(dp[2 * n2 + 1], vf, of[2], of[3]);
+      }
+    }
+
+    // Pᵀ = exp(S·scale − lse) (0 where key > query or query ≥ ctx), then
+    // dSᵀ = Pᵀ ∘ (dPᵀ − delta), kept in dp.
+    const bool masked = query0 < warp_key0 + 15 || query0 + Br > ctx;
+#pragma unroll
+    for (int n = 0; n < Br / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int column = n * 8 + 2 * quad + (e & 1);
+        const int key = warp_key0 + group + (e >> 1) * 8, query = query0 + column;
+        const float prob = masked && (key > query || query >= ctx)
+                               ? 0.0f
+                               : exp2_approx(fmaf(p[n][e], scale_log2, -lse_buf[column]));
+        p[n][e] = prob;
+        dp[n][e] = prob * (dp[n][e] - delta_buf[column]);
+      }
+
+    // dV += Pᵀ dO and dK += dSᵀ Q (the scale goes on dK at the end).
+#pragma unroll
+    for (int kk = 0; kk < Br / 16; ++kk) {
+      std::uint32_t p_frag[4], ds_frag[4];
+      accumulators_to_a(p[2 * kk], p[2 * kk + 1], p_frag);
+      accumulators_to_a(dp[2 * kk], dp[2 * kk + 1], ds_frag);
+#pragma unroll
+      for (int n2 = 0; n2 < D / 16; ++n2) {
+        std::uint32_t of[4], qf[4];
+        ldmatrix_x4_trans(of, b_kn_address<S>(do_buf, kk * 16, n2 * 16, lane));
+        mma_bf16(dv_acc[2 * n2], p_frag, of[0], of[1]);
+        mma_bf16(dv_acc[2 * n2 + 1], p_frag, of[2], of[3]);
+        ldmatrix_x4_trans(qf, b_kn_address<S>(q_buf, kk * 16, n2 * 16, lane));
+        mma_bf16(dk_acc[2 * n2], ds_frag, qf[0], qf[1]);
+        mma_bf16(dk_acc[2 * n2 + 1], ds_frag, qf[2], qf[3]);
+      }
+    }
+
+    // dQ = dS K needs every warp's keys: through shared memory as dSᵀ [key][query].
+#pragma unroll
+    for (int n = 0; n < Br / 8; ++n)
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+        *reinterpret_cast<std::uint32_t*>(ds_tile + (warp * 16 + group + half * 8) * SP + n * 8 +
+                                          2 * quad) = pack_bf16(dp[n][2 * half], dp[n][2 * half + 1]);
+    __syncthreads();
+
+    // Br/16 query blocks × D/16 column pairs, dealt round-robin to the warps.
+    constexpr int kTasks = (Br / 16) * (D / 16);
+#pragma unroll
+    for (int task = warp; task < kTasks; task += kWarps) {
+      const int query_block = task / (D / 16), column_pair = task % (D / 16);
+      float dq_part[2][4] = {};
+#pragma unroll
+      for (int kk = 0; kk < kKeyTile / 16; ++kk) {
+        std::uint32_t ds_frag[4], kf[4];
+        ldmatrix_x4_trans(ds_frag, a_km_address<SP>(ds_tile, kk * 16, query_block * 16, lane));
+        ldmatrix_x4_trans(kf, b_kn_address<S>(k_tile, kk * 16, column_pair * 16, lane));
+        mma_bf16(dq_part[0], ds_frag, kf[0], kf[1]);
+        mma_bf16(dq_part[1], ds_frag, kf[2], kf[3]);
+      }
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int query = query0 + query_block * 16 + group + half * 8;
+        if (query < ctx) {
+          float* const row = dq_accum + (static_cast<std::size_t>(head) * ctx + query) * D +
+                             column_pair * 16 + 2 * quad;
+#pragma unroll
+          for (int nn = 0; nn < 2; ++nn) {
+            atomicAdd(row + nn * 8, dq_part[nn][2 * half]);
+            atomicAdd(row + nn * 8 + 1, dq_part[nn][2 * half + 1]);
+          }
+        }
+      }
+    }
+    __syncthreads();  // dS and this iteration's buffers are reused next
+  }
+
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int key = warp_key0 + group + half * 8;
+    if (key >= ctx) continue;
+    const std::size_t row = head_offset + static_cast<std::size_t>(key) * D;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      const int col = n * 8 + 2 * quad;
+      *reinterpret_cast<std::uint32_t*>(dk + row + col) =
+          pack_bf16(dk_acc[n][2 * half] * scale, dk_acc[n][2 * half + 1] * scale);
+      *reinterpret_cast<std::uint32_t*>(dv + row + col) =
+          pack_bf16(dv_acc[n][2 * half], dv_acc[n][2 * half + 1]);
+    }
+  }
+}
+
+// Kernels taking more than 48 KB of shared memory must opt in, once per kernel.
+template <class Kernel>
+void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
+  TRANSFORMER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(bytes)));
+}
+
+float softmax_scale(const AttentionShape& shape) {
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.d_head)));
+}
+
+template <int D>
+void launch_forward(const AttentionShape& shape, const bf16* q, const bf16* k, const bf16* v,
+                    bf16* context, float* lse, cudaStream_t stream) {
+  constexpr std::size_t bytes = forward_shared_bytes<D>();
+  static const bool prepared = (allow_shared_bytes(flash_forward_kernel<D>, bytes), true);
+  (void)prepared;
+  const dim3 grid((shape.ctx + kQueryTile - 1) / kQueryTile,
+                  static_cast<unsigned>(shape.batch * shape.heads));
+  flash_forward_kernel<D><<<grid, kThreads, bytes, stream>>>(
+      q, k, v, context, lse, shape.ctx, shape.heads, softmax_scale(shape) * kLog2e);
+  TRANSFORMER_CHECK_LAUNCH();
+}
+
+template <int D>
+void launch_backward(const AttentionShape& shape, const bf16* q, const bf16* k, const bf16* v,
+                     const bf16* context, const float* lse, const bf16* dcontext, bf16* dq,
+                     bf16* dk, bf16* dv, float* workspace, cudaStream_t stream) {
+  const long long rows = shape.score_rows();
+  float* const dq_accum = workspace;
+  float* const delta = workspace + static_cast<std::size_t>(rows) * D;
+
+  constexpr unsigned kRowsPerBlock = 8;  // one warp each
+  flash_backward_preprocess_kernel<D>
+      <<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0,
+         stream>>>(context, dcontext, delta, dq_accum, shape.ctx, shape.heads, rows);
+  TRANSFORMER_CHECK_LAUNCH();
+
+  constexpr std::size_t bytes = backward_shared_bytes<D>();
+  static const bool prepared = (allow_shared_bytes(flash_backward_kernel<D>, bytes), true);
+  (void)prepared;
+  const float scale = softmax_scale(shape);
+  const dim3 grid((shape.ctx + kKeyTile - 1) / kKeyTile,
+                  static_cast<unsigned>(shape.batch * shape.heads));
+  flash_backward_kernel<D><<<grid, kThreads, bytes, stream>>>(
+      q, k, v, dcontext, lse, delta, dq_accum, dk, dv, shape.ctx, shape.heads, scale * kLog2e,
+      scale);
+  TRANSFORMER_CHECK_LAUNCH();
+
+  const std::size_t vectors = static_cast<std::size_t>(rows) * D / kVec;
+  flash_backward_dq_kernel<<<blocks_for(vectors, 256), 256, 0, stream>>>(dq_accum, dq, scale,
+                                                                          vectors);
+  TRANSFORMER_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void check_flash_attention_shape(const AttentionShape& shape) {
+  if (shape.batch <= 0 || shape.heads <= 0 || shape.ctx <= 0)
+    throw std::invalid_argument("flash attention: batch, heads and ctx must be positive (got " +
+                                std::to_string(shape.batch) + ", " + std::to_string(shape.heads) +
+                                ", " + std::to_string(shape.ctx) + ")");
+  if (static_cast<long long>(shape.batch) * shape.heads > 65535)  // the grid's y extent
+    throw std::invalid_argument("flash attention: batch·heads " +
+                                std::to_string(static_cast<long long>(shape.batch) * shape.heads) +
+                                " exceeds 65535");
+  switch (shape.d_head) {
+    case 64: case 80: case 96: case 128: return;
+    default:
+      throw std::invalid_argument("flash attention: d_head " + std::to_string(shape.d_head) +
+                                  " is not supported (64, 80, 96 or 128)");
+  }
+}
+
+std::size_t flash_attention_workspace_floats(const AttentionShape& shape) {
+  check_flash_attention_shape(shape);
+  return static_cast<std::size_t>(shape.score_rows()) * (shape.d_head + 1);
+}
+
+void flash_attention_forward(const AttentionShape& shape, const bf16* q, const bf16* k,
+                             const bf16* v, bf16* context, float* lse, cudaStream_t stream) {
+  check_flash_attention_shape(shape);
+  switch (shape.d_head) {
+    case 64: return launch_forward<64>(shape, q, k, v, context, lse, stream);
+    case 80: return launch_forward<80>(shape, q, k, v, context, lse, stream);
+    case 96: return launch_forward<96>(shape, q, k, v, context, lse, stream);
+    case 128: return launch_forward<128>(shape, q, k, v, context, lse, stream);
+  }
+}
+
+void flash_attention_backward(const AttentionShape& shape, const bf16* q, const bf16* k,
+                              const bf16* v, const bf16* context, const float* lse,
+                              const bf16* dcontext, bf16* dq, bf16* dk, bf16* dv,
+                              float* workspace, cudaStream_t stream) {
+  check_flash_attention_shape(shape);
+  switch (shape.d_head) {
+    case 64:
+      return launch_backward<64>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace, stream);
+    case 80:
+      return launch_backward<80>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace, stream);
+    case 96:
+      return launch_backward<96>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace, stream);
+    case 128:
+      return launch_backward<128>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace,
+                                  stream);
+  }
+}
+
+}  // namespace transformer::cuda
