@@ -25,10 +25,13 @@ repeat=()
 ctest --test-dir "$BUILD" -R '^transformer_flash_attention_tests$' --output-on-failure \
   --timeout 300 "${repeat[@]}" >"$OUT/test.log" 2>&1
 status=$?
-# The worst error of each check over all repetitions.
-awk '/rel err/ { i = index($0, "rel err"); key = substr($0, 1, i - 1); split(substr($0, i + 8), f, " ");
-       if (!(key in worst) || f[1] + 0 > worst[key] + 0) worst[key] = f[1]; if (!(key in order)) order[key] = n++ }
-     END { for (k in order) printf "%s worst rel err %s\n", k, worst[k] }' "$OUT/test.log" | sort
+# The worst error of each output over all shapes and repetitions (the full
+# list is in test.log).
+awk '/tolerance/ { m = match($0, / (rel err|rms) /); label = substr($0, 1, m - 1);
+       metric = substr($0, m + 1, RLENGTH - 2); split(substr($0, m + RLENGTH), f, " ");
+       n = split(label, words, " "); key = words[n] " " metric;
+       if (!(key in worst) || f[1] + 0 > worst[key] + 0) { worst[key] = f[1]; at[key] = label } }
+     END { for (k in worst) printf "  worst %-14s %s  (%s)\n", k, worst[k], at[k] }' "$OUT/test.log" | sort
 grep -E 'tests passed|Failed|Passed|FAIL' "$OUT/test.log" | tail -8
 [ $status -eq 0 ] || echo "TEST FAILED (status $status)"
 

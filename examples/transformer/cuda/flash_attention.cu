@@ -31,10 +31,6 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kWarps = 4;
-constexpr int kThreads = 32 * kWarps;
-constexpr int kKeyTile = 64;     // keys per tile, forward and backward
-constexpr int kQueryTile = 64;   // queries per forward block (16 per warp)
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Shared-memory rows are padded by 16 bytes: a row stride of D + 8 elements
@@ -105,7 +101,7 @@ __device__ inline void accumulators_to_a(const float (&left)[4], const float (&r
 
 // Rows [row0, row0 + kRows) of a [rows, D] matrix whose rows lie `row_stride`
 // elements apart, into shared memory with stride D + 8; rows ≥ rows are zeros.
-template <int kRows, int D>
+template <int kRows, int D, int kThreads>
 __device__ inline void load_tile_async(bf16* tile, const bf16* matrix, std::size_t row_stride,
                                        int row0, int rows) {
   constexpr int kChunksPerRow = D / 8;
@@ -150,24 +146,36 @@ __device__ inline const bf16* a_km_address(const bf16* tile, int k0, int row0, i
   return tile + (k0 + (matrix / 2) * 8 + lane % 8) * kStrideElems + row0 + (matrix % 2) * 8;
 }
 
+// Forward: 4 warps; each owns kRowTiles 16-row blocks of queries, so every K
+// and V fragment read from shared memory feeds kRowTiles products, and a
+// block's key tiles are fetched once for 64·kRowTiles queries. Two row
+// blocks need twice the accumulators: only the small heads can afford them.
+constexpr int kForwardWarps = 4;
+constexpr int kKeyTile = 64;  // keys per forward iteration
+template <int D>
+constexpr int kRowTiles = D <= 80 ? 2 : 1;
+template <int D>
+constexpr int kForwardQueryTile = 16 * kRowTiles<D> * kForwardWarps;
+
 template <int D>
 constexpr std::size_t forward_shared_bytes() {
-  return static_cast<std::size_t>(kQueryTile + 4 * kKeyTile) * kStride<D> * sizeof(bf16);
+  return static_cast<std::size_t>(kForwardQueryTile<D> + 4 * kKeyTile) * kStride<D> * sizeof(bf16);
 }
 
 template <int D>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(32 * kForwardWarps)
     flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k,
                          const bf16* __restrict__ v, bf16* __restrict__ context,
                          float* __restrict__ lse, int ctx, int heads, float scale_log2) {
-  constexpr int S = kStride<D>;
+  constexpr int S = kStride<D>, M = kRowTiles<D>, Br = kForwardQueryTile<D>;
+  constexpr int kThreads = 32 * kForwardWarps;
   extern __shared__ __align__(16) unsigned char shared_raw[];
   bf16* const q_tile = reinterpret_cast<bf16*>(shared_raw);
-  bf16* const k_tiles = q_tile + kQueryTile * S;     // two buffers
+  bf16* const k_tiles = q_tile + Br * S;             // two buffers
   bf16* const v_tiles = k_tiles + 2 * kKeyTile * S;  // two buffers
 
   // The last query tiles have the most key tiles: start them first.
-  const int query0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * kQueryTile;
+  const int query0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;
   const int head = static_cast<int>(blockIdx.y);  // batch·heads index
   const std::size_t head_offset = static_cast<std::size_t>(head) * ctx * D;
   const bf16* const qh = q + head_offset;
@@ -175,31 +183,39 @@ __global__ void __launch_bounds__(kThreads)
   const bf16* const vh = v + head_offset;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int group = lane / 4, quad = lane % 4;  // accumulator row / column pair
-  const int warp_row0 = query0 + warp * 16;
+  const int warp_row0 = query0 + warp * 16 * M;
 
-  const int key_tiles = (min(query0 + kQueryTile, ctx) - 1) / kKeyTile + 1;
+  const int key_tiles = (min(query0 + Br, ctx) - 1) / kKeyTile + 1;
 
-  load_tile_async<kQueryTile, D>(q_tile, qh, D, query0, ctx);
-  load_tile_async<kKeyTile, D>(k_tiles, kh, D, 0, ctx);
-  load_tile_async<kKeyTile, D>(v_tiles, vh, D, 0, ctx);
+  load_tile_async<Br, D, kThreads>(q_tile, qh, D, query0, ctx);
+  load_tile_async<kKeyTile, D, kThreads>(k_tiles, kh, D, 0, ctx);
+  load_tile_async<kKeyTile, D, kThreads>(v_tiles, vh, D, 0, ctx);
   commit_copies();
 
-  std::uint32_t q_frag[D / 16][4];
-  float out[D / 8][4];
+  std::uint32_t q_frag[M][D / 16][4];
+  float out[M][D / 8][4];
 #pragma unroll
-  for (int n = 0; n < D / 8; ++n)
+  for (int m = 0; m < M; ++m)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) out[n][e] = 0.0f;
-  float row_max[2] = {-INFINITY, -INFINITY};  // in units of scores·scale·log2(e)
-  float row_sum[2] = {0.0f, 0.0f};            // this thread's columns only
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) out[m][n][e] = 0.0f;
+  float row_max[M][2], row_sum[M][2];  // max in units of scores·scale·log2(e); sum over this thread's columns
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      row_max[m][half] = -INFINITY;
+      row_sum[m][half] = 0.0f;
+    }
 
   for (int tile = 0; tile < key_tiles; ++tile) {
     const int buffer = tile & 1;
     if (tile + 1 < key_tiles) {
-      load_tile_async<kKeyTile, D>(k_tiles + (buffer ^ 1) * kKeyTile * S, kh, D,
-                                   (tile + 1) * kKeyTile, ctx);
-      load_tile_async<kKeyTile, D>(v_tiles + (buffer ^ 1) * kKeyTile * S, vh, D,
-                                   (tile + 1) * kKeyTile, ctx);
+      load_tile_async<kKeyTile, D, kThreads>(k_tiles + (buffer ^ 1) * kKeyTile * S, kh, D,
+                                             (tile + 1) * kKeyTile, ctx);
+      load_tile_async<kKeyTile, D, kThreads>(v_tiles + (buffer ^ 1) * kKeyTile * S, vh, D,
+                                             (tile + 1) * kKeyTile, ctx);
       commit_copies();
       wait_copies<1>();
     } else {
@@ -208,109 +224,126 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     if (tile == 0) {
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        ldmatrix_x4(q_frag[kk], a_address<S>(q_tile, warp * 16, kk * 16, lane));
+      for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+          ldmatrix_x4(q_frag[m][kk], a_address<S>(q_tile, (warp * M + m) * 16, kk * 16, lane));
     }
 
     const bf16* const k_tile = k_tiles + buffer * kKeyTile * S;
     const bf16* const v_tile = v_tiles + buffer * kKeyTile * S;
     const int key0 = tile * kKeyTile;
 
-    float score[kKeyTile / 8][4];
+    float score[M][kKeyTile / 8][4];
 #pragma unroll
-    for (int n = 0; n < kKeyTile / 8; ++n)
+    for (int m = 0; m < M; ++m)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) score[n][e] = 0.0f;
+      for (int n = 0; n < kKeyTile / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) score[m][n][e] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
 #pragma unroll
       for (int n2 = 0; n2 < kKeyTile / 16; ++n2) {
         std::uint32_t kf[4];
         ldmatrix_x4(kf, b_nk_address<S>(k_tile, n2 * 16, kk * 16, lane));
-        mma_bf16(score[2 * n2], q_frag[kk], kf[0], kf[1]);
-        mma_bf16(score[2 * n2 + 1], q_frag[kk], kf[2], kf[3]);
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          mma_bf16(score[m][2 * n2], q_frag[m][kk], kf[0], kf[1]);
+          mma_bf16(score[m][2 * n2 + 1], q_frag[m][kk], kf[2], kf[3]);
+        }
       }
 
-    // Only tiles that reach past this warp's first row or past ctx need a mask.
-    if (key0 + kKeyTile - 1 > warp_row0 || key0 + kKeyTile > ctx) {
 #pragma unroll
-      for (int n = 0; n < kKeyTile / 8; ++n)
+    for (int m = 0; m < M; ++m) {
+      const int row0 = warp_row0 + 16 * m;
+      // Only tiles that reach past this row block's first row or past ctx need a mask.
+      if (key0 + kKeyTile - 1 > row0 || key0 + kKeyTile > ctx) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = key0 + n * 8 + 2 * quad + (e & 1);
-          const int row = warp_row0 + group + (e >> 1) * 8;
-          if (key > row || key >= ctx) score[n][e] = -INFINITY;
-        }
-    }
+        for (int n = 0; n < kKeyTile / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int key = key0 + n * 8 + 2 * quad + (e & 1);
+            const int row = row0 + group + (e >> 1) * 8;
+            if (key > row || key >= ctx) score[m][n][e] = -INFINITY;
+          }
+      }
 
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      float tile_max = -INFINITY;
+      for (int half = 0; half < 2; ++half) {
+        float tile_max = -INFINITY;
 #pragma unroll
-      for (int n = 0; n < kKeyTile / 8; ++n)
-        tile_max = fmaxf(tile_max, fmaxf(score[n][2 * half], score[n][2 * half + 1]));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-      const float new_max = fmaxf(row_max[half], tile_max * scale_log2);
-      // Every row sees key 0 in tile 0, so new_max is finite; guard anyway so
-      // a fully masked row gives zeros, never NaN.
-      const float shift = new_max == -INFINITY ? 0.0f : new_max;
-      const float rescale = exp2_approx(row_max[half] - shift);
-      row_max[half] = new_max;
-      row_sum[half] *= rescale;
+        for (int n = 0; n < kKeyTile / 8; ++n)
+          tile_max = fmaxf(tile_max, fmaxf(score[m][n][2 * half], score[m][n][2 * half + 1]));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+        const float new_max = fmaxf(row_max[m][half], tile_max * scale_log2);
+        // Every row sees key 0 in tile 0, so new_max is finite; guard anyway so
+        // a fully masked row gives zeros, never NaN.
+        const float shift = new_max == -INFINITY ? 0.0f : new_max;
+        const float rescale = exp2_approx(row_max[m][half] - shift);
+        row_max[m][half] = new_max;
+        row_sum[m][half] *= rescale;
 #pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        out[n][2 * half] *= rescale;
-        out[n][2 * half + 1] *= rescale;
-      }
-#pragma unroll
-      for (int n = 0; n < kKeyTile / 8; ++n)
-#pragma unroll
-        for (int e = 2 * half; e < 2 * half + 2; ++e) {
-          score[n][e] = exp2_approx(fmaf(score[n][e], scale_log2, -shift));
-          row_sum[half] += score[n][e];
+        for (int n = 0; n < D / 8; ++n) {
+          out[m][n][2 * half] *= rescale;
+          out[m][n][2 * half + 1] *= rescale;
         }
+#pragma unroll
+        for (int n = 0; n < kKeyTile / 8; ++n)
+#pragma unroll
+          for (int e = 2 * half; e < 2 * half + 2; ++e) {
+            score[m][n][e] = exp2_approx(fmaf(score[m][n][e], scale_log2, -shift));
+            row_sum[m][half] += score[m][n][e];
+          }
+      }
     }
 
 #pragma unroll
     for (int kk = 0; kk < kKeyTile / 16; ++kk) {
-      std::uint32_t p_frag[4];
-      accumulators_to_a(score[2 * kk], score[2 * kk + 1], p_frag);
+      std::uint32_t p_frag[M][4];
+#pragma unroll
+      for (int m = 0; m < M; ++m) accumulators_to_a(score[m][2 * kk], score[m][2 * kk + 1], p_frag[m]);
 #pragma unroll
       for (int n2 = 0; n2 < D / 16; ++n2) {
         std::uint32_t vf[4];
         ldmatrix_x4_trans(vf, b_kn_address<S>(v_tile, kk * 16, n2 * 16, lane));
-        mma_bf16(out[2 * n2], p_frag, vf[0], vf[1]);
-        mma_bf16(out[2 * n2 + 1], p_frag, vf[2], vf[3]);
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          mma_bf16(out[m][2 * n2], p_frag[m], vf[0], vf[1]);
+          mma_bf16(out[m][2 * n2 + 1], p_frag[m], vf[2], vf[3]);
+        }
       }
     }
     __syncthreads();  // the next iteration refills the buffer just read
   }
 
-  // Normalise, stage the warp's 16 rows in its own part of the Q tile (only
+  // Normalise, stage the warp's rows in its own part of the Q tile (only
   // this warp read it), then write 16-byte pieces of merged-heads rows.
   const int batch = head / heads, h = head % heads;
-  bf16* const staged = q_tile + warp * 16 * S;
+  bf16* const staged = q_tile + warp * 16 * M * S;
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    float sum = row_sum[half];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inverse = 1.0f / sum;
-    const int r = group + half * 8;
+  for (int m = 0; m < M; ++m)
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-      *reinterpret_cast<std::uint32_t*>(staged + r * S + n * 8 + 2 * quad) =
-          pack_bf16(out[n][2 * half] * inverse, out[n][2 * half + 1] * inverse);
-    const int row = warp_row0 + r;
-    if (quad == 0 && row < ctx)
-      lse[static_cast<std::size_t>(head) * ctx + row] = (row_max[half] + log2f(sum)) / kLog2e;
-  }
+    for (int half = 0; half < 2; ++half) {
+      float sum = row_sum[m][half];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inverse = 1.0f / sum;
+      const int r = 16 * m + group + half * 8;
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n)
+        *reinterpret_cast<std::uint32_t*>(staged + r * S + n * 8 + 2 * quad) =
+            pack_bf16(out[m][n][2 * half] * inverse, out[m][n][2 * half + 1] * inverse);
+      const int row = warp_row0 + r;
+      if (quad == 0 && row < ctx)
+        lse[static_cast<std::size_t>(head) * ctx + row] = (row_max[m][half] + log2f(sum)) / kLog2e;
+    }
   __syncwarp();
   constexpr int kChunksPerRow = D / 8;
   const std::size_t row_stride = static_cast<std::size_t>(heads) * D;
 #pragma unroll
-  for (int chunk = lane; chunk < 16 * kChunksPerRow; chunk += 32) {
+  for (int chunk = lane; chunk < 16 * M * kChunksPerRow; chunk += 32) {
     const int r = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
     const int row = warp_row0 + r;
     if (row < ctx)
@@ -358,6 +391,13 @@ __global__ void flash_backward_dq_kernel(const float* __restrict__ dq_accum, bf1
   store_vec(dq + i * kVec, values);
 }
 
+// Backward: 8 warps of 16 keys each per block. A wide key tile halves, per
+// FLOP, both the dq atomics (one Br×D tile per iteration) and the Q/dO tile
+// loads, which all warps share.
+constexpr int kBackwardWarps = 8;
+constexpr int kBackwardThreads = 32 * kBackwardWarps;
+constexpr int kBackwardKeyTile = 16 * kBackwardWarps;
+
 // Query rows per backward iteration: the dK and dV accumulators (2·D floats
 // per thread) share the register file with the two 16×Br score tiles.
 template <int D>
@@ -366,13 +406,13 @@ constexpr int kBackwardQueryTile = D <= 80 ? 64 : 32;
 template <int D>
 constexpr std::size_t backward_shared_bytes() {
   constexpr int Br = kBackwardQueryTile<D>;
-  return static_cast<std::size_t>(2 * kKeyTile + 4 * Br) * kStride<D> * sizeof(bf16) +
-         static_cast<std::size_t>(kKeyTile) * (Br + 8) * sizeof(bf16) +
+  return static_cast<std::size_t>(2 * kBackwardKeyTile + 4 * Br) * kStride<D> * sizeof(bf16) +
+         static_cast<std::size_t>(kBackwardKeyTile) * (Br + 8) * sizeof(bf16) +
          static_cast<std::size_t>(4 * Br) * sizeof(float);
 }
 
 template <int D>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kBackwardThreads, 1)
     flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k,
                           const bf16* __restrict__ v, const bf16* __restrict__ dcontext,
                           const float* __restrict__ lse, const float* __restrict__ delta,
@@ -384,14 +424,14 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int SP = Br + 8;  // stride of the dS tile, [key][query]
   extern __shared__ __align__(16) unsigned char shared_raw[];
   bf16* const k_tile = reinterpret_cast<bf16*>(shared_raw);
-  bf16* const v_tile = k_tile + kKeyTile * S;
-  bf16* const q_tiles = v_tile + kKeyTile * S;   // two buffers
+  bf16* const v_tile = k_tile + kBackwardKeyTile * S;
+  bf16* const q_tiles = v_tile + kBackwardKeyTile * S;   // two buffers
   bf16* const do_tiles = q_tiles + 2 * Br * S;   // two buffers
-  bf16* const ds_tile = do_tiles + 2 * Br * S;   // [kKeyTile][SP]
-  float* const lse_tiles = reinterpret_cast<float*>(ds_tile + kKeyTile * SP);  // two buffers, log2 units
+  bf16* const ds_tile = do_tiles + 2 * Br * S;   // [kBackwardKeyTile][SP]
+  float* const lse_tiles = reinterpret_cast<float*>(ds_tile + kBackwardKeyTile * SP);  // two buffers, log2 units
   float* const delta_tiles = lse_tiles + 2 * Br;                               // two buffers
 
-  const int key0 = static_cast<int>(blockIdx.x) * kKeyTile;  // tile 0 has the most work: first
+  const int key0 = static_cast<int>(blockIdx.x) * kBackwardKeyTile;  // tile 0 has the most work: first
   const int head = static_cast<int>(blockIdx.y);
   const int batch = head / heads, h = head % heads;
   const std::size_t head_offset = static_cast<std::size_t>(head) * ctx * D;
@@ -410,17 +450,17 @@ __global__ void __launch_bounds__(kThreads)
   // Rows past ctx get lse = delta = 0 so that their (masked) terms stay finite.
   auto load_query_tile = [&](int tile, int buffer) {
     const int query0 = tile * Br;
-    load_tile_async<Br, D>(q_tiles + buffer * Br * S, q + head_offset, D, query0, ctx);
-    load_tile_async<Br, D>(do_tiles + buffer * Br * S, do_head, do_stride, query0, ctx);
-    for (int r = static_cast<int>(threadIdx.x); r < Br; r += kThreads) {
+    load_tile_async<Br, D, kBackwardThreads>(q_tiles + buffer * Br * S, q + head_offset, D, query0, ctx);
+    load_tile_async<Br, D, kBackwardThreads>(do_tiles + buffer * Br * S, do_head, do_stride, query0, ctx);
+    for (int r = static_cast<int>(threadIdx.x); r < Br; r += kBackwardThreads) {
       const int row = query0 + r;
       lse_tiles[buffer * Br + r] = row < ctx ? lse_head[row] * kLog2e : 0.0f;
       delta_tiles[buffer * Br + r] = row < ctx ? delta_head[row] : 0.0f;
     }
   };
 
-  load_tile_async<kKeyTile, D>(k_tile, k + head_offset, D, key0, ctx);
-  load_tile_async<kKeyTile, D>(v_tile, v + head_offset, D, key0, ctx);
+  load_tile_async<kBackwardKeyTile, D, kBackwardThreads>(k_tile, k + head_offset, D, key0, ctx);
+  load_tile_async<kBackwardKeyTile, D, kBackwardThreads>(v_tile, v + head_offset, D, key0, ctx);
   load_query_tile(first_query_tile, 0);
   commit_copies();
 
@@ -515,11 +555,11 @@ __global__ void __launch_bounds__(kThreads)
     // Br/16 query blocks × D/16 column pairs, dealt round-robin to the warps.
     constexpr int kTasks = (Br / 16) * (D / 16);
 #pragma unroll
-    for (int task = warp; task < kTasks; task += kWarps) {
+    for (int task = warp; task < kTasks; task += kBackwardWarps) {
       const int query_block = task / (D / 16), column_pair = task % (D / 16);
       float dq_part[2][4] = {};
 #pragma unroll
-      for (int kk = 0; kk < kKeyTile / 16; ++kk) {
+      for (int kk = 0; kk < kBackwardKeyTile / 16; ++kk) {
         std::uint32_t ds_frag[4], kf[4];
         ldmatrix_x4_trans(ds_frag, a_km_address<SP>(ds_tile, kk * 16, query_block * 16, lane));
         ldmatrix_x4_trans(kf, b_kn_address<S>(k_tile, kk * 16, column_pair * 16, lane));
@@ -533,10 +573,9 @@ __global__ void __launch_bounds__(kThreads)
           float* const row = dq_accum + (static_cast<std::size_t>(head) * ctx + query) * D +
                              column_pair * 16 + 2 * quad;
 #pragma unroll
-          for (int nn = 0; nn < 2; ++nn) {
-            atomicAdd(row + nn * 8, dq_part[nn][2 * half]);
-            atomicAdd(row + nn * 8 + 1, dq_part[nn][2 * half + 1]);
-          }
+          for (int nn = 0; nn < 2; ++nn)  // sm_90 adds float pairs in one atomic
+            atomicAdd(reinterpret_cast<float2*>(row + nn * 8),
+                      make_float2(dq_part[nn][2 * half], dq_part[nn][2 * half + 1]));
         }
       }
     }
@@ -576,9 +615,9 @@ void launch_forward(const AttentionShape& shape, const bf16* q, const bf16* k, c
   constexpr std::size_t bytes = forward_shared_bytes<D>();
   static const bool prepared = (allow_shared_bytes(flash_forward_kernel<D>, bytes), true);
   (void)prepared;
-  const dim3 grid((shape.ctx + kQueryTile - 1) / kQueryTile,
+  const dim3 grid((shape.ctx + kForwardQueryTile<D> - 1) / kForwardQueryTile<D>,
                   static_cast<unsigned>(shape.batch * shape.heads));
-  flash_forward_kernel<D><<<grid, kThreads, bytes, stream>>>(
+  flash_forward_kernel<D><<<grid, 32 * kForwardWarps, bytes, stream>>>(
       q, k, v, context, lse, shape.ctx, shape.heads, softmax_scale(shape) * kLog2e);
   TRANSFORMER_CHECK_LAUNCH();
 }
@@ -601,9 +640,9 @@ void launch_backward(const AttentionShape& shape, const bf16* q, const bf16* k, 
   static const bool prepared = (allow_shared_bytes(flash_backward_kernel<D>, bytes), true);
   (void)prepared;
   const float scale = softmax_scale(shape);
-  const dim3 grid((shape.ctx + kKeyTile - 1) / kKeyTile,
+  const dim3 grid((shape.ctx + kBackwardKeyTile - 1) / kBackwardKeyTile,
                   static_cast<unsigned>(shape.batch * shape.heads));
-  flash_backward_kernel<D><<<grid, kThreads, bytes, stream>>>(
+  flash_backward_kernel<D><<<grid, kBackwardThreads, bytes, stream>>>(
       q, k, v, dcontext, lse, delta, dq_accum, dk, dv, shape.ctx, shape.heads, scale * kLog2e,
       scale);
   TRANSFORMER_CHECK_LAUNCH();

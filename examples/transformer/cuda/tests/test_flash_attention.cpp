@@ -9,7 +9,10 @@
 // fp32 arithmetic on exact bf16 inputs (scores accumulate in fp32, exp2 is
 // the hardware approximation), so 1e-4. Every output, the workspace too,
 // starts as NaN: an element no kernel writes fails, and the workspace must be
-// initialised by the backward pass itself.
+// initialised by the backward pass itself. At ctx 1 the softmax is constant,
+// so dq and dk are exactly zero and a relative error means nothing: there
+// their root-mean-square must stay under 1e-3 (what is left is the rounding
+// of dP − rowsum(dO∘O), with elements of dO, v of order 1).
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -23,6 +26,20 @@ namespace {
 
 constexpr double kOutputTolerance = 1e-2;
 constexpr double kLseTolerance = 1e-4;
+constexpr double kZeroGradientRms = 1e-3;
+
+void check_near_zero(const std::string& what, const std::vector<double>& got) {
+  double sum2 = 0;
+  std::size_t nans = 0;
+  for (double x : got) {
+    if (std::isnan(x)) ++nans;
+    else sum2 += x * x;
+  }
+  const double rms = nans ? INFINITY : std::sqrt(sum2 / static_cast<double>(got.size()));
+  std::printf("  %-48s rms %.3e (tolerance %.0e, want 0)%s\n", what.c_str(), rms, kZeroGradientRms,
+              rms <= kZeroGradientRms ? "" : "  <-- FAIL");
+  CHECK_MESSAGE(rms <= kZeroGradientRms, what << ": rms " << rms << ", " << nans << " NaN (unwritten)");
+}
 
 struct Reference {
   std::vector<double> context, lse, dq, dk, dv;
@@ -116,8 +133,13 @@ void check_flash_attention(const AttentionShape& s) {
   const Reference want = reference_attention(s, q, k, v, dcontext);
   check_close(label + " context", context.download(), want.context, kOutputTolerance);
   check_close(label + " lse", lse.download(), want.lse, kLseTolerance);
-  check_close(label + " dq", dq.download(), want.dq, kOutputTolerance);
-  check_close(label + " dk", dk.download(), want.dk, kOutputTolerance);
+  if (s.ctx == 1) {
+    check_near_zero(label + " dq", dq.download());
+    check_near_zero(label + " dk", dk.download());
+  } else {
+    check_close(label + " dq", dq.download(), want.dq, kOutputTolerance);
+    check_close(label + " dk", dk.download(), want.dk, kOutputTolerance);
+  }
   check_close(label + " dv", dv.download(), want.dv, kOutputTolerance);
 }
 
