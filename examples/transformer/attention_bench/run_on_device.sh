@@ -2,7 +2,9 @@
 # The fused attention work in one device call: build the kernels' test and
 # benchmark, run the test (REPEAT=N repeats it until a failure), then time
 # ours and PyTorch's SDPA at the same shapes and print them side by side.
-#   OUT=dir [REPEAT=20] [CTX=512,1024,2048,4096] [SKIP_TORCH=1] run_on_device.sh
+#   OUT=dir [REPEAT=20] [CTX=512,1024,2048,4096] [SKIP_TORCH=1] [NCU=1] run_on_device.sh
+# NCU=1 adds Nsight Compute's view of one forward and one backward launch
+# (small model heads, ctx 4096).
 # Logs and both JSON files land in $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -22,7 +24,7 @@ cmake --build "$BUILD" -j16 --target transformer_flash_attention_tests attention
 echo "== $(date +%T) test"
 repeat=()
 [ -n "${REPEAT:-}" ] && repeat=(--repeat "until-fail:$REPEAT")
-ctest --test-dir "$BUILD" -R '^transformer_flash_attention_tests$' --output-on-failure \
+ctest --test-dir "$BUILD" -R '^transformer_flash_attention_tests$' -V \
   --timeout 300 "${repeat[@]}" >"$OUT/test.log" 2>&1
 status=$?
 # The worst error of each output over all shapes and repetitions (the full
@@ -46,5 +48,18 @@ if [ -z "${SKIP_TORCH:-}" ]; then
   sed -n '/^TFLOP/,$p' "$OUT/torch.txt"
 else
   cat "$OUT/ours.txt"
+fi
+if [ -n "${NCU:-}" ]; then
+  NCU_BIN=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  for kernel in forward backward; do
+    echo "== $(date +%T) ncu flash_${kernel}_kernel"
+    "$NCU_BIN" --kernel-name "regex:flash_${kernel}_kernel" --launch-count 1 \
+      --section SpeedOfLight --section WarpStateStats --section ComputeWorkloadAnalysis \
+      --section Occupancy --section MemoryWorkloadAnalysis \
+      "$BUILD"/examples/transformer/attention_bench/attention_bench --ctx 4096 --reps 1 --warmup 1 \
+      >"$OUT/ncu_${kernel}.txt" 2>&1
+    grep -E "Throughput|Pipe|Stall|Warp Cycles|Issued|Achieved Occupancy|Registers|Bank|Duration|Shared" \
+      "$OUT/ncu_${kernel}.txt" | head -40
+  done
 fi
 echo "== $(date +%T) done"

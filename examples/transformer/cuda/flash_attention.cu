@@ -211,17 +211,17 @@ __global__ void __launch_bounds__(32 * kForwardWarps)
 
   for (int tile = 0; tile < key_tiles; ++tile) {
     const int buffer = tile & 1;
+    // One barrier per tile: past it, this tile's copies are visible to all
+    // and every warp is done with the previous tile, whose buffer is refilled.
+    wait_copies<0>();
+    __syncthreads();
     if (tile + 1 < key_tiles) {
       load_tile_async<kKeyTile, D, kThreads>(k_tiles + (buffer ^ 1) * kKeyTile * S, kh, D,
                                              (tile + 1) * kKeyTile, ctx);
       load_tile_async<kKeyTile, D, kThreads>(v_tiles + (buffer ^ 1) * kKeyTile * S, vh, D,
                                              (tile + 1) * kKeyTile, ctx);
       commit_copies();
-      wait_copies<1>();
-    } else {
-      wait_copies<0>();
     }
-    __syncthreads();
     if (tile == 0) {
 #pragma unroll
       for (int m = 0; m < M; ++m)
@@ -315,7 +315,6 @@ __global__ void __launch_bounds__(32 * kForwardWarps)
         }
       }
     }
-    __syncthreads();  // the next iteration refills the buffer just read
   }
 
   // Normalise, stage the warp's rows in its own part of the Q tile (only
@@ -403,6 +402,18 @@ constexpr int kBackwardKeyTile = 16 * kBackwardWarps;
 template <int D>
 constexpr int kBackwardQueryTile = D <= 80 ? 64 : 32;
 
+// Column pairs per dq task: as many as still leave a task for every warp
+// (more pairs reuse each dS fragment more; fewer tasks would idle warps). At
+// d_head 128 the dK/dV accumulators leave no registers for more than one.
+__host__ __device__ constexpr int dq_pairs_per_task(int query_tile, int d_head) {
+  const int blocks = query_tile / 16, pairs = d_head / 16;
+  int best = 1;
+  if (d_head > 96) return best;
+  for (int p = 1; p <= pairs; ++p)
+    if (pairs % p == 0 && blocks * (pairs / p) >= kBackwardWarps) best = p;
+  return best;
+}
+
 template <int D>
 constexpr std::size_t backward_shared_bytes() {
   constexpr int Br = kBackwardQueryTile<D>;
@@ -472,14 +483,14 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
 
   for (int tile = first_query_tile; tile < query_tiles; ++tile) {
     const int buffer = (tile - first_query_tile) & 1;
+    // Past this barrier this tile's copies are visible to all, and every
+    // warp is done with the previous tile's buffers and its dS.
+    wait_copies<0>();
+    __syncthreads();
     if (tile + 1 < query_tiles) {
       load_query_tile(tile + 1, buffer ^ 1);
       commit_copies();
-      wait_copies<1>();
-    } else {
-      wait_copies<0>();
     }
-    __syncthreads();
     const bf16* const q_buf = q_tiles + buffer * Br * S;
     const bf16* const do_buf = do_tiles + buffer * Br * S;
     const float* const lse_buf = lse_tiles + buffer * Br;
@@ -552,34 +563,40 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
                                           2 * quad) = pack_bf16(dp[n][2 * half], dp[n][2 * half + 1]);
     __syncthreads();
 
-    // Br/16 query blocks × D/16 column pairs, dealt round-robin to the warps.
-    constexpr int kTasks = (Br / 16) * (D / 16);
+    // Br/16 query blocks × D/16 column pairs in tasks of kPairs pairs (one dS
+    // fragment feeds 2·kPairs products), dealt round-robin to the warps.
+    constexpr int kPairs = dq_pairs_per_task(Br, D);
+    constexpr int kTasks = (Br / 16) * (D / 16) / kPairs;
 #pragma unroll
     for (int task = warp; task < kTasks; task += kBackwardWarps) {
-      const int query_block = task / (D / 16), column_pair = task % (D / 16);
-      float dq_part[2][4] = {};
+      const int query_block = task / (D / 16 / kPairs);
+      const int pair0 = task % (D / 16 / kPairs) * kPairs;
+      float dq_part[2 * kPairs][4] = {};
 #pragma unroll
       for (int kk = 0; kk < kBackwardKeyTile / 16; ++kk) {
-        std::uint32_t ds_frag[4], kf[4];
+        std::uint32_t ds_frag[4];
         ldmatrix_x4_trans(ds_frag, a_km_address<SP>(ds_tile, kk * 16, query_block * 16, lane));
-        ldmatrix_x4_trans(kf, b_kn_address<S>(k_tile, kk * 16, column_pair * 16, lane));
-        mma_bf16(dq_part[0], ds_frag, kf[0], kf[1]);
-        mma_bf16(dq_part[1], ds_frag, kf[2], kf[3]);
+#pragma unroll
+        for (int p = 0; p < kPairs; ++p) {
+          std::uint32_t kf[4];
+          ldmatrix_x4_trans(kf, b_kn_address<S>(k_tile, kk * 16, (pair0 + p) * 16, lane));
+          mma_bf16(dq_part[2 * p], ds_frag, kf[0], kf[1]);
+          mma_bf16(dq_part[2 * p + 1], ds_frag, kf[2], kf[3]);
+        }
       }
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int query = query0 + query_block * 16 + group + half * 8;
         if (query < ctx) {
           float* const row = dq_accum + (static_cast<std::size_t>(head) * ctx + query) * D +
-                             column_pair * 16 + 2 * quad;
+                             pair0 * 16 + 2 * quad;
 #pragma unroll
-          for (int nn = 0; nn < 2; ++nn)  // sm_90 adds float pairs in one atomic
+          for (int nn = 0; nn < 2 * kPairs; ++nn)  // sm_90 adds float pairs in one atomic
             atomicAdd(reinterpret_cast<float2*>(row + nn * 8),
                       make_float2(dq_part[nn][2 * half], dq_part[nn][2 * half + 1]));
         }
       }
     }
-    __syncthreads();  // dS and this iteration's buffers are reused next
   }
 
 #pragma unroll
