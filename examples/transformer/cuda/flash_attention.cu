@@ -20,7 +20,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -151,26 +150,25 @@ __device__ inline const bf16* a_km_address(const bf16* tile, int k0, int row0, i
 // and V fragment read from shared memory feeds kRowTiles products, and a
 // block's key tiles are fetched once for 64·kRowTiles queries. Two row
 // blocks need twice the accumulators: only the small heads can afford them.
+constexpr int kForwardWarps = 4;
 constexpr int kKeyTile = 64;  // keys per forward iteration
-template <int D, bool kWide>
-struct ForwardConfig {
-  static constexpr int warps = kWide ? 8 : 4;
-  static constexpr int row_tiles = kWide ? 1 : (D <= 80 ? 2 : 1);
-  static constexpr int min_blocks = kWide ? 2 : 1;
-  static constexpr int query_tile = 16 * row_tiles * warps;
-  static constexpr std::size_t shared_bytes =
-      static_cast<std::size_t>(query_tile + 4 * kKeyTile) * kStride<D> * sizeof(bf16);
-};
+template <int D>
+constexpr int kRowTiles = D <= 80 ? 2 : 1;
+template <int D>
+constexpr int kForwardQueryTile = 16 * kRowTiles<D> * kForwardWarps;
 
-template <int D, bool kWide>
-__global__ void __launch_bounds__(32 * ForwardConfig<D, kWide>::warps,
-                                  ForwardConfig<D, kWide>::min_blocks)
+template <int D>
+constexpr std::size_t forward_shared_bytes() {
+  return static_cast<std::size_t>(kForwardQueryTile<D> + 4 * kKeyTile) * kStride<D> * sizeof(bf16);
+}
+
+template <int D>
+__global__ void __launch_bounds__(32 * kForwardWarps)
     flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k,
                          const bf16* __restrict__ v, bf16* __restrict__ context,
                          float* __restrict__ lse, int ctx, int heads, float scale_log2) {
-  using Config = ForwardConfig<D, kWide>;
-  constexpr int S = kStride<D>, M = Config::row_tiles, Br = Config::query_tile;
-  constexpr int kThreads = 32 * Config::warps;
+  constexpr int S = kStride<D>, M = kRowTiles<D>, Br = kForwardQueryTile<D>;
+  constexpr int kThreads = 32 * kForwardWarps;
   extern __shared__ __align__(16) unsigned char shared_raw[];
   bf16* const q_tile = reinterpret_cast<bf16*>(shared_raw);
   bf16* const k_tiles = q_tile + Br * S;             // two buffers
@@ -628,28 +626,17 @@ float softmax_scale(const AttentionShape& shape) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.d_head)));
 }
 
-template <int D, bool kWide>
-void launch_forward_config(const AttentionShape& shape, const bf16* q, const bf16* k,
-                           const bf16* v, bf16* context, float* lse, cudaStream_t stream) {
-  using Config = ForwardConfig<D, kWide>;
-  static const bool prepared =
-      (allow_shared_bytes(flash_forward_kernel<D, kWide>, Config::shared_bytes), true);
-  (void)prepared;
-  const dim3 grid((shape.ctx + Config::query_tile - 1) / Config::query_tile,
-                  static_cast<unsigned>(shape.batch * shape.heads));
-  flash_forward_kernel<D, kWide><<<grid, 32 * Config::warps, Config::shared_bytes, stream>>>(
-      q, k, v, context, lse, shape.ctx, shape.heads, softmax_scale(shape) * kLog2e);
-  TRANSFORMER_CHECK_LAUNCH();
-}
-
 template <int D>
 void launch_forward(const AttentionShape& shape, const bf16* q, const bf16* k, const bf16* v,
                     bf16* context, float* lse, cudaStream_t stream) {
-  static const bool wide = std::getenv("FLASH_FWD_WIDE") != nullptr;  // TUNING ONLY
-  if (wide)
-    launch_forward_config<D, true>(shape, q, k, v, context, lse, stream);
-  else
-    launch_forward_config<D, false>(shape, q, k, v, context, lse, stream);
+  constexpr std::size_t bytes = forward_shared_bytes<D>();
+  static const bool prepared = (allow_shared_bytes(flash_forward_kernel<D>, bytes), true);
+  (void)prepared;
+  const dim3 grid((shape.ctx + kForwardQueryTile<D> - 1) / kForwardQueryTile<D>,
+                  static_cast<unsigned>(shape.batch * shape.heads));
+  flash_forward_kernel<D><<<grid, 32 * kForwardWarps, bytes, stream>>>(
+      q, k, v, context, lse, shape.ctx, shape.heads, softmax_scale(shape) * kLog2e);
+  TRANSFORMER_CHECK_LAUNCH();
 }
 
 template <int D>
