@@ -50,6 +50,10 @@ __device__ inline void copy_async_16(void* to, const void* from, bool inside) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(to)),
                "l"(from), "r"(inside ? 16 : 0));
 }
+__device__ inline void copy_async_4(void* to, const void* from, bool inside) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(to)),
+               "l"(from), "r"(inside ? 4 : 0));
+}
 __device__ inline void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
 __device__ inline void wait_copies() {
@@ -439,7 +443,7 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   bf16* const q_tiles = v_tile + kBackwardKeyTile * S;   // two buffers
   bf16* const do_tiles = q_tiles + 2 * Br * S;   // two buffers
   bf16* const ds_tile = do_tiles + 2 * Br * S;   // [kBackwardKeyTile][SP]
-  float* const lse_tiles = reinterpret_cast<float*>(ds_tile + kBackwardKeyTile * SP);  // two buffers, log2 units
+  float* const lse_tiles = reinterpret_cast<float*>(ds_tile + kBackwardKeyTile * SP);  // two buffers
   float* const delta_tiles = lse_tiles + 2 * Br;                               // two buffers
 
   const int key0 = static_cast<int>(blockIdx.x) * kBackwardKeyTile;  // tile 0 has the most work: first
@@ -458,15 +462,19 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   const int first_query_tile = key0 / Br;
   const int query_tiles = (ctx + Br - 1) / Br;
 
-  // Rows past ctx get lse = delta = 0 so that their (masked) terms stay finite.
+  // Rows past ctx get lse = delta = 0 (zero-filled) so that their masked
+  // terms stay finite.
   auto load_query_tile = [&](int tile, int buffer) {
     const int query0 = tile * Br;
     load_tile_async<Br, D, kBackwardThreads>(q_tiles + buffer * Br * S, q + head_offset, D, query0, ctx);
     load_tile_async<Br, D, kBackwardThreads>(do_tiles + buffer * Br * S, do_head, do_stride, query0, ctx);
+    // Asynchronous too: a plain load here would hold its warp (and so the
+    // whole block, at the next barrier) for a round trip to L2.
     for (int r = static_cast<int>(threadIdx.x); r < Br; r += kBackwardThreads) {
       const int row = query0 + r;
-      lse_tiles[buffer * Br + r] = row < ctx ? lse_head[row] * kLog2e : 0.0f;
-      delta_tiles[buffer * Br + r] = row < ctx ? delta_head[row] : 0.0f;
+      const bool inside = row < ctx;
+      copy_async_4(lse_tiles + buffer * Br + r, lse_head + (inside ? row : 0), inside);
+      copy_async_4(delta_tiles + buffer * Br + r, delta_head + (inside ? row : 0), inside);
     }
   };
 
@@ -531,7 +539,7 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
         const int key = warp_key0 + group + (e >> 1) * 8, query = query0 + column;
         const float prob = masked && (key > query || query >= ctx)
                                ? 0.0f
-                               : exp2_approx(fmaf(p[n][e], scale_log2, -lse_buf[column]));
+                               : exp2_approx(fmaf(p[n][e], scale_log2, -kLog2e * lse_buf[column]));
         p[n][e] = prob;
         dp[n][e] = prob * (dp[n][e] - delta_buf[column]);
       }
