@@ -26,6 +26,11 @@
 #include "check.hpp"
 #include "device_utils.cuh"
 
+// mma.sync bf16, cp.async and ldmatrix need sm_80; the paired fp32 atomics sm_90.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "flash_attention.cu is written for sm_90 (CMAKE_CUDA_ARCHITECTURES=90)"
+#endif
+
 namespace transformer::cuda {
 namespace {
 
