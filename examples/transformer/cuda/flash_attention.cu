@@ -399,59 +399,61 @@ __global__ void flash_backward_dq_kernel(const float* __restrict__ dq_accum, bf1
   store_vec(dq + i * kVec, values);
 }
 
-// Backward: 8 warps of 16 keys each per block. A wide key tile halves, per
-// FLOP, both the dq atomics (one Br×D tile per iteration) and the Q/dO tile
-// loads, which all warps share.
-constexpr int kBackwardWarps = 8;
-constexpr int kBackwardThreads = 32 * kBackwardWarps;
-constexpr int kBackwardKeyTile = 16 * kBackwardWarps;
-
-// Query rows per backward iteration: the dK and dV accumulators (2·D floats
-// per thread) share the register file with the two 16×Br score tiles.
+// Backward: each warp owns kKeyRows 16-key blocks of the block's key tile,
+// so every Q and dO fragment read from shared memory feeds kKeyRows
+// products (shared-memory reads were the backward pass's limit). A wide key
+// tile (128) also halves, per FLOP, the dq atomics (one Br×D tile per query
+// tile) and the Q/dO tile loads, which all warps share. Two key blocks per
+// warp double the dK/dV accumulators: only d_head 64 can afford them, with a
+// 32-query tile.
 template <int D>
-constexpr int kBackwardQueryTile = D <= 80 ? 64 : 32;
+struct BackwardConfig {
+  static constexpr int key_rows = D == 64 ? 2 : 1;   // 16-key blocks per warp
+  static constexpr int warps = D == 64 ? 4 : 8;
+  static constexpr int threads = 32 * warps;
+  static constexpr int key_tile = 16 * key_rows * warps;
+  static constexpr int query_tile = D == 64 ? 32 : (D <= 80 ? 64 : 32);
+  static constexpr int min_blocks = D == 64 ? 2 : 1;
+  static constexpr std::size_t shared_bytes =
+      static_cast<std::size_t>(2 * key_tile + 4 * query_tile) * kStride<D> * sizeof(bf16) +
+      static_cast<std::size_t>(key_tile) * (query_tile + 8) * sizeof(bf16) +
+      static_cast<std::size_t>(4 * query_tile) * sizeof(float);
+};
 
 // Column pairs per dq task: as many as still leave a task for every warp
 // (more pairs reuse each dS fragment more; fewer tasks would idle warps). At
 // d_head 128 the dK/dV accumulators leave no registers for more than one.
-__host__ __device__ constexpr int dq_pairs_per_task(int query_tile, int d_head) {
+__host__ __device__ constexpr int dq_pairs_per_task(int query_tile, int d_head, int warps) {
   const int blocks = query_tile / 16, pairs = d_head / 16;
   int best = 1;
   if (d_head > 96) return best;
   for (int p = 1; p <= pairs; ++p)
-    if (pairs % p == 0 && blocks * (pairs / p) >= kBackwardWarps) best = p;
+    if (pairs % p == 0 && blocks * (pairs / p) >= warps) best = p;
   return best;
 }
 
 template <int D>
-constexpr std::size_t backward_shared_bytes() {
-  constexpr int Br = kBackwardQueryTile<D>;
-  return static_cast<std::size_t>(2 * kBackwardKeyTile + 4 * Br) * kStride<D> * sizeof(bf16) +
-         static_cast<std::size_t>(kBackwardKeyTile) * (Br + 8) * sizeof(bf16) +
-         static_cast<std::size_t>(4 * Br) * sizeof(float);
-}
-
-template <int D>
-__global__ void __launch_bounds__(kBackwardThreads, 1)
+__global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>::min_blocks)
     flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k,
                           const bf16* __restrict__ v, const bf16* __restrict__ dcontext,
                           const float* __restrict__ lse, const float* __restrict__ delta,
                           float* __restrict__ dq_accum, bf16* __restrict__ dk,
                           bf16* __restrict__ dv, int ctx, int heads, float scale_log2,
                           float scale) {
-  constexpr int S = kStride<D>;
-  constexpr int Br = kBackwardQueryTile<D>;
+  using Config = BackwardConfig<D>;
+  constexpr int S = kStride<D>, M = Config::key_rows, W = Config::warps;
+  constexpr int Br = Config::query_tile, Bc = Config::key_tile, kThreads = Config::threads;
   constexpr int SP = Br + 8;  // stride of the dS tile, [key][query]
   extern __shared__ __align__(16) unsigned char shared_raw[];
   bf16* const k_tile = reinterpret_cast<bf16*>(shared_raw);
-  bf16* const v_tile = k_tile + kBackwardKeyTile * S;
-  bf16* const q_tiles = v_tile + kBackwardKeyTile * S;   // two buffers
-  bf16* const do_tiles = q_tiles + 2 * Br * S;   // two buffers
-  bf16* const ds_tile = do_tiles + 2 * Br * S;   // [kBackwardKeyTile][SP]
-  float* const lse_tiles = reinterpret_cast<float*>(ds_tile + kBackwardKeyTile * SP);  // two buffers
-  float* const delta_tiles = lse_tiles + 2 * Br;                               // two buffers
+  bf16* const v_tile = k_tile + Bc * S;
+  bf16* const q_tiles = v_tile + Bc * S;        // two buffers
+  bf16* const do_tiles = q_tiles + 2 * Br * S;  // two buffers
+  bf16* const ds_tile = do_tiles + 2 * Br * S;  // [Bc][SP]
+  float* const lse_tiles = reinterpret_cast<float*>(ds_tile + Bc * SP);  // two buffers
+  float* const delta_tiles = lse_tiles + 2 * Br;                         // two buffers
 
-  const int key0 = static_cast<int>(blockIdx.x) * kBackwardKeyTile;  // tile 0 has the most work: first
+  const int key0 = static_cast<int>(blockIdx.x) * Bc;  // tile 0 has the most work: first
   const int head = static_cast<int>(blockIdx.y);
   const int batch = head / heads, h = head % heads;
   const std::size_t head_offset = static_cast<std::size_t>(head) * ctx * D;
@@ -462,7 +464,8 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   const float* const delta_head = delta + static_cast<std::size_t>(head) * ctx;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int group = lane / 4, quad = lane % 4;
-  const int warp_key0 = key0 + warp * 16;
+  const int warp_row0 = warp * 16 * M;  // the warp's first key, within the tile
+  const int warp_key0 = key0 + warp_row0;
 
   const int first_query_tile = key0 / Br;
   const int query_tiles = (ctx + Br - 1) / Br;
@@ -471,11 +474,11 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   // terms stay finite.
   auto load_query_tile = [&](int tile, int buffer) {
     const int query0 = tile * Br;
-    load_tile_async<Br, D, kBackwardThreads>(q_tiles + buffer * Br * S, q + head_offset, D, query0, ctx);
-    load_tile_async<Br, D, kBackwardThreads>(do_tiles + buffer * Br * S, do_head, do_stride, query0, ctx);
+    load_tile_async<Br, D, kThreads>(q_tiles + buffer * Br * S, q + head_offset, D, query0, ctx);
+    load_tile_async<Br, D, kThreads>(do_tiles + buffer * Br * S, do_head, do_stride, query0, ctx);
     // Asynchronous too: a plain load here would hold its warp (and so the
     // whole block, at the next barrier) for a round trip to L2.
-    for (int r = static_cast<int>(threadIdx.x); r < Br; r += kBackwardThreads) {
+    for (int r = static_cast<int>(threadIdx.x); r < Br; r += kThreads) {
       const int row = query0 + r;
       const bool inside = row < ctx;
       copy_async_4(lse_tiles + buffer * Br + r, lse_head + (inside ? row : 0), inside);
@@ -483,16 +486,18 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
     }
   };
 
-  load_tile_async<kBackwardKeyTile, D, kBackwardThreads>(k_tile, k + head_offset, D, key0, ctx);
-  load_tile_async<kBackwardKeyTile, D, kBackwardThreads>(v_tile, v + head_offset, D, key0, ctx);
+  load_tile_async<Bc, D, kThreads>(k_tile, k + head_offset, D, key0, ctx);
+  load_tile_async<Bc, D, kThreads>(v_tile, v + head_offset, D, key0, ctx);
   load_query_tile(first_query_tile, 0);
   commit_copies();
 
-  float dk_acc[D / 8][4], dv_acc[D / 8][4];
+  float dk_acc[M][D / 8][4], dv_acc[M][D / 8][4];
 #pragma unroll
-  for (int n = 0; n < D / 8; ++n)
+  for (int m = 0; m < M; ++m)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) dk_acc[n][e] = dv_acc[n][e] = 0.0f;
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dk_acc[m][n][e] = dv_acc[m][n][e] = 0.0f;
 
   for (int tile = first_query_tile; tile < query_tiles; ++tile) {
     const int buffer = (tile - first_query_tile) & 1;
@@ -510,91 +515,113 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
     const float* const delta_buf = delta_tiles + buffer * Br;
     const int query0 = tile * Br;
 
-    // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ for this warp's 16 keys × Br queries.
-    float p[Br / 8][4], dp[Br / 8][4];
+    // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ for this warp's 16·M keys × Br queries.
+    float p[M][Br / 8][4], dp[M][Br / 8][4];
 #pragma unroll
-    for (int n = 0; n < Br / 8; ++n)
+    for (int m = 0; m < M; ++m)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) p[n][e] = dp[n][e] = 0.0f;
+      for (int n = 0; n < Br / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) p[m][n][e] = dp[m][n][e] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
-      std::uint32_t kf[4], vf[4];
-      ldmatrix_x4(kf, a_address<S>(k_tile, warp * 16, kk * 16, lane));
-      ldmatrix_x4(vf, a_address<S>(v_tile, warp * 16, kk * 16, lane));
+      std::uint32_t kf[M][4], vf[M][4];
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        ldmatrix_x4(kf[m], a_address<S>(k_tile, warp_row0 + 16 * m, kk * 16, lane));
+        ldmatrix_x4(vf[m], a_address<S>(v_tile, warp_row0 + 16 * m, kk * 16, lane));
+      }
 #pragma unroll
       for (int n2 = 0; n2 < Br / 16; ++n2) {
         std::uint32_t qf[4], of[4];
         ldmatrix_x4(qf, b_nk_address<S>(q_buf, n2 * 16, kk * 16, lane));
-        mma_bf16(p[2 * n2], kf, qf[0], qf[1]);
-        mma_bf16(p[2 * n2 + 1], kf, qf[2], qf[3]);
         ldmatrix_x4(of, b_nk_address<S>(do_buf, n2 * 16, kk * 16, lane));
-        mma_bf16(dp[2 * n2], vf, of[0], of[1]);
-        mma_bf16(dp[2 * n2 + 1], vf, of[2], of[3]);
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          mma_bf16(p[m][2 * n2], kf[m], qf[0], qf[1]);
+          mma_bf16(p[m][2 * n2 + 1], kf[m], qf[2], qf[3]);
+          mma_bf16(dp[m][2 * n2], vf[m], of[0], of[1]);
+          mma_bf16(dp[m][2 * n2 + 1], vf[m], of[2], of[3]);
+        }
       }
     }
 
     // Pᵀ = exp(S·scale − lse) (0 where key > query or query ≥ ctx), then
     // dSᵀ = Pᵀ ∘ (dPᵀ − delta), kept in dp.
-    const bool masked = query0 < warp_key0 + 15 || query0 + Br > ctx;
 #pragma unroll
-    for (int n = 0; n < Br / 8; ++n)
+    for (int m = 0; m < M; ++m) {
+      const int block_key0 = warp_key0 + 16 * m;
+      const bool masked = query0 < block_key0 + 15 || query0 + Br > ctx;
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int column = n * 8 + 2 * quad + (e & 1);
-        const int key = warp_key0 + group + (e >> 1) * 8, query = query0 + column;
-        const float prob = masked && (key > query || query >= ctx)
-                               ? 0.0f
-                               : exp2_approx(fmaf(p[n][e], scale_log2, -kLog2e * lse_buf[column]));
-        p[n][e] = prob;
-        dp[n][e] = prob * (dp[n][e] - delta_buf[column]);
-      }
+      for (int n = 0; n < Br / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int column = n * 8 + 2 * quad + (e & 1);
+          const int key = block_key0 + group + (e >> 1) * 8, query = query0 + column;
+          const float prob =
+              masked && (key > query || query >= ctx)
+                  ? 0.0f
+                  : exp2_approx(fmaf(p[m][n][e], scale_log2, -kLog2e * lse_buf[column]));
+          p[m][n][e] = prob;
+          dp[m][n][e] = prob * (dp[m][n][e] - delta_buf[column]);
+        }
+    }
 
     // dV += Pᵀ dO and dK += dSᵀ Q (the scale goes on dK at the end).
 #pragma unroll
     for (int kk = 0; kk < Br / 16; ++kk) {
-      std::uint32_t p_frag[4], ds_frag[4];
-      accumulators_to_a(p[2 * kk], p[2 * kk + 1], p_frag);
-      accumulators_to_a(dp[2 * kk], dp[2 * kk + 1], ds_frag);
+      std::uint32_t p_frag[M][4], ds_frag[M][4];
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        accumulators_to_a(p[m][2 * kk], p[m][2 * kk + 1], p_frag[m]);
+        accumulators_to_a(dp[m][2 * kk], dp[m][2 * kk + 1], ds_frag[m]);
+      }
 #pragma unroll
       for (int n2 = 0; n2 < D / 16; ++n2) {
         std::uint32_t of[4], qf[4];
         ldmatrix_x4_trans(of, b_kn_address<S>(do_buf, kk * 16, n2 * 16, lane));
-        mma_bf16(dv_acc[2 * n2], p_frag, of[0], of[1]);
-        mma_bf16(dv_acc[2 * n2 + 1], p_frag, of[2], of[3]);
         ldmatrix_x4_trans(qf, b_kn_address<S>(q_buf, kk * 16, n2 * 16, lane));
-        mma_bf16(dk_acc[2 * n2], ds_frag, qf[0], qf[1]);
-        mma_bf16(dk_acc[2 * n2 + 1], ds_frag, qf[2], qf[3]);
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          mma_bf16(dv_acc[m][2 * n2], p_frag[m], of[0], of[1]);
+          mma_bf16(dv_acc[m][2 * n2 + 1], p_frag[m], of[2], of[3]);
+          mma_bf16(dk_acc[m][2 * n2], ds_frag[m], qf[0], qf[1]);
+          mma_bf16(dk_acc[m][2 * n2 + 1], ds_frag[m], qf[2], qf[3]);
+        }
       }
     }
 
     // dQ = dS K needs every warp's keys: through shared memory as dSᵀ [key][query].
 #pragma unroll
-    for (int n = 0; n < Br / 8; ++n)
+    for (int m = 0; m < M; ++m)
 #pragma unroll
-      for (int half = 0; half < 2; ++half)
-        *reinterpret_cast<std::uint32_t*>(ds_tile + (warp * 16 + group + half * 8) * SP + n * 8 +
-                                          2 * quad) = pack_bf16(dp[n][2 * half], dp[n][2 * half + 1]);
+      for (int n = 0; n < Br / 8; ++n)
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          *reinterpret_cast<std::uint32_t*>(ds_tile + (warp_row0 + 16 * m + group + half * 8) * SP +
+                                            n * 8 + 2 * quad) =
+              pack_bf16(dp[m][n][2 * half], dp[m][n][2 * half + 1]);
     __syncthreads();
 
     // Br/16 query blocks × D/16 column pairs in tasks of kPairs pairs (one dS
     // fragment feeds 2·kPairs products), dealt round-robin to the warps.
-    constexpr int kPairs = dq_pairs_per_task(Br, D);
+    constexpr int kPairs = dq_pairs_per_task(Br, D, W);
     constexpr int kTasks = (Br / 16) * (D / 16) / kPairs;
 #pragma unroll
-    for (int task = warp; task < kTasks; task += kBackwardWarps) {
+    for (int task = warp; task < kTasks; task += W) {
       const int query_block = task / (D / 16 / kPairs);
       const int pair0 = task % (D / 16 / kPairs) * kPairs;
       float dq_part[2 * kPairs][4] = {};
 #pragma unroll
-      for (int kk = 0; kk < kBackwardKeyTile / 16; ++kk) {
+      for (int kk = 0; kk < Bc / 16; ++kk) {
         std::uint32_t ds_frag[4];
         ldmatrix_x4_trans(ds_frag, a_km_address<SP>(ds_tile, kk * 16, query_block * 16, lane));
 #pragma unroll
-        for (int p = 0; p < kPairs; ++p) {
+        for (int pair = 0; pair < kPairs; ++pair) {
           std::uint32_t kf[4];
-          ldmatrix_x4_trans(kf, b_kn_address<S>(k_tile, kk * 16, (pair0 + p) * 16, lane));
-          mma_bf16(dq_part[2 * p], ds_frag, kf[0], kf[1]);
-          mma_bf16(dq_part[2 * p + 1], ds_frag, kf[2], kf[3]);
+          ldmatrix_x4_trans(kf, b_kn_address<S>(k_tile, kk * 16, (pair0 + pair) * 16, lane));
+          mma_bf16(dq_part[2 * pair], ds_frag, kf[0], kf[1]);
+          mma_bf16(dq_part[2 * pair + 1], ds_frag, kf[2], kf[3]);
         }
       }
 #pragma unroll
@@ -613,19 +640,21 @@ __global__ void __launch_bounds__(kBackwardThreads, 1)
   }
 
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int key = warp_key0 + group + half * 8;
-    if (key >= ctx) continue;
-    const std::size_t row = head_offset + static_cast<std::size_t>(key) * D;
+  for (int m = 0; m < M; ++m)
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      const int col = n * 8 + 2 * quad;
-      *reinterpret_cast<std::uint32_t*>(dk + row + col) =
-          pack_bf16(dk_acc[n][2 * half] * scale, dk_acc[n][2 * half + 1] * scale);
-      *reinterpret_cast<std::uint32_t*>(dv + row + col) =
-          pack_bf16(dv_acc[n][2 * half], dv_acc[n][2 * half + 1]);
+    for (int half = 0; half < 2; ++half) {
+      const int key = warp_key0 + 16 * m + group + half * 8;
+      if (key >= ctx) continue;
+      const std::size_t row = head_offset + static_cast<std::size_t>(key) * D;
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        const int col = n * 8 + 2 * quad;
+        *reinterpret_cast<std::uint32_t*>(dk + row + col) =
+            pack_bf16(dk_acc[m][n][2 * half] * scale, dk_acc[m][n][2 * half + 1] * scale);
+        *reinterpret_cast<std::uint32_t*>(dv + row + col) =
+            pack_bf16(dv_acc[m][n][2 * half], dv_acc[m][n][2 * half + 1]);
+      }
     }
-  }
 }
 
 // Kernels taking more than 48 KB of shared memory must opt in, once per kernel.
@@ -666,13 +695,14 @@ void launch_backward(const AttentionShape& shape, const bf16* q, const bf16* k, 
          stream>>>(context, dcontext, delta, dq_accum, shape.ctx, shape.heads, rows);
   TRANSFORMER_CHECK_LAUNCH();
 
-  constexpr std::size_t bytes = backward_shared_bytes<D>();
-  static const bool prepared = (allow_shared_bytes(flash_backward_kernel<D>, bytes), true);
+  using Config = BackwardConfig<D>;
+  static const bool prepared =
+      (allow_shared_bytes(flash_backward_kernel<D>, Config::shared_bytes), true);
   (void)prepared;
   const float scale = softmax_scale(shape);
-  const dim3 grid((shape.ctx + kBackwardKeyTile - 1) / kBackwardKeyTile,
+  const dim3 grid((shape.ctx + Config::key_tile - 1) / Config::key_tile,
                   static_cast<unsigned>(shape.batch * shape.heads));
-  flash_backward_kernel<D><<<grid, kBackwardThreads, bytes, stream>>>(
+  flash_backward_kernel<D><<<grid, Config::threads, Config::shared_bytes, stream>>>(
       q, k, v, dcontext, lse, delta, dq_accum, dk, dv, shape.ctx, shape.heads, scale * kLog2e,
       scale);
   TRANSFORMER_CHECK_LAUNCH();
