@@ -97,6 +97,17 @@ __device__ inline float exp2_approx(float x) {
   return y;
 }
 
+// Reduces n values pairwise (a tree of depth log2 n, not a chain of n − 1
+// dependent instructions); n a power of two.
+template <int N, class Op>
+__device__ inline float tree_reduce(float (&values)[N], Op op) {
+#pragma unroll
+  for (int width = N / 2; width >= 1; width /= 2)
+#pragma unroll
+    for (int i = 0; i < width; ++i) values[i] = op(values[i], values[i + width]);
+  return values[0];
+}
+
 // The A operand of the next product from two 16×8 accumulator tiles (the
 // columns 16·kk … 16·kk+15 of a 16-row block), rounded to bf16: the
 // accumulator layout of m16n8 is the A layout of m16k16, split in halves.
@@ -280,10 +291,11 @@ __global__ void __launch_bounds__(32 * kForwardWarps)
 
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        float tile_max = -INFINITY;
+        float partial[kKeyTile / 8];
 #pragma unroll
         for (int n = 0; n < kKeyTile / 8; ++n)
-          tile_max = fmaxf(tile_max, fmaxf(score[m][n][2 * half], score[m][n][2 * half + 1]));
+          partial[n] = fmaxf(score[m][n][2 * half], score[m][n][2 * half + 1]);
+        float tile_max = tree_reduce(partial, [](float a, float b) { return fmaxf(a, b); });
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
         const float new_max = fmaxf(row_max[m][half], tile_max * scale_log2);
@@ -299,12 +311,13 @@ __global__ void __launch_bounds__(32 * kForwardWarps)
           out[m][n][2 * half + 1] *= rescale;
         }
 #pragma unroll
-        for (int n = 0; n < kKeyTile / 8; ++n)
+        for (int n = 0; n < kKeyTile / 8; ++n) {
 #pragma unroll
-          for (int e = 2 * half; e < 2 * half + 2; ++e) {
+          for (int e = 2 * half; e < 2 * half + 2; ++e)
             score[m][n][e] = exp2_approx(fmaf(score[m][n][e], scale_log2, -shift));
-            row_sum[m][half] += score[m][n][e];
-          }
+          partial[n] = score[m][n][2 * half] + score[m][n][2 * half + 1];
+        }
+        row_sum[m][half] += tree_reduce(partial, [](float a, float b) { return a + b; });
       }
     }
 
