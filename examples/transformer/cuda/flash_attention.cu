@@ -3,19 +3,21 @@
 // memory through ldmatrix), fp32 accumulation, tiles streamed with cp.async
 // into double buffers.
 //
-// Forward: one block of 4 warps per (64-query tile, batch·head); each warp
-// owns 16 query rows, keeps its Q fragments, its output accumulator and the
-// row's running max and sum in registers, and walks the key tiles up to the
-// diagonal. The softmax runs in base 2 with 1/√d_head·log2(e) folded into
-// one multiply-add per score.
+// Forward: one block of 4 warps per (query tile, batch·head); each warp owns
+// 32 query rows (16 at d_head ≥ 96), keeps its Q fragments, its output
+// accumulators and the rows' running max and sum in registers, and walks the
+// 64-key tiles up to the diagonal. The softmax runs in base 2 with
+// 1/√d_head·log2(e) folded into one multiply-add per score.
 //
 // Backward: a preprocess pass writes D = rowsum(dO ∘ O) and zeroes an fp32 dq
-// accumulator; then one block per (64-key tile, batch·head) loops over the
+// accumulator; then one block per (128-key tile, batch·head) loops over the
 // query tiles at or below the diagonal, recomputes P from the saved
-// log-sum-exp, keeps dK and dV in registers (each warp owns 16 keys), and
-// adds its share of dQ = dS·K into the accumulator with fp32 atomics; a last
-// pass scales and rounds dq to bf16. The atomics make dq's summation order,
-// and so its last bits, vary between runs.
+// log-sum-exp, keeps dK and dV in registers (each warp owns 16 or 32 keys),
+// and adds its share of dQ = dS·K into the accumulator with fp32 atomics; a
+// last pass scales and rounds dq to bf16. The atomics make dq's summation
+// order, and so its last bits, vary between runs.
+//
+// Tile shapes, and what each change bought on the H100: docs/attention-notes.md.
 #include "flash_attention.hpp"
 
 #include <cmath>
@@ -85,6 +87,14 @@ __device__ inline void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std:
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// The two n8 tiles one ldmatrix_x4 of B holds (regs 0,1 and 2,3), one
+// product each with the same A.
+__device__ inline void mma_bf16_x2(float (&left)[4], float (&right)[4], const std::uint32_t (&a)[4],
+                                   const std::uint32_t (&b)[4]) {
+  mma_bf16(left, a, b[0], b[1]);
+  mma_bf16(right, a, b[2], b[3]);
+}
+
 __device__ inline std::uint32_t pack_bf16(float lo, float hi) {
   const __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<const std::uint32_t*>(&pair);
@@ -106,6 +116,30 @@ __device__ inline float tree_reduce(float (&values)[N], Op op) {
 #pragma unroll
     for (int i = 0; i < width; ++i) values[i] = op(values[i], values[i + width]);
   return values[0];
+}
+
+// c[m] += a[m]·B for M 16-row blocks, across the 16-column strips n2 of B
+// that load_b(n2, b) fetches (each strip feeds all M blocks).
+template <int M, int kTiles, class LoadB>
+__device__ inline void mma_products(float (&c)[M][kTiles][4], const std::uint32_t (&a)[M][4],
+                                    LoadB load_b) {
+#pragma unroll
+  for (int n2 = 0; n2 < kTiles / 2; ++n2) {
+    std::uint32_t b[4];
+    load_b(n2, b);
+#pragma unroll
+    for (int m = 0; m < M; ++m) mma_bf16_x2(c[m][2 * n2], c[m][2 * n2 + 1], a[m], b);
+  }
+}
+
+template <int M, int N>
+__device__ inline void set_zero(float (&tiles)[M][N][4]) {
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) tiles[m][n][e] = 0.0f;
 }
 
 // The A operand of the next product from two 16×8 accumulator tiles (the
@@ -169,7 +203,8 @@ __device__ inline const bf16* a_km_address(const bf16* tile, int k0, int row0, i
 // Forward: 4 warps; each owns kRowTiles 16-row blocks of queries, so every K
 // and V fragment read from shared memory feeds kRowTiles products, and a
 // block's key tiles are fetched once for 64·kRowTiles queries. Two row
-// blocks need twice the accumulators: only the small heads can afford them.
+// blocks need twice the accumulators: only d_head ≤ 80 can afford them (80
+// with a few bytes of spill, still the faster choice).
 constexpr int kForwardWarps = 4;
 constexpr int kKeyTile = 64;  // keys per forward iteration
 template <int D>
@@ -214,12 +249,7 @@ __global__ void __launch_bounds__(32 * kForwardWarps)
 
   std::uint32_t q_frag[M][D / 16][4];
   float out[M][D / 8][4];
-#pragma unroll
-  for (int m = 0; m < M; ++m)
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) out[m][n][e] = 0.0f;
+  set_zero(out);
   float row_max[M][2], row_sum[M][2];  // max in units of scores·scale·log2(e); sum over this thread's columns
 #pragma unroll
   for (int m = 0; m < M; ++m)
@@ -255,24 +285,18 @@ __global__ void __launch_bounds__(32 * kForwardWarps)
     const int key0 = tile * kKeyTile;
 
     float score[M][kKeyTile / 8][4];
+    set_zero(score);
 #pragma unroll
-    for (int m = 0; m < M; ++m)
+    for (int kk = 0; kk < D / 16; ++kk) {
+      std::uint32_t q_step[M][4];
 #pragma unroll
-      for (int n = 0; n < kKeyTile / 8; ++n)
+      for (int m = 0; m < M; ++m)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) score[m][n][e] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-#pragma unroll
-      for (int n2 = 0; n2 < kKeyTile / 16; ++n2) {
-        std::uint32_t kf[4];
+        for (int r = 0; r < 4; ++r) q_step[m][r] = q_frag[m][kk][r];
+      mma_products(score, q_step, [&](int n2, std::uint32_t(&kf)[4]) {
         ldmatrix_x4(kf, b_nk_address<S>(k_tile, n2 * 16, kk * 16, lane));
-#pragma unroll
-        for (int m = 0; m < M; ++m) {
-          mma_bf16(score[m][2 * n2], q_frag[m][kk], kf[0], kf[1]);
-          mma_bf16(score[m][2 * n2 + 1], q_frag[m][kk], kf[2], kf[3]);
-        }
-      }
+      });
+    }
 
 #pragma unroll
     for (int m = 0; m < M; ++m) {
@@ -326,16 +350,9 @@ __global__ void __launch_bounds__(32 * kForwardWarps)
       std::uint32_t p_frag[M][4];
 #pragma unroll
       for (int m = 0; m < M; ++m) accumulators_to_a(score[m][2 * kk], score[m][2 * kk + 1], p_frag[m]);
-#pragma unroll
-      for (int n2 = 0; n2 < D / 16; ++n2) {
-        std::uint32_t vf[4];
+      mma_products(out, p_frag, [&](int n2, std::uint32_t(&vf)[4]) {
         ldmatrix_x4_trans(vf, b_kn_address<S>(v_tile, kk * 16, n2 * 16, lane));
-#pragma unroll
-        for (int m = 0; m < M; ++m) {
-          mma_bf16(out[m][2 * n2], p_frag[m], vf[0], vf[1]);
-          mma_bf16(out[m][2 * n2 + 1], p_frag[m], vf[2], vf[3]);
-        }
-      }
+      });
     }
   }
 
@@ -412,26 +429,46 @@ __global__ void flash_backward_dq_kernel(const float* __restrict__ dq_accum, bf1
   store_vec(dq + i * kVec, values);
 }
 
-// Backward: each warp owns kKeyRows 16-key blocks of the block's key tile,
-// so every Q and dO fragment read from shared memory feeds kKeyRows
-// products (shared-memory reads were the backward pass's limit). A wide key
-// tile (128) also halves, per FLOP, the dq atomics (one Br×D tile per query
-// tile) and the Q/dO tile loads, which all warps share. Two key blocks per
-// warp double the dK/dV accumulators: only d_head 64 can afford them, with a
-// 32-query tile.
+// Backward: each warp owns key_rows 16-key blocks of the block's key tile,
+// so every Q and dO fragment read from shared memory feeds key_rows products
+// (a few % faster at d_head 64; the only size whose doubled dK/dV
+// accumulators fit, with a 32-query tile). The 128-key tile halves, per FLOP,
+// the dq atomics (one Br×D tile per query tile) and the Q/dO tile loads,
+// which all warps share, against a 64-key tile.
 template <int D>
 struct BackwardConfig {
   static constexpr int key_rows = D == 64 ? 2 : 1;   // 16-key blocks per warp
   static constexpr int warps = D == 64 ? 4 : 8;
   static constexpr int threads = 32 * warps;
   static constexpr int key_tile = 16 * key_rows * warps;
-  static constexpr int query_tile = D == 64 ? 32 : (D <= 80 ? 64 : 32);
+  // Queries per iteration: the 16·key_rows × query_tile score and dP tiles
+  // share the register file with the dK/dV accumulators.
+  static constexpr int query_tile = D == 80 ? 64 : 32;
   static constexpr int min_blocks = D == 64 ? 2 : 1;
   static constexpr std::size_t shared_bytes =
       static_cast<std::size_t>(2 * key_tile + 4 * query_tile) * kStride<D> * sizeof(bf16) +
       static_cast<std::size_t>(key_tile) * (query_tile + 8) * sizeof(bf16) +
       static_cast<std::size_t>(4 * query_tile) * sizeof(float);
 };
+
+// The backward pass's paired products: c1[m] += a1[m]·B1 and c2[m] += a2[m]·B2
+// for M 16-row blocks, across the 16-column strips n2 of B1 and B2 that
+// load_b(n2, b1, b2) fetches (each strip feeds all M blocks).
+template <int M, int kTiles, class LoadB>
+__device__ inline void mma_two_products(float (&c1)[M][kTiles][4], float (&c2)[M][kTiles][4],
+                                        const std::uint32_t (&a1)[M][4],
+                                        const std::uint32_t (&a2)[M][4], LoadB load_b) {
+#pragma unroll
+  for (int n2 = 0; n2 < kTiles / 2; ++n2) {
+    std::uint32_t b1[4], b2[4];
+    load_b(n2, b1, b2);
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      mma_bf16_x2(c1[m][2 * n2], c1[m][2 * n2 + 1], a1[m], b1);
+      mma_bf16_x2(c2[m][2 * n2], c2[m][2 * n2 + 1], a2[m], b2);
+    }
+  }
+}
 
 // Column pairs per dq task: as many as still leave a task for every warp
 // (more pairs reuse each dS fragment more; fewer tasks would idle warps). At
@@ -505,12 +542,8 @@ __global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>:
   commit_copies();
 
   float dk_acc[M][D / 8][4], dv_acc[M][D / 8][4];
-#pragma unroll
-  for (int m = 0; m < M; ++m)
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dk_acc[m][n][e] = dv_acc[m][n][e] = 0.0f;
+  set_zero(dk_acc);
+  set_zero(dv_acc);
 
   for (int tile = first_query_tile; tile < query_tiles; ++tile) {
     const int buffer = (tile - first_query_tile) & 1;
@@ -530,12 +563,8 @@ __global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>:
 
     // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ for this warp's 16·M keys × Br queries.
     float p[M][Br / 8][4], dp[M][Br / 8][4];
-#pragma unroll
-    for (int m = 0; m < M; ++m)
-#pragma unroll
-      for (int n = 0; n < Br / 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) p[m][n][e] = dp[m][n][e] = 0.0f;
+    set_zero(p);
+    set_zero(dp);
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       std::uint32_t kf[M][4], vf[M][4];
@@ -544,19 +573,10 @@ __global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>:
         ldmatrix_x4(kf[m], a_address<S>(k_tile, warp_row0 + 16 * m, kk * 16, lane));
         ldmatrix_x4(vf[m], a_address<S>(v_tile, warp_row0 + 16 * m, kk * 16, lane));
       }
-#pragma unroll
-      for (int n2 = 0; n2 < Br / 16; ++n2) {
-        std::uint32_t qf[4], of[4];
+      mma_two_products(p, dp, kf, vf, [&](int n2, std::uint32_t(&qf)[4], std::uint32_t(&of)[4]) {
         ldmatrix_x4(qf, b_nk_address<S>(q_buf, n2 * 16, kk * 16, lane));
         ldmatrix_x4(of, b_nk_address<S>(do_buf, n2 * 16, kk * 16, lane));
-#pragma unroll
-        for (int m = 0; m < M; ++m) {
-          mma_bf16(p[m][2 * n2], kf[m], qf[0], qf[1]);
-          mma_bf16(p[m][2 * n2 + 1], kf[m], qf[2], qf[3]);
-          mma_bf16(dp[m][2 * n2], vf[m], of[0], of[1]);
-          mma_bf16(dp[m][2 * n2 + 1], vf[m], of[2], of[3]);
-        }
-      }
+      });
     }
 
     // Pᵀ = exp(S·scale − lse) (0 where key > query or query ≥ ctx), then
@@ -589,19 +609,11 @@ __global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>:
         accumulators_to_a(p[m][2 * kk], p[m][2 * kk + 1], p_frag[m]);
         accumulators_to_a(dp[m][2 * kk], dp[m][2 * kk + 1], ds_frag[m]);
       }
-#pragma unroll
-      for (int n2 = 0; n2 < D / 16; ++n2) {
-        std::uint32_t of[4], qf[4];
-        ldmatrix_x4_trans(of, b_kn_address<S>(do_buf, kk * 16, n2 * 16, lane));
-        ldmatrix_x4_trans(qf, b_kn_address<S>(q_buf, kk * 16, n2 * 16, lane));
-#pragma unroll
-        for (int m = 0; m < M; ++m) {
-          mma_bf16(dv_acc[m][2 * n2], p_frag[m], of[0], of[1]);
-          mma_bf16(dv_acc[m][2 * n2 + 1], p_frag[m], of[2], of[3]);
-          mma_bf16(dk_acc[m][2 * n2], ds_frag[m], qf[0], qf[1]);
-          mma_bf16(dk_acc[m][2 * n2 + 1], ds_frag[m], qf[2], qf[3]);
-        }
-      }
+      mma_two_products(dv_acc, dk_acc, p_frag, ds_frag,
+                       [&](int n2, std::uint32_t(&of)[4], std::uint32_t(&qf)[4]) {
+                         ldmatrix_x4_trans(of, b_kn_address<S>(do_buf, kk * 16, n2 * 16, lane));
+                         ldmatrix_x4_trans(qf, b_kn_address<S>(q_buf, kk * 16, n2 * 16, lane));
+                       });
     }
 
     // dQ = dS K needs every warp's keys: through shared memory as dSᵀ [key][query].
@@ -633,8 +645,7 @@ __global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>:
         for (int pair = 0; pair < kPairs; ++pair) {
           std::uint32_t kf[4];
           ldmatrix_x4_trans(kf, b_kn_address<S>(k_tile, kk * 16, (pair0 + pair) * 16, lane));
-          mma_bf16(dq_part[2 * pair], ds_frag, kf[0], kf[1]);
-          mma_bf16(dq_part[2 * pair + 1], ds_frag, kf[2], kf[3]);
+          mma_bf16_x2(dq_part[2 * pair], dq_part[2 * pair + 1], ds_frag, kf);
         }
       }
 #pragma unroll
