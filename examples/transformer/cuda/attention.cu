@@ -1,5 +1,6 @@
 // cuda/attention.cu: RoPE + head split, causal softmax, and the attention
-// GEMM sequence, forward and backward (see attention.hpp).
+// GEMM sequence, forward and backward; and the fused path around
+// flash_attention.cu's kernels (see attention.hpp).
 #include "attention.hpp"
 
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include "check.hpp"
 #include "device_utils.cuh"
+#include "flash_attention.hpp"
 
 namespace transformer::cuda {
 namespace {
@@ -163,6 +165,38 @@ __global__ void causal_softmax_backward_kernel(Act* probs_to_dscores, const floa
   }
 }
 
+template <class Act>
+void rope_split_heads(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                      const Act* qkv, const AttentionTensors<Act>& t, cudaStream_t stream) {
+  const std::size_t vectors = static_cast<std::size_t>(shape.tokens()) * 3 * shape.d_model() / kVec;
+  GPUPROF_SCOPE("rope", stream,
+                gpuprof::Work{6.0 * shape.tokens() * shape.d_model(),
+                              2.0 * vectors * kVec * sizeof(Act)});
+  rope_split_heads_kernel<<<blocks_for(vectors, kThreads), kThreads, 0, stream>>>(
+      qkv, rope_cos, rope_sin, t.q, t.k, t.v, vectors, shape.ctx, shape.heads, shape.d_head);
+  TRANSFORMER_CHECK_LAUNCH();
+}
+
+template <class Act>
+void rope_merge_heads_backward(const AttentionShape& shape, const float* rope_cos,
+                               const float* rope_sin, const Act* dq, const Act* dk, const Act* dv,
+                               Act* dqkv, cudaStream_t stream) {
+  const std::size_t vectors = static_cast<std::size_t>(shape.tokens()) * 3 * shape.d_model() / kVec;
+  GPUPROF_SCOPE("rope", stream,
+                gpuprof::Work{6.0 * shape.tokens() * shape.d_model(),
+                              2.0 * vectors * kVec * sizeof(Act)});
+  rope_merge_heads_backward_kernel<<<blocks_for(vectors, kThreads), kThreads, 0, stream>>>(
+      dq, dk, dv, rope_cos, rope_sin, dqkv, vectors, shape.ctx, shape.heads, shape.d_head);
+  TRANSFORMER_CHECK_LAUNCH();
+}
+
+// Causal attention's FLOPs as the fused kernels do them: the half of S = QKᵀ
+// and of P·V at or below the diagonal (the naive GEMMs compute all of it).
+double causal_attention_flops(const AttentionShape& shape) {
+  return 2.0 * 2.0 * shape.batch * shape.heads * shape.d_head *
+         (static_cast<double>(shape.ctx) * shape.ctx / 2);
+}
+
 }  // namespace
 
 RopeTables make_rope_tables(int ctx, int d_head, double theta) {
@@ -187,14 +221,7 @@ void attention_forward(const Gemm& gemm, const AttentionShape& shape, const floa
   const long long head_stride = static_cast<long long>(T) * dh;  // one head's [T, dh]
   const long long score_stride = static_cast<long long>(T) * T;
   const cudaDataType_t act = data_type<Act>();
-  const std::size_t vectors = static_cast<std::size_t>(shape.tokens()) * 3 * d / kVec;
-  {
-    GPUPROF_SCOPE("rope", stream,
-                  gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * vectors * kVec * sizeof(Act)});
-    rope_split_heads_kernel<<<blocks_for(vectors, kThreads), kThreads, 0, stream>>>(
-        qkv, rope_cos, rope_sin, t.q, t.k, t.v, vectors, T, H, dh);
-    TRANSFORMER_CHECK_LAUNCH();
-  }
+  rope_split_heads(shape, rope_cos, rope_sin, qkv, t, stream);
   const double bh = static_cast<double>(shape.batch) * H;
   const double score_count = static_cast<double>(shape.score_elements());
   GPUPROF_SCOPE("scaled dot product attention", stream,
@@ -275,12 +302,39 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
              {t.q, act, dh, head_stride}, 0.0f, {dk, act, dh, head_stride}, shape.batch * H);
     }
   }
-  const std::size_t vectors = static_cast<std::size_t>(shape.tokens()) * 3 * d / kVec;
-  GPUPROF_SCOPE("rope", stream,
-                gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * vectors * kVec * sizeof(Act)});
-  rope_merge_heads_backward_kernel<<<blocks_for(vectors, kThreads), kThreads, 0, stream>>>(
-      dq, dk, dv, rope_cos, rope_sin, dqkv, vectors, T, H, dh);
-  TRANSFORMER_CHECK_LAUNCH();
+  rope_merge_heads_backward(shape, rope_cos, rope_sin, dq, dk, dv, dqkv, stream);
+}
+
+void fused_attention_forward(const AttentionShape& shape, const float* rope_cos,
+                             const float* rope_sin, const __nv_bfloat16* qkv,
+                             const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* context,
+                             cudaStream_t stream) {
+  rope_split_heads(shape, rope_cos, rope_sin, qkv, t, stream);
+  // Bytes: q, k, v read and the context written once each, plus the lse.
+  const double bytes = 4.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
+                       4.0 * static_cast<double>(shape.score_rows());
+  GPUPROF_SCOPE("scaled dot product attention", stream,
+                gpuprof::Work{causal_attention_flops(shape), bytes});
+  flash_attention_forward(shape, t.q, t.k, t.v, context, t.lse, stream);
+}
+
+void fused_attention_backward(const AttentionShape& shape, const float* rope_cos,
+                              const float* rope_sin, const __nv_bfloat16* dcontext,
+                              const __nv_bfloat16* context,
+                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* dq,
+                              __nv_bfloat16* dk, __nv_bfloat16* dv, __nv_bfloat16* dqkv,
+                              float* workspace, cudaStream_t stream) {
+  {
+    // q, k, v, context, dcontext read and dq, dk, dv written once each.
+    const double bytes = 8.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
+                         4.0 * static_cast<double>(shape.score_rows());
+    // Recomputing S and P, then dV, dP, dQ and dK: 2.5× the forward's FLOPs.
+    GPUPROF_SCOPE("scaled dot product attention", stream,
+                  gpuprof::Work{2.5 * causal_attention_flops(shape), bytes});
+    flash_attention_backward(shape, t.q, t.k, t.v, context, t.lse, dcontext, dq, dk, dv,
+                             workspace, stream);
+  }
+  rope_merge_heads_backward(shape, rope_cos, rope_sin, dq, dk, dv, dqkv, stream);
 }
 
 #define TRANSFORMER_INSTANTIATE(Act)                                                             \

@@ -17,8 +17,11 @@
 // gradients share with the per-layer saved activations, because backward
 // writes block l's gradients only once layers above l are spent. The
 // training modes keep per layer only the residual input and mid-point, the
-// norms' statistics, q, k, v, P, the attention output and the w1|w3 output;
+// norms' statistics, q, k, v, P (naive attention) or the per-row
+// log-sum-exp (fused attention), the attention output and the w1|w3 output;
 // backward recomputes the norms' outputs and the SwiGLU gate (elementwise).
+// With fused attention no buffer anywhere is T×T: the score scratch of the
+// naive path becomes the flash backward's workspace (linear in T).
 //
 // The logits buffer is turned into the logits' gradient in place by
 // backward(), so logits() is available between forward() and backward().
@@ -37,6 +40,7 @@
 #include "cross_entropy.hpp"
 #include "device_utils.cuh"
 #include "embedding.hpp"
+#include "flash_attention.hpp"
 #include "gemm.hpp"
 #include "parameters.hpp"
 #include "rmsnorm.hpp"
@@ -65,6 +69,14 @@ void check_supported(const RunConfig& config) {
   require_multiple("d_head", config.model.d_head());
   require_multiple("vocab", config.model.vocab);
   require_multiple("ctx", config.ctx);
+  if (config.attention == Attention::fused) {
+    if (config.precision != Precision::bf16)
+      throw std::invalid_argument(std::string("CUDA backend: fused attention is bf16 only (got ") +
+                                  to_string(config.precision) +
+                                  "); use the naive attention for fp32 and tf32");
+    check_flash_attention_shape(
+        {config.batch, config.ctx, config.model.heads, config.model.d_head()});
+  }
 }
 
 // Carves typed, 256-byte aligned buffers out of one allocation. Run once with
@@ -158,12 +170,16 @@ struct Buffers {
   Act* dqkv = nullptr;
   Act* dh13 = nullptr;
   Act* dgated = nullptr;
+  float* flash_workspace = nullptr;  // fused attention's backward scratch
   std::size_t volatile_bytes = 0;
   std::size_t total_bytes = 0;
 };
 
 struct ActivationSizes {
-  std::size_t tokens, d, d_ff, scores;
+  std::size_t tokens, d, d_ff;
+  bool fused;          // fused attention: per-row lse instead of P and the scores
+  std::size_t scores;  // batch·heads·ctx² (naive attention)
+  std::size_t rows;    // batch·heads·ctx: the lse (fused attention)
 };
 
 // One block's activations; `input` is the previous block's output, or null
@@ -177,7 +193,10 @@ LayerActivations<Act> take_layer(Carver& arena, const ActivationSizes& s, float*
   a.attention.q = arena.take<Act>(N * d);
   a.attention.k = arena.take<Act>(N * d);
   a.attention.v = arena.take<Act>(N * d);
-  a.attention.probs = arena.take<Act>(s.scores);
+  if (s.fused)
+    a.attention.lse = arena.take<float>(s.rows);
+  else
+    a.attention.probs = arena.take<Act>(s.scores);
   a.context = arena.take<Act>(N * d);
   a.mid = arena.take<float>(N * d);
   a.inv_rms2 = arena.take<float>(N);
@@ -221,6 +240,8 @@ std::vector<LayerActivations<Act>> take_saved_layers(Carver& arena, const Activa
 // scores GEMM, mid + v + scores (+ P in bf16) at the softmax, or the
 // residual + h13 + gated at the SwiGLU. The norms' statistics go to
 // `inv_rms`: no one reads them without a backward pass.
+// Fused attention has no scores and no P: q, k and the lse follow qkv, and
+// the attention output goes over qkv (dead once RoPE has split it).
 template <class Act>
 struct ForwardBlock {
   LayerActivations<Act> layer;
@@ -253,14 +274,17 @@ ForwardBlock<Act> take_forward_block(Carver& arena, const ActivationSizes& s, fl
   f.qkv = arena.take<Act>(N * 3 * d);
   const std::size_t qkv_end = arena.align();
   arena.seek(attention_start);
-  f.scores = arena.take<float>(s.scores);
+  if (!s.fused) f.scores = arena.take<float>(s.scores);
   const std::size_t qk_start = std::max(qkv_end, arena.align());
   arena.seek(qk_start);
   a.attention.q = arena.take<Act>(N * d);
   a.attention.k = arena.take<Act>(N * d);
   // P · V reads P while it writes the attention output, so the output goes
   // to whichever of the two regions P does not occupy: that one is dead.
-  if constexpr (std::is_same_v<Act, float>) {
+  if (s.fused) {
+    a.attention.lse = arena.take<float>(s.rows);
+    arena.seek(attention_start);
+  } else if constexpr (std::is_same_v<Act, float>) {
     // The softmax kernel reads each element before writing it, from the
     // same thread, so fp32 P can overwrite the scores in place.
     a.attention.probs = f.scores;
@@ -311,10 +335,11 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   const bool training = config.mode != Mode::fwd;
   const std::size_t N = static_cast<std::size_t>(config.batch) * config.ctx;
   const std::size_t d = m.d_model, F = m.d_ff, V = m.vocab, P = layout.total;
-  const std::size_t scores =
-      static_cast<std::size_t>(config.batch) * m.heads * config.ctx * config.ctx;
+  const bool fused = config.attention == Attention::fused;
+  const std::size_t rows = static_cast<std::size_t>(config.batch) * m.heads * config.ctx;
+  const std::size_t scores = fused ? 0 : rows * config.ctx;
   const std::size_t rope = static_cast<std::size_t>(config.ctx) * (m.d_head() / 2);
-  const ActivationSizes sizes{N, d, F, scores};
+  const ActivationSizes sizes{N, d, F, fused, scores, rows};
 
   Carver arena(base);
   Buffers<Act> b;
@@ -356,7 +381,11 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
     b.gated = block.gated;
   } else {
     b.qkv = arena.take<Act>(N * 3 * d);
-    score_scratch = arena.take<float>(scores);
+    if (fused)
+      b.flash_workspace = arena.take<float>(flash_attention_workspace_floats(
+          {config.batch, config.ctx, m.heads, m.d_head()}));
+    else
+      score_scratch = arena.take<float>(scores);
     b.gated = arena.take<Act>(N * F);
     b.dstream = arena.take<float>(N * d);
     if (mixed) b.dstream_bf16 = arena.take<__nv_bfloat16>(N * d);
@@ -667,6 +696,16 @@ class CudaBackend final : public Backend {
            {dx, act, in});
   }
 
+  bool fused() const { return config_.attention == Attention::fused; }
+
+  // S = QKᵀ and P·V: all of T×T on the naive path's GEMMs, the causal half
+  // (what the kernel computes) on the fused path.
+  double attention_core_flops() const {
+    const double full = 2 * matmul_flops(config_.ctx, config_.ctx, config_.model.d_model,
+                                         config_.batch);
+    return fused() ? full / 2 : full;
+  }
+
   AttentionShape attention_shape() const {
     return {config_.batch, config_.ctx, config_.model.heads, config_.model.d_head()};
   }
@@ -677,7 +716,7 @@ class CudaBackend final : public Backend {
     const int N = tokens_count(), d = config_.model.d_model, F = config_.model.d_ff;
     const float eps = config_.model.norm_eps;
     const double norm_bytes = (12.0 + sizeof(Act)) * N * d;
-    const double attention_core = 2 * matmul_flops(config_.ctx, config_.ctx, d, config_.batch);
+    const double attention_core = attention_core_flops();
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
       // Also copies the input into `mid`, which the output projection adds onto.
@@ -692,8 +731,14 @@ class CudaBackend final : public Backend {
         linear(buffers_.normed, weights_at(base + block_.wq), buffers_.qkv, data_type<Act>(), N, 3 * d, d,
                0.0f);
       }
-      attention_forward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
-                             buffers_.qkv, a.attention, a.context, stream());
+      if constexpr (kMixed)
+        if (fused()) {
+          fused_attention_forward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
+                                  buffers_.qkv, a.attention, a.context, stream());
+        }
+      if (!fused())
+        attention_forward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
+                               buffers_.qkv, a.attention, a.context, stream());
       {
         GPUPROF_SCOPE("attention output projection", stream(),
                       gpuprof::Work{matmul_flops(N, d, d), 0});
@@ -740,7 +785,7 @@ class CudaBackend final : public Backend {
     const std::size_t base = layout_.block_offset(layer);
     const int N = tokens_count(), d = config_.model.d_model, F = config_.model.d_ff;
     const std::string prefix = "blocks." + std::to_string(layer) + ".";
-    const double attention_core = 2 * matmul_flops(config_.ctx, config_.ctx, d, config_.batch);
+    const double attention_core = attention_core_flops();
     {
       GPUPROF_SCOPE("ffn", stream(), gpuprof::Work{2 * matmul_flops(N, 3.0 * F, d), 0});
       swiglu_forward<Act>(a.h13, buffers_.gated, N, F, stream());  // not kept: recomputed
@@ -761,9 +806,17 @@ class CudaBackend final : public Backend {
         linear_backward(dstream_act(), a.context, weights_at(base + block_.wo),
                         buffers_.grads + base + block_.wo, buffers_.dcontext, N, d, d);
       }
-      attention_backward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
-                              buffers_.dcontext, a.attention, buffers_.dq, buffers_.dk,
-                              buffers_.dv, buffers_.dqkv, stream());
+      if constexpr (kMixed)
+        if (fused()) {
+          fused_attention_backward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
+                                   buffers_.dcontext, a.context, a.attention, buffers_.dq,
+                                   buffers_.dk, buffers_.dv, buffers_.dqkv,
+                                   buffers_.flash_workspace, stream());
+        }
+      if (!fused())
+        attention_backward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
+                                buffers_.dcontext, a.attention, buffers_.dq, buffers_.dk,
+                                buffers_.dv, buffers_.dqkv, stream());
       {
         GPUPROF_SCOPE("qkv projection", stream(), gpuprof::Work{2 * matmul_flops(N, 3.0 * d, d), 0});
         recompute_norm(a.input, base + block_.norm1, a.inv_rms1);
@@ -813,6 +866,14 @@ bool cuda_backend_available(std::string* why_not) {
     return fail("the CUDA backend is built for sm_90 (Hopper); device " + std::to_string(device) +
                 " is sm_" + std::to_string(major) + std::to_string(minor));
   return true;
+}
+
+std::size_t cuda_backend_bytes(const RunConfig& config) {
+  cuda::check_supported(config);
+  const ParameterLayout layout(config.model);
+  if (config.precision == Precision::bf16)
+    return cuda::carve<__nv_bfloat16>(nullptr, config, layout).total_bytes;
+  return cuda::carve<float>(nullptr, config, layout).total_bytes;
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const RunConfig& config) {

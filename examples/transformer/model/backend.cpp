@@ -36,6 +36,14 @@ const char* to_string(Mode m) {
   return "?";
 }
 
+const char* to_string(Attention a) {
+  switch (a) {
+    case Attention::naive: return "naive";
+    case Attention::fused: return "fused";
+  }
+  return "?";
+}
+
 std::optional<Precision> parse_precision(const std::string& s) {
   for (Precision p : {Precision::fp32, Precision::tf32, Precision::bf16})
     if (s == to_string(p)) return p;
@@ -46,6 +54,16 @@ std::optional<Mode> parse_mode(const std::string& s) {
   for (Mode m : {Mode::fwd, Mode::fwdbwd, Mode::step})
     if (s == to_string(m)) return m;
   return std::nullopt;
+}
+
+std::optional<Attention> parse_attention(const std::string& s) {
+  for (Attention a : {Attention::naive, Attention::fused})
+    if (s == to_string(a)) return a;
+  return std::nullopt;
+}
+
+Attention default_attention(Precision p) {
+  return p == Precision::bf16 ? Attention::fused : Attention::naive;
 }
 
 OutOfMemory::OutOfMemory(std::size_t requested, std::size_t free_bytes)
