@@ -31,9 +31,12 @@ const char* to_string(Attention a);
 std::optional<Precision> parse_precision(const std::string& s);
 std::optional<Mode> parse_mode(const std::string& s);
 std::optional<Attention> parse_attention(const std::string& s);
+// Whether the fused kernels are built for this model's head size (d_head 64,
+// 80, 96 or 128: what cuda/flash_attention.cu instantiates).
+bool fused_attention_supports(const ModelConfig& model);
 // What a run gets when it does not choose: fused for bf16 (the only precision
-// it supports), naive otherwise.
-Attention default_attention(Precision p);
+// it supports) where the head size allows it, naive otherwise.
+Attention default_attention(Precision p, const ModelConfig& model);
 
 // AdamW with the decay applied after the Adam update (the course's / the
 // handout's order, MODEL.md): θ -= α_t·m/(√v+ε); θ -= lr·λ·θ.

@@ -62,8 +62,14 @@ std::optional<Attention> parse_attention(const std::string& s) {
   return std::nullopt;
 }
 
-Attention default_attention(Precision p) {
-  return p == Precision::bf16 ? Attention::fused : Attention::naive;
+bool fused_attention_supports(const ModelConfig& model) {
+  const int d_head = model.d_head();
+  return d_head == 64 || d_head == 80 || d_head == 96 || d_head == 128;
+}
+
+Attention default_attention(Precision p, const ModelConfig& model) {
+  return p == Precision::bf16 && fused_attention_supports(model) ? Attention::fused
+                                                                 : Attention::naive;
 }
 
 OutOfMemory::OutOfMemory(std::size_t requested, std::size_t free_bytes)

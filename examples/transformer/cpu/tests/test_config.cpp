@@ -115,9 +115,12 @@ TEST_CASE("precision, mode and attention names round-trip") {
   CHECK_FALSE(parse_mode("train").has_value());
   for (Attention a : {Attention::naive, Attention::fused}) CHECK(parse_attention(to_string(a)) == a);
   CHECK_FALSE(parse_attention("flash").has_value());
-  CHECK(default_attention(Precision::bf16) == Attention::fused);
-  CHECK(default_attention(Precision::fp32) == Attention::naive);
-  CHECK(default_attention(Precision::tf32) == Attention::naive);
+  const ModelConfig small = *named_size("small"), tiny = *named_size("tiny");  // d_head 64, 16
+  CHECK(default_attention(Precision::bf16, small) == Attention::fused);
+  CHECK(default_attention(Precision::fp32, small) == Attention::naive);
+  CHECK(default_attention(Precision::tf32, small) == Attention::naive);
+  CHECK(default_attention(Precision::bf16, tiny) == Attention::naive);  // no kernel for d_head 16
+  CHECK(fused_attention_supports(*named_size("2.7B")));                 // d_head 80
 }
 
 TEST_CASE("OutOfMemory says how much was needed and free, in GiB") {

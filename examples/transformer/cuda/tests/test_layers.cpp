@@ -15,6 +15,7 @@
 #include "../attention.hpp"
 #include "../cross_entropy.hpp"
 #include "../embedding.hpp"
+#include "../flash_attention.hpp"
 #include "../gemm.hpp"
 #include "../rmsnorm.hpp"
 #include "../swiglu.hpp"
@@ -176,15 +177,20 @@ std::vector<double> columns(const MatrixD& m, Eigen::Index first, Eigen::Index c
   return flat(MatrixD(m.middleCols(first, count)));
 }
 
+// The naive path (every precision) or the fused one (bf16): the same RoPE
+// around a different core, against the same double reference.
 template <class Act>
-void check_attention(Precision precision, const AttentionShape& s) {
-  const std::string label = std::string(to_string(precision)) + " attention [b" +
+void check_attention(Precision precision, const AttentionShape& s,
+                     Attention attention = Attention::naive) {
+  const bool fused = attention == Attention::fused;
+  const std::string label = std::string(to_string(precision)) + " " + to_string(attention) +
+                            " attention [b" +
                             std::to_string(s.batch) + " t" + std::to_string(s.ctx) + " h" +
                             std::to_string(s.heads) + " dh" + std::to_string(s.d_head) + "] ";
   const double tol = tolerance_for(precision).layer;
   const int N = s.tokens(), d = s.d_model();
   const double theta = 10000.0;
-  const auto scores = static_cast<std::size_t>(s.score_elements());
+  const auto scores = fused ? 0 : static_cast<std::size_t>(s.score_elements());
   const auto qkv = round_to<Act>(random_values(static_cast<std::size_t>(N) * 3 * d));
 
   DeviceArray<char> workspace(Gemm::kWorkspaceBytes);
@@ -194,9 +200,18 @@ void check_attention(Precision precision, const AttentionShape& s) {
   DeviceArray<float> cos(rope.cos), sin(rope.sin), score_scratch(scores);
   const std::size_t nd = static_cast<std::size_t>(N) * d;
   DeviceArray<Act> qkv_dev(qkv), q(nd), k(nd), v(nd), probs(scores), context(nd);
-  const AttentionTensors<Act> tensors{q.get(), k.get(), v.get(), probs.get(), score_scratch.get()};
-  attention_forward<Act>(gemm, s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(),
-                         nullptr);
+  DeviceArray<float> lse(fused ? static_cast<std::size_t>(s.score_rows()) : 0);
+  const AttentionTensors<Act> tensors{q.get(),     k.get(),
+                                      v.get(),     fused ? nullptr : probs.get(),
+                                      fused ? nullptr : score_scratch.get(),
+                                      fused ? lse.get() : nullptr};
+  if constexpr (std::is_same_v<Act, bf16>)
+    if (fused)
+      fused_attention_forward(s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(),
+                              nullptr);
+  if (!fused)
+    attention_forward<Act>(gemm, s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(),
+                           nullptr);
 
   MatrixD rotated = as_matrix(qkv, N, 3 * d);
   cpu::rope_forward<double>(rotated.leftCols(2 * d), s.batch, s.ctx, 2 * s.heads, theta);
@@ -207,13 +222,20 @@ void check_attention(Precision precision, const AttentionShape& s) {
   check_close(label + "k (rotated, head-major)", k.download(), head_major(rotated, s, 1),
               stored_tolerance<Act>());
   check_close(label + "v (head-major)", v.download(), head_major(rotated, s, 2), 1e-12);
-  check_close(label + "probs", probs.download(), flat(probs_ref), tol);
+  if (!fused) check_close(label + "probs", probs.download(), flat(probs_ref), tol);
   check_close(label + "context", context.download(), flat(context_ref), tol);
 
   const auto dcontext = round_to<Act>(random_values(nd));
   DeviceArray<Act> dcontext_dev(dcontext), dq(nd), dk(nd), dv(nd), dqkv(nd * 3);
-  attention_backward<Act>(gemm, s, cos.get(), sin.get(), dcontext_dev.get(), tensors, dq.get(),
-                          dk.get(), dv.get(), dqkv.get(), nullptr);
+  DeviceArray<float> flash_workspace(fused ? flash_attention_workspace_floats(s) : 0);
+  if constexpr (std::is_same_v<Act, bf16>)
+    if (fused)
+      fused_attention_backward(s, cos.get(), sin.get(), dcontext_dev.get(), context.get(), tensors,
+                               dq.get(), dk.get(), dv.get(), dqkv.get(), flash_workspace.get(),
+                               nullptr);
+  if (!fused)
+    attention_backward<Act>(gemm, s, cos.get(), sin.get(), dcontext_dev.get(), tensors, dq.get(),
+                            dk.get(), dv.get(), dqkv.get(), nullptr);
   MatrixD dqkv_ref;
   cpu::causal_attention_backward<double>(as_matrix(dcontext, N, d), rotated, probs_ref, s.batch,
                                          s.ctx, s.heads, dqkv_ref);
@@ -232,6 +254,12 @@ TEST_CASE("attention (RoPE, causal softmax, strided-batched GEMMs) forward and b
     check_attention<float>(Precision::tf32, shape);
     check_attention<bf16>(Precision::bf16, shape);
   }
+}
+
+TEST_CASE("fused attention (RoPE around the flash kernels) forward and backward, bf16") {
+  for (const AttentionShape shape : {AttentionShape{2, 24, 2, 64}, AttentionShape{1, 264, 2, 80},
+                                     AttentionShape{1, 136, 1, 128}})
+    check_attention<bf16>(Precision::bf16, shape, Attention::fused);
 }
 
 TEST_CASE("adamw matches the CPU reference over three steps and refreshes the bf16 copy") {

@@ -2,8 +2,9 @@
 // loss, logits and every gradient tensor for a small custom model and the
 // tiny size in each precision (with every activation and gradient buffer
 // poisoned with NaN before the forward pass), ten AdamW steps tracking the
-// reference's losses, device initialisation matching the CPU's, and the
-// backend's contracts (forward-only mode, OOM, bad input).
+// reference's losses, device initialisation matching the CPU's, the same
+// with the fused attention (bf16, a model whose d_head the kernels take), and
+// the backend's contracts (forward-only mode, OOM, bad input, memory).
 #include <algorithm>
 #include <memory>
 
@@ -35,11 +36,27 @@ std::vector<ModelCase> model_cases() {
   return {{"little", little_config(), 2, 16}, {"tiny", *named_size("tiny"), 2, 32}};
 }
 
-RunConfig run_config(const ModelCase& c, Precision precision, Mode mode) {
+// The fused kernels need d_head ≥ 64: two layers of two 64-wide heads, and
+// contexts below, at and across the kernels' 64/128-row tiles.
+ModelConfig fused_config() {
+  ModelConfig config = little_config();
+  config.name = "little-d64";
+  config.d_model = 128;
+  config.d_ff = 96;
+  return config;
+}
+
+std::vector<ModelCase> fused_model_cases() {
+  return {{"little-d64", fused_config(), 2, 24}, {"little-d64", fused_config(), 1, 136}};
+}
+
+RunConfig run_config(const ModelCase& c, Precision precision, Mode mode,
+                     Attention attention = Attention::naive) {
   RunConfig config;
   config.model = c.config;
   config.precision = precision;
   config.mode = mode;
+  config.attention = attention;
   config.batch = c.batch;
   config.ctx = c.ctx;
   config.seed = 11;
@@ -83,10 +100,12 @@ struct PairedModels {
   }
 };
 
-void check_loss_logits_gradients(const ModelCase& c, Precision precision) {
-  const std::string label = std::string(c.name) + " " + to_string(precision) + " ";
+void check_loss_logits_gradients(const ModelCase& c, Precision precision,
+                                 Attention attention = Attention::naive) {
+  const std::string label = std::string(c.name) + " ctx " + std::to_string(c.ctx) + " " +
+                            to_string(precision) + " " + to_string(attention) + " ";
   const double tol = tolerance_for(precision).model;
-  const RunConfig config = run_config(c, precision, Mode::fwdbwd);
+  const RunConfig config = run_config(c, precision, Mode::fwdbwd, attention);
   PairedModels models(c, config);
   Backend* gpu = models.gpu.get();
   cpu::CpuModel<double>& reference = models.reference;
@@ -114,16 +133,24 @@ TEST_CASE("loss, logits and every gradient tensor match the CPU double model") {
       check_loss_logits_gradients(c, precision);
 }
 
-TEST_CASE("ten AdamW steps track the CPU double model's losses and parameters") {
-  const ModelCase c = model_cases()[0];
-  for (Precision precision : {Precision::fp32, Precision::tf32, Precision::bf16})
-    for (const float clip : {0.0f, 1.0f}) {
-      const std::string label = std::string(c.name) + " " + to_string(precision) +
-                                (clip > 0 ? " clipped" : "") + " ";
-      const double tol = tolerance_for(precision).model;
-      RunConfig config = run_config(c, precision, Mode::step);
-      config.adamw.lr = 3e-3f;
-      config.adamw.clip_norm = clip;
+TEST_CASE("with fused attention: loss, logits and every gradient match the CPU double model") {
+  // The bf16 model tolerance: the fused kernels round P to bf16 before P·V
+  // as the naive path stores it, and accumulate in fp32 like its GEMMs.
+  for (const ModelCase& c : fused_model_cases()) {
+    check_loss_logits_gradients(c, Precision::bf16, Attention::fused);
+    check_loss_logits_gradients(c, Precision::bf16, Attention::naive);  // the same model, for scale
+  }
+}
+
+// Ten AdamW steps on one batch, against the reference's.
+void check_adamw_steps(const ModelCase& c, Precision precision, Attention attention, float clip) {
+  const std::string label = std::string(c.name) + " " + to_string(precision) + " " +
+                            to_string(attention) + (clip > 0 ? " clipped" : "") + " ";
+  const double tol = tolerance_for(precision).model;
+  RunConfig config = run_config(c, precision, Mode::step, attention);
+  config.adamw.lr = 3e-3f;
+  config.adamw.clip_norm = clip;
+  {
       PairedModels models(c, config);
       Backend* gpu = models.gpu.get();
       cpu::CpuModel<double>& reference = models.reference;
@@ -146,7 +173,53 @@ TEST_CASE("ten AdamW steps track the CPU double model's losses and parameters") 
       CHECK_MESSAGE(losses.back() < losses.front(),
                     label << "training on one batch should lower the loss: " << losses.front()
                           << " -> " << losses.back());
+  }
+}
+
+TEST_CASE("ten AdamW steps track the CPU double model's losses and parameters") {
+  for (Precision precision : {Precision::fp32, Precision::tf32, Precision::bf16})
+    for (const float clip : {0.0f, 1.0f})
+      check_adamw_steps(model_cases()[0], precision, Attention::naive, clip);
+  for (const float clip : {0.0f, 1.0f})
+    check_adamw_steps(fused_model_cases()[0], Precision::bf16, Attention::fused, clip);
+}
+
+TEST_CASE("fused attention: forward-only agrees with training, and no T×T buffer is allocated") {
+  const ModelCase c = fused_model_cases()[1];
+  const auto training = make_cuda_backend(run_config(c, Precision::bf16, Mode::fwdbwd,
+                                                     Attention::fused));
+  const auto inference = make_cuda_backend(run_config(c, Precision::bf16, Mode::fwd,
+                                                      Attention::fused));
+  const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;
+  const auto tokens = random_ids(n, c.config.vocab), targets = random_ids(n, c.config.vocab);
+  training->set_batch(tokens, targets);
+  inference->set_batch(tokens, targets);
+  training->forward();
+  inference->forward();
+  check_close("forward-only fused loss", {inference->loss()}, {training->loss()}, 1e-6);
+  check_close("forward-only fused logits", to_doubles(inference->logits()),
+              to_doubles(training->logits()), 1e-6);
+  CHECK(inference->allocated_bytes() < training->allocated_bytes());
+
+  // No T×T buffer: with fused attention the arena grows linearly in ctx (each
+  // doubling adds twice what the one before added); the naive one keeps P per
+  // layer and an fp32 score scratch, quadratic in ctx.
+  RunConfig big = run_config(c, Precision::bf16, Mode::step);
+  big.model = *named_size("small");
+  big.batch = 4;
+  const auto growth = [&big](Attention attention) {
+    big.attention = attention;
+    std::vector<double> bytes;
+    for (const int ctx : {1024, 2048, 4096}) {
+      big.ctx = ctx;
+      bytes.push_back(static_cast<double>(cuda_backend_bytes(big)));
     }
+    MESSAGE("small bf16 step, " << to_string(attention) << " attention, ctx 1024/2048/4096: "
+                                << bytes[0] << " / " << bytes[1] << " / " << bytes[2] << " bytes");
+    return (bytes[2] - bytes[1]) / (bytes[1] - bytes[0]);
+  };
+  CHECK(growth(Attention::fused) == doctest::Approx(2.0).epsilon(0.01));
+  CHECK(growth(Attention::naive) > 3.0);
 }
 
 TEST_CASE("device initialisation draws the CPU model's numbers") {
@@ -203,6 +276,15 @@ TEST_CASE("bad input gives clear exceptions, not crashes") {
   RunConfig odd = run_config(c, Precision::fp32, Mode::fwdbwd);
   odd.ctx = 12;  // not a multiple of the kernels' 8-element vectors
   CHECK_THROWS_AS(make_cuda_backend(odd), std::invalid_argument);
+  // Fused attention: bf16 only, and only head sizes the kernels are built for.
+  for (Precision precision : {Precision::fp32, Precision::tf32})
+    CHECK_THROWS_WITH_AS(make_cuda_backend(run_config(fused_model_cases()[0], precision,
+                                                      Mode::step, Attention::fused)),
+                         doctest::Contains("fused attention is bf16 only"), std::invalid_argument);
+  CHECK_THROWS_AS(make_cuda_backend(run_config(c, Precision::bf16, Mode::step, Attention::fused)),
+                  std::invalid_argument);  // d_head 16
+  CHECK_THROWS_AS(cuda_backend_bytes(run_config(c, Precision::bf16, Mode::step, Attention::fused)),
+                  std::invalid_argument);
 
   const auto gpu = make_cuda_backend(run_config(c, Precision::fp32, Mode::fwdbwd));
   const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;
