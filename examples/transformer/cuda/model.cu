@@ -171,6 +171,7 @@ struct Buffers {
   Act* dh13 = nullptr;
   Act* dgated = nullptr;
   float* flash_workspace = nullptr;  // fused attention's backward scratch
+  float* gain_partials = nullptr;    // the norms' gain-gradient reduction scratch
   std::size_t volatile_bytes = 0;
   std::size_t total_bytes = 0;
 };
@@ -366,7 +367,11 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   b.loss = arena.take<float>(1);
   if (config.mode == Mode::step && config.adamw.clip_norm > 0)
     b.norm_partials = arena.take<float>(kNormPartials);
-  if (training) b.dnorm = arena.take<Act>(N * d);  // written by the lm_head backward GEMM
+  if (training) {
+    b.dnorm = arena.take<Act>(N * d);  // written by the lm_head backward GEMM
+    b.gain_partials = arena.take<float>(
+        rmsnorm_gain_partials_floats(static_cast<int>(N), static_cast<int>(d)));
+  }
 
   const std::size_t shared_start = arena.align();
   b.logits = arena.take<Act>(N * V);
@@ -767,8 +772,8 @@ class CudaBackend final : public Backend {
                   gpuprof::Work{8.0 * N * d, (16.0 + 2.0 * sizeof(Act)) * N * d});
     const std::size_t offset = layout_.find(gain).offset;
     rmsnorm_backward<Act>(dy, x, buffers_.params + offset, inv_rms, residual, buffers_.dstream,
-                          dstream_act_copy(),
-                          buffers_.grads + offset, N, d, stream());
+                          dstream_act_copy(), buffers_.grads + offset, buffers_.gain_partials, N,
+                          d, stream());
   }
 
   // A block's norm output, which backward needs for a weight gradient but the

@@ -73,47 +73,59 @@ TEST_CASE("embedding gathers rows and scatter-adds gradients by token") {
 
 TEST_CASE_TEMPLATE("rmsnorm forward, recompute and backward (residual fused, gain gradient)", Act, float,
                    bf16) {
-  // d = 272: lanes loop twice over a row, and d is not a multiple of 32.
-  const int rows = 40, d = 272;
-  const float eps = 1e-5f;
-  const std::size_t n = static_cast<std::size_t>(rows) * d;
-  const auto x = round_to<float>(random_values(n, 0.0, 2.0));
-  const auto gain = round_to<float>(random_values(d, 1.0, 0.3));
+  // d = 272: lanes loop twice over a row, d is not a multiple of 32, and the
+  // gain gradient has a partial 256-column slab; 40 rows are two chunks of its
+  // reduction (the second partial), 4500 the most chunks, the last ones empty.
+  const int d = 272;
+  for (const int rows : {40, 4500}) {
+    CAPTURE(rows);
+    const float eps = 1e-5f;
+    const std::size_t n = static_cast<std::size_t>(rows) * d;
+    const auto x = round_to<float>(random_values(n, 0.0, 2.0));
+    const auto gain = round_to<float>(random_values(d, 1.0, 0.3));
 
-  DeviceArray<float> x_dev(x), gain_dev(gain), inv_rms(rows), x_copy(n);
-  DeviceArray<Act> y(n);
-  rmsnorm_forward<Act>(x_dev.get(), gain_dev.get(), y.get(), inv_rms.get(), x_copy.get(), rows, d,
-                       eps, nullptr);
-  MatrixD y_ref;
-  VectorD inv_rms_ref;
-  cpu::rmsnorm_forward<double>(as_matrix(x, rows, d), as_vector(gain), eps, y_ref,
-                               inv_rms_ref);
-  check_close("rmsnorm forward y", y.download(), flat(y_ref), stored_tolerance<Act>());
-  check_close("rmsnorm forward inv_rms", inv_rms.download(), flat(inv_rms_ref), kFp32Math);
-  check_close("rmsnorm forward residual copy", x_copy.download(), x, 1e-12);
-  DeviceArray<Act> y_recomputed(n);
-  rmsnorm_recompute<Act>(x_dev.get(), gain_dev.get(), inv_rms.get(), y_recomputed.get(), rows, d,
-                         nullptr);
-  // Backward feeds the recomputed output to the same GEMMs: it must be forward's, bit for bit.
-  check_close("rmsnorm recompute = forward y", y_recomputed.download(), y.download(), 0.0);
+    DeviceArray<float> x_dev(x), gain_dev(gain), inv_rms(rows), x_copy(n);
+    DeviceArray<Act> y(n);
+    rmsnorm_forward<Act>(x_dev.get(), gain_dev.get(), y.get(), inv_rms.get(), x_copy.get(), rows, d,
+                         eps, nullptr);
+    MatrixD y_ref;
+    VectorD inv_rms_ref;
+    cpu::rmsnorm_forward<double>(as_matrix(x, rows, d), as_vector(gain), eps, y_ref,
+                                 inv_rms_ref);
+    check_close("rmsnorm forward y", y.download(), flat(y_ref), stored_tolerance<Act>());
+    check_close("rmsnorm forward inv_rms", inv_rms.download(), flat(inv_rms_ref), kFp32Math);
+    check_close("rmsnorm forward residual copy", x_copy.download(), x, 1e-12);
+    DeviceArray<Act> y_recomputed(n);
+    rmsnorm_recompute<Act>(x_dev.get(), gain_dev.get(), inv_rms.get(), y_recomputed.get(), rows, d,
+                           nullptr);
+    // Backward feeds the recomputed output to the same GEMMs: it must be forward's, bit for bit.
+    check_close("rmsnorm recompute = forward y", y_recomputed.download(), y.download(), 0.0);
 
-  const auto dy = round_to<Act>(random_values(n));
-  const auto residual = round_to<float>(random_values(n));
-  DeviceArray<Act> dy_dev(dy), dx_act(n);
-  DeviceArray<float> dx(residual), dgain(d);  // dx starts as the residual: updated in place
-  rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev.get(), inv_rms.get(), dx.get(),
-                        dx.get(), std::is_same_v<Act, bf16> ? dx_act.get() : nullptr, dgain.get(),
-                        rows, d, nullptr);
-  MatrixD dx_ref;
-  VectorD dgain_ref = VectorD::Zero(d);
-  cpu::rmsnorm_backward<double>(as_matrix(dy, rows, d), as_matrix(x, rows, d),
-                                as_vector(gain), inv_rms_ref, dx_ref, dgain_ref);
-  dx_ref += as_matrix(residual, rows, d);
-  check_close("rmsnorm backward dx (+ residual, in place)", dx.download(), flat(dx_ref), kFp32Math);
-  check_close("rmsnorm backward dgain", dgain.download(), flat(dgain_ref), kFp32Math);
-  if (std::is_same_v<Act, bf16>)
-    check_close("rmsnorm backward dx bf16 copy", dx_act.download(), flat(dx_ref),
-                stored_tolerance<Act>());
+    const auto dy = round_to<Act>(random_values(n));
+    const auto residual = round_to<float>(random_values(n));
+    DeviceArray<Act> dy_dev(dy), dx_act(n);
+    DeviceArray<float> dx(residual), dgain(d);  // dx starts as the residual: updated in place
+    DeviceArray<float> gain_partials(rmsnorm_gain_partials_floats(rows, d));
+    rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev.get(), inv_rms.get(), dx.get(),
+                          dx.get(), std::is_same_v<Act, bf16> ? dx_act.get() : nullptr, dgain.get(),
+                          gain_partials.get(), rows, d, nullptr);
+    MatrixD dx_ref;
+    VectorD dgain_ref = VectorD::Zero(d);
+    cpu::rmsnorm_backward<double>(as_matrix(dy, rows, d), as_matrix(x, rows, d),
+                                  as_vector(gain), inv_rms_ref, dx_ref, dgain_ref);
+    dx_ref += as_matrix(residual, rows, d);
+    check_close("rmsnorm backward dx (+ residual, in place)", dx.download(), flat(dx_ref), kFp32Math);
+    check_close("rmsnorm backward dgain", dgain.download(), flat(dgain_ref), kFp32Math);
+    DeviceArray<float> dx_again(n), dgain_again(d);
+    rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev.get(), inv_rms.get(), nullptr,
+                          dx_again.get(), nullptr, dgain_again.get(), gain_partials.get(), rows, d,
+                          nullptr);
+    check_close("rmsnorm backward dgain again (fixed order: bit-identical)", dgain_again.download(),
+                dgain.download(), 0.0);
+    if (std::is_same_v<Act, bf16>)
+      check_close("rmsnorm backward dx bf16 copy", dx_act.download(), flat(dx_ref),
+                  stored_tolerance<Act>());
+  }
 }
 
 TEST_CASE_TEMPLATE("swiglu gate forward and backward", Act, float, bf16) {
