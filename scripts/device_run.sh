@@ -3,8 +3,8 @@
 # measuring rather than on start-ups. Usage:
 #   scripts/device_run.sh [build] [test] [bench] [torch] [profile] [precision] [overhead]
 # Results go to $OUT (default ./out): logs, JSON, and the tables printed last.
-# The PyTorch yardstick (shared/bench/torch_ref.py) runs in the same call as
-# our benchmark, so a comparison is a ratio from one run.
+# The PyTorch yardstick (examples/transformer/scripts/torch_reference.py) runs
+# in the same call as our benchmark, so a comparison is a ratio from one run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -15,10 +15,6 @@ rm -rf "$RESULTS"; mkdir -p "$RESULTS"
 # The dump's arrays stay behind (tens of MiB); its manifest comes back.
 pack() { tar czf "$OUT/results.tgz" -C "$RESULTS" --exclude='dump/*.npy' --exclude='dump/params*' --exclude='dump/grads' . ; }
 trap pack EXIT
-SHARED=${SHARED:-}
-for candidate in ./shared ../shared; do
-  [ -z "$SHARED" ] && [ -f "$candidate/bench/torch_ref.py" ] && SHARED=$candidate
-done
 BUILD=build/device
 B="$BUILD"/examples/transformer/bench/transformer_bench
 JOBS=$(nproc)
@@ -62,7 +58,7 @@ BENCH_CTX=${BENCH_CTX:-128,512}
 BENCH_MODES=${BENCH_MODES:-fwd,fwdbwd,step}
 if want torch; then
   log "PyTorch eager yardstick"
-  python3 "$SHARED/bench/torch_ref.py" --sizes "$BENCH_SIZES" --ctx "$BENCH_CTX" --modes "$BENCH_MODES" \
+  python3 examples/transformer/scripts/torch_reference.py --sizes "$BENCH_SIZES" --ctx "$BENCH_CTX" --modes "$BENCH_MODES" \
     --precs fp32,bf16 --out "$RESULTS/torch_eager.jsonl" >/dev/null 2>"$RESULTS/torch.err" || tail -5 "$RESULTS/torch.err"
 fi
 

@@ -3,12 +3,12 @@
 # and the peak bookkeeping are pure host code: CPU tests in the shared binary.
 # Capture itself needs a GPU: its own binary, label `gpu` (skipped without one).
 target_sources(gpuprof_tests PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/test_kernel_names.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/test_kernel_summary.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/test_memory_peaks.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/kernels/kernel_names_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kernels/kernel_summary_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/memory/memory_peaks_test.cpp)
 
 if(GPUPROF_HAVE_CUDA AND CMAKE_CUDA_COMPILER)
-  add_executable(gpuprof_kernel_capture_tests ${CMAKE_CURRENT_LIST_DIR}/test_kernel_capture_gpu.cu)
+  add_executable(gpuprof_kernel_capture_tests ${CMAKE_CURRENT_LIST_DIR}/kernels/kernel_capture_gpu_test.cu)
   target_link_libraries(gpuprof_kernel_capture_tests PRIVATE gpuprof::cupti gpuprof_gpu_test_main)
   gpuprof_strict_warnings(gpuprof_kernel_capture_tests)
   gpuprof_add_gpu_test(gpuprof_kernel_capture_tests gpuprof_kernel_capture_tests)

@@ -1,4 +1,4 @@
-// accumulation.hpp: the precision-accumulation demo (MODEL.md): 0.01 added
+// accumulation.hpp: the precision-accumulation demo (docs/model.md): 0.01 added
 // kAddendCount times for each accumulator/addend pair, summed sequentially,
 // with Kahan compensation and as a pairwise tree; the table, the explanation
 // under it and the JSON report share one row type for the CPU and the GPU.
@@ -33,7 +33,7 @@ struct AccumulationRow {
   double accumulator_epsilon = 0;
 };
 
-// MODEL.md's six cases, in its order, computed on the CPU with float and
+// docs/model.md's six cases, in its order, computed on the CPU with float and
 // Eigen's half/bfloat16.
 std::vector<AccumulationRow> accumulate_on_cpu();
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include <gpuprof/detail/device.hpp>
+#include <gpuprof/device.hpp>
 
 namespace precision {
 
@@ -61,7 +61,7 @@ ParsedCommandLine parse_command_line(const std::string& program, int argc, const
 
 std::optional<std::string> gpu_rows_unavailable() {
 #if PRECISION_WITH_CUDA
-  const gpuprof::detail::DeviceStatus device = gpuprof::detail::probe_device();
+  const gpuprof::DeviceStatus device = gpuprof::device_status();
   if (!device.usable) return device.reason;
   return std::nullopt;
 #else

@@ -1,6 +1,6 @@
 // gpu.hpp: the GPU halves of the two demos. Declared only in builds with
 // CUDA (PRECISION_WITH_CUDA=1, set by CMakeLists.txt); the programs call
-// them only after gpuprof::detail::probe_device() found a usable device.
+// them only after gpuprof::device_status() found a usable device.
 // Every CUDA and cuBLAS failure throws gpuprof::Error.
 #pragma once
 #include <vector>
@@ -11,7 +11,7 @@
 #if PRECISION_WITH_CUDA
 namespace precision {
 
-// MODEL.md's six cases in CUDA kernels (__half, __nv_bfloat16, fp32), in the
+// docs/model.md's six cases in CUDA kernels (__half, __nv_bfloat16, fp32), in the
 // order and with the fields of accumulate_on_cpu().
 std::vector<AccumulationRow> accumulate_on_gpu();
 

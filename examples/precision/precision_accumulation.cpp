@@ -1,5 +1,5 @@
 // precision_accumulation: sums 0.01 a thousand times for each accumulator /
-// addend pair of MODEL.md (fp32, fp16, bf16 and the mixed ones), on the CPU
+// addend pair of docs/model.md (fp32, fp16, bf16 and the mixed ones), on the CPU
 // and, when there is a GPU, in CUDA kernels; sequentially (the course's
 // loop), with Kahan compensation and as a pairwise tree; prints one table
 // per device and why each result is what it is. --json PATH writes them.

@@ -1,4 +1,4 @@
-// precision_toy_model: MODEL.md's toy model (fc1 → ReLU → LayerNorm → fc2)
+// precision_toy_model: docs/model.md's toy model (fc1 → ReLU → LayerNorm → fc2)
 // under fp32, fp16-mixed and bf16-mixed policies, on the CPU (Eigen) and,
 // when there is a GPU, with cuBLAS. It answers the course's questions on
 // mixed precision from the running code: (a) the dtype of each tensor, read

@@ -1,4 +1,4 @@
-// toy_model.hpp: MODEL.md's toy model, fc1 → ReLU → LayerNorm → fc2 (no
+// toy_model.hpp: docs/model.md's toy model, fc1 → ReLU → LayerNorm → fc2 (no
 // Linear biases; LayerNorm has its gain and bias, as nn.LayerNorm does),
 // with mean cross-entropy loss, run under three precision policies that
 // follow PyTorch's autocast rules.
@@ -22,7 +22,7 @@ const char* policy_name(Policy policy);  // "fp32", "fp16 mixed", "bf16 mixed"
 struct ToyDimensions {
   int batch = 16;
   int in_features = 32;
-  int hidden = 10;  // MODEL.md: Linear(in, 10), LayerNorm(10)
+  int hidden = 10;  // docs/model.md: Linear(in, 10), LayerNorm(10)
   int out_features = 8;
 };
 

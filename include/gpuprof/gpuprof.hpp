@@ -6,11 +6,12 @@
 #include "bench.hpp"
 #include "clock.hpp"
 #include "cuda_events.hpp"
+#include "device.hpp"
 #include "error.hpp"
 #include "json_writer.hpp"
 #include "kernel_names.hpp"
 #include "kernel_summary.hpp"
-#include "kernel_summary_writers.hpp"
+#include "report/kernel_summary_writers.hpp"
 #include "memory.hpp"  // MemoryWatch itself only when built with CUDA
 #include "nvtx.hpp"
 #include "profiler.hpp"

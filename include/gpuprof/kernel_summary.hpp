@@ -102,6 +102,7 @@ struct ScopeGpuSummary {
   std::vector<CategoryShare> categories;  // kernel_categories() order, then any user categories
 };
 
+namespace detail {
 // Which scope every activity belongs to, in both views, with instance
 // nesting recovered from the scope tree and the host intervals.
 class ScopeIndex {
@@ -183,7 +184,6 @@ class ScopeIndex {
   std::vector<int> instance_parent_;
 };
 
-namespace detail {
 inline bool kept(const KernelRecord& record, Activities activities) {
   return activities == Activities::all || record.kind == ActivityKind::kernel;
 }
@@ -214,6 +214,17 @@ inline std::vector<bool> listed_nodes(const Report& report, const ScopeIndex& in
 }
 }  // namespace detail
 
+// The scope node (index into report.nodes) of every record of report.kernels,
+// in order: the innermost scope that launched it; -1 for a record launched
+// outside any scope of this report.
+inline std::vector<int> kernel_nodes(const Report& report) {
+  const detail::ScopeIndex index(report);
+  std::vector<int> nodes;
+  nodes.reserve(report.kernels.size());
+  for (const KernelRecord& record : report.kernels) nodes.push_back(index.node_of(record));
+  return nodes;
+}
+
 // The activities of the scopes `filter` selects ("" = the whole run) in `view`.
 inline std::vector<KernelRecord> select_kernels(const Report& report, const std::string& filter = "",
                                                 ScopeView view = ScopeView::inclusive,
@@ -224,7 +235,7 @@ inline std::vector<KernelRecord> select_kernels(const Report& report, const std:
       if (detail::kept(record, activities)) selected.push_back(record);
     return selected;
   }
-  const ScopeIndex index(report);
+  const detail::ScopeIndex index(report);
   const std::vector<bool> matched = index.matching_nodes(filter);
   const std::vector<bool> wanted = view == ScopeView::inclusive ? index.nodes_inside(matched) : matched;
   for (const KernelRecord& record : report.kernels) {
@@ -312,7 +323,7 @@ inline std::vector<CategoryShare> category_breakdown(const std::vector<KernelRec
 // view, then in the inclusive view. Nodes without kernels in a view get no rows.
 inline std::vector<ScopeKernelRow> scope_kern_sum(const Report& report, const std::string& filter = "",
                                                   KernelGrouping grouping = KernelGrouping::name) {
-  const ScopeIndex index(report);
+  const detail::ScopeIndex index(report);
   const std::vector<bool> listed = detail::listed_nodes(report, index, filter);
   const detail::RecordsByNode grouped = detail::records_by_node(report, index, Activities::kernels);
   std::vector<ScopeKernelRow> rows;
@@ -330,7 +341,7 @@ inline std::vector<ScopeKernelRow> scope_kern_sum(const Report& report, const st
 // GPU time of every scope execution (inclusive of nested scopes), in the
 // order of report.instances.
 inline std::vector<InstanceGpuTime> instance_gpu_times(const Report& report) {
-  const ScopeIndex index(report);
+  const detail::ScopeIndex index(report);
   std::vector<InstanceGpuTime> times(report.instances.size());
   for (std::size_t i = 0; i < times.size(); ++i) {
     times[i].instance_id = report.instances[i].id;
@@ -354,7 +365,7 @@ inline std::vector<InstanceGpuTime> instance_gpu_times(const Report& report) {
 // projection, summed activity time and event time over all its executions,
 // and the category breakdown of its activities (copies and memsets included).
 inline std::vector<ScopeGpuSummary> scope_gpu_summary(const Report& report, const std::string& filter = "") {
-  const ScopeIndex index(report);
+  const detail::ScopeIndex index(report);
   const std::vector<bool> listed = detail::listed_nodes(report, index, filter);
   const detail::RecordsByNode grouped = detail::records_by_node(report, index, Activities::all);
   std::vector<ScopeGpuSummary> by_node(report.nodes.size());

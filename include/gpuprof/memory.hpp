@@ -46,6 +46,7 @@
 
 GPUPROF_NAMESPACE_BEGIN
 
+namespace detail {
 // One reading of the device's memory at a scope boundary.
 struct MemorySample {
   std::int64_t device_used = -1;     // total - free; < 0 unknown
@@ -138,6 +139,8 @@ inline void apply_memory_peaks(Report& report, const std::unordered_map<std::uin
   }
 }
 
+}  // namespace detail
+
 #if GPUPROF_WITH_CUDA
 struct MemoryWatchOptions {
   // Watch the device's current stream-ordered pool (cudaDeviceGetMemPool):
@@ -199,7 +202,7 @@ class MemoryWatch final : public ScopeObserver {
   }
   void contribute(Report& report) override {
     std::function<std::vector<AllocationRecord>()> source;
-    std::unordered_map<std::uint64_t, InstanceMemory> finished;
+    std::unordered_map<std::uint64_t, detail::InstanceMemory> finished;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       source = allocation_source_;
@@ -207,7 +210,7 @@ class MemoryWatch final : public ScopeObserver {
       if (!problem_.empty()) std::cerr << "gpuprof: memory watch: " << problem_ << "\n";
       problem_.clear();
     }
-    apply_memory_peaks(report, finished, source ? source() : std::vector<AllocationRecord>{});
+    detail::apply_memory_peaks(report, finished, source ? source() : std::vector<AllocationRecord>{});
   }
 
  private:
@@ -215,8 +218,8 @@ class MemoryWatch final : public ScopeObserver {
 
   // Runs on the scope's thread inside a destructor: errors are remembered and
   // the failing source switched off, never thrown.
-  MemorySample sample() {
-    MemorySample sample;
+  detail::MemorySample sample() {
+    detail::MemorySample sample;
     std::size_t free_bytes = 0, total_bytes = 0;
     if (fail_quietly(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo"))
       sample.device_used = static_cast<std::int64_t>(total_bytes - free_bytes);
@@ -243,7 +246,7 @@ class MemoryWatch final : public ScopeObserver {
   MemoryWatchOptions options_;
   std::string why_inactive_;
   std::mutex mutex_;
-  MemoryPeakTracker tracker_;
+  detail::MemoryPeakTracker tracker_;
   bool pool_ok_ = true;
   std::string problem_;
   std::function<std::vector<AllocationRecord>()> allocation_source_;

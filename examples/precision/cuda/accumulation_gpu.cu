@@ -6,11 +6,11 @@
 
 #include <gpuprof/scope.hpp>
 
-#include "../gpu.hpp"
-#include "../summation.hpp"
-#include "cuda_check.cuh"
-#include "device_arithmetic.cuh"
-#include "device_buffer.cuh"
+#include "cuda/cuda_check.cuh"
+#include "cuda/device_arithmetic.cuh"
+#include "cuda/device_buffer.cuh"
+#include "gpu.hpp"
+#include "summation.hpp"
 
 namespace precision {
 namespace {

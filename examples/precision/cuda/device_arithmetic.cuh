@@ -13,7 +13,7 @@
 
 #include <type_traits>
 
-#include "../dtype.hpp"
+#include "dtype.hpp"
 
 namespace precision {
 

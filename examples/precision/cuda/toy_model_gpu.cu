@@ -13,10 +13,10 @@
 
 #include <gpuprof/scope.hpp>
 
-#include "../gpu.hpp"
-#include "cuda_check.cuh"
-#include "device_arithmetic.cuh"
-#include "device_buffer.cuh"
+#include "cuda/cuda_check.cuh"
+#include "cuda/device_arithmetic.cuh"
+#include "cuda/device_buffer.cuh"
+#include "gpu.hpp"
 
 namespace precision {
 namespace {

@@ -1,4 +1,4 @@
-// accumulation_test.cpp: the CPU accumulation demo against MODEL.md's exact
+// accumulation_test.cpp: the CPU accumulation demo against docs/model.md's exact
 // values, against an independent emulation of round-to-nearest-even, and
 // the helpers its explanation relies on.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "accumulation.hpp"
-#include "expected_accumulation.hpp"
+#include "tests/expected_accumulation.hpp"
 
 namespace precision {
 namespace {
@@ -30,7 +30,7 @@ double emulated_sequential_sum(double addend, int bits) {
   return sum;
 }
 
-TEST_CASE("the CPU reproduces MODEL.md's accumulation table exactly") {
+TEST_CASE("the CPU reproduces docs/model.md's accumulation table exactly") {
   testing::check_against_model(accumulate_on_cpu());
 }
 

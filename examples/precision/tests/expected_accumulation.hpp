@@ -1,4 +1,4 @@
-// expected_accumulation.hpp: MODEL.md's accumulation table, the values both
+// expected_accumulation.hpp: docs/model.md's accumulation table, the values both
 // the CPU and the GPU tests must reproduce exactly, plus the Kahan and
 // pairwise totals, which are 1000 × addend rounded once to the accumulator
 // (10.0 whenever the accumulator is as narrow as the addend).
@@ -41,7 +41,7 @@ inline void check_against_model(const std::vector<AccumulationRow>& rows) {
     CHECK(row.accumulator == std::string(expected.accumulator));
     CHECK(row.addend == std::string(expected.addend));
     // Exact comparisons: every value is a float, half or bfloat16 widened
-    // to double without rounding, and MODEL.md's decimals name them exactly.
+    // to double without rounding, and docs/model.md's decimals name them exactly.
     CHECK(row.addend_value == expected.addend_value);
     CHECK(row.sequential == expected.sequential);
     CHECK(row.kahan == expected.recovered);

@@ -1,5 +1,5 @@
 // gpu_test.cpp: the GPU halves of both demos against the CPU. The device
-// sums must equal MODEL.md and the CPU bit for bit; the toy model's dtypes
+// sums must equal docs/model.md and the CPU bit for bit; the toy model's dtypes
 // must match and its loss and gradients agree within a few ulps of the GEMM
 // format (cuBLAS and Eigen accumulate fp32 in different orders, which can
 // flip an fp16/bf16 rounding by one ulp). Runs only where a device is usable.
@@ -8,14 +8,14 @@
 #include <cmath>
 #include <random>
 
-#include "expected_accumulation.hpp"
 #include "gpu.hpp"
-#include "median_over_problems.hpp"
+#include "tests/expected_accumulation.hpp"
+#include "tests/median_over_problems.hpp"
 
 namespace precision {
 namespace {
 
-TEST_CASE("GPU accumulation equals MODEL.md and the CPU exactly") {
+TEST_CASE("GPU accumulation equals docs/model.md and the CPU exactly") {
   const std::vector<AccumulationRow> gpu = accumulate_on_gpu();
   testing::check_against_model(gpu);
   const std::vector<AccumulationRow> cpu = accumulate_on_cpu();

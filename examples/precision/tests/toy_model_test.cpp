@@ -8,7 +8,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "median_over_problems.hpp"
+#include "tests/median_over_problems.hpp"
 #include "toy_model.hpp"
 
 namespace precision {

@@ -1,6 +1,6 @@
 // bench/driver.cpp: the order of a run: check every output first, pick the
 // device, measure the GEMM ceilings, dump, sweep, studies, then print and write.
-#include "driver.hpp"
+#include "bench/driver.hpp"
 
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/profiler.hpp>
@@ -10,17 +10,16 @@
 #include <iostream>
 #include <optional>
 
-#include "backend.hpp"
-#include "device.hpp"
-#include "dump.hpp"
-#include "gemm_ceiling.hpp"
-#include "loss_curve.hpp"
-#include "output.hpp"
-#include "output_paths.hpp"
-#include "sweep.hpp"
-#include "text_table.hpp"
-#include "torch_reference.hpp"
-#include "warmup_study.hpp"
+#include "bench/dump.hpp"
+#include "bench/gemm_ceiling.hpp"
+#include "bench/loss_curve.hpp"
+#include "bench/sweep.hpp"
+#include "bench/torch_reference.hpp"
+#include "bench/warmup_study.hpp"
+#include "harness/device.hpp"
+#include "harness/output.hpp"
+#include "harness/text_table.hpp"
+#include "model/backend.hpp"
 
 namespace transformer::bench {
 namespace {
@@ -32,8 +31,8 @@ void check_outputs(const DriverOptions& options) {
       {"--report-json", &options.report_json_path},
       {"--trace", &options.trace_path}};
   for (const auto& [flag, path] : files)
-    if (!path->empty()) check_output_file(flag, *path);
-  if (!options.dump_dir.empty()) prepare_output_directory("--dump", options.dump_dir);
+    if (!path->empty()) harness::check_output_file(flag, *path);
+  if (!options.dump_dir.empty()) harness::prepare_output_directory("--dump", options.dump_dir);
 }
 
 std::optional<TorchReference> read_torch_reference(const std::string& path) {
@@ -41,11 +40,11 @@ std::optional<TorchReference> read_torch_reference(const std::string& path) {
   try {
     return TorchReference::read(path);
   } catch (const std::runtime_error& error) {
-    throw UsageError(std::string("--torch-jsonl: ") + error.what());
+    throw harness::UsageError(std::string("--torch-jsonl: ") + error.what());
   }
 }
 
-std::map<Precision, double> measure_ceilings(const Device& device) {
+std::map<Precision, double> measure_ceilings(const harness::Device& device) {
   if (!device.is_cuda()) return {};
   const GemmCeilingOptions gemm;
   std::fprintf(stderr, "measuring GEMM ceilings (%d^3 cuBLAS products, median of %d) ...\n", gemm.n,
@@ -53,27 +52,28 @@ std::map<Precision, double> measure_ceilings(const Device& device) {
   const std::map<Precision, double> ceilings = measure_gemm_ceilings(gemm);
   std::cout << "GEMM ceilings (" << gemm.n << "^3 cuBLAS, median of " << gemm.iters << "):";
   for (const auto& [precision, tflops] : ceilings)
-    std::cout << "  " << to_string(precision) << " " << fixed(tflops, 1) << " TFLOP/s";
+    std::cout << "  " << to_string(precision) << " " << harness::fixed(tflops, 1) << " TFLOP/s";
   std::cout << "\n";
   return ceilings;
 }
 
 // The first configuration the device can run: what --dump uses.
-std::optional<RunConfig> first_supported(const Device& device, const DriverOptions& options) {
+std::optional<RunConfig> first_supported(const harness::Device& device,
+                                         const DriverOptions& options) {
   for (const RunConfig& config : sweep_configurations(options))
     if (device.supports(config.precision)) return config;
   return std::nullopt;
 }
 
-void write_dump(const Device& device, const DriverOptions& options) {
+void write_dump(const harness::Device& device, const DriverOptions& options) {
   const std::optional<RunConfig> config = first_supported(device, options);
   if (!config)
     throw std::runtime_error("--dump: no configuration the " + std::string(device.backend_name()) +
                              " backend supports");
-  std::fprintf(stderr, "dump: one train step of %s into %s\n", configuration_label(*config).c_str(),
-               options.dump_dir.c_str());
+  std::fprintf(stderr, "dump: one train step of %s into %s\n",
+               harness::configuration_label(*config).c_str(), options.dump_dir.c_str());
   write_training_step_dump(options.dump_dir, device, *config,
-                           make_token_batch(*config, options.seed));
+                           harness::make_token_batch(*config, options.seed));
 }
 
 void write_profile(const DriverOptions& options) {
@@ -94,11 +94,11 @@ int run_driver(DriverOptions options) {
   check_outputs(options);
   const std::optional<TorchReference> torch = read_torch_reference(options.torch_jsonl_path);
   gpuprof::profiler();  // probes the device now, so its one-time notice precedes the progress lines
-  const Device device = Device::select(options.device);
+  const harness::Device device = harness::Device::select(options.device);
   if (!device.notice().empty()) std::fprintf(stderr, "notice: %s\n", device.notice().c_str());
   resolve_defaults(options, device.is_cuda());
 
-  BenchResults results;
+  harness::BenchResults results;
   results.device = device.name();
   results.backend = device.backend_name();
   results.batch = options.batch;
@@ -112,27 +112,27 @@ int run_driver(DriverOptions options) {
   if (!options.dump_dir.empty()) write_dump(device, options);
   results.rows = run_sweep(device, options, ceilings);
   if (torch)
-    for (ResultRow& row : results.rows) torch->join(row);
+    for (harness::ResultRow& row : results.rows) torch->join(row);
   if (options.warmup_study) results.warmup_study = run_warmup_study(device, options);
   if (options.loss_curve_steps > 0) {
     // The first size and context of the sweep; run_loss_curves picks the precisions.
     const RunConfig config = sweep_configurations(options).front();
     results.loss_curves =
-        run_loss_curves(device, config, options.precisions, make_token_batch(config, options.seed),
-                        options.loss_curve_steps);
+        run_loss_curves(device, config, options.precisions,
+                        harness::make_token_batch(config, options.seed), options.loss_curve_steps);
   }
 
-  print_results_table(std::cout, results);
+  harness::print_results_table(std::cout, results);
   print_warmup_study(std::cout, results.warmup_study);
   print_loss_curves(std::cout, results.loss_curves);
   if (!options.json_path.empty())
-    gpuprof::write_file_atomically(options.json_path, results_json(results));
+    gpuprof::write_file_atomically(options.json_path, harness::results_json(results));
   if (!options.csv_path.empty())
-    gpuprof::write_file_atomically(options.csv_path, results_csv(results));
+    gpuprof::write_file_atomically(options.csv_path, harness::results_csv(results));
   write_profile(options);
-  const bool any_failed =
-      std::any_of(results.rows.begin(), results.rows.end(),
-                  [](const ResultRow& row) { return row.status == RowStatus::error; });
+  const bool any_failed = std::any_of(
+      results.rows.begin(), results.rows.end(),
+      [](const harness::ResultRow& row) { return row.status == harness::RowStatus::error; });
   return any_failed ? 1 : 0;
 }
 

@@ -1,6 +1,6 @@
 // bench/dump.cpp: runs the dumped training step and writes the .npy files and
 // their manifest.
-#include "dump.hpp"
+#include "bench/dump.hpp"
 
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/json_writer.hpp>
@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "backend.hpp"
-#include "npy.hpp"
+#include "bench/npy.hpp"
+#include "model/backend.hpp"
 
 namespace transformer::bench {
 namespace {
@@ -123,8 +123,8 @@ void write_manifest(const DumpWriter& writer, const RunConfig& config, const std
 
 }  // namespace
 
-void write_training_step_dump(const std::string& directory, const Device& device, RunConfig config,
-                              const TokenBatch& batch) {
+void write_training_step_dump(const std::string& directory, const harness::Device& device,
+                              RunConfig config, const harness::TokenBatch& batch) {
   config.mode = Mode::step;
   const ParameterLayout layout(config.model);
   const auto backend = device.make_backend(config);

@@ -3,9 +3,9 @@
 #pragma once
 #include <string>
 
-#include "backend.hpp"
-#include "device.hpp"
-#include "token_batch.hpp"
+#include "harness/device.hpp"
+#include "harness/run.hpp"
+#include "model/backend.hpp"
 
 namespace transformer::bench {
 
@@ -14,7 +14,7 @@ namespace transformer::bench {
 // tokens.npy, targets.npy, params/<name>.npy, loss.npy, logits.npy,
 // grads/<name>.npy, params_after/<name>.npy and manifest.json. Every file is
 // written whole (temp + rename). Throws on failure (OutOfMemory included).
-void write_training_step_dump(const std::string& directory, const Device& device, RunConfig config,
-                              const TokenBatch& batch);
+void write_training_step_dump(const std::string& directory, const harness::Device& device,
+                              RunConfig config, const harness::TokenBatch& batch);
 
 }  // namespace transformer::bench

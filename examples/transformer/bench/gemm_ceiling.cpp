@@ -1,11 +1,11 @@
-// bench/gemm_ceiling.cpp: the cuBLAS products behind the MFU ceilings. The
-// only file of the driver that talks to cuBLAS.
-#include "gemm_ceiling.hpp"
+// bench/gemm_ceiling.cpp: the cuBLAS products behind the MFU ceilings, made
+// through the backend's own front end (cuda/gemm.hpp), so the ceilings use the
+// same precision policy as the model's products.
+#include "bench/gemm_ceiling.hpp"
 
 #include <stdexcept>
 
-#if GPUPROF_WITH_CUDA
-#include <cublas_v2.h>
+#if TRANSFORMER_CUDA_BACKEND
 #include <cuda_runtime_api.h>
 
 #include <gpuprof/bench.hpp>
@@ -15,12 +15,13 @@
 #include <vector>
 
 #include "cuda/check.hpp"
+#include "cuda/gemm.hpp"
 #include "model/init.hpp"
 #endif
 
 namespace transformer::bench {
 
-#if GPUPROF_WITH_CUDA
+#if TRANSFORMER_CUDA_BACKEND
 namespace {
 
 // Owns one device allocation.
@@ -34,21 +35,6 @@ class DeviceBuffer {
 
  private:
   void* data_ = nullptr;
-};
-
-class CublasHandle {
- public:
-  explicit CublasHandle(cudaStream_t stream) {
-    TRANSFORMER_CUBLAS_CHECK(cublasCreate(&handle_));
-    TRANSFORMER_CUBLAS_CHECK(cublasSetStream(handle_, stream));
-  }
-  ~CublasHandle() { cublasDestroy(handle_); }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  cublasHandle_t get() const { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
 };
 
 // Uniform in [-1, 1): the values only need to be non-trivial, so tensor cores
@@ -72,12 +58,6 @@ std::vector<std::uint16_t> to_bf16(const std::vector<float>& values) {
   return out;
 }
 
-struct GemmSetting {
-  Precision precision;
-  cudaDataType_t data_type;
-  cublasComputeType_t compute;
-};
-
 }  // namespace
 
 std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& options) {
@@ -91,10 +71,6 @@ std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& opti
     cudaStream_t stream;
     ~StreamGuard() { cudaStreamDestroy(stream); }
   } stream_guard{stream};
-  const CublasHandle cublas(stream);
-  // The default math mode: CUBLAS_COMPUTE_32F stays plain fp32 (no TF32).
-  TRANSFORMER_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), CUBLAS_DEFAULT_MATH));
-
   // fp32 operands serve fp32 and tf32; bf16 operands are converted copies.
   const DeviceBuffer a32(count * 4), b32(count * 4), c32(count * 4);
   const DeviceBuffer a16(count * 2), b16(count * 2), c16(count * 2);
@@ -105,24 +81,20 @@ std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& opti
   TRANSFORMER_CUDA_CHECK(
       cudaMemcpy(b16.get(), to_bf16(b_host).data(), count * 2, cudaMemcpyHostToDevice));
 
-  const GemmSetting settings[] = {
-      {Precision::fp32, CUDA_R_32F, CUBLAS_COMPUTE_32F},
-      {Precision::tf32, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32},
-      {Precision::bf16, CUDA_R_16BF, CUBLAS_COMPUTE_32F},
-  };
-  const float alpha = 1.0f, beta = 0.0f;
   const int dimension = options.n;
   std::map<Precision, double> ceilings;
-  for (const GemmSetting& setting : settings) {
-    const bool is_bf16 = setting.data_type == CUDA_R_16BF;
-    const void* a = is_bf16 ? a16.get() : a32.get();
-    const void* b = is_bf16 ? b16.get() : b32.get();
-    void* c = is_bf16 ? c16.get() : c32.get();
+  // One cuBLAS handle per precision, set up by cuda::Gemm exactly as the
+  // backend's own products are (compute type, math mode).
+  for (const Precision precision : {Precision::fp32, Precision::tf32, Precision::bf16}) {
+    const cuda::Gemm gemm(precision, stream);
+    const bool is_bf16 = precision == Precision::bf16;
+    const cudaDataType_t type = is_bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    const cuda::Operand a{is_bf16 ? a16.get() : a32.get(), type, dimension};
+    const cuda::Operand b{is_bf16 ? b16.get() : b32.get(), type, dimension};
+    const cuda::Output c{is_bf16 ? c16.get() : c32.get(), type, dimension};
     const auto product = [&] {
-      TRANSFORMER_CUBLAS_CHECK(cublasGemmEx(
-          cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, dimension, dimension, dimension, &alpha, a,
-          setting.data_type, dimension, b, setting.data_type, dimension, &beta, c,
-          setting.data_type, dimension, setting.compute, CUBLAS_GEMM_DEFAULT));
+      cuda::matmul(gemm, cuda::Op::none, cuda::Op::none, dimension, dimension, dimension, 1.0f, a,
+                   b, 0.0f, c);
     };
     gpuprof::BenchOptions bench_options;
     bench_options.warmup = options.warmup;
@@ -130,8 +102,8 @@ std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& opti
     bench_options.stream = stream;
     const gpuprof::BenchResult result = gpuprof::bench(product, bench_options);
     const double seconds = result.gpu.median / 1e3;
-    ceilings[setting.precision] = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
-                                  static_cast<double>(n) / seconds / 1e12;
+    ceilings[precision] = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
+                          static_cast<double>(n) / seconds / 1e12;
   }
   return ceilings;
 }

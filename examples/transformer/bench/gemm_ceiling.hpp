@@ -4,7 +4,7 @@
 #pragma once
 #include <map>
 
-#include "backend.hpp"
+#include "model/backend.hpp"
 
 namespace transformer::bench {
 

@@ -1,5 +1,5 @@
 // bench/loss_curve.cpp: runs and prints the loss-curve study.
-#include "loss_curve.hpp"
+#include "bench/loss_curve.hpp"
 
 #include <gpuprof/scope.hpp>
 
@@ -8,19 +8,19 @@
 #include <cstdio>
 #include <ostream>
 
-#include "backend.hpp"
-#include "text_table.hpp"
+#include "harness/text_table.hpp"
+#include "model/backend.hpp"
 
 namespace transformer::bench {
 namespace {
 
-LossCurve train_and_record(const Device& device, RunConfig config, const TokenBatch& batch,
-                           int steps) {
+harness::LossCurve train_and_record(const harness::Device& device, RunConfig config,
+                                    const harness::TokenBatch& batch, int steps) {
   config.mode = Mode::step;
   const auto backend = device.make_backend(config);
   GPUPROF_SCOPE(std::string("loss curve ") + to_string(config.precision), backend->stream());
   backend->set_batch(batch.tokens, batch.targets);
-  LossCurve curve;
+  harness::LossCurve curve;
   curve.size = config.model.name;
   curve.ctx = config.ctx;
   curve.batch = config.batch;
@@ -35,13 +35,13 @@ LossCurve train_and_record(const Device& device, RunConfig config, const TokenBa
   return curve;
 }
 
-void fill_divergences(std::vector<LossCurve>& curves) {
-  const auto reference = std::find_if(curves.begin(), curves.end(), [](const LossCurve& curve) {
-    return curve.precision == Precision::fp32;
-  });
+void fill_divergences(std::vector<harness::LossCurve>& curves) {
+  const auto reference = std::find_if(
+      curves.begin(), curves.end(),
+      [](const harness::LossCurve& curve) { return curve.precision == Precision::fp32; });
   if (reference == curves.end()) return;
   const std::vector<double> fp32 = reference->losses;
-  for (LossCurve& curve : curves) {
+  for (harness::LossCurve& curve : curves) {
     if (curve.precision == Precision::fp32) continue;
     double largest = 0;
     for (std::size_t step = 0; step < std::min(fp32.size(), curve.losses.size()); ++step)
@@ -52,14 +52,15 @@ void fill_divergences(std::vector<LossCurve>& curves) {
 
 }  // namespace
 
-std::vector<LossCurve> run_loss_curves(const Device& device, const RunConfig& config,
-                                       const std::vector<Precision>& precisions,
-                                       const TokenBatch& batch, int steps) {
+std::vector<harness::LossCurve> run_loss_curves(const harness::Device& device,
+                                                const RunConfig& config,
+                                                const std::vector<Precision>& precisions,
+                                                const harness::TokenBatch& batch, int steps) {
   // fp32 always runs first: it is the reference the divergences are measured from.
   std::vector<Precision> run_order = {Precision::fp32};
   for (const Precision precision : precisions)
     if (precision != Precision::fp32) run_order.push_back(precision);
-  std::vector<LossCurve> curves;
+  std::vector<harness::LossCurve> curves;
   for (const Precision precision : run_order) {
     if (!device.supports(precision)) {
       std::fprintf(stderr, "loss curve: %s skipped: the %s backend does not support it\n",
@@ -80,28 +81,28 @@ std::vector<LossCurve> run_loss_curves(const Device& device, const RunConfig& co
   return curves;
 }
 
-void print_loss_curves(std::ostream& out, const std::vector<LossCurve>& curves) {
+void print_loss_curves(std::ostream& out, const std::vector<harness::LossCurve>& curves) {
   if (curves.empty()) return;
   std::vector<std::string> header = {"step"};
   std::size_t steps = 0;
-  for (const LossCurve& curve : curves) {
+  for (const harness::LossCurve& curve : curves) {
     header.emplace_back(to_string(curve.precision));
     steps = std::max(steps, curve.losses.size());
   }
-  TextTable table(header);
+  harness::TextTable table(header);
   for (std::size_t step = 0; step < steps; ++step) {
     std::vector<std::string> cells = {std::to_string(step + 1)};
-    for (const LossCurve& curve : curves)
-      cells.push_back(step < curve.losses.size() ? fixed(curve.losses[step], 5) : "-");
+    for (const harness::LossCurve& curve : curves)
+      cells.push_back(step < curve.losses.size() ? harness::fixed(curve.losses[step], 5) : "-");
     table.add_row(std::move(cells));
   }
   out << "\nLoss per train step (" << curves.front().size << ", ctx " << curves.front().ctx
       << ", batch " << curves.front().batch << ", one fixed batch, same initialisation)\n";
   table.print(out);
-  for (const LossCurve& curve : curves)
+  for (const harness::LossCurve& curve : curves)
     if (curve.max_abs_divergence_from_fp32)
       out << "largest |loss - fp32 loss| for " << to_string(curve.precision) << ": "
-          << fixed(curve.max_abs_divergence_from_fp32, 6) << "\n";
+          << harness::fixed(curve.max_abs_divergence_from_fp32, 6) << "\n";
 }
 
 }  // namespace transformer::bench

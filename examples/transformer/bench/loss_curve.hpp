@@ -5,9 +5,9 @@
 #include <iosfwd>
 #include <vector>
 
-#include "device.hpp"
-#include "results.hpp"
-#include "token_batch.hpp"
+#include "harness/device.hpp"
+#include "harness/results.hpp"
+#include "harness/run.hpp"
 
 namespace transformer::bench {
 
@@ -15,11 +15,12 @@ namespace transformer::bench {
 // other precision the device supports (others are skipped with a message on
 // stderr), each from a fresh backend built from `config` with its precision
 // replaced, and the largest divergence of each from fp32.
-std::vector<LossCurve> run_loss_curves(const Device& device, const RunConfig& config,
-                                       const std::vector<Precision>& precisions,
-                                       const TokenBatch& batch, int steps);
+std::vector<harness::LossCurve> run_loss_curves(const harness::Device& device,
+                                                const RunConfig& config,
+                                                const std::vector<Precision>& precisions,
+                                                const harness::TokenBatch& batch, int steps);
 
 // The step × precision table and each precision's largest divergence from fp32.
-void print_loss_curves(std::ostream& out, const std::vector<LossCurve>& curves);
+void print_loss_curves(std::ostream& out, const std::vector<harness::LossCurve>& curves);
 
 }  // namespace transformer::bench

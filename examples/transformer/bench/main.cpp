@@ -4,8 +4,8 @@
 #include <exception>
 #include <iostream>
 
-#include "driver.hpp"
-#include "options.hpp"
+#include "bench/driver.hpp"
+#include "bench/options.hpp"
 
 int main(int argc, char** argv) {
   using namespace transformer::bench;
@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     return run_driver(std::move(options));
-  } catch (const UsageError& error) {
+  } catch (const transformer::harness::UsageError& error) {
     std::fprintf(stderr, "transformer_bench: %s\n(see transformer_bench --help)\n", error.what());
     return 2;
   } catch (const std::exception& error) {

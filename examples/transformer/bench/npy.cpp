@@ -1,6 +1,6 @@
 // bench/npy.cpp: the .npy encoder (format:
 // numpy.org/devdocs/reference/generated/numpy.lib.format.html).
-#include "npy.hpp"
+#include "bench/npy.hpp"
 
 #include <cstring>
 #include <stdexcept>

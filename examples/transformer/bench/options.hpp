@@ -1,37 +1,16 @@
-// bench/options.hpp: the command line of transformer_bench, parsed into plain
-// data. Parsing never touches a device; the defaults that depend on the device
-// (which sizes, contexts, precisions) are filled in later by resolve_defaults.
+// bench/options.hpp: the command line of transformer_bench: the shared run
+// flags (harness/options.hpp) and the benchmark's own outputs and studies.
+// The defaults that depend on the device (which sizes, contexts, precisions)
+// are filled in later by resolve_defaults.
 #pragma once
-#include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
-#include "model/config.hpp"
+#include "harness/options.hpp"
 
 namespace transformer::bench {
 
-// Bad command-line input. main() prints what() and exits with status 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-enum class DeviceChoice { automatic, cuda, cpu };
-
-struct DriverOptions {
-  // Empty lists mean "the default for the device" (resolve_defaults).
-  std::vector<std::string> sizes;  // names from size_names(), or "custom"
-  std::vector<int> contexts;
-  std::vector<Mode> modes;
-  std::vector<Precision> precisions;
-  int batch = 4;
-  int warmup = 5;
-  int steps = 10;
-  DeviceChoice device = DeviceChoice::automatic;
-  ModelConfig custom;      // the dimensions of --size custom
-  std::uint64_t seed = 0;  // parameters and token ids
-
+struct DriverOptions : harness::RunFlags {
   std::string json_path, csv_path, dump_dir, torch_jsonl_path;
   bool print_report = false;
   std::string report_json_path, trace_path;
@@ -40,7 +19,7 @@ struct DriverOptions {
   bool help = false;
 };
 
-// Throws UsageError naming the flag and the value at fault.
+// Throws harness::UsageError naming the flag and the value at fault.
 DriverOptions parse_options(const std::vector<std::string>& args);
 DriverOptions parse_options(int argc, char** argv);
 
@@ -48,9 +27,6 @@ DriverOptions parse_options(int argc, char** argv);
 // fp32 and bf16; on the CPU the tiny model at ctx 128 in fp32 (about ten
 // seconds for the default 5 + 10 steps of every mode).
 void resolve_defaults(DriverOptions& options, bool on_gpu);
-
-// The model configuration of a size name ("custom" gives options.custom).
-ModelConfig model_for_size(const DriverOptions& options, const std::string& size);
 
 std::string usage_text();
 

@@ -1,24 +1,25 @@
 // bench/sweep.cpp: runs the configurations in turn and reports progress.
-#include "sweep.hpp"
+#include "bench/sweep.hpp"
 
 #include <cstdio>
 #include <exception>
 
-#include "output.hpp"
-#include "text_table.hpp"
+#include "harness/output.hpp"
+#include "harness/text_table.hpp"
 
 namespace transformer::bench {
 namespace {
 
-std::string progress_result(const ResultRow& row) {
+std::string progress_result(const harness::ResultRow& row) {
   switch (row.status) {
-    case RowStatus::ok:
-      return fixed(row.median_ms, 2) + " ms/step median, " + fixed(row.tflops, 2) + " TFLOP/s";
-    case RowStatus::oom:
-      return oom_text(row);
-    case RowStatus::unsupported:
+    case harness::RowStatus::ok:
+      return harness::fixed(row.median_ms, 2) + " ms/step median, " +
+             harness::fixed(row.tflops, 2) + " TFLOP/s";
+    case harness::RowStatus::oom:
+      return harness::oom_text(row);
+    case harness::RowStatus::unsupported:
       return "unsupported: " + row.note;
-    case RowStatus::error:
+    case harness::RowStatus::error:
       return "FAILED: " + row.note;
   }
   return "?";
@@ -33,7 +34,7 @@ std::vector<RunConfig> sweep_configurations(const DriverOptions& options) {
       for (const int ctx : options.contexts)
         for (const Mode mode : options.modes) {
           RunConfig config;
-          config.model = model_for_size(options, size);
+          config.model = model_for_size(size, options.custom);
           config.precision = precision;
           config.mode = mode;
           config.batch = options.batch;
@@ -44,29 +45,30 @@ std::vector<RunConfig> sweep_configurations(const DriverOptions& options) {
   return configs;
 }
 
-std::vector<ResultRow> run_sweep(const Device& device, const DriverOptions& options,
-                                 const std::map<Precision, double>& ceilings) {
+std::vector<harness::ResultRow> run_sweep(const harness::Device& device,
+                                          const DriverOptions& options,
+                                          const std::map<Precision, double>& ceilings) {
   const std::vector<RunConfig> configs = sweep_configurations(options);
-  const StepProtocol protocol{options.warmup, options.steps};
-  std::vector<ResultRow> rows;
+  const harness::StepProtocol protocol{options.warmup, options.steps};
+  std::vector<harness::ResultRow> rows;
   for (std::size_t index = 0; index < configs.size(); ++index) {
     const RunConfig& config = configs[index];
-    const std::string label = configuration_label(config);
+    const std::string label = harness::configuration_label(config);
     std::fprintf(stderr, "[%zu/%zu] %s ...", index + 1, configs.size(), label.c_str());
     std::fflush(stderr);
-    ResultRow row;
+    harness::ResultRow row;
     if (!device.supports(config.precision)) {
-      row = blank_row(device, config, protocol);
-      row.status = RowStatus::unsupported;
+      row = harness::blank_row(device, config, protocol);
+      row.status = harness::RowStatus::unsupported;
       row.note = std::string("the ") + device.backend_name() + " backend computes in fp32 only";
     } else {
       try {
-        row = run_configuration(device, config, make_token_batch(config, options.seed), protocol,
-                                ceilings);
+        row = harness::run_configuration(
+            device, config, harness::make_token_batch(config, options.seed), protocol, ceilings);
       } catch (const std::exception& error) {
         // One broken configuration must not cost the rows already measured.
-        row = blank_row(device, config, protocol);
-        row.status = RowStatus::error;
+        row = harness::blank_row(device, config, protocol);
+        row.status = harness::RowStatus::error;
         row.note = error.what();
       }
     }

@@ -6,17 +6,18 @@
 #include <string>
 #include <vector>
 
-#include "configuration_run.hpp"
-#include "device.hpp"
-#include "options.hpp"
-#include "result_row.hpp"
+#include "bench/options.hpp"
+#include "harness/device.hpp"
+#include "harness/results.hpp"
+#include "harness/run.hpp"
 
 namespace transformer::bench {
 
 // Every configuration of the (resolved) options, in run order.
 std::vector<RunConfig> sweep_configurations(const DriverOptions& options);
 
-std::vector<ResultRow> run_sweep(const Device& device, const DriverOptions& options,
-                                 const std::map<Precision, double>& ceilings);
+std::vector<harness::ResultRow> run_sweep(const harness::Device& device,
+                                          const DriverOptions& options,
+                                          const std::map<Precision, double>& ceilings);
 
 }  // namespace transformer::bench

@@ -1,5 +1,5 @@
 // bench/torch_reference.cpp: the flat JSON-lines reader and the join.
-#include "torch_reference.hpp"
+#include "bench/torch_reference.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -64,7 +64,8 @@ class FlatObjectReader {
     if (consume_word("true")) return true;
     if (consume_word("false")) return false;
     if (consume_word("null")) return nullptr;
-    if (next == '{' || next == '[') fail("nested values are not expected in a torch_ref line");
+    if (next == '{' || next == '[')
+      fail("nested values are not expected in a torch_reference.py line");
     // Python's json also writes NaN and Infinity; strtod reads both spellings.
     const char* begin = text_.c_str() + at_;
     char* end = nullptr;
@@ -132,8 +133,8 @@ class FlatObjectReader {
   std::size_t at_ = 0;
 };
 
-// torch_ref.py's --batch default; its rows do not say which batch they ran.
-constexpr int torch_ref_default_batch = 4;
+// Rows without a batch (the yardstick's older rows) stand for batch 4, its default.
+constexpr int torch_default_batch = 4;
 
 template <typename T>
 const T* field(const FlatJsonObject& object, const std::string& name) {
@@ -178,9 +179,9 @@ TorchReference TorchReference::from_lines(const std::vector<std::string>& lines,
     const auto* mode = field<std::string>(object, "mode");
     const auto* precision = field<std::string>(object, "prec");
     if (!size || !ctx || !mode || !precision)
-      throw std::runtime_error(where + "a torch_ref row needs size, ctx, mode and prec");
+      throw std::runtime_error(where + "a torch_reference.py row needs size, ctx, mode and prec");
 
-    TorchFigures figures;
+    harness::TorchFigures figures;
     const bool* oom = field<bool>(object, "oom");
     figures.oom = oom && *oom;
     const bool* compiled = field<bool>(object, "compile");
@@ -190,13 +191,13 @@ TorchReference TorchReference::from_lines(const std::vector<std::string>& lines,
     if (const auto gib = optional_number(object, "peak_mem_gib"))
       figures.peak_mem_bytes = std::round(*gib * 1073741824.0);
     const double* batch = field<double>(object, "batch");
-    const int batch_size = batch ? static_cast<int>(*batch) : torch_ref_default_batch;
+    const int batch_size = batch ? static_cast<int>(*batch) : torch_default_batch;
     reference.figures_[Key{*size, static_cast<int>(*ctx), *mode, *precision, batch_size}] = figures;
   }
   return reference;
 }
 
-void TorchReference::join(ResultRow& row) const {
+void TorchReference::join(harness::ResultRow& row) const {
   const auto found = figures_.find(
       Key{row.size, row.ctx, to_string(row.mode), to_string(row.precision), row.batch});
   if (found != figures_.end()) row.torch = found->second;

@@ -1,5 +1,5 @@
-// bench/torch_reference.hpp: reads bench/torch_ref.py's JSON-lines output and
-// joins its figures onto our rows. torch_ref writes one flat object per line
+// bench/torch_reference.hpp: reads scripts/torch_reference.py's JSON-lines output
+// and joins its figures onto our rows. The script writes one flat object per line
 // (strings, numbers, booleans), so a small dedicated reader suffices.
 #pragma once
 #include <map>
@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "result_row.hpp"
+#include "harness/results.hpp"
 
 namespace transformer::bench {
 
@@ -22,20 +22,20 @@ FlatJsonObject parse_flat_json_object(const std::string& line);
 class TorchReference {
  public:
   // Reads every non-empty line; throws std::runtime_error naming the file and
-  // line on unreadable input. When a key repeats (torch_ref appends to its
+  // line on unreadable input. When a key repeats (the script appends to its
   // file), the last line wins: it is the most recent run.
   static TorchReference read(const std::string& path);
   static TorchReference from_lines(const std::vector<std::string>& lines,
                                    const std::string& origin);
 
   // Sets row.torch when a line matches (size, ctx, mode, precision, batch).
-  // torch_ref.py writes no batch: such lines count as its default batch, 4.
-  void join(ResultRow& row) const;
+  // Lines without a batch count as the default batch, 4.
+  void join(harness::ResultRow& row) const;
   std::size_t size() const { return figures_.size(); }
 
  private:
   using Key = std::tuple<std::string, int, std::string, std::string, int>;  // + batch
-  std::map<Key, TorchFigures> figures_;
+  std::map<Key, harness::TorchFigures> figures_;
 };
 
 }  // namespace transformer::bench

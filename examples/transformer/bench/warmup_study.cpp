@@ -1,5 +1,5 @@
 // bench/warmup_study.cpp: runs and prints the warm-up study.
-#include "warmup_study.hpp"
+#include "bench/warmup_study.hpp"
 
 #include <gpuprof/stats.hpp>
 
@@ -7,16 +7,16 @@
 #include <numeric>
 #include <ostream>
 
-#include "configuration_run.hpp"
-#include "step_timing.hpp"
-#include "sweep.hpp"
-#include "text_table.hpp"
+#include "bench/sweep.hpp"
+#include "harness/run.hpp"
+#include "harness/text_table.hpp"
 
 namespace transformer::bench {
 namespace {
 
-WarmupStudyRow study_row(const RunConfig& config, int warmup, const StepTiming& timing) {
-  WarmupStudyRow row;
+harness::WarmupStudyRow study_row(const RunConfig& config, int warmup,
+                                  const harness::StepTiming& timing) {
+  harness::WarmupStudyRow row;
   row.size = config.model.name;
   row.ctx = config.ctx;
   row.mode = config.mode;
@@ -37,19 +37,20 @@ WarmupStudyRow study_row(const RunConfig& config, int warmup, const StepTiming& 
 
 }  // namespace
 
-std::vector<WarmupStudyRow> run_warmup_study(const Device& device, const DriverOptions& options) {
-  std::vector<WarmupStudyRow> rows;
+std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& device,
+                                                      const DriverOptions& options) {
+  std::vector<harness::WarmupStudyRow> rows;
   for (const RunConfig& config : sweep_configurations(options)) {
     if (!device.supports(config.precision)) continue;
-    const TokenBatch batch = make_token_batch(config, options.seed);
-    const std::string label = configuration_label(config);
+    const harness::TokenBatch batch = harness::make_token_batch(config, options.seed);
+    const std::string label = harness::configuration_label(config);
     for (const int warmup : warmup_study_counts) {
       std::fprintf(stderr, "warm-up study: %s, %d warm-up step(s)\n", label.c_str(), warmup);
       try {
         const auto backend = device.make_backend(config);
         backend->set_batch(batch.tokens, batch.targets);
-        const StepTiming timing =
-            time_steps(*backend, config.mode, warmup, options.steps,
+        const harness::StepTiming timing =
+            harness::time_steps(*backend, config.mode, warmup, options.steps,
                        "warmup study w=" + std::to_string(warmup) + " " + label);
         rows.push_back(study_row(config, warmup, timing));
       } catch (const OutOfMemory& error) {
@@ -61,14 +62,15 @@ std::vector<WarmupStudyRow> run_warmup_study(const Device& device, const DriverO
   return rows;
 }
 
-void print_warmup_study(std::ostream& out, const std::vector<WarmupStudyRow>& rows) {
+void print_warmup_study(std::ostream& out, const std::vector<harness::WarmupStudyRow>& rows) {
   if (rows.empty()) return;
-  TextTable table({"size", "ctx", "mode", "prec", "warm-up", "mean ms", "std ms", "first timed ms",
-                   "mean of the rest ms"});
-  for (const WarmupStudyRow& row : rows)
+  harness::TextTable table({"size", "ctx", "mode", "prec", "warm-up", "mean ms", "std ms",
+                            "first timed ms", "mean of the rest ms"});
+  for (const harness::WarmupStudyRow& row : rows)
     table.add_row({row.size, std::to_string(row.ctx), to_string(row.mode), to_string(row.precision),
-                   std::to_string(row.warmup), fixed(row.mean_ms, 2), fixed(row.std_ms, 2),
-                   fixed(row.first_ms, 2), fixed(row.rest_mean_ms, 2)});
+                   std::to_string(row.warmup), harness::fixed(row.mean_ms, 2),
+                   harness::fixed(row.std_ms, 2), harness::fixed(row.first_ms, 2),
+                   harness::fixed(row.rest_mean_ms, 2)});
   out << "\nWarm-up study: the timed steps after w warm-up steps, a fresh backend each\n";
   table.print(out);
 }

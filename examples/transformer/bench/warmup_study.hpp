@@ -6,9 +6,9 @@
 #include <iosfwd>
 #include <vector>
 
-#include "device.hpp"
-#include "options.hpp"
-#include "results.hpp"
+#include "bench/options.hpp"
+#include "harness/device.hpp"
+#include "harness/results.hpp"
 
 namespace transformer::bench {
 
@@ -16,8 +16,9 @@ inline const std::vector<int> warmup_study_counts = {0, 1, 2, 5};
 
 // Every configuration of the sweep the device supports; an OOM configuration
 // is left out with a message on stderr.
-std::vector<WarmupStudyRow> run_warmup_study(const Device& device, const DriverOptions& options);
+std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& device,
+                                                      const DriverOptions& options);
 
-void print_warmup_study(std::ostream& out, const std::vector<WarmupStudyRow>& rows);
+void print_warmup_study(std::ostream& out, const std::vector<harness::WarmupStudyRow>& rows);
 
 }  // namespace transformer::bench

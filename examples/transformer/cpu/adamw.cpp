@@ -1,11 +1,11 @@
 // cpu/adamw.cpp: AdamW (decay after the update) with optional global-norm clipping.
-#include "adamw.hpp"
+#include "cpu/adamw.hpp"
 
 #include <cmath>
 
 #include <gpuprof/scope.hpp>
 
-#include "checks.hpp"
+#include "cpu/checks.hpp"
 
 namespace transformer::cpu {
 

@@ -1,12 +1,12 @@
 // cpu/adamw.hpp: AdamW over the flat parameter buffer, decay after the Adam
-// update (MODEL.md, the course's order; PyTorch decays first):
+// update (docs/model.md, the course's order; PyTorch decays first):
 //   m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²;  α_t = lr·√(1−β2^t)/(1−β1^t)
 //   θ −= α_t·m/(√v + ε);  θ −= lr·λ·θ
 // with t = 1 on the first step. Optional clipping scales g by M/(‖g‖ + 1e-6)
 // when the global L2 norm ‖g‖ exceeds M = clip_norm (0 = off).
 #pragma once
-#include "../backend.hpp"
-#include "tensor.hpp"
+#include "cpu/tensor.hpp"
+#include "model/backend.hpp"
 
 namespace transformer::cpu {
 

@@ -2,15 +2,15 @@
 //
 // The scope names inside causal_attention_forward are the course's NVTX range
 // names, verbatim, so CPU and GPU profiles line up with the handout.
-#include "attention.hpp"
+#include "cpu/attention.hpp"
 
 #include <cmath>
 
 #include <gpuprof/scope.hpp>
 
-#include "checks.hpp"
-#include "linear.hpp"
-#include "rope.hpp"
+#include "cpu/checks.hpp"
+#include "cpu/linear.hpp"
+#include "cpu/rope.hpp"
 
 namespace transformer::cpu {
 namespace {

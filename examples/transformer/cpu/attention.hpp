@@ -8,7 +8,7 @@
 // Rows are tokens, batch-major (row b·ctx + t); head h owns feature columns
 // h·d_head … (h+1)·d_head − 1 of q, k, v and context.
 #pragma once
-#include "tensor.hpp"
+#include "cpu/tensor.hpp"
 
 namespace transformer::cpu {
 

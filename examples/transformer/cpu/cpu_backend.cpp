@@ -6,9 +6,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "../backend.hpp"
-#include "checks.hpp"
-#include "model.hpp"
+#include "cpu/checks.hpp"
+#include "cpu/model.hpp"
+#include "model/backend.hpp"
 
 namespace transformer {
 namespace {

@@ -1,11 +1,11 @@
 // cpu/cross_entropy.cpp: mean cross-entropy with a max-subtracted logsumexp.
-#include "cross_entropy.hpp"
+#include "cpu/cross_entropy.hpp"
 
 #include <cmath>
 
 #include <gpuprof/scope.hpp>
 
-#include "checks.hpp"
+#include "cpu/checks.hpp"
 
 namespace transformer::cpu {
 

@@ -1,9 +1,9 @@
 // cpu/embedding.cpp: token lookup and its scatter-add gradient.
-#include "embedding.hpp"
+#include "cpu/embedding.hpp"
 
 #include <gpuprof/scope.hpp>
 
-#include "checks.hpp"
+#include "cpu/checks.hpp"
 
 namespace transformer::cpu {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor.hpp"
+#include "cpu/tensor.hpp"
 
 namespace transformer::cpu {
 

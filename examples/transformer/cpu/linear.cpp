@@ -1,7 +1,7 @@
 // cpu/linear.cpp: y = x·Wᵀ and its gradients.
-#include "linear.hpp"
+#include "cpu/linear.hpp"
 
-#include "checks.hpp"
+#include "cpu/checks.hpp"
 
 namespace transformer::cpu {
 

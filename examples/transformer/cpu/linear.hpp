@@ -1,6 +1,6 @@
 // cpu/linear.hpp: a bias-free linear layer, y = x·Wᵀ with W stored [out, in].
 #pragma once
-#include "tensor.hpp"
+#include "cpu/tensor.hpp"
 
 namespace transformer::cpu {
 

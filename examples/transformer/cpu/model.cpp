@@ -3,19 +3,19 @@
 // Parameters are one flat vector in ParameterLayout order; each layer sees its
 // weights through Eigen::Map views into it (no copies), and the gradient
 // vector is viewed the same way, so backward writes the layout directly.
-#include "model.hpp"
+#include "cpu/model.hpp"
 
 #include <limits>
 #include <stdexcept>
 
 #include <gpuprof/scope.hpp>
 
-#include "../model/init.hpp"
-#include "checks.hpp"
-#include "cross_entropy.hpp"
-#include "embedding.hpp"
-#include "linear.hpp"
-#include "rmsnorm.hpp"
+#include "cpu/checks.hpp"
+#include "cpu/cross_entropy.hpp"
+#include "cpu/embedding.hpp"
+#include "cpu/linear.hpp"
+#include "cpu/rmsnorm.hpp"
+#include "model/init.hpp"
 
 namespace transformer::cpu {
 namespace {

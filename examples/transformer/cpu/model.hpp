@@ -10,12 +10,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "../backend.hpp"
-#include "../model/config.hpp"
-#include "adamw.hpp"
-#include "attention.hpp"
-#include "swiglu.hpp"
-#include "tensor.hpp"
+#include "cpu/adamw.hpp"
+#include "cpu/attention.hpp"
+#include "cpu/swiglu.hpp"
+#include "cpu/tensor.hpp"
+#include "model/backend.hpp"
+#include "model/config.hpp"
 
 namespace transformer::cpu {
 

@@ -2,13 +2,13 @@
 //
 // With r = (mean(x²) + eps)^(−1/2) and y = x·r·g, the gradient of one row is
 //   dx = r·(dy⊙g) − (r³/d)·⟨dy⊙g, x⟩·x,   dg = Σ_rows dy⊙x·r.
-#include "rmsnorm.hpp"
+#include "cpu/rmsnorm.hpp"
 
 #include <cmath>
 
 #include <gpuprof/scope.hpp>
 
-#include "checks.hpp"
+#include "cpu/checks.hpp"
 
 namespace transformer::cpu {
 

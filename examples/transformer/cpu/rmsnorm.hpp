@@ -1,6 +1,6 @@
 // cpu/rmsnorm.hpp: RMSNorm, y = x · rsqrt(mean(x²) + eps) · g, row by row.
 #pragma once
-#include "tensor.hpp"
+#include "cpu/tensor.hpp"
 
 namespace transformer::cpu {
 

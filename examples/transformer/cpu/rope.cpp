@@ -1,9 +1,9 @@
 // cpu/rope.cpp: rotary position embedding, forward and its transpose.
-#include "rope.hpp"
+#include "cpu/rope.hpp"
 
 #include <cmath>
 
-#include "checks.hpp"
+#include "cpu/checks.hpp"
 
 namespace transformer::cpu {
 namespace {

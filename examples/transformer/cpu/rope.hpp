@@ -5,7 +5,7 @@
 // sequence of the batch. Angles are computed in double and cos/sin then cast
 // to T, so float and double runs differ only by T's rounding.
 #pragma once
-#include "tensor.hpp"
+#include "cpu/tensor.hpp"
 
 namespace transformer::cpu {
 

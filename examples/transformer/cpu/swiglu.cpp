@@ -2,12 +2,12 @@
 //
 // With σ = sigmoid(a) and gated = a·σ·b:
 //   d/da = dgated·b·σ·(1 + a·(1 − σ)),   d/db = dgated·a·σ.
-#include "swiglu.hpp"
+#include "cpu/swiglu.hpp"
 
 #include <gpuprof/scope.hpp>
 
-#include "checks.hpp"
-#include "linear.hpp"
+#include "cpu/checks.hpp"
+#include "cpu/linear.hpp"
 
 namespace transformer::cpu {
 

@@ -4,7 +4,7 @@
 // w13 = [w1; w3] of shape [2·d_ff, d] and one GEMM: h13 = x·w13ᵀ [N, 2·d_ff],
 // whose left d_ff columns are w1·x ("a") and right d_ff columns w3·x ("b").
 #pragma once
-#include "tensor.hpp"
+#include "cpu/tensor.hpp"
 
 namespace transformer::cpu {
 

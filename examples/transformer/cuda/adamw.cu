@@ -1,12 +1,12 @@
 // cuda/adamw.cu: gradient-norm partial sums and the fused AdamW update (see
 // adamw.hpp).
-#include "adamw.hpp"
+#include "cuda/adamw.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "check.hpp"
-#include "device_utils.cuh"
+#include "cuda/check.hpp"
+#include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
 namespace {

@@ -1,5 +1,5 @@
 // cuda/adamw.hpp: one AdamW step over the whole flat parameter buffer in one
-// pass, decay after the update (MODEL.md, the course's order):
+// pass, decay after the update (docs/model.md, the course's order):
 //   m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²;  α_t = lr·√(1−β2^t)/(1−β1^t)
 //   θ −= α_t·m/(√v + ε);  θ −= lr·λ·θ
 // Under mixed precision the same pass also writes the bf16 copy of θ that the
@@ -15,7 +15,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
-#include "../backend.hpp"
+#include "model/backend.hpp"
 
 namespace transformer::cuda {
 

@@ -1,15 +1,15 @@
 // cuda/attention.cu: RoPE + head split, causal softmax, and the attention
 // GEMM sequence, forward and backward; and the fused path around
 // flash_attention.cu's kernels (see attention.hpp).
-#include "attention.hpp"
+#include "cuda/attention.hpp"
 
 #include <cmath>
 
 #include <gpuprof/scope.hpp>
 
-#include "check.hpp"
-#include "device_utils.cuh"
-#include "flash_attention.hpp"
+#include "cuda/check.hpp"
+#include "cuda/device_utils.cuh"
+#include "cuda/flash_attention.hpp"
 
 namespace transformer::cuda {
 namespace {

@@ -21,7 +21,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
-#include "gemm.hpp"
+#include "cuda/gemm.hpp"
 
 namespace transformer::cuda {
 

@@ -1,10 +1,10 @@
 // cuda/cross_entropy.cu: cross-entropy forward (a block per row, online max
 // and sum of exponentials) and its in-place fused softmax-gradient backward
 // (see cross_entropy.hpp).
-#include "cross_entropy.hpp"
+#include "cuda/cross_entropy.hpp"
 
-#include "check.hpp"
-#include "device_utils.cuh"
+#include "cuda/check.hpp"
+#include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
 namespace {

@@ -1,9 +1,9 @@
 // cuda/embedding.cu: embedding gather (forward) and grouped scatter-add
 // (backward); see embedding.hpp.
-#include "embedding.hpp"
+#include "cuda/embedding.hpp"
 
-#include "check.hpp"
-#include "device_utils.cuh"
+#include "cuda/check.hpp"
+#include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
 namespace {

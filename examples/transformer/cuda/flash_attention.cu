@@ -18,15 +18,15 @@
 // order, and so its last bits, vary between runs.
 //
 // Tile shapes, and what each change bought on the H100: docs/attention-notes.md.
-#include "flash_attention.hpp"
+#include "cuda/flash_attention.hpp"
 
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
-#include "check.hpp"
-#include "device_utils.cuh"
+#include "cuda/check.hpp"
+#include "cuda/device_utils.cuh"
 
 // mma.sync bf16, cp.async and ldmatrix need sm_80; the paired fp32 atomics sm_90.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900

@@ -15,7 +15,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
-#include "attention.hpp"  // AttentionShape
+#include "cuda/attention.hpp"  // AttentionShape
 
 namespace transformer::cuda {
 

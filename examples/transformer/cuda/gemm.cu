@@ -4,9 +4,9 @@
 // transpose with the same leading dimension. So C = op(A)·op(B) in row-major
 // is Cᵀ = op(B)ᵀ·op(A)ᵀ in column-major: the same ops, the operands swapped,
 // and m/n exchanged.
-#include "gemm.hpp"
+#include "cuda/gemm.hpp"
 
-#include "check.hpp"
+#include "cuda/check.hpp"
 
 namespace transformer::cuda {
 

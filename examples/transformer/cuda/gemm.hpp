@@ -10,7 +10,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
-#include "../backend.hpp"
+#include "model/backend.hpp"
 
 namespace transformer::cuda {
 

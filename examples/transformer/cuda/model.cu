@@ -33,18 +33,18 @@
 
 #include <gpuprof/scope.hpp>
 
-#include "../backend.hpp"
-#include "adamw.hpp"
-#include "attention.hpp"
-#include "check.hpp"
-#include "cross_entropy.hpp"
-#include "device_utils.cuh"
-#include "embedding.hpp"
-#include "flash_attention.hpp"
-#include "gemm.hpp"
-#include "parameters.hpp"
-#include "rmsnorm.hpp"
-#include "swiglu.hpp"
+#include "cuda/adamw.hpp"
+#include "cuda/attention.hpp"
+#include "cuda/check.hpp"
+#include "cuda/cross_entropy.hpp"
+#include "cuda/device_utils.cuh"
+#include "cuda/embedding.hpp"
+#include "cuda/flash_attention.hpp"
+#include "cuda/gemm.hpp"
+#include "cuda/parameters.hpp"
+#include "cuda/rmsnorm.hpp"
+#include "cuda/swiglu.hpp"
+#include "model/backend.hpp"
 
 namespace transformer {
 namespace cuda {

@@ -3,7 +3,7 @@
 // the backend is unavailable and constructing one throws.
 #include <stdexcept>
 
-#include "../backend.hpp"
+#include "model/backend.hpp"
 
 namespace transformer {
 

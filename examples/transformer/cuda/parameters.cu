@@ -1,10 +1,10 @@
 // cuda/parameters.cu: device-side parameter initialisation and the fp32→bf16
 // weight copy (see parameters.hpp).
-#include "parameters.hpp"
+#include "cuda/parameters.hpp"
 
-#include "../model/init.hpp"
-#include "check.hpp"
-#include "device_utils.cuh"
+#include "cuda/check.hpp"
+#include "cuda/device_utils.cuh"
+#include "model/init.hpp"
 
 namespace transformer::cuda {
 namespace {

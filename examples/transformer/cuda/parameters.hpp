@@ -9,7 +9,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
-#include "../model/config.hpp"
+#include "model/config.hpp"
 
 namespace transformer::cuda {
 

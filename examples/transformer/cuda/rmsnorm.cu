@@ -7,12 +7,12 @@
 // column adds its chunks in order. (The one-stage kernel it replaces ran
 // d/32 blocks, 24 for the small model, and was the train step's most
 // expensive kernel.)
-#include "rmsnorm.hpp"
+#include "cuda/rmsnorm.hpp"
 
 #include <algorithm>
 
-#include "check.hpp"
-#include "device_utils.cuh"
+#include "cuda/check.hpp"
+#include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
 namespace {

@@ -1,9 +1,9 @@
 // cuda/swiglu.cu: SwiGLU gate forward and backward (see swiglu.hpp), one
 // thread per kVec outputs with 16-byte accesses.
-#include "swiglu.hpp"
+#include "cuda/swiglu.hpp"
 
-#include "check.hpp"
-#include "device_utils.cuh"
+#include "cuda/check.hpp"
+#include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
 namespace {

@@ -1,6 +1,6 @@
 // model/backend.cpp: the backend-independent pieces of backend.hpp (names of
 // the enums, the OOM error, Backend::run).
-#include "../backend.hpp"
+#include "model/backend.hpp"
 
 #include <cstdio>
 

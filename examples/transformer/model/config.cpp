@@ -1,6 +1,6 @@
 // model/config.cpp: named sizes, validation, the flat parameter layout and the
 // parameter/FLOP counts.
-#include "config.hpp"
+#include "model/config.hpp"
 
 #include <cmath>
 
@@ -17,7 +17,7 @@ ModelConfig make_size(const char* name, int d_model, int d_ff, int layers, int h
   return config;
 }
 
-// MODEL.md's table; tiny is the course's own test model.
+// docs/model.md's table; tiny is the course's own test model.
 const std::vector<ModelConfig>& all_sizes() {
   static const std::vector<ModelConfig> sizes = {
       make_size("tiny", 64, 128, 3, 4),         make_size("small", 768, 3072, 12, 12),
@@ -33,7 +33,7 @@ void require_positive(const char* what, double value) {
                                 std::to_string(value) + ")");
 }
 
-// Truncated-normal std of a linear weight [d_out, d_in] (MODEL.md §7).
+// Truncated-normal std of a linear weight [d_out, d_in] (docs/model.md, Initialisation).
 double fan_std(int rows, int cols) { return std::sqrt(2.0 / (static_cast<double>(rows) + cols)); }
 
 }  // namespace
@@ -65,6 +65,17 @@ std::vector<std::string> size_names() {
   std::vector<std::string> names;
   for (const ModelConfig& config : all_sizes()) names.push_back(config.name);
   return names;
+}
+
+ModelConfig model_for_size(const std::string& size, const ModelConfig& custom) {
+  if (size == "custom") {
+    ModelConfig model = custom;
+    model.name = "custom";
+    return model;
+  }
+  const auto model = named_size(size);
+  if (!model) throw std::invalid_argument("unknown model size '" + size + "'");
+  return *model;
 }
 
 ParameterLayout::ParameterLayout(const ModelConfig& config) {

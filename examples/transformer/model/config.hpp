@@ -35,6 +35,9 @@ struct ModelConfig {
 // Unknown names give std::nullopt.
 std::optional<ModelConfig> named_size(const std::string& name);
 std::vector<std::string> size_names();
+// A size name, or "custom" for `custom` under that name. Throws
+// std::invalid_argument for an unknown name.
+ModelConfig model_for_size(const std::string& size, const ModelConfig& custom);
 
 enum class ParamKind { embedding, norm_gain, attn_qkv, attn_out, ffn_w13, ffn_w2, lm_head };
 

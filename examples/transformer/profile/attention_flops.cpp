@@ -1,5 +1,5 @@
 // profile/attention_flops.cpp: the counts in attention_flops.hpp.
-#include "attention_flops.hpp"
+#include "profile/attention_flops.hpp"
 
 namespace transformer::profile {
 

@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <iostream>
 
-#include "bench/options.hpp"
-#include "bench/output_paths.hpp"
-#include "profile_options.hpp"
-#include "profile_run.hpp"
-#include "report_json.hpp"
-#include "report_markdown.hpp"
+#include "harness/options.hpp"
+#include "harness/output.hpp"
+#include "profile/profile_options.hpp"
+#include "profile/profile_run.hpp"
+#include "profile/report_json.hpp"
+#include "profile/report_markdown.hpp"
 
 namespace {
 
@@ -53,9 +53,9 @@ int main(int argc, char** argv) {
     }
     // Checked before any measurement, so a long run is never lost to a bad path.
     if (!options.out_dir.empty())
-      transformer::bench::prepare_output_directory("--out", (std::filesystem::path(options.out_dir) / "kern_sum").string());
+      transformer::harness::prepare_output_directory("--out", (std::filesystem::path(options.out_dir) / "kern_sum").string());
     return write_outputs(options, run_profile(options));
-  } catch (const transformer::bench::UsageError& error) {
+  } catch (const transformer::harness::UsageError& error) {
     std::fprintf(stderr, "transformer_profile: %s\n(see transformer_profile --help)\n", error.what());
     return exit_usage;
   } catch (const DeviceUnavailable& error) {

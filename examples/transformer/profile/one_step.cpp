@@ -1,5 +1,5 @@
 // profile/one_step.cpp: cuts a Report down to its first timed step.
-#include "one_step.hpp"
+#include "profile/one_step.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,17 +1,17 @@
 // profile/profile_options.cpp: transformer_profile's own flags; the shared ones are
 // handed to transformer_bench's parser unchanged.
-#include "profile_options.hpp"
+#include "profile/profile_options.hpp"
 
 #include <algorithm>
 #include <array>
 #include <string_view>
 
-#include "bench/options.hpp"
+#include "harness/options.hpp"
 
 namespace transformer::profile {
 namespace {
 
-using bench::UsageError;
+using harness::UsageError;
 
 // transformer_bench flags that mean the same here; each takes a value.
 constexpr std::array<std::string_view, 12> shared_flags = {
@@ -51,7 +51,7 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
   if (options.trace && options.out_dir.empty())
     throw UsageError("--trace writes DIR/trace.json: it needs --out DIR");
 
-  const bench::DriverOptions parsed = bench::parse_options(shared);
+  const harness::RunFlags parsed = harness::parse_run_flags(shared);
   if (!parsed.sizes.empty()) options.sizes = parsed.sizes;
   if (!parsed.contexts.empty()) options.contexts = parsed.contexts;
   if (!parsed.precisions.empty()) options.precisions = parsed.precisions;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
+#include "model/backend.hpp"
 #include "model/config.hpp"
 
 namespace transformer::profile {
@@ -33,7 +33,7 @@ struct ProfileOptions {
   bool help = false;
 };
 
-// Throws transformer::bench::UsageError naming the flag and value at fault.
+// Throws transformer::harness::UsageError naming the flag and value at fault.
 ProfileOptions parse_profile_options(const std::vector<std::string>& args);
 
 std::string profile_usage_text();

@@ -1,5 +1,5 @@
 // profile/profile_results.cpp: the small derived values of profile_results.hpp.
-#include "profile_results.hpp"
+#include "profile/profile_results.hpp"
 
 namespace transformer::profile {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
-#include "questions.hpp"
+#include "model/backend.hpp"
+#include "profile/questions.hpp"
 
 namespace transformer::profile {
 

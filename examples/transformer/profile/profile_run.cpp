@@ -2,10 +2,10 @@
 // before any CUPTI subscription exists, so "capture off" means exactly that;
 // the memory table comes before capture too, so CUPTI's own device buffers
 // do not count in its peaks.
-#include "profile_run.hpp"
+#include "profile/profile_run.hpp"
 
 #include <gpuprof/cupti.hpp>
-#include <gpuprof/kernel_summary_writers.hpp>
+#include <gpuprof/report/kernel_summary_writers.hpp>
 #include <gpuprof/memory.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/report.hpp>
@@ -17,13 +17,12 @@
 #include <filesystem>
 #include <map>
 
-#include "attention_flops.hpp"
-#include "bench/configuration_run.hpp"
-#include "bench/device.hpp"
-#include "bench/options.hpp"
-#include "bench/token_batch.hpp"
-#include "one_step.hpp"
-#include "questions.hpp"
+#include "harness/device.hpp"
+#include "harness/options.hpp"
+#include "harness/run.hpp"
+#include "profile/attention_flops.hpp"
+#include "profile/one_step.hpp"
+#include "profile/questions.hpp"
 
 namespace transformer::profile {
 namespace {
@@ -33,7 +32,7 @@ namespace {
 // is reached in the first step (every buffer is allocated up front).
 constexpr const char* memory_model = "2.7B";
 constexpr int memory_contexts[] = {128, 256, 512};
-constexpr bench::StepProtocol memory_protocol{1, 2};
+constexpr harness::StepProtocol memory_protocol{1, 2};
 
 RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Mode mode, int batch,
                      std::uint64_t seed) {
@@ -47,13 +46,7 @@ RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Mod
   return config;
 }
 
-ModelConfig model_for(const ProfileOptions& options, const std::string& size) {
-  bench::DriverOptions driver;
-  driver.custom = options.custom;
-  return bench::model_for_size(driver, size);
-}
-
-StepTimes step_times(const bench::ResultRow& row) {
+StepTimes step_times(const harness::ResultRow& row) {
   StepTimes times;
   times.mean_ms = row.mean_ms.value_or(0);
   times.std_ms = row.std_ms.value_or(0);
@@ -64,15 +57,15 @@ StepTimes step_times(const bench::ResultRow& row) {
 
 class ConfigurationRunner {
  public:
-  ConfigurationRunner(const ProfileOptions& options, const bench::Device& device)
+  ConfigurationRunner(const ProfileOptions& options, const harness::Device& device)
       : options_(options), device_(device), protocol_{options.warmup, options.steps} {}
 
   // One row of the bench protocol; an oom row marks `c` and returns nothing.
-  std::optional<StepTimes> run(ConfigurationProfile& c, Mode mode, const bench::StepProtocol& protocol) {
+  std::optional<StepTimes> run(ConfigurationProfile& c, Mode mode, const harness::StepProtocol& protocol) {
     const RunConfig config = config_of(c, mode);
-    const bench::ResultRow row =
-        bench::run_configuration(device_, config, bench::make_token_batch(config, options_.seed), protocol, {});
-    if (row.status == bench::RowStatus::oom) {
+    const harness::ResultRow row =
+        harness::run_configuration(device_, config, harness::make_token_batch(config, options_.seed), protocol, {});
+    if (row.status == harness::RowStatus::oom) {
       c.status = RunStatus::oom;
       c.oom_mode = mode;
       c.bytes_needed = row.bytes_requested;
@@ -98,10 +91,10 @@ class ConfigurationRunner {
       if (!inference) return;
       const std::optional<gpuprof::Report> train = captured_run(c, Mode::step, c.captured_step);
       if (!train) return;
-      const std::string inference_root = bench::configuration_label(config_of(c, Mode::fwd));
-      const std::string train_root = bench::configuration_label(config_of(c, Mode::step));
+      const std::string inference_root = harness::configuration_label(config_of(c, Mode::fwd));
+      const std::string train_root = harness::configuration_label(config_of(c, Mode::step));
       c.answers = answer_questions(*inference, inference_root, *train, train_root,
-                                   attention_flops(model_for(options_, c.size), options_.batch, c.ctx));
+                                   attention_flops(model_for_size(c.size, options_.custom), options_.batch, c.ctx));
       if (options_.out_dir.empty()) return;
       gpuprof::write_kern_sum(output(inference_kern_sum_file(c)),
                               gpuprof::kern_sum(phase_kernels(*inference, inference_root, {forward_scope},
@@ -115,20 +108,20 @@ class ConfigurationRunner {
   }
 
   MemoryRow memory(int ctx, Mode mode, Precision precision) {
-    const ModelConfig model = model_for(options_, memory_model);
+    const ModelConfig model = model_for_size(memory_model, options_.custom);
     MemoryRow row;
     row.ctx = ctx;
     row.mode = mode;
     row.precision = precision;
     row.residual_stream_bytes = residual_stream_bytes(options_.batch, ctx, model.d_model);
     const RunConfig config = run_config(model, ctx, precision, mode, options_.batch, options_.seed);
-    std::fprintf(stderr, "memory: %s ...\n", bench::configuration_label(config).c_str());
+    std::fprintf(stderr, "memory: %s ...\n", harness::configuration_label(config).c_str());
     try {
       const std::optional<std::size_t> before = device_.memory_in_use();
       gpuprof::profiler().reset();
-      const bench::ResultRow result = bench::run_configuration(
-          device_, config, bench::make_token_batch(config, options_.seed), memory_protocol, {});
-      if (result.status == bench::RowStatus::oom) {
+      const harness::ResultRow result = harness::run_configuration(
+          device_, config, harness::make_token_batch(config, options_.seed), memory_protocol, {});
+      if (result.status == harness::RowStatus::oom) {
         row.status = RunStatus::oom;
         row.bytes_needed = result.bytes_requested;
         return row;
@@ -138,7 +131,7 @@ class ConfigurationRunner {
       row.peak_bytes = result.peak_mem_bytes;
       const gpuprof::Report report = gpuprof::profiler().report();
       for (const gpuprof::ScopeNode& node : report.nodes)
-        if (node.path == bench::configuration_label(config) && node.peak_device_bytes >= 0 && before)
+        if (node.path == harness::configuration_label(config) && node.peak_device_bytes >= 0 && before)
           row.peak_bytes = std::max(row.peak_bytes.value_or(0),
                                     node.peak_device_bytes - static_cast<std::int64_t>(*before));
     } catch (const std::exception& error) {
@@ -151,7 +144,7 @@ class ConfigurationRunner {
 
  private:
   RunConfig config_of(const ConfigurationProfile& c, Mode mode) const {
-    return run_config(model_for(options_, c.size), c.ctx, c.precision, mode, options_.batch, options_.seed);
+    return run_config(model_for_size(c.size, options_.custom), c.ctx, c.precision, mode, options_.batch, options_.seed);
   }
 
   // A fresh profile and capture for one run, then its report.
@@ -187,8 +180,8 @@ class ConfigurationRunner {
   }
 
   const ProfileOptions& options_;
-  const bench::Device& device_;
-  bench::StepProtocol protocol_;
+  const harness::Device& device_;
+  harness::StepProtocol protocol_;
 };
 
 std::vector<ConfigurationProfile> configurations(const ProfileOptions& options) {
@@ -211,7 +204,7 @@ ProfileResults run_profile(const ProfileOptions& options) {
   std::string why_not;
   if (!cuda_backend_available(&why_not)) throw DeviceUnavailable("no usable GPU: " + why_not);
   gpuprof::profiler();  // probes the device now, so its notice precedes the progress lines
-  const bench::Device device = bench::Device::select(bench::DeviceChoice::cuda);
+  const harness::Device device = harness::Device::select(harness::DeviceChoice::cuda);
 
   ProfileResults results;
   results.device = device.name();
@@ -228,7 +221,7 @@ ProfileResults run_profile(const ProfileOptions& options) {
     const gpuprof::MemoryWatch watch;
     MemoryTable table;
     table.model = memory_model;
-    table.d_model = model_for(options, memory_model).d_model;
+    table.d_model = model_for_size(memory_model, options.custom).d_model;
     table.batch = options.batch;
     for (const int ctx : memory_contexts)
       for (const Mode mode : {Mode::fwd, Mode::step})

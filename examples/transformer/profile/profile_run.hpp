@@ -4,8 +4,8 @@
 #pragma once
 #include <stdexcept>
 
-#include "profile_options.hpp"
-#include "profile_results.hpp"
+#include "profile/profile_options.hpp"
+#include "profile/profile_results.hpp"
 
 namespace transformer::profile {
 

@@ -1,5 +1,5 @@
 // profile/questions.cpp: answers (a)-(e) from the captured reports.
-#include "questions.hpp"
+#include "profile/questions.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -114,12 +114,12 @@ std::vector<KernelRecord> kernels_where(const Report& report,
     const int parent = report.nodes[i].parent;
     inside[i] = wanted(report.nodes[i]) || (parent >= 0 && inside[static_cast<std::size_t>(parent)]);
   }
-  const gpuprof::ScopeIndex index(report);
+  const std::vector<int> nodes = gpuprof::kernel_nodes(report);
   std::vector<KernelRecord> selected;
-  for (const KernelRecord& record : report.kernels) {
+  for (std::size_t i = 0; i < report.kernels.size(); ++i) {
+    const KernelRecord& record = report.kernels[i];
     if (activities == Activities::kernels && record.kind != gpuprof::ActivityKind::kernel) continue;
-    const int node = index.node_of(record);
-    if (node >= 0 && inside[static_cast<std::size_t>(node)]) selected.push_back(record);
+    if (nodes[i] >= 0 && inside[static_cast<std::size_t>(nodes[i])]) selected.push_back(record);
   }
   return selected;
 }

@@ -3,7 +3,7 @@
 // ("inference") and a train-step run. Pure functions over Report, so every
 // answer is tested on synthetic kernels without a GPU.
 //
-// Each run is what bench::time_steps records: a root scope named after the
+// Each run is what harness::time_steps records: a root scope named after the
 // configuration, warm-up steps under <root>/warmup (left out of every answer
 // here), and the timed steps' phases at <root>/forward, <root>/backward and
 // <root>/optimizer step, with the backend's scopes nested inside.
@@ -17,11 +17,11 @@
 #include <gpuprof/kernel_summary.hpp>
 #include <gpuprof/report/model.hpp>
 
-#include "attention_flops.hpp"
+#include "profile/attention_flops.hpp"
 
 namespace transformer::profile {
 
-// Scope names this file reads: the step phases (bench/step_timing.cpp) and
+// Scope names this file reads: the step phases (harness/run.cpp) and
 // the course's attention ranges (cuda/attention.cu).
 inline constexpr const char* forward_scope = "forward";
 inline constexpr const char* backward_scope = "backward";

@@ -1,5 +1,5 @@
 // profile/report_json.cpp: the JSON rendering, through gpuprof::JsonWriter.
-#include "report_json.hpp"
+#include "profile/report_json.hpp"
 
 #include <gpuprof/json_writer.hpp>
 

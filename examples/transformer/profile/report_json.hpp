@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "profile_results.hpp"
+#include "profile/profile_results.hpp"
 
 namespace transformer::profile {
 

@@ -1,18 +1,18 @@
 // profile/report_markdown.cpp: the markdown report. Tables go through
 // gpuprof::to_markdown, which escapes the '|' in C++ kernel names.
-#include "report_markdown.hpp"
+#include "profile/report_markdown.hpp"
 
 #include <cstdio>
 #include <sstream>
 
-#include <gpuprof/kernel_summary_writers.hpp>
+#include <gpuprof/report/kernel_summary_writers.hpp>
 
-#include "bench/text_table.hpp"
+#include "harness/text_table.hpp"
 
 namespace transformer::profile {
 namespace {
 
-using bench::fixed;
+using harness::fixed;
 using gpuprof::SummaryTable;
 
 constexpr double bytes_per_gib = 1024.0 * 1024.0 * 1024.0;
@@ -201,7 +201,7 @@ void memory_section(std::ostream& out, const MemoryTable& memory) {
     else peak = fixed(row.peak_bytes ? std::optional<double>(static_cast<double>(*row.peak_bytes) / bytes_per_gib)
                                      : std::nullopt, 2);
     t.rows.push_back({std::to_string(row.ctx), to_string(row.mode), to_string(row.precision), peak,
-                      bench::gib(row.allocated_bytes ? std::optional<double>(static_cast<double>(*row.allocated_bytes))
+                      harness::gib(row.allocated_bytes ? std::optional<double>(static_cast<double>(*row.allocated_bytes))
                                                      : std::nullopt),
                       fixed(static_cast<double>(row.residual_stream_bytes) / bytes_per_mib, 1)});
   }

@@ -16,8 +16,10 @@
 GPUPROF_NAMESPACE_BEGIN
 
 namespace detail {
-inline std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+// RFC 4180: quoted when it holds a comma, quote or line break (C++ names hold
+// commas all the time), or always with `force_quotes` (nsys quotes its headers).
+inline std::string csv_field(const std::string& text, bool force_quotes = false) {
+  if (!force_quotes && text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string quoted = "\"";
   for (char c : text) {
     if (c == '"') quoted += '"';

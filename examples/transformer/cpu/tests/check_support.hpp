@@ -10,7 +10,7 @@
 
 #include <doctest/doctest.h>
 
-#include "../tensor.hpp"
+#include "cpu/tensor.hpp"
 
 namespace transformer::cpu::test {
 

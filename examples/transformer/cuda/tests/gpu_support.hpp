@@ -15,8 +15,8 @@
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 
-#include "../../backend.hpp"
-#include "../check.hpp"
+#include "cuda/check.hpp"
+#include "model/backend.hpp"
 
 namespace transformer::cuda::test {
 

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "../flash_attention.hpp"
-#include "gpu_support.hpp"
+#include "cuda/flash_attention.hpp"
+#include "cuda/tests/gpu_support.hpp"
 
 namespace transformer::cuda::test {
 namespace {

@@ -8,8 +8,8 @@
 #pragma once
 #include <string>
 
-#include "questions.hpp"
-#include "synthetic_run.hpp"
+#include "profile/questions.hpp"
+#include "profile/tests/synthetic_run.hpp"
 
 namespace transformer::profile::testing {
 

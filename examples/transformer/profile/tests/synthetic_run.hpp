@@ -1,5 +1,5 @@
 // profile/tests/synthetic_run.hpp: builds the Report a captured
-// bench::time_steps run would give, scope by scope and kernel by kernel, so
+// harness::time_steps run would give, scope by scope and kernel by kernel, so
 // the tests know every duration they expect.
 #pragma once
 #include <gpuprof/report/model.hpp>

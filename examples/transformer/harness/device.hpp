@@ -1,0 +1,39 @@
+// harness/device.hpp: which backend the driver runs on (--device), and the few
+// facts about the device the driver reads itself (name, memory in use).
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "harness/options.hpp"
+#include "model/backend.hpp"
+
+namespace transformer::harness {
+
+class Device {
+ public:
+  // --device cuda without a usable GPU throws UsageError (exit 2); auto falls
+  // back to the CPU and says why in notice().
+  static Device select(DeviceChoice choice);
+
+  bool is_cuda() const { return cuda_; }
+  const char* backend_name() const { return cuda_ ? "cuda" : "cpu"; }
+  const std::string& name() const { return name_; }
+  const std::string& notice() const { return notice_; }  // "" when nothing to say
+
+  // The CPU backend computes in fp32 only.
+  bool supports(Precision precision) const { return cuda_ || precision == Precision::fp32; }
+  std::unique_ptr<Backend> make_backend(const RunConfig& config) const;
+
+  // Bytes of device memory in use by anyone (cudaMemGetInfo: total - free);
+  // std::nullopt on the CPU.
+  std::optional<std::size_t> memory_in_use() const;
+
+ private:
+  bool cuda_ = false;
+  std::string name_;
+  std::string notice_;
+};
+
+}  // namespace transformer::harness

@@ -1,0 +1,120 @@
+// backend.hpp: what the benchmark driver and the tests see of a model
+// implementation. The CUDA backend (cuda/) and the Eigen CPU backend (cpu/)
+// both implement it, over the same ParameterLayout.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/config.hpp"
+
+// The runtime's stream type (cudaStream_t is CUstream_st*), declared here so
+// this header needs no CUDA include.
+struct CUstream_st;
+
+namespace transformer {
+
+enum class Precision { fp32, tf32, bf16 };
+enum class Mode { fwd, fwdbwd, step };
+// naive: the score matrix S = QKᵀ, softmax and P·V as separate kernels (the
+// course's question (e) profiles them apart); fused: one flash-attention
+// kernel each way, no T×T tensor in memory (bf16 only).
+enum class Attention { naive, fused };
+
+const char* to_string(Precision p);
+const char* to_string(Mode m);
+const char* to_string(Attention a);
+std::optional<Precision> parse_precision(const std::string& s);
+std::optional<Mode> parse_mode(const std::string& s);
+std::optional<Attention> parse_attention(const std::string& s);
+// Whether the fused kernels are built for this model's head size (d_head 64,
+// 80, 96 or 128: what cuda/flash_attention.cu instantiates).
+bool fused_attention_supports(const ModelConfig& model);
+// What a run gets when it does not choose: fused for bf16 (the only precision
+// it supports) where the head size allows it, naive otherwise.
+Attention default_attention(Precision p, const ModelConfig& model);
+
+// AdamW with the decay applied after the Adam update (the course's / the
+// handout's order, docs/model.md): θ -= α_t·m/(√v+ε); θ -= lr·λ·θ.
+struct AdamWConfig {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.01f;
+  float clip_norm = 0.0f;  // global-norm gradient clipping; 0 = off
+};
+
+struct RunConfig {
+  ModelConfig model;
+  Precision precision = Precision::fp32;
+  Mode mode = Mode::step;  // decides which buffers exist: fwd has no gradients
+  Attention attention = Attention::naive;  // fused needs bf16 (the backends throw otherwise)
+  int batch = 4;
+  int ctx = 128;
+  AdamWConfig adamw;
+  std::uint64_t seed = 0;  // parameter initialisation (model/init.hpp)
+  // Tests: fill every activation, gradient and output buffer with NaN before
+  // each forward, so an element the kernels fail to write shows up.
+  bool poison_buffers = false;
+};
+
+// Thrown by a backend's constructor when its buffers do not fit.
+struct OutOfMemory : std::runtime_error {
+  std::size_t bytes_requested;  // what this configuration needs in total
+  std::size_t bytes_free;       // what the device had free
+  OutOfMemory(std::size_t requested, std::size_t free_bytes);
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;   // "cuda" or "cpu"
+  virtual const RunConfig& config() const = 0;
+
+  // Parameters (fp32 master copy) in ParameterLayout order, host side.
+  virtual std::vector<float> parameters() = 0;
+  virtual void set_parameters(const std::vector<float>& values) = 0;
+
+  // Token ids and targets, batch·ctx each, row-major [batch, ctx], in [0, vocab).
+  virtual void set_batch(const std::vector<std::int32_t>& tokens,
+                         const std::vector<std::int32_t>& targets) = 0;
+
+  // Enqueue work (the CUDA backend returns without waiting).
+  virtual void forward() = 0;         // logits and mean cross-entropy loss
+  virtual void backward() = 0;        // gradients of the loss (overwritten, not accumulated)
+  virtual void optimizer_step() = 0;  // one AdamW step (t = 1, 2, ...), clipping if configured
+  void train_step() { forward(); backward(); optimizer_step(); }
+  // Runs what `mode` asks for: fwd, fwd+bwd, or a full train step.
+  void run(Mode mode);
+
+  // The stream the backend enqueues on: events and scopes that time its work
+  // must be recorded there. nullptr for the CPU backend.
+  virtual CUstream_st* stream() const { return nullptr; }
+
+  virtual void synchronize() = 0;
+  // These wait for the enqueued work and copy to the host.
+  virtual float loss() = 0;
+  // [batch·ctx, vocab], fp32. Read between forward() and backward(): the CUDA
+  // backend turns the logits into their gradient in place (throws after backward()).
+  virtual std::vector<float> logits() = 0;
+  virtual std::vector<float> gradients() = 0;  // ParameterLayout order
+
+  // Device (or host) bytes this backend allocated for its configuration.
+  virtual std::size_t allocated_bytes() const = 0;
+};
+
+// Throw OutOfMemory when the configuration does not fit; std::runtime_error
+// when there is no usable GPU.
+std::unique_ptr<Backend> make_cuda_backend(const RunConfig& config);
+// The bytes make_cuda_backend would allocate for `config` (its one arena);
+// needs no device. Throws std::invalid_argument for an unsupported config.
+std::size_t cuda_backend_bytes(const RunConfig& config);
+std::unique_ptr<Backend> make_cpu_backend(const RunConfig& config);
+bool cuda_backend_available(std::string* why_not = nullptr);
+
+}  // namespace transformer

@@ -1,0 +1,56 @@
+// profile/tests/profile_options_test.cpp: transformer_profile's flags, and
+// the ones it hands to transformer_bench's parser.
+#include <doctest/doctest.h>
+
+#include "harness/options.hpp"
+#include "profile/profile_options.hpp"
+
+using namespace transformer;
+using namespace transformer::profile;
+using transformer::harness::UsageError;
+
+TEST_CASE("defaults: small and large, ctx 128-1024, bf16, the bench protocol") {
+  const ProfileOptions options = parse_profile_options({});
+  CHECK(options.sizes == std::vector<std::string>{"small", "large"});
+  CHECK(options.contexts == std::vector<int>{128, 256, 512, 1024});
+  CHECK(options.precisions == std::vector<Precision>{Precision::bf16});
+  CHECK(options.batch == 4);
+  CHECK(options.warmup == 5);
+  CHECK(options.steps == 10);
+  CHECK(options.out_dir.empty());
+  CHECK_FALSE(options.memory_table);
+  CHECK_FALSE(options.trace);
+}
+
+TEST_CASE("shared flags are parsed as transformer_bench parses them") {
+  const ProfileOptions options = parse_profile_options(
+      {"--size", "small", "--ctx=256,512", "--precision", "fp32,bf16", "--batch", "2", "--warmup=1", "--steps", "3",
+       "--seed", "7", "--out", "results", "--memory-table", "--trace"});
+  CHECK(options.sizes == std::vector<std::string>{"small"});
+  CHECK(options.contexts == std::vector<int>{256, 512});
+  CHECK(options.precisions == std::vector<Precision>{Precision::fp32, Precision::bf16});
+  CHECK(options.batch == 2);
+  CHECK(options.warmup == 1);
+  CHECK(options.steps == 3);
+  CHECK(options.seed == 7);
+  CHECK(options.out_dir == "results");
+  CHECK(options.memory_table);
+  CHECK(options.trace);
+  CHECK(parse_profile_options({"--out=dir"}).out_dir == "dir");
+  CHECK(parse_profile_options({"-h"}).help);
+}
+
+TEST_CASE("bad flags are usage errors") {
+  CHECK_THROWS_AS(parse_profile_options({"--mode", "fwd"}), UsageError);  // the profile runs both modes
+  CHECK_THROWS_AS(parse_profile_options({"--json", "x.json"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--trace"}), UsageError);        // needs --out
+  CHECK_THROWS_AS(parse_profile_options({"--out"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--out="}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--memory-table=yes"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--ctx", "0"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--ctx"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--size", "huge"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--precision", "fp8"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--steps", "0"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"stray"}), UsageError);
+}

@@ -1,0 +1,381 @@
+// Kernel joins and nsys-style summaries on a synthetic report: two threads,
+// nested scopes, kernels inside and outside scopes, a copy. Every expected
+// number below is worked out by hand from the records in make_report().
+#include <doctest/doctest.h>
+
+#include <gpuprof/detail/cupti_join.hpp>
+#include <gpuprof/kernel_summary.hpp>
+#include <gpuprof/report/kernel_summary_writers.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support/json_parse.hpp"
+
+using namespace gpuprof;
+
+namespace {
+ScopeNode node(const std::string& path, int parent, int depth, std::uint64_t count) {
+  ScopeNode n;
+  n.path = path;
+  n.name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  n.parent = parent;
+  n.depth = depth;
+  n.count = count;
+  return n;
+}
+
+ScopeInstance instance(std::uint64_t id, int node_index, std::uint32_t thread, std::int64_t begin, std::int64_t end) {
+  ScopeInstance i;
+  i.id = id;
+  i.node = node_index;
+  i.thread = thread;
+  i.host_begin_ns = begin;
+  i.host_end_ns = end;
+  return i;
+}
+
+KernelRecord kernel(const std::string& name, const std::string& category, std::uint64_t scope, std::int64_t start,
+                    std::int64_t end, ActivityKind kind = ActivityKind::kernel) {
+  KernelRecord k;
+  k.kind = kind;
+  k.name = name + "(float*)";
+  k.base_name = name;
+  k.category = category;
+  k.scope_instance = scope;
+  k.start_ns = start;
+  k.end_ns = end;
+  return k;
+}
+
+//   thread 0: step#1 [forward#2 [attention#3], backward#4], step#5 [forward#6 [attention#7], backward#8],
+//             eval#9 [forward#10]
+//   thread 1: step#11 [forward#12], overlapping step#1 in time
+Report make_report() {
+  Report r;
+  r.nodes = {node("step", -1, 0, 3),          node("step/forward", 0, 1, 3), node("step/forward/attention", 1, 2, 2),
+             node("step/backward", 0, 1, 2),  node("eval", -1, 0, 1),        node("eval/forward", 4, 1, 1)};
+  r.nodes[2].gpu_ms = summarize({0.5, 1.0});
+  r.instances = {instance(1, 0, 0, 0, 1000),     instance(11, 0, 1, 20, 950),    instance(2, 1, 0, 10, 500),
+                 instance(12, 1, 1, 30, 600),    instance(3, 2, 0, 100, 400),    instance(4, 3, 0, 510, 990),
+                 instance(5, 0, 0, 2000, 3000),  instance(6, 1, 0, 2010, 2500),  instance(7, 2, 0, 2100, 2400),
+                 instance(8, 3, 0, 2510, 2990),  instance(9, 4, 0, 4000, 5000),  instance(10, 5, 0, 4010, 4900)};
+  r.instances[4].gpu_ms = 0.25;
+  r.kernels = {kernel("gemm_k", "gemm", 2, 20, 120),          kernel("gemm_k", "gemm", 3, 150, 350),
+               kernel("softmax_k", "softmax", 3, 360, 410),   kernel("gemm_k", "gemm", 6, 2020, 2420),
+               kernel("gemm_k", "gemm", 7, 2430, 3330),       kernel("softmax_k", "softmax", 7, 3340, 3430),
+               kernel("add_k", "elementwise", 4, 600, 630),   kernel("add_k", "elementwise", 8, 3500, 3540),
+               kernel("gemm_k", "gemm", 10, 4100, 4110),      kernel("add_k", "elementwise", 0, 5000, 5005),
+               kernel("gemm_k", "gemm", 12, 700, 760),
+               kernel("[CUDA memcpy Host-to-Device]", "memory", 2, 130, 140, ActivityKind::memcpy)};
+  return r;
+}
+
+const KernelSummaryRow& row_named(const std::vector<KernelSummaryRow>& rows, const std::string& name) {
+  for (const KernelSummaryRow& row : rows)
+    if (row.name == name) return row;
+  FAIL("no row " << name);
+  return rows.front();
+}
+
+std::uint64_t count_instances(const std::vector<KernelSummaryRow>& rows) {
+  std::uint64_t n = 0;
+  for (const KernelSummaryRow& row : rows) n += row.instances;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("join: correlation ids give each record its scope instance and launch time") {
+  detail::CorrelationTables tables;
+  tables.add_external(7, 42);
+  tables.add_external(8, 43);
+  tables.add_api_call(7, 1000);   // runtime call
+  tables.add_api_call(7, 1010);   // the driver call inside it: the earlier start wins
+  tables.add_api_call(9, 2000);   // launched outside any scope
+  std::vector<KernelRecord> records(4);
+  records[0].correlation_id = 7;
+  records[1].correlation_id = 8;
+  records[2].correlation_id = 9;
+  records[3].correlation_id = 10;  // its API record was lost
+  CHECK(detail::join_correlations(records, tables) == 2);
+  CHECK(records[0].scope_instance == 42);
+  CHECK(records[0].launch_ns == 1000);
+  CHECK(records[1].scope_instance == 43);
+  CHECK(records[1].launch_ns == 0);
+  CHECK(records[2].scope_instance == 0);
+  CHECK(records[2].launch_ns == 2000);
+  CHECK(records[3].scope_instance == 0);
+}
+
+TEST_CASE("scope index recovers instance nesting per thread") {
+  const Report r = make_report();
+  const detail::ScopeIndex index(r);
+  const auto parent_id = [&](std::size_t i) {
+    const int p = index.parent_instance(static_cast<int>(i));
+    return p < 0 ? std::uint64_t{0} : r.instances[static_cast<std::size_t>(p)].id;
+  };
+  CHECK(parent_id(0) == 0);    // step#1
+  CHECK(parent_id(2) == 1);    // forward#2 in step#1
+  CHECK(parent_id(3) == 11);   // forward#12 is thread 1's: in step#11, not step#1
+  CHECK(parent_id(4) == 2);    // attention#3
+  CHECK(parent_id(8) == 6);    // attention#7
+  CHECK(parent_id(11) == 9);   // eval/forward#10
+}
+
+TEST_CASE("kern_sum: every nsys column, even-count median, sample stddev") {
+  const Report r = make_report();
+  // "forward" matches step/forward and eval/forward; inclusive adds attention.
+  const std::vector<KernelSummaryRow> rows = kern_sum(r, "forward");
+  REQUIRE(rows.size() == 2);
+  const KernelSummaryRow& gemm = rows[0];  // sorted by total time
+  CHECK(gemm.name == "gemm_k(float*)");
+  CHECK(gemm.category == "gemm");
+  CHECK(gemm.instances == 6);                      // 100, 200, 400, 900, 10, 60
+  CHECK(gemm.total_ns == 1670);
+  CHECK(gemm.avg_ns == doctest::Approx(1670.0 / 6));
+  CHECK(gemm.median_ns == doctest::Approx(150));   // (100 + 200) / 2
+  CHECK(gemm.min_ns == 10);
+  CHECK(gemm.max_ns == 900);
+  CHECK(gemm.stddev_ns == doctest::Approx(334.3300).epsilon(1e-6));  // sqrt(558883.33 / 5)
+  CHECK(gemm.time_percent == doctest::Approx(100.0 * 1670 / 1810));
+  const KernelSummaryRow& softmax = rows[1];
+  CHECK(softmax.instances == 2);
+  CHECK(softmax.total_ns == 140);
+  CHECK(softmax.median_ns == doctest::Approx(70));
+  CHECK(softmax.stddev_ns == doctest::Approx(std::sqrt(2 * 20.0 * 20.0)));  // |50 - 90| / sqrt(2)
+  CHECK(gemm.time_percent + softmax.time_percent == doctest::Approx(100));
+
+  // One instance: stddev 0, median = the value.
+  const std::vector<KernelSummaryRow> eval = kern_sum(r, "eval");
+  REQUIRE(eval.size() == 1);
+  CHECK(eval[0].instances == 1);
+  CHECK(eval[0].median_ns == doctest::Approx(10));
+  CHECK(eval[0].stddev_ns == 0);
+}
+
+TEST_CASE("selection: whole run, exact path, innermost vs inclusive, copies") {
+  const Report r = make_report();
+  CHECK(select_kernels(r).size() == 11);                                    // kernels only, outside scopes too
+  CHECK(select_kernels(r, "", ScopeView::inclusive, Activities::all).size() == 12);
+  CHECK(count_instances(kern_sum(r)) == 11);
+  CHECK(row_named(kern_sum(r), "add_k(float*)").instances == 3);            // includes the unscoped one
+
+  CHECK(select_kernels(r, "step/forward").size() == 7);                     // not eval/forward's
+  CHECK(select_kernels(r, "step/forward", ScopeView::innermost).size() == 3);  // 100, 400, 60
+  CHECK(select_kernels(r, "step/forward", ScopeView::innermost, Activities::all).size() == 4);
+  CHECK(select_kernels(r, "step").size() == 9);
+  CHECK(select_kernels(r, "step", ScopeView::innermost).empty());
+  CHECK(select_kernels(r, "attention").size() == 4);
+  CHECK(select_kernels(r, "ward").empty());       // suffixes match whole components only
+  CHECK(select_kernels(r, "no/such/scope").empty());
+
+  const auto by_base = kern_sum(select_kernels(r, "step"), KernelGrouping::base_name);
+  CHECK(row_named(by_base, "gemm_k").instances == 5);
+}
+
+TEST_CASE("scope_kern_sum lists each scope's kernels in both views") {
+  const Report r = make_report();
+  const std::vector<ScopeKernelRow> rows = scope_kern_sum(r, "step/forward");
+  // step/forward: innermost {gemm}, inclusive {gemm, softmax}; attention: {gemm, softmax} x 2 views.
+  REQUIRE(rows.size() == 7);
+  CHECK(rows[0].range == "step/forward");
+  CHECK(rows[0].view == ScopeView::innermost);
+  CHECK(rows[0].scope_instances == 3);
+  CHECK(rows[0].kernel.instances == 3);
+  CHECK(rows[0].kernel.total_ns == 560);
+  CHECK(rows[0].kernel.time_percent == doctest::Approx(100));
+  CHECK(rows[1].view == ScopeView::inclusive);
+  CHECK(rows[1].kernel.total_ns == 1660);
+  CHECK(rows[1].kernel.time_percent == doctest::Approx(100.0 * 1660 / 1800));
+  CHECK(rows[2].kernel.name == "softmax_k(float*)");
+  CHECK(rows[3].range == "step/forward/attention");
+  CHECK(rows[3].kernel.total_ns == 1100);
+  CHECK(rows[3].kernel.time_percent == doctest::Approx(100.0 * 1100 / 1240));
+
+  std::uint64_t innermost_total = 0;  // innermost views partition the scoped kernels
+  for (const ScopeKernelRow& row : scope_kern_sum(r))
+    if (row.view == ScopeView::innermost) innermost_total += row.kernel.instances;
+  CHECK(innermost_total == 10);
+}
+
+TEST_CASE("per execution: projection, summed time, event time") {
+  const Report r = make_report();
+  const std::vector<InstanceGpuTime> times = instance_gpu_times(r);
+  REQUIRE(times.size() == r.instances.size());
+  const auto of = [&](std::uint64_t id) {
+    for (const InstanceGpuTime& t : times)
+      if (t.instance_id == id) return t;
+    FAIL("no instance " << id);
+    return times.front();
+  };
+  CHECK(of(2).activities == 4);  // two gemms, softmax, the copy
+  CHECK(of(2).first_start_ns == 20);
+  CHECK(of(2).last_end_ns == 410);
+  CHECK(of(2).projection_ns == 390);
+  CHECK(of(2).summed_ns == 360);
+  CHECK(of(1).projection_ns == 610);  // up to backward's add at 630
+  CHECK(of(1).summed_ns == 390);
+  CHECK(of(11).projection_ns == 60);  // only thread 1's kernel
+  CHECK(of(3).event_ms == doctest::Approx(0.25));
+  CHECK(of(9).activities == 1);
+  CHECK(of(5).activities == 4);
+}
+
+TEST_CASE("per scope: GPU summary and category breakdown") {
+  const Report r = make_report();
+  const std::vector<ScopeGpuSummary> all = scope_gpu_summary(r);
+  REQUIRE(all.size() == r.nodes.size());
+  const ScopeGpuSummary& attention = all[2];
+  CHECK(attention.path == "step/forward/attention");
+  CHECK(attention.instances == 2);
+  CHECK(attention.projection_ns == 260 + 1000);
+  CHECK(attention.summed_ns == 1240);
+  CHECK(attention.event_ms == doctest::Approx(1.5));
+  CHECK(all[0].event_ms < 0);  // not GPU-timed
+  REQUIRE(attention.categories.size() == kernel_categories().size());
+  CHECK(attention.categories[0].category == "gemm");
+  CHECK(attention.categories[0].total_ns == 1100);
+  CHECK(attention.categories[0].percent == doctest::Approx(100.0 * 1100 / 1240));
+  CHECK(attention.categories[2].category == "softmax");
+  CHECK(attention.categories[2].percent == doctest::Approx(100.0 * 140 / 1240));
+
+  const std::vector<ScopeGpuSummary> forward = scope_gpu_summary(r, "step/forward");
+  REQUIRE(forward.size() == 2);
+  double percent = 0;
+  for (const CategoryShare& share : forward[0].categories) percent += share.percent;
+  CHECK(percent == doctest::Approx(100));
+  CHECK(forward[0].categories[6].category == "memory");
+  CHECK(forward[0].categories[6].total_ns == 10);
+
+  std::vector<KernelRecord> custom = {kernel("x", "mine", 0, 0, 10)};
+  const std::vector<CategoryShare> shares = category_breakdown(custom);
+  CHECK(shares.back().category == "mine");
+  CHECK(shares.back().percent == doctest::Approx(100));
+}
+
+namespace {
+// RFC 4180 fields of one CSV line.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t at = 0;
+  for (std::size_t next; (next = text.find('\n', at)) != std::string::npos; at = next + 1)
+    lines.push_back(text.substr(at, next - at));
+  return lines;
+}
+
+struct TempDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("gpuprof_kernel_summary_" + std::to_string(::getpid()));
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+}  // namespace
+
+TEST_CASE("writers: CSV with nsys headers, JSON and markdown read back") {
+  Report r = make_report();
+  r.kernels[0].name = "void f<4, \"q\">(int, float)";  // commas and quotes must survive CSV
+  const std::vector<KernelSummaryRow> rows = kern_sum(r, "step/forward");
+  TempDir dir;
+
+  const std::string csv_path = (dir.path / "kern_sum.csv").string();
+  write_kern_sum(csv_path, rows);
+  const std::vector<std::string> lines = lines_of(gpuprof_test::read_text_file(csv_path));
+  REQUIRE(lines.size() == rows.size() + 1);
+  CHECK(lines[0] ==
+        "\"Time (%)\",\"Total Time (ns)\",\"Instances\",\"Avg (ns)\",\"Med (ns)\",\"Min (ns)\",\"Max (ns)\","
+        "\"StdDev (ns)\",\"Name\"");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::vector<std::string> fields = csv_fields(lines[i + 1]);
+    REQUIRE(fields.size() == 9);
+    CHECK(std::fabs(std::stod(fields[0]) - rows[i].time_percent) <= 0.05 + 1e-9);  // one decimal, like nsys
+    CHECK(std::stoll(fields[1]) == rows[i].total_ns);
+    CHECK(std::stoull(fields[2]) == rows[i].instances);
+    CHECK(std::fabs(std::stod(fields[3]) - rows[i].avg_ns) <= 0.05 + 1e-9);
+    CHECK(std::fabs(std::stod(fields[4]) - rows[i].median_ns) <= 0.05 + 1e-9);
+    CHECK(std::stoll(fields[5]) == rows[i].min_ns);
+    CHECK(std::stoll(fields[6]) == rows[i].max_ns);
+    CHECK(std::fabs(std::stod(fields[7]) - rows[i].stddev_ns) <= 0.05 + 1e-9);
+    CHECK(fields[8] == rows[i].name);
+  }
+
+  const std::string json_path = (dir.path / "kern_sum.json").string();
+  write_kern_sum(json_path, rows);
+  const gpuprof_test::Json doc = gpuprof_test::parse_json_file(json_path);
+  REQUIRE(doc["kern_sum"].size() == rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const gpuprof_test::Json& row = doc["kern_sum"][static_cast<int>(i)];
+    CHECK(row["name"].as_string() == rows[i].name);
+    CHECK(row["category"].as_string() == rows[i].category);
+    CHECK(row["total_ns"].as_int64() == rows[i].total_ns);
+    CHECK(row["instances"].as_int64() == static_cast<std::int64_t>(rows[i].instances));
+    CHECK(row["median_ns"].as_number() == rows[i].median_ns);
+    CHECK(row["stddev_ns"].as_number() == rows[i].stddev_ns);
+    CHECK(row["time_percent"].as_number() == rows[i].time_percent);
+  }
+
+  const std::vector<ScopeKernelRow> scoped = scope_kern_sum(r);
+  const std::string scoped_csv = (dir.path / "scope_kern_sum.csv").string();
+  write_scope_kern_sum(scoped_csv, scoped);
+  const std::vector<std::string> scoped_lines = lines_of(gpuprof_test::read_text_file(scoped_csv));
+  REQUIRE(scoped_lines.size() == scoped.size() + 1);
+  CHECK(csv_fields(scoped_lines[0]).front() == "Range");
+  CHECK(csv_fields(scoped_lines[0]).back() == "Kernel Name");
+  CHECK(csv_fields(scoped_lines[1])[0] == scoped[0].range);
+  CHECK(csv_fields(scoped_lines[1])[1] == "inclusive");  // "step" launches nothing itself
+
+  const std::string scoped_json = (dir.path / "scope_kern_sum.json").string();
+  write_scope_kern_sum(scoped_json, scoped);
+  const gpuprof_test::Json scoped_doc = gpuprof_test::parse_json_file(scoped_json);
+  REQUIRE(scoped_doc["scope_kern_sum"].size() == scoped.size());
+  CHECK(scoped_doc["scope_kern_sum"][0]["range"].as_string() == scoped[0].range);
+  CHECK(scoped_doc["scope_kern_sum"][0]["view"].as_string() == "inclusive");
+
+  const std::vector<ScopeGpuSummary> summaries = scope_gpu_summary(r);
+  const std::string gpu_json = (dir.path / "scope_gpu.json").string();
+  write_scope_gpu_summary(gpu_json, summaries);
+  const gpuprof_test::Json gpu_doc = gpuprof_test::parse_json_file(gpu_json);
+  REQUIRE(gpu_doc["scope_gpu_summary"].size() == summaries.size());
+  CHECK(gpu_doc["scope_gpu_summary"][0]["event_ms"].is_null());
+  CHECK(gpu_doc["scope_gpu_summary"][2]["event_ms"].as_number() == doctest::Approx(1.5));
+  CHECK(gpu_doc["scope_gpu_summary"][2]["categories"][0]["total_ns"].as_int64() == 1100);
+
+  const std::string markdown_path = (dir.path / "scope_gpu.md").string();
+  write_scope_gpu_summary(markdown_path, summaries);
+  const std::vector<std::string> md = lines_of(gpuprof_test::read_text_file(markdown_path));
+  REQUIRE(md.size() == summaries.size() + 2);
+  CHECK(md[0].rfind("| Scope | Instances | Event (ms) |", 0) == 0);
+  CHECK(md[1].rfind("|:---|---:|", 0) == 0);
+
+  SummaryTable piped;
+  piped.headers = {"Name"};
+  piped.rows = {{"a|b"}};
+  CHECK(to_markdown(piped) == "| Name |\n|:---|\n| a\\|b |\n");
+
+  CHECK_THROWS_WITH_AS(write_kern_sum((dir.path / "kern_sum.txt").string(), rows),
+                       doctest::Contains("unknown format"), Error);
+  CHECK_FALSE(std::filesystem::exists(dir.path / "kern_sum.txt"));
+}
