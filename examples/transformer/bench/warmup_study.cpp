@@ -41,7 +41,8 @@ std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& dev
                                                       const DriverOptions& options) {
   std::vector<harness::WarmupStudyRow> rows;
   for (const RunConfig& config : sweep_configurations(options)) {
-    if (!device.supports(config.precision)) continue;
+    if (!device.supports(config.precision) || !harness::unsupported_attention(config).empty())
+      continue;
     const harness::TokenBatch batch = harness::make_token_batch(config, options.seed);
     const std::string label = harness::configuration_label(config);
     for (const int warmup : warmup_study_counts) {
