@@ -694,9 +694,16 @@ class CudaBackend final : public Backend {
   // dw[out, in] = dyᵀ·x (overwritten, fp32) and dx[rows, in] = dy·w.
   void linear_backward(const Act* dy, const Act* x, const Act* w, float* dw, Act* dx, int rows,
                        int out, int in) {
+    linear_weight_gradient(dy, x, dw, rows, out, in);
+    linear_input_gradient(dy, w, dx, rows, out, in);
+  }
+  void linear_weight_gradient(const Act* dy, const Act* x, float* dw, int rows, int out, int in) {
     const cudaDataType_t act = data_type<Act>();
     matmul(*gemm_, Op::transpose, Op::none, out, in, rows, 1.0f, {dy, act, out}, {x, act, in},
            0.0f, {dw, CUDA_R_32F, in});
+  }
+  void linear_input_gradient(const Act* dy, const Act* w, Act* dx, int rows, int out, int in) {
+    const cudaDataType_t act = data_type<Act>();
     matmul(*gemm_, Op::none, Op::none, rows, in, out, 1.0f, {dy, act, out}, {w, act, in}, 0.0f,
            {dx, act, in});
   }
@@ -793,10 +800,12 @@ class CudaBackend final : public Backend {
     const double attention_core = attention_core_flops();
     {
       GPUPROF_SCOPE("ffn", stream(), gpuprof::Work{2 * matmul_flops(N, 3.0 * F, d), 0});
-      swiglu_forward<Act>(a.h13, buffers_.gated, N, F, stream());  // not kept: recomputed
-      linear_backward(dstream_act(), buffers_.gated, weights_at(base + block_.w2),
-                      buffers_.grads + base + block_.w2, buffers_.dgated, N, d, F);
-      swiglu_backward<Act>(a.h13, buffers_.dgated, buffers_.dh13, N, F, stream());
+      // The gate's output is not kept: the SwiGLU backward recomputes it in
+      // the same pass over h13, so w2's input gradient comes first.
+      linear_input_gradient(dstream_act(), weights_at(base + block_.w2), buffers_.dgated, N, d, F);
+      swiglu_backward<Act>(a.h13, buffers_.dgated, buffers_.dh13, buffers_.gated, N, F, stream());
+      linear_weight_gradient(dstream_act(), buffers_.gated, buffers_.grads + base + block_.w2, N,
+                             d, F);
       recompute_norm(a.mid, base + block_.norm2, a.inv_rms2);
       linear_backward(buffers_.dh13, buffers_.normed, weights_at(base + block_.w1),
                       buffers_.grads + base + block_.w1, buffers_.dnorm, N, 2 * F, d);
