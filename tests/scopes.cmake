@@ -4,7 +4,8 @@
 target_sources(gpuprof_tests PRIVATE
   scopes/scope_tree_test.cpp
   scopes/bench_host_test.cpp
-  scopes/tick_clock_test.cpp)
+  scopes/tick_clock_test.cpp
+  scopes/concurrency_test.cpp)
 
 # Programs of their own: the notice is printed once per process, and
 # GPUPROF_DISABLE is a compile flag.
@@ -12,6 +13,12 @@ add_executable(gpuprof_host_fallback_test scopes/host_fallback_test.cpp)
 target_link_libraries(gpuprof_host_fallback_test PRIVATE gpuprof::gpuprof gpuprof_test_main)
 gpuprof_strict_warnings(gpuprof_host_fallback_test)
 add_test(NAME gpuprof_host_fallback COMMAND gpuprof_host_fallback_test)
+
+# Replaces the global operator new to inject allocation failures.
+add_executable(gpuprof_scope_allocation_test scopes/allocation_failure_test.cpp)
+target_link_libraries(gpuprof_scope_allocation_test PRIVATE gpuprof::gpuprof gpuprof_test_main)
+gpuprof_strict_warnings(gpuprof_scope_allocation_test)
+add_test(NAME gpuprof_scope_allocation COMMAND gpuprof_scope_allocation_test)
 
 add_executable(gpuprof_disabled_test scopes/disabled_test.cpp)
 target_link_libraries(gpuprof_disabled_test PRIVATE gpuprof::gpuprof gpuprof_test_main)
@@ -38,6 +45,10 @@ if(CMAKE_CUDA_COMPILER)
   target_link_libraries(gpuprof_scopes_gpu_test PRIVATE gpuprof::gpuprof gpuprof_gpu_test_main)
   gpuprof_strict_warnings(gpuprof_scopes_gpu_test)
   gpuprof_add_gpu_test(gpuprof_scopes_gpu gpuprof_scopes_gpu_test)
+  add_executable(gpuprof_graph_timing_gpu_test scopes/graph_timing_gpu_test.cu)
+  target_link_libraries(gpuprof_graph_timing_gpu_test PRIVATE gpuprof::gpuprof gpuprof_gpu_test_main)
+  gpuprof_strict_warnings(gpuprof_graph_timing_gpu_test)
+  gpuprof_add_gpu_test(gpuprof_graph_timing_gpu gpuprof_graph_timing_gpu_test)
 endif()
 
 # The package as a consumer sees it: installed + find_package, add_subdirectory,

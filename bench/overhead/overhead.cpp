@@ -1,16 +1,21 @@
 // scope_overhead: what a GPUPROF_SCOPE costs the host thread, in nanoseconds
-// per scope, for each way of building and running it:
-//   compiled out          GPUPROF_DISABLE (goal: 0, the bare loop)
-//   nvtx push/pop (raw)   NVTX alone, no tool attached (goal <= 20 ns)
-//   steady_clock pair     two steady_clock reads, for reference
-//   host tick pair        the two time stamps every scope takes (detail::host_ticks():
-//                         the TSC where it is invariant, else steady_clock): its floor
-//   scope, NVTX only      set_gpu_timing(false): NVTX + host clock + record (goal <= 20 ns)
-//   scope, NVTX + events  the default on a GPU machine (goal <= 3 us)
-//   cudaEventRecord pair  the two raw event records a scope adds, for reference
-//   cudaStreamIsCapturing the capture check a GPU-timed scope makes, for reference
-// Each case: best and median of 7 runs of N scopes. Without a GPU the event
-// rows are reported as not available, with the reason.
+// per scope, for each way of building and running it, against the raw
+// operations it is built from, measured in the same run:
+//   compiled out            GPUPROF_DISABLE (goal: 1 ns, the bare loop)
+//   nvtx push/pop (raw)     NVTX alone, no tool attached
+//   scope, NVTX only        set_nvtx_only(true)        goal: raw NVTX + 3 ns
+//   steady_clock pair       two steady_clock reads, for reference
+//   host tick pair (raw)    the two time stamps a timed scope takes
+//   scope, host clock       set_gpu_timing(false)      goal: raw tick pair + 20 ns
+//                           (20k scopes a run, as for events: the log stays in
+//                           cache; 200k, a 17 MB log, is printed for reference)
+//   cudaEventRecord pair    the two raw event records a GPU-timed scope adds
+//   scope, CUDA events      the default on a GPU        goal: raw event pair + 300 ns
+//   cudaStreamIsCapturing   the capture check a GPU-timed scope makes, for reference
+//   captured scope, GPU     GPU ns a scope captured into a graph adds to each
+//                           replay (its two stamp kernels), for reference
+// Each case: best and median of 7 runs of N scopes; goals compare best with
+// best. Without a GPU the event rows are reported as not available.
 // Usage: scope_overhead [--json PATH]
 #include <algorithm>
 #include <cstring>
@@ -24,6 +29,7 @@
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/detail/tick_clock.hpp>
 #include <gpuprof/gpuprof.hpp>
+#include <gpuprof/graph.hpp>
 #include <gpuprof/json_writer.hpp>
 
 #include "scope_loops.hpp"
@@ -31,9 +37,12 @@
 namespace {
 
 struct Row {
-  Row(std::string case_name, double goal) : name(std::move(case_name)), goal_ns(goal) {}
+  Row(std::string case_name, int reference_row = -1, double margin = 0)
+      : name(std::move(case_name)), reference(reference_row), margin_ns(margin) {}
   std::string name;
-  double goal_ns;  // < 0: a reference row without a goal
+  int reference;     // the raw row this one's goal is relative to; -1: none
+  double margin_ns;  // goal: at most the reference's best + this
+  double goal_ns = -1;  // < 0: a reference row without a goal
   long iterations = 0;
   std::optional<double> min_ns, median_ns;  // empty: not available here
   std::string note;
@@ -56,7 +65,7 @@ void measure(Row& row, long iterations, const std::function<void(long)>& loop) {
   row.median_ns = per_scope[per_scope.size() / 2];
 }
 
-void host_scope_loop(long iterations) {
+void scope_loop(long iterations) {
   for (long i = 0; i < iterations; ++i) {
     GPUPROF_SCOPE("overhead");
     compiler_barrier();
@@ -105,6 +114,46 @@ void capture_check_loop(long iterations, gpuprof::Stream stream) {
 }
 #endif
 
+#if GPUPROF_WITH_CUDA
+// GPU ns per replay that one captured scope adds: graphs of `count` tiny
+// memsets, with and without a scope around each, replayed back to back.
+double captured_scope_gpu_ns(gpuprof::Stream stream) {
+  constexpr int count = 100, replays = 50;
+  void* scratch = nullptr;
+  GPUPROF_CUDA_CHECK(cudaMalloc(&scratch, 4));
+  const auto replay_ns = [&](bool scoped) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < count; ++i) {
+      if (scoped) {
+        GPUPROF_SCOPE("captured overhead", stream);
+        GPUPROF_CUDA_CHECK(cudaMemsetAsync(scratch, i, 4, stream));
+      } else {
+        GPUPROF_CUDA_CHECK(cudaMemsetAsync(scratch, i, 4, stream));
+      }
+    }
+    GPUPROF_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    GPUPROF_CUDA_CHECK(cudaGraphLaunch(exec, stream));  // uploads the graph
+    GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const gpuprof::ScopedEventPair events;
+    events->record_begin(stream);
+    for (int r = 0; r < replays; ++r) gpuprof::launch_graph(exec, stream);
+    events->record_end(stream);
+    GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
+    return 1e6 * events->elapsed_ms() / replays;
+  };
+  std::vector<double> added;
+  for (int run = 0; run < runs; ++run) added.push_back((replay_ns(true) - replay_ns(false)) / count);
+  GPUPROF_CUDA_CHECK(cudaFree(scratch));
+  std::sort(added.begin(), added.end());
+  return added[added.size() / 2];
+}
+#endif
+
 void write_json(const std::string& path, const std::vector<Row>& rows) {
   gpuprof::JsonWriter json;
   json.begin_object();
@@ -118,6 +167,7 @@ void write_json(const std::string& path, const std::vector<Row>& rows) {
     json.begin_object(gpuprof::JsonWriter::one_line);
     json.member("case", row.name).member("available", row.min_ns.has_value());
     if (row.goal_ns >= 0) json.member("goal_ns", row.goal_ns);
+    if (row.reference >= 0) json.member("goal_reference", rows[static_cast<std::size_t>(row.reference)].name);
     if (row.min_ns) {
       json.member("iterations", row.iterations).member("min_ns", *row.min_ns);
       json.member("median_ns", *row.median_ns);
@@ -145,44 +195,66 @@ int main(int argc, char** argv) {
   try {
     auto& profiler = gpuprof::profiler();
     const bool gpu = profiler.timing_source() == gpuprof::TimingSource::cuda_events;
-    std::vector<Row> rows{{"compiled out (GPUPROF_DISABLE)", 1},
-                          {"nvtx push/pop (raw)", 20},
-                          {"steady_clock::now() pair (raw)", -1},
-                          {"host tick pair (raw)", -1},
-                          {"scope, NVTX only (set_gpu_timing(false))", 20},
-                          {"scope, NVTX + CUDA event pair", 3000},
-                          {"cudaEventRecord pair (raw)", -1},
-                          {"cudaStreamIsCapturing (raw)", -1}};
-    measure(rows[0], 2'000'000, disabled_scope_loop);
-    measure(rows[1], 2'000'000, raw_nvtx_loop);
-    measure(rows[2], 2'000'000, clock_pair_loop<gpuprof::host_now_ns>);
-    measure(rows[3], 2'000'000, clock_pair_loop<gpuprof::detail::host_ticks>);
-    rows[3].note = gpuprof::detail::ticks_are_tsc() ? "TSC" : "steady_clock (no invariant TSC)";
+    enum { disabled, raw_nvtx, nvtx_only, steady_pair, tick_pair, host_scope, host_scope_big_log, raw_events,
+           event_scope, capture_check, captured_gpu };
+    std::vector<Row> rows{{"compiled out (GPUPROF_DISABLE)"},
+                          {"nvtx push/pop (raw)"},
+                          {"scope, NVTX only (set_nvtx_only(true))", raw_nvtx, 3},
+                          {"steady_clock::now() pair (raw)"},
+                          {"host tick pair (raw)"},
+                          {"scope, host clock (set_gpu_timing(false))", tick_pair, 20},
+                          {"scope, host clock, 200k records (17 MB log)"},
+                          {"cudaEventRecord pair (raw)"},
+                          {"scope, NVTX + CUDA event pair", raw_events, 300},
+                          {"cudaStreamIsCapturing (raw)"},
+                          {"captured scope: GPU ns added per replay"}};
+    rows[disabled].goal_ns = 1;
+    measure(rows[disabled], 2'000'000, disabled_scope_loop);
+    measure(rows[raw_nvtx], 2'000'000, raw_nvtx_loop);
+    profiler.set_nvtx_only(true);
+    measure(rows[nvtx_only], 2'000'000, scope_loop);
+    profiler.set_nvtx_only(false);
+    measure(rows[steady_pair], 2'000'000, clock_pair_loop<gpuprof::host_now_ns>);
+    measure(rows[tick_pair], 2'000'000, clock_pair_loop<gpuprof::detail::host_ticks>);
+    rows[tick_pair].note = gpuprof::detail::ticks_are_tsc() ? "TSC" : "steady_clock (no invariant TSC)";
     profiler.set_gpu_timing(false);
-    measure(rows[4], 200'000, host_scope_loop);
+    measure(rows[host_scope], 20'000, scope_loop);
+    measure(rows[host_scope_big_log], 200'000, scope_loop);
+    rows[host_scope_big_log].note = "a log beyond the caches: the loop waits on DRAM writes";
     profiler.set_gpu_timing(true);
     if (gpu) {
 #if GPUPROF_WITH_CUDA
       gpuprof::Stream stream = nullptr;
       GPUPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-      measure(rows[5], 20'000, [stream](long n) { event_scope_loop(n, stream); });
       const gpuprof::ScopedEventPair pair;
-      measure(rows[6], 20'000, [&](long n) { raw_event_loop(n, *pair, stream); });
-      measure(rows[7], 200'000, [stream](long n) { capture_check_loop(n, stream); });
+      measure(rows[raw_events], 20'000, [&](long n) { raw_event_loop(n, *pair, stream); });
+      measure(rows[event_scope], 20'000, [stream](long n) { event_scope_loop(n, stream); });
+      measure(rows[capture_check], 200'000, [stream](long n) { capture_check_loop(n, stream); });
+      const double added = captured_scope_gpu_ns(stream);
+      rows[captured_gpu].min_ns = rows[captured_gpu].median_ns = added;
+      rows[captured_gpu].note = "median of 7: graphs of 100 memsets, scoped vs not";
       GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
       GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
 #endif
     } else {
-      rows[5].note = rows[6].note = rows[7].note = "not available: " + profiler.timing_note();
+      rows[raw_events].note = rows[event_scope].note = rows[capture_check].note = rows[captured_gpu].note =
+          "not available: " + profiler.timing_note();
     }
+    for (Row& row : rows)
+      if (row.reference >= 0 && rows[static_cast<std::size_t>(row.reference)].min_ns)
+        row.goal_ns = *rows[static_cast<std::size_t>(row.reference)].min_ns + row.margin_ns;
 
     std::cout << "gpuprof scope overhead: host ns per scope, best (median) of " << runs << " runs\n";
     std::cout << "device: " << (gpu ? profiler.device_name() : "none (" + profiler.timing_note() + ")") << "\n\n";
     for (const Row& row : rows) {
-      char line[200];
+      char line[260];
       if (row.min_ns && row.goal_ns < 0)
         std::snprintf(line, sizeof line, "%-42s %9.1f (%9.1f)  reference %s", row.name.c_str(), *row.min_ns,
                       *row.median_ns, row.note.c_str());
+      else if (row.min_ns && row.reference >= 0)
+        std::snprintf(line, sizeof line, "%-42s %9.1f (%9.1f)  goal <= %.1f (raw %.1f + %g) %s", row.name.c_str(),
+                      *row.min_ns, *row.median_ns, row.goal_ns, row.goal_ns - row.margin_ns, row.margin_ns,
+                      *row.min_ns <= row.goal_ns ? "ok" : "MISSED");
       else if (row.min_ns)
         std::snprintf(line, sizeof line, "%-42s %9.1f (%9.1f)  goal <= %-6g %s", row.name.c_str(), *row.min_ns,
                       *row.median_ns, row.goal_ns, *row.min_ns <= row.goal_ns ? "ok" : "MISSED");

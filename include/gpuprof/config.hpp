@@ -28,3 +28,9 @@
 
 #define GPUPROF_DETAIL_CONCAT_IMPL(a, b) a##b
 #define GPUPROF_DETAIL_CONCAT(a, b) GPUPROF_DETAIL_CONCAT_IMPL(a, b)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GPUPROF_DETAIL_NOINLINE __attribute__((noinline))
+#else
+#define GPUPROF_DETAIL_NOINLINE
+#endif

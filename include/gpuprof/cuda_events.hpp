@@ -29,13 +29,6 @@ struct EventPair {
 
   void record_begin(Stream stream) const { GPUPROF_CUDA_CHECK(cudaEventRecord(begin, stream)); }
   void record_end(Stream stream) const { GPUPROF_CUDA_CHECK(cudaEventRecord(end, stream)); }
-  // True once `end` has completed on the device (cudaEventQuery, no waiting).
-  bool completed() const {
-    const cudaError_t status = cudaEventQuery(end);
-    if (status == cudaErrorNotReady) return false;
-    GPUPROF_CUDA_CHECK(status);
-    return true;
-  }
   // Milliseconds between the two records; both must have completed.
   float elapsed_ms() const {
     float milliseconds = 0;
@@ -86,17 +79,21 @@ class EventPool {
   EventPool& operator=(const EventPool&) = delete;
 
   bool has_free() const noexcept { return !free_.empty(); }
-  // A free pair, creating one only when none is free.
+  // A free pair, creating one only when none is free. The free list keeps
+  // room for every pair ever created, so release() never allocates (it runs
+  // in scope destructors).
   EventPair acquire() {
     if (free_.empty()) {
+      if (free_.capacity() < created_ + 1) free_.reserve(2 * created_ + 1);
+      const EventPair pair = detail::create_event_pair();
       ++created_;
-      return detail::create_event_pair();
+      return pair;
     }
     const EventPair pair = free_.back();
     free_.pop_back();
     return pair;
   }
-  void release(const EventPair& pair) { free_.push_back(pair); }
+  void release(const EventPair& pair) noexcept { free_.push_back(pair); }  // within the reserved room
   // Pairs ever created: stays flat once the pool covers the pairs in flight.
   std::size_t created() const noexcept { return created_; }
 

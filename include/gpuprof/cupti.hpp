@@ -12,7 +12,11 @@
 // carry GPU times; RUNTIME and DRIVER records carry the launching call's host
 // start; each scope pushes its instance id as external correlation id
 // (CUSTOM0), so an EXTERNAL_CORRELATION record ties every launch to it. The
-// records are joined by correlation id (detail/cupti_join.hpp). CUPTI's
+// records are joined by correlation id (detail/cupti_join.hpp). CUDA graphs:
+// work a graph launch runs is charged to the scope that was innermost when its
+// node was captured (CUPTI's resource callbacks name each node as it is
+// created or cloned, and activity records carry the node's id), each launch
+// counting as one execution of that scope. CUPTI's
 // timestamps come from gpuprof's clock (cuptiActivityRegisterTimestampCallback:
 // CUPTI converts GPU times to this clock), so kernels and scopes share a time
 // axis. Records are copied out of CUPTI's buffers when CUPTI hands a buffer
@@ -33,12 +37,15 @@
 #include <cupti.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -102,6 +109,9 @@ class KernelCapture final : public ScopeObserver {
     close_session();
     if (!problems_.empty())
       std::cerr << "gpuprof: kernel capture: " << problems_count_ << " problem(s), first: " << problems_ << "\n";
+    if (const std::uint64_t lost = lost_graph_nodes_.load())
+      std::cerr << "gpuprof: kernel capture: no memory to record the capture scope of " << lost
+                << " graph node(s); their work was charged to the scope around the graph launch\n";
   }
 
   KernelCapture(const KernelCapture&) = delete;
@@ -134,13 +144,7 @@ class KernelCapture final : public ScopeObserver {
 
   // Every kernel, copy and memset captured so far (flushes first), attributed
   // to its scope instance, in delivery order.
-  std::vector<KernelRecord> records() {
-    flush();
-    const std::lock_guard<std::mutex> lock(shared().mutex);
-    std::vector<KernelRecord> joined = records_;
-    detail::join_correlations(joined, correlations_);
-    return joined;
-  }
+  std::vector<KernelRecord> records() { return joined_records(nullptr); }
   // Device allocations and releases (options.allocations), flushed first.
   std::vector<AllocationRecord> allocations() {
     flush();
@@ -154,7 +158,8 @@ class KernelCapture final : public ScopeObserver {
     const std::lock_guard<std::mutex> lock(shared().mutex);
     return dropped_;
   }
-  // Forgets everything captured so far (e.g. after warm-up).
+  // Forgets everything captured so far (e.g. after warm-up). Which scope each
+  // graph node was captured in is kept: graphs are replayed after warm-up.
   void clear() {
     flush();
     const std::lock_guard<std::mutex> lock(shared().mutex);
@@ -165,13 +170,17 @@ class KernelCapture final : public ScopeObserver {
   }
 
   // --- ScopeObserver: scope ids become external correlation ids ----------------
+  // and the innermost one is remembered per thread for graph nodes.
   void on_scope_begin(std::uint64_t instance_id) override {
-    if (active())
-      note(GPUPROF_CUPTI_FAILURE(cuptiActivityPushExternalCorrelationId(
-          CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, instance_id)));
+    if (!active()) return;
+    open_scopes().push_back(instance_id);
+    note(GPUPROF_CUPTI_FAILURE(
+        cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, instance_id)));
   }
   void on_scope_end(std::uint64_t instance_id) override {
     if (!active()) return;
+    std::vector<std::uint64_t>& open = open_scopes();
+    if (!open.empty() && open.back() == instance_id) open.pop_back();
     std::uint64_t popped = 0;
     note(GPUPROF_CUPTI_FAILURE(
         cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped)));
@@ -180,18 +189,26 @@ class KernelCapture final : public ScopeObserver {
            std::to_string(instance_id));
   }
   void on_reset() override { clear(); }
+  // Graph work whose capture-time scope is not in `report` (a reset forgot
+  // it) is charged to the scope around its launch instead.
   void contribute(Report& report) override {
     if (!active()) return;
-    report.kernels = records();
+    std::unordered_set<std::uint64_t> reported;
+    reported.reserve(report.instances.size());
+    for (const ScopeInstance& instance : report.instances) reported.insert(instance.id);
+    report.kernels = joined_records(&reported);
     report.dropped_kernel_records = dropped();
   }
 
  private:
   // CUPTI's buffer callbacks carry no user pointer: they find the one live
-  // capture here, under a mutex that also guards its record vectors.
+  // capture here, under a mutex that also guards its record vectors. The
+  // buffer size is read without it: CUPTI may ask for a buffer on a launching
+  // thread while another buffer is being read.
   struct Shared {
     std::mutex mutex;
     KernelCapture* capture = nullptr;
+    std::atomic<std::size_t> buffer_bytes{KernelCaptureOptions{}.buffer_bytes};
   };
   static Shared& shared() {
     static Shared state;
@@ -199,16 +216,51 @@ class KernelCapture final : public ScopeObserver {
   }
 
   static std::uint64_t CUPTIAPI host_clock() { return static_cast<std::uint64_t>(host_now_ns()); }
-  static void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+  // This thread's open scopes that this capture saw begin, innermost last.
+  static std::vector<std::uint64_t>& open_scopes() {
+    static thread_local std::vector<std::uint64_t> open;
+    return open;
+  }
+
+  // CUPTI's resource callbacks for graph nodes, on the thread that creates
+  // (captures) or clones (instantiates) them; `self` is the subscribing
+  // capture. Takes only graph_nodes_mutex_, never the buffer mutex, so node
+  // creation does not wait for a buffer being read. Must not throw into CUPTI.
+  static void CUPTIAPI graph_node_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                                           const void* data) {
+    if (domain != CUPTI_CB_DOMAIN_RESOURCE) return;
+    const bool cloned = id == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED;
+    if (!cloned && id != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) return;
+    auto& capture = *static_cast<KernelCapture*>(self);
+    const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+    const auto& graph = *static_cast<const CUpti_GraphData*>(resource->resourceDescriptor);
+    std::uint64_t node_id = 0, original_id = 0;
+    CUptiResult status = cuptiGetGraphNodeId(graph.node, &node_id);
+    if (status == CUPTI_SUCCESS && cloned) status = cuptiGetGraphNodeId(graph.originalNode, &original_id);
+    try {
+      if (status != CUPTI_SUCCESS) {  // the node's work falls back to the scope around its launch
+        capture.note(detail::cupti_failure(status, "cuptiGetGraphNodeId", __FILE__, __LINE__));
+        return;
+      }
+      const std::vector<std::uint64_t>& open = open_scopes();
+      const std::lock_guard<std::mutex> lock(capture.graph_nodes_mutex_);
+      if (cloned)
+        capture.graph_nodes_.add_clone(node_id, original_id);
+      else
+        capture.graph_nodes_.add_created(node_id, open.empty() ? 0 : open.back());
+    } catch (...) {  // out of memory: this node falls back likewise
+      capture.lost_graph_nodes_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 
   static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
-    std::size_t bytes = KernelCaptureOptions{}.buffer_bytes;
-    {
-      const std::lock_guard<std::mutex> lock(shared().mutex);
-      if (shared().capture) bytes = shared().capture->options_.buffer_bytes;
-    }
-    // CUPTI wants 8-byte alignment; a null buffer makes it drop (and count) records.
-    *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, bytes));
+    const std::size_t bytes = shared().buffer_bytes.load(std::memory_order_relaxed);
+    // Zeroed (fresh pages from calloc cost nothing to zero) so that CUPTI,
+    // told so in open_session(), does not zero it on the launching thread.
+    // calloc's alignment covers CUPTI's 8 bytes; a null buffer makes CUPTI
+    // drop (and count) records.
+    *buffer = static_cast<std::uint8_t*>(std::calloc(1, bytes));
     *size = *buffer ? bytes : 0;
     *max_records = 0;
   }
@@ -276,7 +328,7 @@ class KernelCapture final : public ScopeObserver {
     params.subscriberName = "gpuprof";
     params.oldSubscriberName = other_client;
     params.oldSubscriberSize = sizeof other_client;
-    const CUptiResult subscribed = cuptiSubscribe_v2(&subscriber_, ignore_callback, nullptr, &params);
+    const CUptiResult subscribed = cuptiSubscribe_v2(&subscriber_, graph_node_callback, this, &params);
     if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
       return std::string("another CUPTI client is attached (") + (other_client[0] ? other_client : "a profiler") +
              "); run without Nsight Systems/Compute or use its kernel tables";
@@ -284,7 +336,16 @@ class KernelCapture final : public ScopeObserver {
 
     // The clock before any kind is enabled: CUPTI reads it for every timestamp after.
     std::string failure = GPUPROF_CUPTI_FAILURE(cuptiActivityRegisterTimestampCallback(host_clock));
+    shared().buffer_bytes.store(options_.buffer_bytes, std::memory_order_relaxed);
+    std::uint8_t buffers_come_zeroed = 1;
+    std::size_t flag_size = sizeof buffers_come_zeroed;
+    if (failure.empty())
+      failure = GPUPROF_CUPTI_FAILURE(
+          cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &flag_size, &buffers_come_zeroed));
     if (failure.empty()) failure = GPUPROF_CUPTI_FAILURE(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+    for (const CUpti_CallbackId graph_event : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})
+      if (failure.empty())
+        failure = GPUPROF_CUPTI_FAILURE(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, graph_event));
     if (failure.empty()) {
       // Probe every kind once, so an unsupported one turns capture off here
       // rather than failing in start().
@@ -318,6 +379,16 @@ class KernelCapture final : public ScopeObserver {
       shared().capture = nullptr;
     }
     note(GPUPROF_CUPTI_FAILURE(cuptiUnsubscribe(subscriber_)));
+  }
+
+  // Flushes, then joins every record to its scope (detail/cupti_join.hpp).
+  std::vector<KernelRecord> joined_records(const std::unordered_set<std::uint64_t>* reported) {
+    flush();
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    std::vector<KernelRecord> joined = records_;
+    const std::lock_guard<std::mutex> nodes_lock(graph_nodes_mutex_);
+    detail::join_correlations(joined, correlations_, graph_nodes_, reported);
+    return joined;
   }
 
   // Called with shared().mutex held, on whichever thread CUPTI delivers on.
@@ -375,17 +446,29 @@ class KernelCapture final : public ScopeObserver {
       ++dropped_;
       return;
     }
+    const KernelRecord& named = named_like(raw_name, record.kind);
+    record.name = named.name;
+    record.base_name = named.base_name;
+    record.category = named.category;
+    records_.push_back(std::move(record));
+  }
+  // CUPTI shares one name string among the records of a kernel, so the
+  // pointer finds the name without hashing the text (checked, in case the
+  // memory was reused for another name).
+  const KernelRecord& named_like(const char* raw_name, ActivityKind kind) {
+    const auto cached = names_by_pointer_.find(raw_name);
+    if (cached != names_by_pointer_.end() && std::strcmp(cached->second->first.c_str(), raw_name) == 0)
+      return cached->second->second;
     auto named = names_.find(raw_name);
     if (named == names_.end()) {
       KernelRecord naming;
-      naming.kind = record.kind;
+      naming.kind = kind;
       name_record(naming, raw_name, options_.categories);
       named = names_.emplace(raw_name, std::move(naming)).first;
     }
-    record.name = named->second.name;
-    record.base_name = named->second.base_name;
-    record.category = named->second.category;
-    records_.push_back(std::move(record));
+    if (names_by_pointer_.size() >= max_cached_name_pointers) names_by_pointer_.clear();
+    names_by_pointer_[raw_name] = &*named;
+    return named->second;
   }
   void keep(KernelRecord record, const std::string& raw_name) { keep(std::move(record), raw_name.c_str()); }
 
@@ -416,7 +499,14 @@ class KernelCapture final : public ScopeObserver {
   std::vector<KernelRecord> records_;
   std::vector<AllocationRecord> allocations_;
   detail::CorrelationTables correlations_;
+  // Guarded by graph_nodes_mutex_ instead: CUPTI's resource callbacks write
+  // it on capturing threads.
+  std::mutex graph_nodes_mutex_;
+  detail::GraphNodeScopes graph_nodes_;
+  std::atomic<std::uint64_t> lost_graph_nodes_{0};
   std::unordered_map<std::string, KernelRecord> names_;  // raw name -> named record
+  static constexpr std::size_t max_cached_name_pointers = 4096;
+  std::unordered_map<const char*, const std::pair<const std::string, KernelRecord>*> names_by_pointer_;
   std::uint64_t dropped_ = 0;
   std::uint64_t problems_count_ = 0;
   std::string problems_;  // the first problem a noexcept path met

@@ -8,6 +8,7 @@
 #include "cuda_events.hpp"
 #include "device.hpp"
 #include "error.hpp"
+#include "graph.hpp"
 #include "json_writer.hpp"
 #include "kernel_names.hpp"
 #include "kernel_summary.hpp"

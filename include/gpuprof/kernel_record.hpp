@@ -28,6 +28,12 @@ struct KernelRecord {
   std::uint32_t stream = 0;
   std::uint32_t correlation_id = 0;   // CUPTI's launch/activity correlation id
   std::uint64_t scope_instance = 0;   // ScopeInstance::id of the innermost scope (0: none)
+  // Run by a CUDA graph launch: CUPTI's id of the executable graph's node (0:
+  // launched eagerly). When scope_instance is the scope the node was captured
+  // in, graph_launch is the launch's correlation id, so each replay counts as
+  // one execution of that scope; 0 otherwise (see docs/kernel-capture.md).
+  std::uint64_t graph_node_id = 0;
+  std::uint32_t graph_launch = 0;
   std::uint32_t grid[3] = {0, 0, 0};
   std::uint32_t block[3] = {0, 0, 0};
   std::uint32_t registers_per_thread = 0;

@@ -79,16 +79,20 @@ struct CategoryShare {
   double percent = 0;  // of the summed time of the set
 };
 
-// GPU time of one scope execution (inclusive of nested scopes).
+// GPU time of one scope execution (inclusive of nested scopes). An eager
+// instance is one execution; an instance whose work was captured into a CUDA
+// graph is one execution per launch of that graph (graph_launch != 0).
 struct InstanceGpuTime {
   std::uint64_t instance_id = 0;
   int node = -1;
+  std::uint32_t graph_launch = 0;   // the graph launch's correlation id; 0 for an eager execution
   std::uint64_t activities = 0;     // kernels, copies and memsets
   std::int64_t first_start_ns = 0;  // 0 when the instance launched nothing
   std::int64_t last_end_ns = 0;
   std::int64_t projection_ns = 0;   // last_end_ns - first_start_ns
   std::int64_t summed_ns = 0;       // sum of durations (exceeds the projection when streams overlap)
-  double event_ms = -1;             // the instance's CUDA-event time; < 0 when not GPU-timed
+  double event_ms = -1;             // the instance's CUDA-event time; < 0 when not GPU-timed (graph
+                                    // executions: the capture-time instance's, i.e. none)
 };
 
 // GPU time of one scope node over all its executions (inclusive).
@@ -339,25 +343,56 @@ inline std::vector<ScopeKernelRow> scope_kern_sum(const Report& report, const st
 }
 
 // GPU time of every scope execution (inclusive of nested scopes), in the
-// order of report.instances.
+// order of report.instances: each instance that launched work eagerly (or
+// none at all) once, followed by one entry per graph launch that replayed
+// work captured inside it (an instance whose work all ran in graphs is listed
+// only through its launches). A graph record counts for its capture-time
+// instance and that instance's ancestors, each keyed by the same launch.
 inline std::vector<InstanceGpuTime> instance_gpu_times(const Report& report) {
   const detail::ScopeIndex index(report);
-  std::vector<InstanceGpuTime> times(report.instances.size());
-  for (std::size_t i = 0; i < times.size(); ++i) {
-    times[i].instance_id = report.instances[i].id;
-    times[i].node = report.instances[i].node;
-    times[i].event_ms = report.instances[i].gpu_ms;
-  }
+  const auto add = [](InstanceGpuTime& time, const KernelRecord& record) {
+    time.first_start_ns = time.activities == 0 ? record.start_ns : std::min(time.first_start_ns, record.start_ns);
+    time.last_end_ns = time.activities == 0 ? record.end_ns : std::max(time.last_end_ns, record.end_ns);
+    time.summed_ns += record.duration_ns();
+    ++time.activities;
+  };
+  std::vector<InstanceGpuTime> eager(report.instances.size());
+  // Per instance: its graph executions in order of first record, found by
+  // (instance index, launch).
+  std::vector<std::vector<InstanceGpuTime>> replays(report.instances.size());
+  std::unordered_map<std::uint64_t, std::size_t> replay_at;
   for (const KernelRecord& record : report.kernels) {
     for (int up = index.instance_of(record); up >= 0; up = index.parent_instance(up)) {
-      InstanceGpuTime& time = times[static_cast<std::size_t>(up)];
-      time.first_start_ns = time.activities == 0 ? record.start_ns : std::min(time.first_start_ns, record.start_ns);
-      time.last_end_ns = time.activities == 0 ? record.end_ns : std::max(time.last_end_ns, record.end_ns);
-      time.summed_ns += record.duration_ns();
-      ++time.activities;
+      const auto at = static_cast<std::size_t>(up);
+      if (record.graph_launch == 0) {
+        add(eager[at], record);
+        continue;
+      }
+      std::vector<InstanceGpuTime>& launches = replays[at];
+      const auto [slot, added] = replay_at.emplace((std::uint64_t{at} << 32) | record.graph_launch, launches.size());
+      if (added) {
+        launches.emplace_back();
+        launches.back().graph_launch = record.graph_launch;
+      }
+      add(launches[slot->second], record);
     }
   }
-  for (InstanceGpuTime& time : times) time.projection_ns = time.last_end_ns - time.first_start_ns;
+  std::vector<InstanceGpuTime> times;
+  times.reserve(report.instances.size());
+  for (std::size_t i = 0; i < report.instances.size(); ++i) {
+    const ScopeInstance& instance = report.instances[i];
+    const std::size_t first = times.size();
+    if (eager[i].activities > 0 || replays[i].empty()) {
+      eager[i].event_ms = instance.gpu_ms;
+      times.push_back(eager[i]);
+    }
+    times.insert(times.end(), replays[i].begin(), replays[i].end());
+    for (std::size_t k = first; k < times.size(); ++k) {
+      times[k].instance_id = instance.id;
+      times[k].node = instance.node;
+      times[k].projection_ns = times[k].last_end_ns - times[k].first_start_ns;
+    }
+  }
   return times;
 }
 

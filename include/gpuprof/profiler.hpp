@@ -40,14 +40,32 @@ class Profiler {
   const std::string& device_name() const { return detail::recorder().device().name; }
   // false: scopes and bench use the host clock only (NVTX ranges stay).
   void set_gpu_timing(bool enabled) { detail::recorder().set_gpu_timing(enabled); }
+  // true: scopes only push and pop their NVTX range (no clock, no record, no
+  // report), the cheapest way to name ranges for Nsight Systems.
+  void set_nvtx_only(bool enabled) { detail::recorder().set_nvtx_only(enabled); }
+#if GPUPROF_WITH_CUDA
+  // Replays of captured scopes whose time stamps were lost (overwritten
+  // before being read, from overlapping launches of one graph, or longer
+  // than 18 minutes).
+  std::uint64_t lost_graph_replays() const {
+    const auto losses = detail::recorder().graph_timings().losses();
+    return losses.overwritten + losses.overlapped + losses.too_long;
+  }
+#endif
 
   // Observers are called from every thread that opens a scope; keep them
   // alive (and thread-safe) until remove_observer returns and no scope that
-  // began while they were registered is still open. At most 8 at once.
+  // began while they were registered is still open. remove_observer waits for
+  // report() and reset() calls in progress to finish with the observer, so
+  // those never call one that was removed; an observer's contribute() and
+  // on_reset() must therefore not add or remove observers. At most 8 at once.
   void add_observer(ScopeObserver* observer) { detail::recorder().add_observer(observer); }
   void remove_observer(ScopeObserver* observer) { detail::recorder().remove_observer(observer); }
 
  private:
+#if GPUPROF_WITH_CUDA
+  std::string graph_replays_lost_note() const;
+#endif
   friend Profiler& profiler();
   Profiler() { detail::recorder(); }  // probes the device (and says so) up front
 };
@@ -99,6 +117,24 @@ inline Report Profiler::report() {
       instances.push_back(snapshot);
     }
   });
+#if GPUPROF_WITH_CUDA
+  // Replays of captured scopes: GPU time stamps, placed on the host clock
+  // for the trace (host_ms of such an instance is its GPU span).
+  const std::vector<detail::GraphSample> replays = recorder.graph_timings().samples();
+  if (!replays.empty()) {
+    const std::int64_t host_minus_gpu = recorder.graph_timings().host_minus_gpu_ns();
+    for (const detail::GraphSample& replay : replays) {
+      detail::InstanceSnapshot snapshot;
+      snapshot.id = replay.id;
+      snapshot.node = replay.node;
+      snapshot.thread = replay.thread;
+      snapshot.host_begin_ns = replay.begin_gpu_ns + host_minus_gpu;
+      snapshot.host_end_ns = replay.end_gpu_ns + host_minus_gpu;
+      snapshot.gpu_ms = static_cast<double>(replay.end_gpu_ns - replay.begin_gpu_ns) / 1e6;
+      instances.push_back(snapshot);
+    }
+  }
+#endif
 
   Report report;
   report.timing_source = timing_source();
@@ -108,29 +144,56 @@ inline Report Profiler::report() {
       instances.begin(), instances.end(), [](const detail::InstanceSnapshot& i) { return i.gpu_ms < 0; }));
   if (report.timing_source == TimingSource::cuda_events && host_only > 0) {
     report.timing_note = std::to_string(host_only) + " of " + std::to_string(instances.size()) +
-                         " scope instance(s) have host time only (recorded during CUDA graph capture "
-                         "or while GPU timing was off)";
-    const auto [lost, reason] = recorder.lost_gpu_time();
-    if (lost > 0)
-      report.timing_note += "; " + std::to_string(lost) + " lost their end event: " + reason;
+                         " scope instance(s) have host time only (recorded while GPU timing was off, "
+                         "or their end event was lost)";
   }
+  // Event records and graph stamps that failed in a scope's destructor.
+  const auto [lost, reason] = recorder.lost_gpu_time();
+  if (lost > 0)
+    report.timing_note += (report.timing_note.empty() ? "" : "; ") + std::to_string(lost) +
+                          " scope(s) lost their GPU time: " + reason;
+#if GPUPROF_WITH_CUDA
+  const std::string lost_replays = graph_replays_lost_note();
+  if (!lost_replays.empty())
+    report.timing_note += (report.timing_note.empty() ? "" : "; ") + lost_replays;
+#endif
   detail::build_scope_tree(
       recorder.nodes_snapshot(), [&](std::uint32_t id) { return recorder.names().text(id); },
       std::move(instances), report);
 
-  for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
-    if (ScopeObserver* observer = recorder.observer(slot)) observer->contribute(report);
+  recorder.for_each_observer([&report](ScopeObserver& observer) { observer.contribute(report); });
   return report;
 }
 
+#if GPUPROF_WITH_CUDA
+inline std::string Profiler::graph_replays_lost_note() const {
+  const auto losses = detail::recorder().graph_timings().losses();
+  std::string note;
+  if (losses.overwritten > 0)
+    note = std::to_string(losses.overwritten) + " timing(s) of CUDA graph replays lost: overwritten before " +
+           "they were read (more than " + std::to_string(detail::graph_replay_ring) +
+           " replays between two reads; launch through gpuprof::launch_graph or call report() more often)";
+  if (losses.overlapped > 0)
+    note += std::string(note.empty() ? "" : "; ") + std::to_string(losses.overlapped) +
+            " timing(s) of CUDA graph replays dropped: one graph ran concurrently with itself " +
+            "(several instantiations launched at once); such replays cannot be timed";
+  if (losses.too_long > 0)
+    note += std::string(note.empty() ? "" : "; ") + std::to_string(losses.too_long) +
+            " timing(s) of CUDA graph replays dropped: a captured scope lasted longer than 18 minutes";
+  return note;
+}
+#endif
+
 inline void Profiler::reset() {
-  for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
-    if (ScopeObserver* observer = detail::recorder().observer(slot)) observer->on_reset();
+  detail::recorder().for_each_observer([](ScopeObserver& observer) { observer.on_reset(); });
   detail::recorder().for_each_thread([](detail::ThreadState& thread) {
     const detail::ReadingGuard guard(thread.records);
     thread.discard_before.store(thread.records.published(), std::memory_order_relaxed);
     thread.reset_pending.store(true, std::memory_order_release);
   });
+#if GPUPROF_WITH_CUDA
+  detail::recorder().graph_timings().reset();
+#endif
 }
 
 GPUPROF_NAMESPACE_END

@@ -13,6 +13,12 @@
 // usable GPU, events are skipped and the host clock is the time (said once on
 // stderr).
 //
+// Inside a CUDA stream capture a scope puts two time-stamp kernels into the
+// graph instead, and every replay of the graph becomes an instance of it
+// (detail/graph_timing.hpp); the capture itself is not an instance.
+// Profiler::set_nvtx_only(true): scopes push and pop their NVTX range and do
+// nothing else (no clock, no record), for runs under Nsight.
+//
 // With GPUPROF_DISABLE defined every macro here compiles to nothing and its
 // arguments are not evaluated. Works from plain C++17 translation units.
 #pragma once
@@ -36,36 +42,80 @@ class Scope {
   // `name`: a string literal (identified by address after the first use) or
   // anything convertible to std::string_view (looked up by text).
   template <class Name>
-  Scope(detail::CallSite& site, const Name& name, Stream stream = nullptr, const Work& work = {})
-      : stream_(stream), work_(work) {
-    detail::Recorder& recorder = detail::recorder();
-    thread_ = &recorder.this_thread();
-    const detail::NameEntry& entry = detail::resolve_name(recorder, *thread_, site, name);
-    parent_ = thread_->current;
-    node_ = detail::enter_child(recorder, *thread_, parent_, entry);
-    id_ = recorder.next_instance_id();
-    entry.nvtx.push();
-    thread_->current = node_;
-    // A throwing observer or event record must not leave the NVTX range open
-    // and this node as the thread's current one: no destructor will run.
-    try {
-      if (recorder.has_observers()) notify_begin(recorder);
-#if GPUPROF_WITH_CUDA
-      if (recorder.gpu_timing()) begin_events();
-#endif
-    } catch (...) {
-      close();
-      throw;
+  Scope(detail::CallSite& site, const Name& name, Stream stream = nullptr, const Work& work = {}) {
+    if (detail::nvtx_only_mode.load(std::memory_order_relaxed)) {  // the range and nothing else
+      thread_ = nullptr;
+      detail::nvtx_only_name(site, name).nvtx.push();
+      return;
     }
-    begin_ticks_ = detail::host_ticks();
-    recorder.tick_clock().calibrate_if_due(begin_ticks_);
+    open(detail::recorder(), site, name, stream, work);
   }
   template <class Name>
   Scope(detail::CallSite& site, const Name& name, const Work& work) : Scope(site, name, nullptr, work) {}
 
   ~Scope() {
+    if (thread_) {
+      finish();
+    } else {
+      nvtx_pop();
+    }
+  }
+
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+  Scope(Scope&&) = delete;
+  Scope& operator=(Scope&&) = delete;
+
+  std::uint64_t instance_id() const noexcept { return thread_ ? id_ : 0; }  // 0 in NVTX-only mode
+
+ private:
+  // Out of line, so the NVTX-only path stays a few instructions.
+  template <class Name>
+  GPUPROF_DETAIL_NOINLINE void open(detail::Recorder& recorder, detail::CallSite& site, const Name& name,
+                                    Stream stream, const Work& work) {
+    stream_ = stream;
+    work_ = work;
+    observed_ = 0;
+#if GPUPROF_WITH_CUDA
+    graph_site_ = nullptr;
+    timed_ = false;
+#endif
+    thread_ = &recorder.this_thread();
+    const detail::NameEntry& entry = detail::resolve_name(recorder, *thread_, site, name);
+    parent_ = thread_->current;
+    node_ = detail::enter_child(recorder, *thread_, parent_, entry);
+    // Room for this scope's record and every enclosing one's: taken here, where
+    // a failed allocation may throw, so that no destructor allocates.
+    detail::RecordLog& records = thread_->records;
+    const std::uint64_t needed = records.size() + thread_->open_scopes + 1;
+    if (needed > records.capacity()) records.reserve(needed);
+    ++thread_->open_scopes;
+    id_ = recorder.next_instance_id(*thread_);
+    entry.nvtx.push();
+    thread_->current = node_;
+    // A throwing observer, event record or calibration must not leave the NVTX
+    // range open and this node as the thread's current one: no destructor will run.
+    try {
+      if (recorder.has_observers()) notify_begin(recorder);
+#if GPUPROF_WITH_CUDA
+      if (recorder.gpu_timing()) begin_gpu_timing(recorder);
+#endif
+      recorder.tick_clock().calibrate_if_due(thread_->last_exit_ticks);
+    } catch (...) {
+#if GPUPROF_WITH_CUDA
+      if (timed_) thread_->events.release(events_);
+#endif
+      close();
+      throw;
+    }
+    begin_ticks_ = detail::host_ticks();
+  }
+
+  // Allocates nothing and throws nothing: what could fail (room for the
+  // record, an event pair, a graph site) was taken at entry.
+  GPUPROF_DETAIL_NOINLINE void finish() noexcept {
     const std::int64_t end_ticks = detail::host_ticks();
-    detail::recorder().tick_clock().calibrate_if_due(end_ticks);
+    thread_->last_exit_ticks = end_ticks;
     bool gpu_pending = false;
 #if GPUPROF_WITH_CUDA
     if (timed_) {
@@ -75,6 +125,13 @@ class Scope {
         thread_->events.release(events_);
         detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
       }
+    }
+    if (graph_site_) {
+      // Captured, not executed: the graph's replays are the instances.
+      if (const char* failure = detail::recorder().graph_timings().end(graph_site_, stream_))
+        detail::recorder().note_lost_gpu_time(failure);
+      close();
+      return;
     }
 #endif
     close();
@@ -94,14 +151,6 @@ class Scope {
     detail::reclaim_after_reset(*thread_);
   }
 
-  Scope(const Scope&) = delete;
-  Scope& operator=(const Scope&) = delete;
-  Scope(Scope&&) = delete;
-  Scope& operator=(Scope&&) = delete;
-
-  std::uint64_t instance_id() const noexcept { return id_; }
-
- private:
   void notify_begin(detail::Recorder& recorder) {
     for (int slot = 0; slot < detail::Recorder::max_observers; ++slot) {
       if (ScopeObserver* observer = recorder.observer(slot)) {
@@ -120,14 +169,19 @@ class Scope {
     }
     nvtx_pop();
     thread_->current = parent_;
+    --thread_->open_scopes;
   }
 #if GPUPROF_WITH_CUDA
-  // Inside a CUDA graph capture an event record becomes a graph node, not a
-  // time stamp: such scopes keep only their host time.
-  void begin_events() {
+  // An eager stream gets an event pair. A capturing stream gets stamp nodes
+  // in the graph (detail/graph_timing.hpp): every replay is timed later.
+  void begin_gpu_timing(detail::Recorder& recorder) {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     GPUPROF_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
-    if (capture != cudaStreamCaptureStatusNone) return;
+    if (capture == cudaStreamCaptureStatusActive) {
+      graph_site_ = recorder.graph_timings().begin(stream_, thread_->local_nodes[node_].global, thread_->thread_id);
+      return;
+    }
+    if (capture != cudaStreamCaptureStatusNone) return;  // an invalidated capture: host time only
     events_ = detail::acquire_event_pair(*thread_);
     try {
       events_.record_begin(stream_);
@@ -137,18 +191,20 @@ class Scope {
     }
     timed_ = true;
   }
+  // Set by open(); left uninitialised in NVTX-only mode, which reads none of them.
   EventPair events_;
-  bool timed_ = false;
+  detail::GraphSite* graph_site_;
+  bool timed_;
 #endif
 
-  detail::ThreadState* thread_ = nullptr;
+  detail::ThreadState* thread_;  // null: NVTX-only mode
   Stream stream_;
   Work work_;
-  std::uint64_t id_ = 0;
-  std::int64_t begin_ticks_ = 0;
-  std::uint32_t parent_ = 0;
-  std::uint32_t node_ = 0;
-  std::uint8_t observed_ = 0;  // bit i: observer slot i saw on_scope_begin
+  std::uint64_t id_;
+  std::int64_t begin_ticks_;
+  std::uint32_t parent_;
+  std::uint32_t node_;
+  std::uint8_t observed_;  // bit i: observer slot i saw on_scope_begin
 };
 
 GPUPROF_NAMESPACE_END

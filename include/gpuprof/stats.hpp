@@ -10,10 +10,13 @@
 //   n == 0  every number is 0, `note` says "no samples".
 //   n == 1  mean = min = max = median = q1 = q3 = the sample; stddev, iqr, cv
 //           are 0; the CI is [mean, mean] (no spread can be estimated, `note`
-//           says so); never unstable.
+//           says so).
 //   n == 2  ordinary formulas: stddev = |a - b| / sqrt(2), quartiles by linear
 //           interpolation, CI with t(0.975, 1) = 12.706 (wide, as it should be).
-// NaN and infinite samples are left out and counted in `discarded`.
+// Fewer than 2 samples is unstable ("fewer than 2 samples"): nothing says the
+// one number is typical. NaN and infinite samples are left out, counted in
+// `discarded`, and make the summary unstable too ("3 non-finite samples
+// dropped"): whatever produced them is not to be trusted blindly.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -51,7 +54,9 @@ struct Summary {
   double ci95_high = 0;
   std::size_t outliers = 0;   // samples outside [q1 - 1.5 iqr, q3 + 1.5 iqr]
   bool unstable = false;
-  std::string unstable_reason;  // "cv 7.3% > 5%; IQR/median 12.0% > 10%", "" when stable
+  // "cv 7.3% > 5%; IQR/median 12.0% > 10%", "fewer than 2 samples",
+  // "1 non-finite sample dropped"; "" when stable
+  std::string unstable_reason;
   std::string note;             // caveats in words ("1 sample: ..."), "" when none
   std::size_t discarded = 0;    // NaN or infinite samples that were left out
   std::vector<double> sorted;   // the finite samples, ascending
@@ -185,6 +190,14 @@ inline Summary summarize(std::vector<double> samples, const SummaryOptions& opti
   const auto add_note = [&s](const std::string& text) {
     s.note += (s.note.empty() ? "" : "; ") + text;
   };
+  const auto add_reason = [&s](const std::string& text) {
+    s.unstable = true;
+    s.unstable_reason += (s.unstable_reason.empty() ? "" : "; ") + text;
+  };
+  if (s.n < 2) add_reason("fewer than 2 samples");
+  if (s.discarded > 0)
+    add_reason(std::to_string(s.discarded) + " non-finite sample" + (s.discarded == 1 ? "" : "s") +
+               " dropped");
   if (s.n == 0) {
     add_note("no samples");
     return s;
@@ -223,15 +236,11 @@ inline Summary summarize(std::vector<double> samples, const SummaryOptions& opti
   s.ci95_high = s.mean + half_width;
 
   const double iqr_over_median = detail::relative_to(s.iqr, s.median);
-  std::string reasons;
   if (s.cv > options.unstable_cv)
-    reasons = "cv " + detail::format_percent(s.cv) + " > " + detail::format_threshold(options.unstable_cv);
+    add_reason("cv " + detail::format_percent(s.cv) + " > " + detail::format_threshold(options.unstable_cv));
   if (iqr_over_median > options.unstable_iqr_over_median)
-    reasons += (reasons.empty() ? "" : "; ") + std::string("IQR/median ") +
-               detail::format_percent(iqr_over_median) + " > " +
-               detail::format_threshold(options.unstable_iqr_over_median);
-  s.unstable = !reasons.empty();
-  s.unstable_reason = std::move(reasons);
+    add_reason("IQR/median " + detail::format_percent(iqr_over_median) + " > " +
+               detail::format_threshold(options.unstable_iqr_over_median));
   return s;
 }
 

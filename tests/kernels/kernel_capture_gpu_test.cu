@@ -1,8 +1,10 @@
 // Kernel capture on a real GPU: a known sequence of kernels inside nested
 // scopes is attributed exactly, CUPTI's GPU projection of a ~2 ms scope agrees
-// with its CUDA-event time, nothing is dropped, and memory peaks see
-// allocations made and freed inside a scope. Prints the capture overhead per
-// launch (information, not asserted). Exits 77 (skipped) without a GPU.
+// with its CUDA-event time, nothing is dropped, memory peaks see allocations
+// made and freed inside a scope, and a captured CUDA graph's replays are
+// charged to the scopes its nodes were captured in, as an eager run is.
+// Prints the capture overhead per launch (information, not asserted). Exits
+// 77 (skipped) without a GPU.
 #include <doctest/doctest.h>
 
 #include <gpuprof/cupti.hpp>
@@ -11,9 +13,11 @@
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -202,6 +206,143 @@ TEST_CASE("memory peaks see allocations freed inside a scope") {
   CHECK(malloc_peak >= static_cast<std::int64_t>(big));
   CHECK(pool_peak >= static_cast<std::int64_t>(big));
   CHECK(malloc_peak <= static_cast<std::int64_t>(total_bytes));
+}
+
+namespace {
+// The same scoped work, run eagerly or captured into a graph: kernels at
+// three depths, a device-to-device copy and a memset.
+void scoped_step(float* data, float* scratch, int n, cudaStream_t stream) {
+  GPUPROF_SCOPE("step", stream);
+  add_one_kernel<<<n / 256, 256, 0, stream>>>(data, n);
+  {
+    GPUPROF_SCOPE("attention", stream);
+    add_one_kernel<<<n / 256, 256, 0, stream>>>(data, n);
+    {
+      GPUPROF_SCOPE("softmax", stream);
+      softmax_like_kernel<<<n / 256, 256, 0, stream>>>(data, n);
+      softmax_like_kernel<<<n / 256, 256, 0, stream>>>(data, n);
+    }
+    GPUPROF_CUDA_CHECK(cudaMemcpyAsync(scratch, data, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+  }
+  {
+    GPUPROF_SCOPE("zero", stream);
+    GPUPROF_CUDA_CHECK(cudaMemsetAsync(scratch, 0, n * sizeof(float), stream));
+  }
+  GPUPROF_CUDA_CHECK(cudaGetLastError());
+}
+
+// Per scope path: "name xinstances; ..." (sorted) of everything it launched itself.
+std::map<std::string, std::string> innermost_activity(const gpuprof::Report& report,
+                                                      const std::vector<std::string>& paths) {
+  std::map<std::string, std::string> sets;
+  for (const std::string& path : paths) {
+    std::vector<std::string> rows;
+    for (const gpuprof::KernelSummaryRow& row : gpuprof::kern_sum(
+             gpuprof::select_kernels(report, path, gpuprof::ScopeView::innermost, gpuprof::Activities::all)))
+      rows.push_back(row.name + " x" + std::to_string(row.instances));
+    std::sort(rows.begin(), rows.end());
+    for (const std::string& row : rows) sets[path] += row + "; ";
+  }
+  return sets;
+}
+}  // namespace
+
+TEST_CASE("graph replays charge each scope what an eager run does, launch scope aside") {
+  constexpr int n = 1 << 16;
+  constexpr int replays = 5;
+  const std::vector<std::string> paths = {"step", "step/attention", "step/attention/softmax", "step/zero"};
+  DeviceBuffer data(n), scratch(n);
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&stream));
+
+  start_fresh();
+  for (int i = 0; i < replays + 1; ++i) scoped_step(data.data, scratch.data, n, stream);
+  const gpuprof::Report eager = gpuprof::profiler().report();
+
+  start_fresh();
+  cudaGraph_t graph = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  empty_kernel<<<1, 1, 0, stream>>>();  // captured outside every scope: charged to the launch's scope
+  scoped_step(data.data, scratch.data, n, stream);
+  GPUPROF_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  // A clone of the graph, instantiated: its nodes are clones of clones.
+  cudaGraph_t copy = nullptr;
+  GPUPROF_CUDA_CHECK(cudaGraphClone(&copy, graph));
+  cudaGraphExec_t copy_exec = nullptr;
+  GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&copy_exec, copy, 0));
+  {
+    GPUPROF_SCOPE("replay", stream);
+    for (int i = 0; i < replays; ++i) GPUPROF_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    GPUPROF_CUDA_CHECK(cudaGraphLaunch(copy_exec, stream));
+  }
+  const gpuprof::Report replayed = gpuprof::profiler().report();
+  GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(copy_exec));
+  GPUPROF_CUDA_CHECK(cudaGraphDestroy(copy));
+  GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+
+  CHECK(eager.dropped_kernel_records == 0);
+  CHECK(replayed.dropped_kernel_records == 0);
+  const auto eager_sets = innermost_activity(eager, paths);
+  const auto graph_sets = innermost_activity(replayed, paths);
+  REQUIRE(eager_sets.size() == paths.size());
+  for (const std::string& path : paths) {
+    INFO("scope " << path);
+    REQUIRE(graph_sets.count(path) == 1);
+    CHECK(graph_sets.at(path) == eager_sets.at(path));
+  }
+  CHECK(graph_sets.at("step/attention/softmax") == "(anonymous namespace)::softmax_like_kernel(float*, int) x12; ");
+
+  // The launch's scope keeps only what was captured outside every scope.
+  const auto launch_scope = gpuprof::kern_sum(
+      gpuprof::select_kernels(replayed, "replay", gpuprof::ScopeView::inclusive, gpuprof::Activities::all));
+  std::string launch_rows;
+  for (const gpuprof::KernelSummaryRow& row : launch_scope)
+    launch_rows += row.name + " x" + std::to_string(row.instances) + "; ";
+  INFO("the launch's scope holds: " << launch_rows);
+  REQUIRE(launch_scope.size() == 1);
+  CHECK(launch_scope[0].name == "(anonymous namespace)::empty_kernel()");
+  CHECK(launch_scope[0].instances == replays + 1);
+
+  std::size_t graph_records = 0;
+  for (const gpuprof::KernelRecord& record : replayed.kernels) {
+    CHECK(record.graph_node_id != 0);
+    CHECK(record.launch_ns > 0);
+    CHECK(record.launch_ns <= record.start_ns);
+    if (record.graph_launch != 0) ++graph_records;
+  }
+  CHECK(graph_records == 6 * (replays + 1));
+
+  // GPU projection and categories: one execution of "step" per launch, each
+  // with the activities of one eager step.
+  const int step = node_index(replayed, "step");
+  std::size_t step_executions = 0;
+  for (const gpuprof::InstanceGpuTime& time : gpuprof::instance_gpu_times(replayed)) {
+    if (time.node != step) continue;
+    ++step_executions;
+    CHECK(time.graph_launch != 0);
+    CHECK(time.activities == 6);
+    CHECK(time.projection_ns > 0);
+    CHECK(time.projection_ns >= time.summed_ns);  // one stream: nothing overlaps
+  }
+  CHECK(step_executions == replays + 1);
+  const auto eager_summary = gpuprof::scope_gpu_summary(eager, "step");
+  const auto graph_summary = gpuprof::scope_gpu_summary(replayed, "step");
+  REQUIRE(eager_summary.size() == graph_summary.size());
+  for (std::size_t i = 0; i < eager_summary.size(); ++i) {
+    INFO("scope " << eager_summary[i].path);
+    CHECK(graph_summary[i].path == eager_summary[i].path);
+    CHECK(graph_summary[i].activities == eager_summary[i].activities);
+    REQUIRE(graph_summary[i].categories.size() == eager_summary[i].categories.size());
+    for (std::size_t c = 0; c < eager_summary[i].categories.size(); ++c)
+      CHECK((graph_summary[i].categories[c].total_ns > 0) == (eager_summary[i].categories[c].total_ns > 0));
+    std::printf("%s: projection %.1f us eager, %.1f us graph (%d executions)\n", eager_summary[i].path.c_str(),
+                static_cast<double>(eager_summary[i].projection_ns) * 1e-3,
+                static_cast<double>(graph_summary[i].projection_ns) * 1e-3, replays + 1);
+  }
 }
 
 TEST_CASE("capture overhead per launch (printed, not asserted)") {

@@ -1,7 +1,8 @@
 // Tests of the report writers: a Report built by hand is written as a table,
 // markdown, CSV, JSON and Chrome trace, read back (tests/support/json_parse.hpp
 // and the CSV reader below) and checked field by field; plus the JSON writer's
-// escaping and the atomic file writer's failure behaviour.
+// escaping and the report writers' failure behaviour (the atomic file writer
+// itself: test_atomic_file.cpp).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -20,39 +21,14 @@
 #include <gpuprof/report.hpp>
 
 #include "support/json_parse.hpp"
+#include "support/temporary_directory.hpp"
 
 namespace fs = std::filesystem;
 using doctest::Approx;
 using gpuprof_test::Json;
+using gpuprof_test::TemporaryDirectory;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with everything in it.
-class TemporaryDirectory {
- public:
-  TemporaryDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "gpuprof-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TemporaryDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(path_))
-      names.push_back(entry.path().filename().string());
-    return names;
-  }
-
- private:
-  fs::path path_;
-};
 
 // RFC 4180 reader: quoted fields may hold commas, doubled quotes and line breaks.
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
@@ -319,7 +295,8 @@ TEST_CASE("CSV report has stable columns, one row per node, RFC 4180 quoting") {
       "stddev_ms", "median_ms", "q1_ms", "q3_ms", "p10_ms", "p90_ms", "min_ms", "max_ms",
       "ci95_low_ms", "ci95_high_ms", "cv", "outliers", "unstable", "unstable_reason",
       "host_mean_ms", "gpu_mean_ms", "percent_of_parent", "flops", "bytes", "tokens",
-      "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes"};
+      "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes",
+      "discarded"};
   CHECK(rows[0] == expected_columns);
   for (const auto& row : rows) CHECK(row.size() == expected_columns.size());
 
@@ -353,6 +330,10 @@ TEST_CASE("CSV report has stable columns, one row per node, RFC 4180 quoting") {
   CHECK(cell(3, "unstable") == "true");
   CHECK(cell(3, "unstable_reason") == report.nodes[2].host_ms.unstable_reason);
   CHECK(cell(4, "name") == report.nodes[3].name);
+  // loader ran once: the verdict says so.
+  CHECK(cell(4, "unstable") == "true");
+  CHECK(cell(4, "unstable_reason") == "fewer than 2 samples");
+  CHECK(cell(4, "discarded") == "0");
 }
 
 TEST_CASE("Chrome trace has host and GPU tracks, kernel args and launch flows") {
@@ -469,6 +450,7 @@ TEST_CASE("terminal table lists the tree with the right columns") {
   CHECK(lines[2].find("1536.0") != std::string::npos);  // Peak MiB
   CHECK(lines[2].find("20.00") != std::string::npos);  // total ms of step
   CHECK(text.find("unstable: step/forward/attention: cv ") != std::string::npos);
+  CHECK(text.find("unstable: loader: fewer than 2 samples") != std::string::npos);
 }
 
 TEST_CASE("optional table columns appear only when some node has their data") {
@@ -495,6 +477,8 @@ TEST_CASE("markdown table is a GitHub table with indented names") {
   CHECK(text.find("|---|---:|---:|") != std::string::npos);
   CHECK(text.find("| &nbsp;&nbsp;forward | 2 |") != std::string::npos);
   CHECK(text.find("| &nbsp;&nbsp;&nbsp;&nbsp;attention | 2 |") != std::string::npos);
+  CHECK(text.find("Unstable statistics:") != std::string::npos);
+  CHECK(text.find("- loader: fewer than 2 samples\n") != std::string::npos);
 
   TemporaryDirectory dir;
   report.write_markdown(dir.file("report.md"));
@@ -571,15 +555,6 @@ TEST_CASE("the test JSON parser is strict") {
   CHECK_THROWS_AS(doc["k"][0].as_number(), std::runtime_error);
 }
 
-TEST_CASE("files are replaced whole") {
-  TemporaryDirectory dir;
-  const std::string path = dir.file("out.txt");
-  gpuprof::write_file_atomically(path, "first version, longer than the second");
-  gpuprof::write_file_atomically(path, "second");
-  CHECK(gpuprof_test::read_text_file(path) == "second");
-  CHECK(dir.entries() == std::vector<std::string>{"out.txt"});
-}
-
 TEST_CASE("writing to an unwritable path throws with the path and leaves nothing behind") {
   const gpuprof::Report report = sample_report();
   TemporaryDirectory dir;
@@ -609,8 +584,7 @@ TEST_CASE("writing to an unwritable path throws with the path and leaves nothing
   expect_failure(plain_file + "/x.csv", write_csv);
   expect_failure(plain_file + "/trace.json", write_trace);
   expect_failure(plain_file + "/report.md", write_markdown);
-  // Renaming over a directory fails after the temporary was written: the
-  // temporary must be gone and the directory untouched.
+  // A directory is never replaced, and no temporary is left beside it.
   try {
     report.write_json(existing_directory);
     FAIL("no exception for a directory");

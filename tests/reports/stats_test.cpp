@@ -54,8 +54,8 @@ TEST_CASE("summary of no samples is all zeros and says so") {
                        s.ci95_low, s.ci95_high, s.percentile(90)})
     CHECK(value == 0.0);
   CHECK(s.outliers == 0);
-  CHECK_FALSE(s.unstable);
-  CHECK(s.unstable_reason.empty());
+  CHECK(s.unstable);
+  CHECK(s.unstable_reason == "fewer than 2 samples");
   CHECK(s.note == "no samples");
 }
 
@@ -69,7 +69,8 @@ TEST_CASE("summary of one sample has no spread and a point CI") {
   CHECK(s.iqr == 0.0);
   CHECK(s.cv == 0.0);
   CHECK(s.outliers == 0);
-  CHECK_FALSE(s.unstable);
+  CHECK(s.unstable);  // one number says nothing about how typical it is
+  CHECK(s.unstable_reason == "fewer than 2 samples");
   CHECK(s.note.find("1 sample") != std::string::npos);
 }
 
@@ -177,6 +178,15 @@ TEST_CASE("non-finite samples are left out and counted") {
   CHECK(s.discarded == 3);
   CHECK(s.mean == 2.0);
   CHECK(s.note.find("3 non-finite") != std::string::npos);
+  CHECK(s.unstable);
+  CHECK(s.unstable_reason == "3 non-finite samples dropped; cv 70.7% > 5%; IQR/median 50.0% > 10%");
+
+  const Summary one_nan = summarize({2.0, 2.0, 2.0, nan});
+  CHECK(one_nan.unstable);
+  CHECK(one_nan.unstable_reason == "1 non-finite sample dropped");
+  const Summary all_nan = summarize({nan, inf});
+  CHECK(all_nan.n == 0);
+  CHECK(all_nan.unstable_reason == "fewer than 2 samples; 2 non-finite samples dropped");
 }
 
 TEST_CASE("a summary prints on one line with its verdict") {

@@ -72,8 +72,7 @@ std::vector<harness::ResultRow> run_sweep(const harness::Device& device,
       row.note = attention_problem;
     } else {
       try {
-        row = harness::run_configuration(
-            device, config, harness::make_token_batch(config, options.seed), protocol, ceilings);
+        row = harness::run_configuration(device, config, protocol, ceilings);
       } catch (const std::exception& error) {
         // One broken configuration must not cost the rows already measured.
         row = harness::blank_row(device, config, protocol);

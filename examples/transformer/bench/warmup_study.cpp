@@ -43,12 +43,13 @@ std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& dev
   for (const RunConfig& config : sweep_configurations(options)) {
     if (!device.supports(config.precision) || !harness::unsupported_attention(config).empty())
       continue;
-    const harness::TokenBatch batch = harness::make_token_batch(config, options.seed);
     const std::string label = harness::configuration_label(config);
     for (const int warmup : warmup_study_counts) {
       std::fprintf(stderr, "warm-up study: %s, %d warm-up step(s)\n", label.c_str(), warmup);
       try {
         const auto backend = device.make_backend(config);
+        // Made after the backend, whose constructor refuses a batch too large to fit.
+        const harness::TokenBatch batch = harness::make_token_batch(config, options.seed);
         backend->set_batch(batch.tokens, batch.targets);
         const harness::StepTiming timing =
             harness::time_steps(*backend, config.mode, warmup, options.steps,

@@ -44,8 +44,11 @@ const RunConfig& checked(const RunConfig& config) {
   if (config.batch <= 0 || config.ctx <= 0)
     throw std::invalid_argument("cpu backend: batch and ctx must be > 0");
   config.model.validate();
-  const std::size_t needed = cpu::CpuModel<float>::required_bytes(
-      config.model, config.batch, config.ctx, wants_training_state(config.mode));
+  // The model's buffers, plus the batch's token and target ids set_batch keeps.
+  const std::size_t ids = static_cast<std::size_t>(config.batch) * static_cast<std::size_t>(config.ctx);
+  const std::size_t needed = cpu::CpuModel<float>::required_bytes(config.model, config.batch, config.ctx,
+                                                                  wants_training_state(config.mode)) +
+                             2 * ids * sizeof(std::int32_t);
   const std::size_t available = available_host_bytes();
   if (needed > available) throw OutOfMemory(needed, available);
   return config;

@@ -304,8 +304,18 @@ void probe_directory(const std::string& flag, const std::string& path,
 }  // namespace
 
 void check_output_file(const std::string& flag, const std::string& path) {
-  const std::filesystem::path file(path);
   std::error_code error;
+  // Standard output, devices and FIFOs are written in place; a symbolic link
+  // is followed (see gpuprof/atomic_file.hpp).
+  if (path == "-") return;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+      !std::filesystem::is_directory(status))
+    return;
+  const std::filesystem::path file =
+      std::filesystem::is_symlink(std::filesystem::symlink_status(path, error))
+          ? std::filesystem::weakly_canonical(path, error)
+          : std::filesystem::path(path);
   if (std::filesystem::is_directory(file, error)) cannot_write(flag, path, "it is a directory");
   const std::filesystem::path directory = file.has_parent_path() ? file.parent_path() : ".";
   if (!std::filesystem::is_directory(directory, error))

@@ -131,7 +131,7 @@ ResultRow blank_row(const Device& device, const RunConfig& config, const StepPro
   return row;
 }
 
-ResultRow run_configuration(const Device& device, const RunConfig& config, const TokenBatch& batch,
+ResultRow run_configuration(const Device& device, const RunConfig& config,
                             const StepProtocol& protocol,
                             const std::map<Precision, double>& ceilings) {
   ResultRow row = blank_row(device, config, protocol);
@@ -146,6 +146,7 @@ ResultRow run_configuration(const Device& device, const RunConfig& config, const
     return row;
   }
   memory.sample();
+  const TokenBatch batch = make_token_batch(config, config.seed);
   backend->set_batch(batch.tokens, batch.targets);
   const StepTiming timing = time_steps(*backend, config.mode, protocol.warmup, protocol.steps,
                                        configuration_label(config));

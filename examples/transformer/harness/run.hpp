@@ -38,10 +38,12 @@ struct StepProtocol {
   int steps = 10;
 };
 
-// The row of the sweep that runs `config` (its mode and precision included).
-// An OutOfMemory from the backend's constructor gives an oom row; any other
-// failure propagates. `ceilings` (TFLOP/s by precision) give MFU; empty: MFU null.
-ResultRow run_configuration(const Device& device, const RunConfig& config, const TokenBatch& batch,
+// The row of the sweep that runs `config` (its mode and precision included) on
+// make_token_batch(config, config.seed), made once the backend exists: an
+// OutOfMemory from the backend's constructor gives an oom row before a batch
+// too large for the host is allocated; any other failure propagates.
+// `ceilings` (TFLOP/s by precision) give MFU; empty: MFU null.
+ResultRow run_configuration(const Device& device, const RunConfig& config,
                             const StepProtocol& protocol,
                             const std::map<Precision, double>& ceilings);
 

@@ -65,7 +65,7 @@ class ConfigurationRunner {
   std::optional<StepTimes> run(ConfigurationProfile& c, Mode mode, const harness::StepProtocol& protocol) {
     const RunConfig config = config_of(c, mode);
     const harness::ResultRow row =
-        harness::run_configuration(device_, config, harness::make_token_batch(config, options_.seed), protocol, {});
+        harness::run_configuration(device_, config, protocol, {});
     if (row.status == harness::RowStatus::oom) {
       c.status = RunStatus::oom;
       c.oom_mode = mode;
@@ -122,8 +122,7 @@ class ConfigurationRunner {
     try {
       const std::optional<std::size_t> before = device_.memory_in_use();
       gpuprof::profiler().reset();
-      const harness::ResultRow result = harness::run_configuration(
-          device_, config, harness::make_token_batch(config, options_.seed), memory_protocol, {});
+      const harness::ResultRow result = harness::run_configuration(device_, config, memory_protocol, {});
       if (result.status == harness::RowStatus::oom) {
         row.status = RunStatus::oom;
         row.bytes_needed = result.bytes_requested;

@@ -9,6 +9,7 @@
 
 #include "../cuda_events.hpp"
 #include "../error.hpp"
+#include "recorder.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -71,7 +72,11 @@ class CapturedGraph {
   CapturedGraph(const CapturedGraph&) = delete;
   CapturedGraph& operator=(const CapturedGraph&) = delete;
 
-  void launch() { GPUPROF_CUDA_CHECK(cudaGraphLaunch(exec_, stream_)); }
+  // Scopes captured in fn are timed per replay; their rings are read as it goes.
+  void launch() {
+    GPUPROF_CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
+    recorder().graph_timings().note_launch();
+  }
 
  private:
   Stream stream_;

@@ -29,6 +29,7 @@ inline KernelRecord kernel_record(const CuptiKernel& kernel) {
   record.device = kernel.deviceId;
   record.stream = kernel.streamId;
   record.correlation_id = kernel.correlationId;
+  record.graph_node_id = kernel.graphNodeId;
   record.grid[0] = static_cast<std::uint32_t>(kernel.gridX);
   record.grid[1] = static_cast<std::uint32_t>(kernel.gridY);
   record.grid[2] = static_cast<std::uint32_t>(kernel.gridZ);
@@ -66,6 +67,7 @@ inline KernelRecord memcpy_record(const CuptiMemcpy& copy) {
   record.device = copy.deviceId;
   record.stream = copy.streamId;
   record.correlation_id = copy.correlationId;
+  record.graph_node_id = copy.graphNodeId;
   record.bytes = copy.bytes;
   return record;
 }
@@ -78,6 +80,7 @@ inline KernelRecord memset_record(const CuptiMemset& set) {
   record.device = set.deviceId;
   record.stream = set.streamId;
   record.correlation_id = set.correlationId;
+  record.graph_node_id = set.graphNodeId;
   record.bytes = set.bytes;
   return record;
 }

@@ -38,6 +38,10 @@ class NameTable {
     index_.emplace(entry.text, &entry);  // the key views the entry's own, stable text
     return entry;
   }
+  const NameEntry& entry(std::uint32_t id) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.at(id);
+  }
   std::string text(std::uint32_t id) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     return entries_.at(id).text;

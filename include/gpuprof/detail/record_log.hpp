@@ -41,27 +41,33 @@ class RecordLog {
   RecordLog(const RecordLog&) = delete;
   RecordLog& operator=(const RecordLog&) = delete;
 
-  // Owner: the slot after the last published record (allocates a chunk the
-  // first time an index range is reached; steady state allocates nothing).
-  InstanceRecord& next_slot() {
-    const Location where = locate(size_);
-    if (!chunks_[where.chunk])
-      chunks_[where.chunk] = std::make_unique<InstanceRecord[]>(chunk_capacity(where.chunk));
-    return chunks_[where.chunk][where.offset];
+  // Owner: makes sure records [0, count) have storage (allocates chunks as
+  // needed; steady state allocates nothing). Scopes call it at entry, where
+  // an allocation failure may throw, so that closing one never allocates.
+  void reserve(std::uint64_t count) {
+    while (capacity_ < count) {
+      const int chunk = highest_bit(capacity_ / first_chunk + 1);
+      chunks_[chunk] = std::make_unique<InstanceRecord[]>(chunk_capacity(chunk));
+      capacity_ += chunk_capacity(chunk);
+    }
   }
+  std::uint64_t capacity() const noexcept { return capacity_; }
+  // Owner: the slot after the last published record, within what reserve()
+  // made room for.
+  InstanceRecord& next_slot() noexcept { return at(size_); }
   // Owner: makes the slot from next_slot() visible to readers.
-  void publish_next() { published_.store(++size_, std::memory_order_release); }
+  void publish_next() noexcept { published_.store(++size_, std::memory_order_release); }
   std::uint64_t size() const noexcept { return size_; }  // owner's view
 
   // Readers and the owner holding `access`.
   std::uint64_t published() const noexcept { return published_.load(std::memory_order_acquire); }
-  InstanceRecord& at(std::uint64_t index) {
+  InstanceRecord& at(std::uint64_t index) noexcept {
     const Location where = locate(index);
     return chunks_[where.chunk][where.offset];
   }
 
   // Owner, holding `access`: keeps records [from, size) as [0, size - from).
-  void drop_front(std::uint64_t from) {
+  void drop_front(std::uint64_t from) noexcept {
     const std::uint64_t kept = size_ - from;
     for (std::uint64_t i = 0; i < kept; ++i) at(i) = at(from + i);
     size_ = kept;
@@ -94,12 +100,12 @@ class RecordLog {
   static std::uint64_t chunk_capacity(int chunk) { return first_chunk << chunk; }
   // Chunk k holds indices [first * (2^k - 1), first * (2^(k+1) - 1)), so k is
   // the highest set bit of index / first + 1 (a bit scan: this runs per scope).
-  static Location locate(std::uint64_t index) {
+  static Location locate(std::uint64_t index) noexcept {
     const std::uint64_t scaled = index / first_chunk + 1;
     const int chunk = highest_bit(scaled);
     return {chunk, index - first_chunk * ((std::uint64_t{1} << chunk) - 1)};
   }
-  static int highest_bit(std::uint64_t nonzero) {
+  static int highest_bit(std::uint64_t nonzero) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
     return 63 - __builtin_clzll(nonzero);
 #else
@@ -111,6 +117,7 @@ class RecordLog {
 
   std::unique_ptr<InstanceRecord[]> chunks_[max_chunks];
   std::uint64_t size_ = 0;
+  std::uint64_t capacity_ = 0;  // records the allocated chunks hold
   std::atomic<std::uint64_t> published_{0};
   std::atomic<int> access_{0};
 };

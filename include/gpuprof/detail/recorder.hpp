@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,6 +23,7 @@
 #include "../config.hpp"
 #include "../cuda_events.hpp"
 #include "device.hpp"
+#include "graph_timing.hpp"
 #include "names.hpp"
 #include "record_log.hpp"
 #include "scope_observer.hpp"
@@ -55,6 +57,14 @@ struct ThreadState {
 
   const std::uint32_t thread_id;
   std::uint32_t current = root_node;  // local node of the innermost open scope
+  // Scopes open on this thread: each entry keeps room in `records` for every
+  // open scope, so closing one never allocates (see Scope's constructor).
+  std::uint32_t open_scopes = 0;
+  std::int64_t last_exit_ticks = 0;  // the tick clock is calibrated at entry from this
+  // Instance ids are handed out to threads in blocks: one shared atomic
+  // increment per block, not per scope.
+  std::uint64_t next_instance_id = 0;
+  std::uint64_t instance_id_end = 0;
   std::vector<LocalNode> local_nodes;
   std::unordered_map<std::string_view, const NameEntry*> names;  // run-time names seen here
   RecordLog records;
@@ -67,6 +77,10 @@ struct ThreadState {
   EventPool events;
 #endif
 };
+
+// Profiler::set_nvtx_only(): a plain global, so that a scope checks it
+// before touching anything else.
+inline std::atomic<bool> nvtx_only_mode{false};
 
 class Recorder {
  public:
@@ -85,13 +99,22 @@ class Recorder {
   }
   void set_gpu_timing(bool enabled) noexcept { gpu_enabled_.store(enabled, std::memory_order_relaxed); }
   bool gpu_timing_requested() const noexcept { return gpu_enabled_.load(std::memory_order_relaxed); }
+  void set_nvtx_only(bool enabled) noexcept { nvtx_only_mode.store(enabled, std::memory_order_relaxed); }
 
   // --- identities --------------------------------------------------------------
-  std::uint64_t next_instance_id() noexcept {
-    return next_instance_.fetch_add(1, std::memory_order_relaxed);
+  static constexpr std::uint64_t instance_id_block = 4096;
+  std::uint64_t next_instance_id(ThreadState& thread) noexcept {
+    if (thread.next_instance_id == thread.instance_id_end) {
+      thread.next_instance_id = next_instance_.fetch_add(instance_id_block, std::memory_order_relaxed);
+      thread.instance_id_end = thread.next_instance_id + instance_id_block;
+    }
+    return thread.next_instance_id++;
   }
   NameTable& names() noexcept { return names_; }
   TickClock& tick_clock() noexcept { return tick_clock_; }
+#if GPUPROF_WITH_CUDA
+  GraphTimings& graph_timings() noexcept { return graph_timings_; }
+#endif
 
   ThreadState& this_thread() {
     static thread_local ThreadState* state = nullptr;  // trivially initialized: no guard
@@ -121,7 +144,18 @@ class Recorder {
     return observers_[slot].load(std::memory_order_acquire);
   }
   void add_observer(ScopeObserver* observer);
+  // Returns once no report()/reset() is calling `observer` any more, so the
+  // caller may destroy it then (scopes still open on other threads are the
+  // caller's to wait for; see Profiler::add_observer).
   void remove_observer(ScopeObserver* observer);
+  // fn(ScopeObserver&) for each registered observer, for report() and reset():
+  // removal waits until this returns. fn must not add or remove observers.
+  template <class Fn>
+  void for_each_observer(Fn&& fn) {
+    const std::shared_lock<std::shared_mutex> calling(observer_calls_);
+    for (const auto& slot : observers_)
+      if (ScopeObserver* observer = slot.load(std::memory_order_acquire)) fn(*observer);
+  }
 
   // --- errors a destructor could not throw ---------------------------------------
   void note_lost_gpu_time(const char* what) noexcept;
@@ -148,6 +182,9 @@ class Recorder {
   std::atomic<std::uint64_t> next_instance_{1};
   NameTable names_;
   TickClock tick_clock_;
+#if GPUPROF_WITH_CUDA
+  GraphTimings graph_timings_{next_instance_};
+#endif
 
   mutable std::mutex nodes_mutex_;
   std::vector<GlobalNode> nodes_{{no_node, 0}};  // [0] is the virtual root
@@ -157,6 +194,7 @@ class Recorder {
   std::vector<std::unique_ptr<ThreadState>> threads_;
 
   std::mutex observers_mutex_;
+  std::shared_mutex observer_calls_;  // shared while report()/reset() call observers
   std::atomic<ScopeObserver*> observers_[max_observers]{};
   std::atomic<int> observer_count_{0};
 
@@ -180,6 +218,7 @@ inline void Recorder::add_observer(ScopeObserver* observer) {
 }
 
 inline void Recorder::remove_observer(ScopeObserver* observer) {
+  const std::unique_lock<std::shared_mutex> no_calls_in_progress(observer_calls_);
   const std::lock_guard<std::mutex> lock(observers_mutex_);
   for (auto& slot : observers_) {
     if (slot.load() == observer) {

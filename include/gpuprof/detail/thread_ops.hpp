@@ -49,6 +49,25 @@ const NameEntry& resolve_name(Recorder& recorder, ThreadState& thread, CallSite&
   }
 }
 
+// NVTX-only mode: the call site's bound entry when it matches (the pointer
+// for a literal), the full lookup otherwise.
+template <class Name>
+const NameEntry& nvtx_only_name(CallSite& site, const Name& name) {
+  if constexpr (std::is_array_v<Name>) {
+    const CallSite::Binding* bound = site.binding();
+    if (bound && bound->pointer == static_cast<const char*>(name)) return *bound->entry;
+  }
+  Recorder& recorder = detail::recorder();
+  return resolve_name(recorder, recorder.this_thread(), site, name);
+}
+
+// The global node id of the innermost scope open on the calling thread
+// (root_node when none is): what a graph node created now belongs to.
+inline std::uint32_t innermost_scope_node() {
+  ThreadState& thread = recorder().this_thread();
+  return thread.local_nodes[thread.current].global;
+}
+
 // The local node for `name` under `parent`, created (and given a global id)
 // on first sight. Children are a short linked list: scanning it beats
 // hashing for the handful of children a scope usually has.
@@ -103,8 +122,10 @@ inline void reclaim_after_reset(ThreadState& thread) {
 }
 
 #if GPUPROF_WITH_CUDA
-// Reads back, oldest first, the pairs whose end event has completed, and
-// returns them to the pool; stops at the first one still in flight.
+// Reads back, oldest first, the pairs that have completed, and returns them
+// to the pool; stops at the first one still in flight. One call per pair:
+// cudaEventElapsedTime says cudaErrorNotReady for a pair still in flight, so
+// no cudaEventQuery is needed first.
 inline void resolve_completed(ThreadState& thread) {
   const OwnerGuard guard(thread.records);
   if (!guard.held()) return;
@@ -113,8 +134,11 @@ inline void resolve_completed(ThreadState& thread) {
   for (; i < published; ++i) {
     InstanceRecord& record = thread.records.at(i);
     if (!record.gpu_pending) continue;
-    if (!record.events.completed()) break;
-    record.gpu_ms = record.events.elapsed_ms();
+    float milliseconds = 0;
+    const cudaError_t status = cudaEventElapsedTime(&milliseconds, record.events.begin, record.events.end);
+    if (status == cudaErrorNotReady) break;
+    GPUPROF_CUDA_CHECK(status);
+    record.gpu_ms = milliseconds;
     record.gpu_pending = false;
     thread.events.release(record.events);
   }

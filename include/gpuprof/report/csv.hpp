@@ -42,7 +42,8 @@ inline const std::vector<std::string>& csv_columns() {
       "stddev_ms", "median_ms", "q1_ms", "q3_ms", "p10_ms", "p90_ms", "min_ms", "max_ms",
       "ci95_low_ms", "ci95_high_ms", "cv", "outliers", "unstable", "unstable_reason",
       "host_mean_ms", "gpu_mean_ms", "percent_of_parent", "flops", "bytes", "tokens",
-      "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes"};
+      "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes",
+      "discarded"};
   return columns;
 }
 }  // namespace detail
@@ -92,7 +93,8 @@ inline void Report::write_csv(const std::string& path) const {
         positive_or_empty(node.gb_per_s()),
         positive_or_empty(node.tokens_per_s()),
         positive_or_empty(node.flops_per_byte()),
-        node.peak_device_bytes >= 0 ? std::to_string(node.peak_device_bytes) : ""};
+        node.peak_device_bytes >= 0 ? std::to_string(node.peak_device_bytes) : "",
+        std::to_string(ms.discarded)};
     detail::append_csv_row(text, fields);
   }
   write_file_atomically(path, text);

@@ -46,6 +46,11 @@ TEST_CASE("a writable file path passes and leaves the directory empty") {
   CHECK(fs::is_empty(scratch.path));
 }
 
+TEST_CASE("standard output and devices pass: they are written in place") {
+  CHECK_NOTHROW(check_output_file("--json", "-"));
+  CHECK_NOTHROW(check_output_file("--csv", "/dev/null"));
+}
+
 TEST_CASE("missing directories and directory names are refused, naming the flag") {
   const ScratchDirectory scratch;
   const std::string missing =

@@ -1,0 +1,175 @@
+// What KernelCapture costs a CUDA-graph replay (a measurement, not a test).
+//
+// A graph of 10 "layer" scopes x 3 inner scopes x 10 kernels (300 kernels in
+// nested scopes) is captured once and replayed in batches, launched back to
+// back with one synchronisation per batch; prints the wall time per replay
+// (median and minimum over batches). Compare a run with --capture against one
+// without, in separate processes: CUPTI, once attached, stays for the process.
+//
+//   gpuprof_graph_capture_overhead [--capture] [--kernel-ns N] [--replays R] [--batches B]
+//                                  [--buffer-mb M] [--device-buffer-mb D]
+//
+// --kernel-ns 0 (default) launches a one-block kernel that does almost
+// nothing (the worst case: overhead against the shortest kernels); N > 0
+// spins each kernel for N ns of GPU time. --buffer-mb sets
+// KernelCaptureOptions::buffer_bytes, --device-buffer-mb CUPTI's device
+// buffer size (CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE), to see what they change.
+#include <gpuprof/cupti.hpp>
+#include <gpuprof/profiler.hpp>
+#include <gpuprof/scope.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+__device__ long long global_timer_ns() {
+  long long now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
+__global__ void work_kernel(float* data, long long spin_ns) {
+  if (spin_ns > 0) {
+    const long long start = global_timer_ns();
+    while (global_timer_ns() - start < spin_ns) {
+    }
+  }
+  data[threadIdx.x] += 1.0f;
+}
+
+struct Options {
+  bool capture = false;
+  long long kernel_ns = 0;
+  int replays = 200;
+  int batches = 7;
+  long long buffer_mb = 0;         // 0: KernelCaptureOptions' default
+  long long device_buffer_mb = 0;  // 0: CUPTI's default
+};
+
+Options parse(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto value = [&]() -> long long {
+      if (i + 1 >= argc) throw std::runtime_error(arg + " needs a value");
+      char* end = nullptr;
+      const long long parsed = std::strtoll(argv[++i], &end, 10);
+      if (*end != '\0' || parsed < 0) throw std::runtime_error(arg + " needs a non-negative integer");
+      return parsed;
+    };
+    if (arg == "--capture") options.capture = true;
+    else if (arg == "--kernel-ns") options.kernel_ns = value();
+    else if (arg == "--replays") options.replays = static_cast<int>(std::max(1LL, value()));
+    else if (arg == "--batches") options.batches = static_cast<int>(std::max(1LL, value()));
+    else if (arg == "--buffer-mb") options.buffer_mb = value();
+    else if (arg == "--device-buffer-mb") options.device_buffer_mb = value();
+    else throw std::runtime_error("unknown argument " + arg);
+  }
+  return options;
+}
+
+constexpr int layers = 10, kernels_per_scope = 10;
+constexpr int kernels_per_replay = layers * 3 * kernels_per_scope;
+
+void launch_some(float* data, long long spin_ns, cudaStream_t stream) {
+  for (int k = 0; k < kernels_per_scope; ++k) work_kernel<<<1, 32, 0, stream>>>(data, spin_ns);
+}
+
+void scoped_step(float* data, long long spin_ns, cudaStream_t stream) {
+  GPUPROF_SCOPE("step", stream);
+  for (int layer = 0; layer < layers; ++layer) {
+    GPUPROF_SCOPE("layer", stream);
+    {
+      GPUPROF_SCOPE("norm", stream);
+      launch_some(data, spin_ns, stream);
+    }
+    {
+      GPUPROF_SCOPE("attention", stream);
+      launch_some(data, spin_ns, stream);
+    }
+    {
+      GPUPROF_SCOPE("mlp", stream);
+      launch_some(data, spin_ns, stream);
+    }
+  }
+  GPUPROF_CUDA_CHECK(cudaGetLastError());
+}
+
+int run(const Options& options) {
+  std::unique_ptr<gpuprof::KernelCapture> capture;
+  if (options.capture) {
+    if (options.device_buffer_mb > 0) {  // before CUDA makes its context
+      std::size_t bytes = static_cast<std::size_t>(options.device_buffer_mb) << 20;
+      std::size_t size = sizeof bytes;
+      GPUPROF_CUPTI_CHECK(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes));
+    }
+    gpuprof::KernelCaptureOptions capture_options;
+    if (options.buffer_mb > 0) capture_options.buffer_bytes = static_cast<std::size_t>(options.buffer_mb) << 20;
+    capture = std::make_unique<gpuprof::KernelCapture>(capture_options);
+    if (!capture->active()) return 2;
+  }
+  float* data = nullptr;
+  GPUPROF_CUDA_CHECK(cudaMalloc(&data, 32 * sizeof(float)));
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  scoped_step(data, options.kernel_ns, stream);
+  GPUPROF_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+
+  for (int i = 0; i < 20; ++i) GPUPROF_CUDA_CHECK(cudaGraphLaunch(exec, stream));  // warm-up
+  GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<double> per_replay_us;
+  for (int batch = 0; batch < options.batches; ++batch) {
+    const auto begin = std::chrono::steady_clock::now();
+    for (int i = 0; i < options.replays; ++i) GPUPROF_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const auto end = std::chrono::steady_clock::now();
+    per_replay_us.push_back(std::chrono::duration<double, std::micro>(end - begin).count() / options.replays);
+  }
+  std::sort(per_replay_us.begin(), per_replay_us.end());
+
+  // With capture on: is every kernel there and charged to its inner scope?
+  std::size_t records = 0, unattributed = 0;
+  std::uint64_t dropped = 0;
+  if (capture) {
+    const gpuprof::Report report = gpuprof::profiler().report();
+    records = report.kernels.size();
+    for (const gpuprof::KernelRecord& record : report.kernels)
+      if (record.scope_instance == 0 || record.graph_launch == 0) ++unattributed;
+    dropped = report.dropped_kernel_records;
+  }
+  std::printf("graph_replay capture=%s buffer_mb=%lld device_buffer_mb=%lld kernel_ns=%lld kernels=%d replays=%d median_us=%.2f min_us=%.2f "
+              "records=%zu expected=%lld unattributed=%zu dropped=%llu\n",
+              options.capture ? "on" : "off", options.buffer_mb, options.device_buffer_mb, options.kernel_ns, kernels_per_replay, options.replays,
+              per_replay_us[per_replay_us.size() / 2], per_replay_us.front(), records,
+              options.capture ? static_cast<long long>(kernels_per_replay) * (20 + options.replays * options.batches) : 0LL,
+              unattributed, static_cast<unsigned long long>(dropped));
+  GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+  GPUPROF_CUDA_CHECK(cudaFree(data));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "gpuprof_graph_capture_overhead: %s\n", error.what());
+    return 1;
+  }
+}
