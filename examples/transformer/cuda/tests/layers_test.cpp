@@ -211,7 +211,8 @@ void check_attention(Precision precision, const AttentionShape& s,
   const double tol = tolerance_for(precision).layer;
   const int N = s.tokens(), d = s.d_model();
   const double theta = 10000.0;
-  const auto scores = fused ? 0 : static_cast<std::size_t>(s.score_elements());
+  // The fused path allocates no score buffers (one element: no zero-size allocations).
+  const auto scores = fused ? 1 : static_cast<std::size_t>(s.score_elements());
   const auto qkv = round_to<Act>(random_values(static_cast<std::size_t>(N) * 3 * d));
 
   DeviceArray<char> workspace(Gemm::kWorkspaceBytes);
@@ -221,7 +222,7 @@ void check_attention(Precision precision, const AttentionShape& s,
   DeviceArray<float> cos(rope.cos), sin(rope.sin), score_scratch(scores);
   const std::size_t nd = static_cast<std::size_t>(N) * d;
   DeviceArray<Act> qkv_dev(qkv), q(nd), k(nd), v(nd), probs(scores), context(nd);
-  DeviceArray<float> lse(fused ? static_cast<std::size_t>(s.score_rows()) : 0);
+  DeviceArray<float> lse(static_cast<std::size_t>(s.score_rows()));
   const AttentionTensors<Act> tensors{q.get(),     k.get(),
                                       v.get(),     fused ? nullptr : probs.get(),
                                       fused ? nullptr : score_scratch.get(),
@@ -248,7 +249,7 @@ void check_attention(Precision precision, const AttentionShape& s,
 
   const auto dcontext = round_to<Act>(random_values(nd));
   DeviceArray<Act> dcontext_dev(dcontext), dq(nd), dk(nd), dv(nd), dqkv(nd * 3);
-  DeviceArray<float> flash_workspace(fused ? flash_attention_workspace_floats(s) : 0);
+  DeviceArray<float> flash_workspace(fused ? flash_attention_workspace_floats(s) : 1);
   if constexpr (std::is_same_v<Act, bf16>)
     if (fused)
       fused_attention_backward(s, cos.get(), sin.get(), dcontext_dev.get(), context.get(), tensors,
