@@ -20,34 +20,13 @@ struct ModelCase {
   int batch, ctx;
 };
 
-// Two layers, two heads, d_ff ≠ d: every structural feature, milliseconds on the CPU.
-ModelConfig little_config() {
-  ModelConfig config;
-  config.name = "little";
-  config.vocab = 64;
-  config.d_model = 32;
-  config.heads = 2;
-  config.d_ff = 48;
-  config.layers = 2;
-  return config;
-}
-
 std::vector<ModelCase> model_cases() {
   return {{"little", little_config(), 2, 16}, {"tiny", *named_size("tiny"), 2, 32}};
 }
 
-// The fused kernels need d_head ≥ 64: two layers of two 64-wide heads, and
-// contexts below, at and across the kernels' 64/128-row tiles.
-ModelConfig fused_config() {
-  ModelConfig config = little_config();
-  config.name = "little-d64";
-  config.d_model = 128;
-  config.d_ff = 96;
-  return config;
-}
-
+// Contexts below, at and across the fused attention kernels' 64/128-row tiles.
 std::vector<ModelCase> fused_model_cases() {
-  return {{"little-d64", fused_config(), 2, 24}, {"little-d64", fused_config(), 1, 136}};
+  return {{"little-d64", little_d64_config(), 2, 24}, {"little-d64", little_d64_config(), 1, 136}};
 }
 
 RunConfig run_config(const ModelCase& c, Precision precision, Mode mode,
