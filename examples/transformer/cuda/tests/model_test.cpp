@@ -193,7 +193,7 @@ TEST_CASE("fused attention: forward-only agrees with training, and no T×T buffe
       big.ctx = ctx;
       bytes.push_back(static_cast<double>(cuda_backend_bytes(big)));
     }
-    MESSAGE("small bf16 step, " << to_string(attention) << " attention, ctx 1024/2048/4096: "
+    MESSAGE("small bf16 step, " << std::string(to_string(attention)) << " attention, ctx 1024/2048/4096: "
                                 << bytes[0] << " / " << bytes[1] << " / " << bytes[2] << " bytes");
     return (bytes[2] - bytes[1]) / (bytes[1] - bytes[0]);
   };
