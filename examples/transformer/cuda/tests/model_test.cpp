@@ -163,29 +163,21 @@ TEST_CASE("ten AdamW steps track the CPU double model's losses and parameters") 
     check_adamw_steps(fused_model_cases()[0], Precision::bf16, Attention::fused, clip);
 }
 
-TEST_CASE("fused attention: forward-only agrees with training, and no T×T buffer is allocated") {
-  const ModelCase c = fused_model_cases()[1];
-  const auto training = make_cuda_backend(run_config(c, Precision::bf16, Mode::fwdbwd,
-                                                     Attention::fused));
-  const auto inference = make_cuda_backend(run_config(c, Precision::bf16, Mode::fwd,
-                                                      Attention::fused));
-  const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;
-  const auto tokens = random_ids(n, c.config.vocab), targets = random_ids(n, c.config.vocab);
-  training->set_batch(tokens, targets);
-  inference->set_batch(tokens, targets);
-  training->forward();
-  inference->forward();
-  check_close("forward-only fused loss", {inference->loss()}, {training->loss()}, 1e-6);
-  check_close("forward-only fused logits", to_doubles(inference->logits()),
-              to_doubles(training->logits()), 1e-6);
-  CHECK(inference->allocated_bytes() < training->allocated_bytes());
+// A train step of a named size (no device needed to size it).
+RunConfig sized_step(const char* size, Precision precision, int batch, int ctx) {
+  RunConfig config;
+  config.model = *named_size(size);
+  config.precision = precision;
+  config.mode = Mode::step;
+  config.batch = batch;
+  config.ctx = ctx;
+  return config;
+}
 
-  // No T×T buffer: with fused attention the arena grows linearly in ctx (each
-  // doubling adds twice what the one before added); the naive one keeps P per
-  // layer and an fp32 score scratch, quadratic in ctx.
-  RunConfig big = run_config(c, Precision::bf16, Mode::step);
-  big.model = *named_size("small");
-  big.batch = 4;
+TEST_CASE("fused attention allocates no T×T buffer: the arena grows linearly in ctx") {
+  // Each doubling of ctx adds twice what the one before added; the naive
+  // attention keeps P per layer and an fp32 score scratch, quadratic in ctx.
+  RunConfig big = sized_step("small", Precision::bf16, 4, 1024);
   const auto growth = [&big](Attention attention) {
     big.attention = attention;
     std::vector<double> bytes;
@@ -193,8 +185,9 @@ TEST_CASE("fused attention: forward-only agrees with training, and no T×T buffe
       big.ctx = ctx;
       bytes.push_back(static_cast<double>(cuda_backend_bytes(big)));
     }
-    MESSAGE("small bf16 step, " << std::string(to_string(attention)) << " attention, ctx 1024/2048/4096: "
-                                << bytes[0] << " / " << bytes[1] << " / " << bytes[2] << " bytes");
+    MESSAGE("small bf16 step, " << std::string(to_string(attention))
+                                << " attention, ctx 1024/2048/4096: " << bytes[0] << " / "
+                                << bytes[1] << " / " << bytes[2] << " bytes");
     return (bytes[2] - bytes[1]) / (bytes[1] - bytes[0]);
   };
   CHECK(growth(Attention::fused) == doctest::Approx(2.0).epsilon(0.01));
@@ -213,34 +206,35 @@ TEST_CASE("device initialisation draws the CPU model's numbers") {
   check_close("initial parameters (tiny)", to_doubles(gpu->parameters()), expected, 1e-7);
 }
 
+// A forward-only backend against a training one on the same batch: the same
+// loss and logits, less memory, no backward.
+void check_forward_only(const ModelCase& c, Precision precision, Attention attention) {
+  const auto training = make_cuda_backend(run_config(c, precision, Mode::fwdbwd, attention));
+  const auto inference = make_cuda_backend(run_config(c, precision, Mode::fwd, attention));
+  const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;
+  const auto tokens = random_ids(n, c.config.vocab), targets = random_ids(n, c.config.vocab);
+  training->set_batch(tokens, targets);
+  inference->set_batch(tokens, targets);
+  training->forward();
+  inference->forward();
+  const std::string label =
+      std::string("forward-only ") + to_string(precision) + " " + to_string(attention) + " ";
+  check_close(label + "loss", {inference->loss()}, {training->loss()}, 1e-6);
+  check_close(label + "logits", to_doubles(inference->logits()), to_doubles(training->logits()),
+              1e-6);
+  CHECK(inference->allocated_bytes() < training->allocated_bytes());
+  CHECK_THROWS_AS(inference->backward(), std::logic_error);
+  CHECK_THROWS_AS(inference->gradients(), std::logic_error);
+}
+
 TEST_CASE("forward-only mode: same loss and logits, less memory, no backward") {
-  const ModelCase c = model_cases()[1];
-  for (Precision precision : {Precision::fp32, Precision::bf16}) {
-    const auto training = make_cuda_backend(run_config(c, precision, Mode::fwdbwd));
-    const auto inference = make_cuda_backend(run_config(c, precision, Mode::fwd));
-    const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;
-    const auto tokens = random_ids(n, c.config.vocab), targets = random_ids(n, c.config.vocab);
-    training->set_batch(tokens, targets);
-    inference->set_batch(tokens, targets);
-    training->forward();
-    inference->forward();
-    const std::string label = std::string("forward-only ") + to_string(precision) + " ";
-    check_close(label + "loss", {inference->loss()}, {training->loss()}, 1e-6);
-    check_close(label + "logits", to_doubles(inference->logits()),
-                to_doubles(training->logits()), 1e-6);
-    CHECK(inference->allocated_bytes() < training->allocated_bytes());
-    CHECK_THROWS_AS(inference->backward(), std::logic_error);
-    CHECK_THROWS_AS(inference->gradients(), std::logic_error);
-  }
+  for (Precision precision : {Precision::fp32, Precision::bf16})
+    check_forward_only(model_cases()[1], precision, Attention::naive);
+  check_forward_only(fused_model_cases()[1], Precision::bf16, Attention::fused);
 }
 
 TEST_CASE("a configuration that cannot fit throws OutOfMemory with the bytes it needed") {
-  RunConfig config;
-  config.model = *named_size("2.7B");
-  config.precision = Precision::fp32;
-  config.mode = Mode::step;
-  config.batch = 64;
-  config.ctx = 2048;  // about 2.3 TB of activations
+  const RunConfig config = sized_step("2.7B", Precision::fp32, 64, 2048);  // ~2.3 TB of activations
   try {
     make_cuda_backend(config);
     FAIL("expected OutOfMemory");
