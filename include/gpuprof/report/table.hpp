@@ -166,6 +166,7 @@ inline std::string Report::markdown() const {
     return line + "\n";
   };
   std::string text = "**" + detail::escape_markdown_cell(detail::report_heading(*this)) + "**\n\n";
+  if (const std::string where = environment_summary(environment); !where.empty()) text += where + "\n\n";
   text += row_text(table.headers);
   text += "|";
   for (bool right : table.right_aligned) text += right ? "---:|" : "---|";

@@ -2,6 +2,9 @@
 // the CPU layers in double on fresh random inputs, in each precision the
 // layer supports. Outputs start as NaN (DeviceArray poisons them), so an
 // element a kernel does not write fails its comparison.
+#include <algorithm>
+#include <cmath>
+
 #include <Eigen/Core>
 
 #include "cpu/adamw.hpp"
@@ -20,6 +23,7 @@
 #include "cuda/rmsnorm.hpp"
 #include "cuda/swiglu.hpp"
 #include "cuda/tests/gpu_support.hpp"
+#include "cuda/vector_width.hpp"
 
 namespace transformer::cuda::test {
 namespace {
@@ -40,6 +44,24 @@ Eigen::Map<const VectorD> as_vector(const std::vector<double>& v) {
 std::vector<double> flat(const MatrixD& m) { return {m.data(), m.data() + m.size()}; }
 std::vector<double> flat(const VectorD& v) { return {v.data(), v.data() + v.size()}; }
 
+// The first `cols` columns of rows stored `ld` apart, and what lies beyond them.
+struct PaddedRows {
+  std::vector<double> values, padding;
+};
+PaddedRows split_padding(const std::vector<double>& stored, std::size_t rows, std::size_t cols,
+                         std::size_t ld) {
+  REQUIRE(stored.size() == rows * ld);
+  PaddedRows split;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < ld; ++c)
+      (c < cols ? split.values : split.padding).push_back(stored[r * ld + c]);
+  return split;
+}
+
+bool all_zero(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [](double x) { return x == 0.0; });
+}
+
 // Tolerance of a tensor stored in Act by an elementwise kernel with fp32 math.
 template <class Act>
 double stored_tolerance() {
@@ -47,8 +69,9 @@ double stored_tolerance() {
 }
 constexpr double kFp32Math = 1e-5;  // fp32 results of fp32 math (no GEMM)
 
-TEST_CASE("embedding gathers rows and scatter-adds gradients by token") {
-  const int vocab = 40, d = 24, rows = 96;  // 96 draws from 40 ids: repeats and absent ids
+void check_embedding(int d) {
+  CAPTURE(d);
+  const int vocab = 40, rows = 96;  // 96 draws from 40 ids: repeats and absent ids
   const auto tokens = random_ids(rows, vocab);
   const auto table = round_to<float>(random_values(static_cast<std::size_t>(vocab) * d));
   const auto dout = round_to<float>(random_values(static_cast<std::size_t>(rows) * d));
@@ -67,70 +90,82 @@ TEST_CASE("embedding gathers rows and scatter-adds gradients by token") {
                      nullptr);
   MatrixD dtable_ref = MatrixD::Zero(vocab, d);
   cpu::embedding_backward<double>(as_matrix(dout, rows, d), tokens, dtable_ref);
-  check_close("embedding backward (table gradient)", dtable.download(), flat(dtable_ref),
-              kFp32Math);
+  check_close("embedding backward (table gradient), d = " + std::to_string(d), dtable.download(),
+              flat(dtable_ref), kFp32Math);
+}
+
+TEST_CASE("embedding gathers rows and scatter-adds gradients by token") {
+  // d = 10 is not a multiple of the vector width: the element-wise kernels.
+  for (const int d : {24, 10}) check_embedding(d);
+}
+
+template <class Act>
+void check_rmsnorm(int rows, int d) {
+  CAPTURE(rows);
+  CAPTURE(d);
+  const float eps = 1e-5f;
+  const std::size_t n = static_cast<std::size_t>(rows) * d;
+  const auto x = round_to<float>(random_values(n, 0.0, 2.0));
+  const auto gain = round_to<float>(random_values(d, 1.0, 0.3));
+
+  DeviceArray<float> x_dev(x), gain_dev(gain), inv_rms(rows), x_copy(n);
+  DeviceArray<Act> y(n);
+  rmsnorm_forward<Act>(x_dev.get(), gain_dev.get(), y.get(), inv_rms.get(), x_copy.get(), rows, d,
+                       eps, nullptr);
+  MatrixD y_ref;
+  VectorD inv_rms_ref;
+  cpu::rmsnorm_forward<double>(as_matrix(x, rows, d), as_vector(gain), eps, y_ref,
+                               inv_rms_ref);
+  check_close("rmsnorm forward y", y.download(), flat(y_ref), stored_tolerance<Act>());
+  check_close("rmsnorm forward inv_rms", inv_rms.download(), flat(inv_rms_ref), kFp32Math);
+  check_close("rmsnorm forward residual copy", x_copy.download(), x, 1e-12);
+  DeviceArray<Act> y_recomputed(n);
+  rmsnorm_recompute<Act>(x_dev.get(), gain_dev.get(), inv_rms.get(), y_recomputed.get(), rows, d,
+                         nullptr);
+  // Backward feeds the recomputed output to the same GEMMs: it must be forward's, bit for bit.
+  check_close("rmsnorm recompute = forward y", y_recomputed.download(), y.download(), 0.0);
+
+  const auto dy = round_to<Act>(random_values(n));
+  const auto residual = round_to<float>(random_values(n));
+  DeviceArray<Act> dy_dev(dy), dx_act(n);
+  DeviceArray<float> dx(residual), dgain(d);  // dx starts as the residual: updated in place
+  DeviceArray<float> gain_partials(rmsnorm_gain_partials_floats(rows, d));
+  rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev.get(), inv_rms.get(), dx.get(),
+                        dx.get(), std::is_same_v<Act, bf16> ? dx_act.get() : nullptr, dgain.get(),
+                        gain_partials.get(), rows, d, nullptr);
+  MatrixD dx_ref;
+  VectorD dgain_ref = VectorD::Zero(d);
+  cpu::rmsnorm_backward<double>(as_matrix(dy, rows, d), as_matrix(x, rows, d),
+                                as_vector(gain), inv_rms_ref, dx_ref, dgain_ref);
+  dx_ref += as_matrix(residual, rows, d);
+  check_close("rmsnorm backward dx (+ residual, in place)", dx.download(), flat(dx_ref), kFp32Math);
+  check_close("rmsnorm backward dgain", dgain.download(), flat(dgain_ref), kFp32Math);
+  DeviceArray<float> dx_again(n), dgain_again(d);
+  rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev.get(), inv_rms.get(), nullptr,
+                        dx_again.get(), nullptr, dgain_again.get(), gain_partials.get(), rows, d,
+                        nullptr);
+  check_close("rmsnorm backward dgain again (fixed order: bit-identical)", dgain_again.download(),
+              dgain.download(), 0.0);
+  if (std::is_same_v<Act, bf16>)
+    check_close("rmsnorm backward dx bf16 copy", dx_act.download(), flat(dx_ref),
+                stored_tolerance<Act>());
 }
 
 TEST_CASE_TEMPLATE("rmsnorm forward, recompute and backward (residual fused, gain gradient)", Act, float,
                    bf16) {
   // d = 272: lanes loop twice over a row, d is not a multiple of 32, and the
-  // gain gradient has a partial 256-column slab; 40 rows are two chunks of its
-  // reduction (the second partial), 4500 the most chunks, the last ones empty.
-  const int d = 272;
-  for (const int rows : {40, 4500}) {
-    CAPTURE(rows);
-    const float eps = 1e-5f;
-    const std::size_t n = static_cast<std::size_t>(rows) * d;
-    const auto x = round_to<float>(random_values(n, 0.0, 2.0));
-    const auto gain = round_to<float>(random_values(d, 1.0, 0.3));
-
-    DeviceArray<float> x_dev(x), gain_dev(gain), inv_rms(rows), x_copy(n);
-    DeviceArray<Act> y(n);
-    rmsnorm_forward<Act>(x_dev.get(), gain_dev.get(), y.get(), inv_rms.get(), x_copy.get(), rows, d,
-                         eps, nullptr);
-    MatrixD y_ref;
-    VectorD inv_rms_ref;
-    cpu::rmsnorm_forward<double>(as_matrix(x, rows, d), as_vector(gain), eps, y_ref,
-                                 inv_rms_ref);
-    check_close("rmsnorm forward y", y.download(), flat(y_ref), stored_tolerance<Act>());
-    check_close("rmsnorm forward inv_rms", inv_rms.download(), flat(inv_rms_ref), kFp32Math);
-    check_close("rmsnorm forward residual copy", x_copy.download(), x, 1e-12);
-    DeviceArray<Act> y_recomputed(n);
-    rmsnorm_recompute<Act>(x_dev.get(), gain_dev.get(), inv_rms.get(), y_recomputed.get(), rows, d,
-                           nullptr);
-    // Backward feeds the recomputed output to the same GEMMs: it must be forward's, bit for bit.
-    check_close("rmsnorm recompute = forward y", y_recomputed.download(), y.download(), 0.0);
-
-    const auto dy = round_to<Act>(random_values(n));
-    const auto residual = round_to<float>(random_values(n));
-    DeviceArray<Act> dy_dev(dy), dx_act(n);
-    DeviceArray<float> dx(residual), dgain(d);  // dx starts as the residual: updated in place
-    DeviceArray<float> gain_partials(rmsnorm_gain_partials_floats(rows, d));
-    rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev.get(), inv_rms.get(), dx.get(),
-                          dx.get(), std::is_same_v<Act, bf16> ? dx_act.get() : nullptr, dgain.get(),
-                          gain_partials.get(), rows, d, nullptr);
-    MatrixD dx_ref;
-    VectorD dgain_ref = VectorD::Zero(d);
-    cpu::rmsnorm_backward<double>(as_matrix(dy, rows, d), as_matrix(x, rows, d),
-                                  as_vector(gain), inv_rms_ref, dx_ref, dgain_ref);
-    dx_ref += as_matrix(residual, rows, d);
-    check_close("rmsnorm backward dx (+ residual, in place)", dx.download(), flat(dx_ref), kFp32Math);
-    check_close("rmsnorm backward dgain", dgain.download(), flat(dgain_ref), kFp32Math);
-    DeviceArray<float> dx_again(n), dgain_again(d);
-    rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev.get(), inv_rms.get(), nullptr,
-                          dx_again.get(), nullptr, dgain_again.get(), gain_partials.get(), rows, d,
-                          nullptr);
-    check_close("rmsnorm backward dgain again (fixed order: bit-identical)", dgain_again.download(),
-                dgain.download(), 0.0);
-    if (std::is_same_v<Act, bf16>)
-      check_close("rmsnorm backward dx bf16 copy", dx_act.download(), flat(dx_ref),
-                  stored_tolerance<Act>());
-  }
+  // gain gradient has a partial 256-column slab; d = 38 is not a multiple of
+  // the vector width: the element-wise kernels. 40 rows are two chunks of the
+  // gain gradient's reduction (the second partial), 4500 the most chunks, the
+  // last ones empty.
+  for (const int d : {272, 38})
+    for (const int rows : {40, 4500}) check_rmsnorm<Act>(rows, d);
 }
 
-TEST_CASE_TEMPLATE("swiglu gate forward and backward (gate recomputed alongside)", Act, float,
-                   bf16) {
-  const int rows = 24, d_ff = 136;
+template <class Act>
+void check_swiglu(int d_ff) {
+  CAPTURE(d_ff);
+  const int rows = 24;
   const auto h13 = round_to<Act>(random_values(static_cast<std::size_t>(rows) * 2 * d_ff, 0, 2));
   const auto dgated = round_to<Act>(random_values(static_cast<std::size_t>(rows) * d_ff));
   DeviceArray<Act> h13_dev(h13), gated(static_cast<std::size_t>(rows) * d_ff);
@@ -153,33 +188,61 @@ TEST_CASE_TEMPLATE("swiglu gate forward and backward (gate recomputed alongside)
               0.0);
 }
 
-TEST_CASE_TEMPLATE("cross-entropy loss, logsumexp and in-place logits gradient", Act, float,
-                   bf16) {
-  // vocab 2056: a block of 256 threads × 8 covers 2048 columns per sweep.
-  const int rows = 20, vocab = 2056;
+TEST_CASE_TEMPLATE("swiglu gate forward and backward", Act, float, bf16) {
+  // d_ff = 50 is not a multiple of the vector width: the element-wise kernels.
+  for (const int d_ff : {136, 50}) check_swiglu<Act>(d_ff);
+}
+
+template <class Act>
+void check_cross_entropy(int vocab) {
+  CAPTURE(vocab);
+  const int rows = 20, ld = padded_to_vectors(vocab);
   auto logits = random_values(static_cast<std::size_t>(rows) * vocab, 0, 3);
   for (int col = 0; col < vocab; ++col) logits[col] += 80;  // exp(80) overflows fp32 unless stable
   logits = round_to<Act>(logits);
   const auto targets = random_ids(rows, vocab);
+  std::vector<double> stored(static_cast<std::size_t>(rows) * ld, NAN);
+  for (int r = 0; r < rows; ++r)
+    std::copy_n(logits.begin() + static_cast<long>(r) * vocab, vocab,
+                stored.begin() + static_cast<long>(r) * ld);
 
-  DeviceArray<Act> logits_dev(logits);
+  DeviceArray<Act> logits_dev(stored);
   DeviceArray<std::int32_t> targets_dev(targets);
   DeviceArray<float> lse(rows), row_loss(rows), mean_loss(1);
   cross_entropy_forward<Act>(logits_dev.get(), targets_dev.get(), lse.get(), row_loss.get(),
-                             mean_loss.get(), rows, vocab, nullptr);
+                             mean_loss.get(), rows, vocab, ld, nullptr);
   VectorD lse_ref;
   const double loss_ref =
       cpu::cross_entropy_forward<double>(as_matrix(logits, rows, vocab), targets, lse_ref);
   check_close("cross-entropy mean loss", mean_loss.download(), {loss_ref}, kFp32Math);
   check_close("cross-entropy logsumexp", lse.download(), flat(lse_ref), kFp32Math);
 
-  cross_entropy_backward<Act>(logits_dev.get(), targets_dev.get(), lse.get(), rows, vocab,
+  cross_entropy_backward<Act>(logits_dev.get(), targets_dev.get(), lse.get(), rows, vocab, ld,
                               nullptr);
   MatrixD dlogits_ref;
   cpu::cross_entropy_backward<double>(as_matrix(logits, rows, vocab), targets, lse_ref, 1.0,
                                       dlogits_ref);
-  check_close("cross-entropy dlogits (in place)", logits_dev.download(), flat(dlogits_ref),
-              stored_tolerance<Act>());
+  const PaddedRows dlogits = split_padding(logits_dev.download(), rows, vocab, ld);
+  check_close("cross-entropy dlogits (in place), vocab " + std::to_string(vocab),
+              dlogits.values, flat(dlogits_ref), stored_tolerance<Act>());
+  CHECK_MESSAGE(all_zero(dlogits.padding), "the padding columns of dlogits must be zeros");
+}
+
+TEST_CASE_TEMPLATE("cross-entropy loss, logsumexp and in-place logits gradient", Act, float,
+                   bf16) {
+  // vocab 2056: a block of 256 threads × 8 covers 2048 columns per sweep.
+  // vocab 1001 (rows padded to 1008): NaN in the padding must not count, and
+  // the backward pass leaves zeros there.
+  for (const int vocab : {2056, 1001}) check_cross_entropy<Act>(vocab);
+  // Rows that are not padded to whole vectors are refused.
+  const int vocab = 1001;
+  DeviceArray<Act> unpadded(static_cast<std::size_t>(vocab));
+  DeviceArray<std::int32_t> target(std::vector<std::int32_t>{0});
+  DeviceArray<float> scalars(3);
+  CHECK_THROWS_AS(cross_entropy_forward<Act>(unpadded.get(), target.get(), scalars.get(),
+                                             scalars.get() + 1, scalars.get() + 2, 1, vocab,
+                                             vocab, nullptr),
+                  std::invalid_argument);
 }
 
 // Head-major [batch, heads, ctx, d_head] copy of columns part·d … of qkv.
@@ -212,7 +275,7 @@ void check_attention(Precision precision, const AttentionShape& s,
   const int N = s.tokens(), d = s.d_model();
   const double theta = 10000.0;
   // The fused path allocates no score buffers (one element: no zero-size allocations).
-  const auto scores = fused ? 1 : static_cast<std::size_t>(s.score_elements());
+  const auto scores = fused ? 1 : static_cast<std::size_t>(s.score_buffer_elements());
   const auto qkv = round_to<Act>(random_values(static_cast<std::size_t>(N) * 3 * d));
 
   DeviceArray<char> workspace(Gemm::kWorkspaceBytes);
@@ -244,7 +307,12 @@ void check_attention(Precision precision, const AttentionShape& s,
   check_close(label + "k (rotated, head-major)", k.download(), head_major(rotated, s, 1),
               stored_tolerance<Act>());
   check_close(label + "v (head-major)", v.download(), head_major(rotated, s, 2), 1e-12);
-  if (!fused) check_close(label + "probs", probs.download(), flat(probs_ref), tol);
+  if (!fused) {
+    const PaddedRows probs_got =
+        split_padding(probs.download(), s.score_rows(), s.ctx, s.score_ld());
+    check_close(label + "probs", probs_got.values, flat(probs_ref), tol);
+    CHECK_MESSAGE(all_zero(probs_got.padding), label << "the padding columns of P must be zeros");
+  }
   check_close(label + "context", context.download(), flat(context_ref), tol);
 
   const auto dcontext = round_to<Act>(random_values(nd));
@@ -270,8 +338,11 @@ void check_attention(Precision precision, const AttentionShape& s,
 
 TEST_CASE("attention (RoPE, causal softmax, strided-batched GEMMs) forward and backward") {
   // The second shape has rows longer than a warp's 256-element sweep and the
-  // 2.7B model's d_head of 80.
-  for (const AttentionShape shape : {AttentionShape{2, 24, 3, 16}, AttentionShape{1, 264, 2, 80}}) {
+  // 2.7B model's d_head of 80; the third a ctx that is not a multiple of the
+  // vector width (score rows padded) and a d_head of 6 (RoPE a pair at a
+  // time); the fourth one position per sequence.
+  for (const AttentionShape shape : {AttentionShape{2, 24, 3, 16}, AttentionShape{1, 264, 2, 80},
+                                     AttentionShape{2, 13, 3, 6}, AttentionShape{3, 1, 2, 8}}) {
     check_attention<float>(Precision::fp32, shape);
     check_attention<float>(Precision::tf32, shape);
     check_attention<bf16>(Precision::bf16, shape);
@@ -279,8 +350,9 @@ TEST_CASE("attention (RoPE, causal softmax, strided-batched GEMMs) forward and b
 }
 
 TEST_CASE("fused attention (RoPE around the flash kernels) forward and backward, bf16") {
+  // 77 positions: no multiple of the vectors or the kernels' tiles.
   for (const AttentionShape shape : {AttentionShape{2, 24, 2, 64}, AttentionShape{1, 264, 2, 80},
-                                     AttentionShape{1, 136, 1, 128}})
+                                     AttentionShape{1, 136, 1, 128}, AttentionShape{2, 77, 2, 64}})
     check_attention<bf16>(Precision::bf16, shape, Attention::fused);
 }
 

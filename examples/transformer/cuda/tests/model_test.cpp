@@ -2,7 +2,8 @@
 // loss, logits and every gradient tensor for a small custom model and the
 // tiny size in each precision (with every activation and gradient buffer
 // poisoned with NaN before the forward pass), ten AdamW steps tracking the
-// reference's losses, device initialisation matching the CPU's, the same
+// reference's losses, the same for shapes the kernels' vectors do not divide
+// (padded internally), device initialisation matching the CPU's, the same
 // with the fused attention (bf16, a model whose d_head the kernels take), and
 // the backend's contracts (forward-only mode, OOM, bad input, memory).
 #include <algorithm>
@@ -24,9 +25,24 @@ std::vector<ModelCase> model_cases() {
   return {{"little", little_config(), 2, 16}, {"tiny", *named_size("tiny"), 2, 32}};
 }
 
-// Contexts below, at and across the fused attention kernels' 64/128-row tiles.
+// Shapes that are not multiples of the kernels' 8-element vectors: GPT-2's
+// vocabulary, one position, 77 positions (logits and score rows padded), the
+// issue's odd shape, and d_model, d_ff and d_head that no vector divides (the
+// element-wise kernel paths, the flat parameter buffers padded).
+std::vector<ModelCase> padded_cases() {
+  return {{"vocab 50257", custom_config("vocab 50257", 50257, 32, 2, 48, 2), 2, 16},
+          {"ctx 1", little_config(), 3, 1},
+          {"ctx 77", little_config(), 2, 77},
+          {"odd shape, ctx 77", custom_config("odd", 1001, 96, 3, 200, 3), 2, 77},
+          {"ragged shape, ctx 5", custom_config("ragged", 37, 36, 6, 50, 2), 2, 5}};
+}
+
+// Contexts below, at and across the fused attention kernels' 64/128-row tiles,
+// and one that no vector or tile divides.
 std::vector<ModelCase> fused_model_cases() {
-  return {{"little-d64", little_d64_config(), 2, 24}, {"little-d64", little_d64_config(), 1, 136}};
+  return {{"little-d64", little_d64_config(), 2, 24},
+          {"little-d64", little_d64_config(), 1, 136},
+          {"little-d64", little_d64_config(), 2, 77}};
 }
 
 RunConfig run_config(const ModelCase& c, Precision precision, Mode mode,
@@ -121,46 +137,54 @@ TEST_CASE("with fused attention: loss, logits and every gradient match the CPU d
   }
 }
 
-// Ten AdamW steps on one batch, against the reference's.
-void check_adamw_steps(const ModelCase& c, Precision precision, Attention attention, float clip) {
+void check_adamw_steps(const ModelCase& c, Precision precision, Attention attention, float clip,
+                       int steps) {
   const std::string label = std::string(c.name) + " " + to_string(precision) + " " +
                             to_string(attention) + (clip > 0 ? " clipped" : "") + " ";
   const double tol = tolerance_for(precision).model;
   RunConfig config = run_config(c, precision, Mode::step, attention);
   config.adamw.lr = 3e-3f;
   config.adamw.clip_norm = clip;
-  {
-      PairedModels models(c, config);
-      Backend* gpu = models.gpu.get();
-      cpu::CpuModel<double>& reference = models.reference;
-      const std::vector<std::int32_t>& tokens = models.tokens;
-      const std::vector<std::int32_t>& targets = models.targets;
+  PairedModels models(c, config);
+  Backend* gpu = models.gpu.get();
+  cpu::CpuModel<double>& reference = models.reference;
+  const std::vector<std::int32_t>& tokens = models.tokens;
+  const std::vector<std::int32_t>& targets = models.targets;
 
-      std::vector<double> losses, losses_ref;
-      for (int step = 0; step < 10; ++step) {
-        gpu->forward();
-        losses.push_back(gpu->loss());
-        gpu->backward();
-        gpu->optimizer_step();
-        losses_ref.push_back(reference.forward(tokens, targets));
-        reference.backward();
-        reference.optimizer_step(config.adamw);
-      }
-      check_close(label + "losses of 10 steps", losses, losses_ref, tol);
-      check_close(label + "parameters after 10 steps", to_doubles(gpu->parameters()),
-                  to_doubles(reference.parameters()), tol);
-      CHECK_MESSAGE(losses.back() < losses.front(),
-                    label << "training on one batch should lower the loss: " << losses.front()
-                          << " -> " << losses.back());
+  std::vector<double> losses, losses_ref;
+  for (int step = 0; step < steps; ++step) {
+    gpu->forward();
+    losses.push_back(gpu->loss());
+    gpu->backward();
+    gpu->optimizer_step();
+    losses_ref.push_back(reference.forward(tokens, targets));
+    reference.backward();
+    reference.optimizer_step(config.adamw);
   }
+  const std::string after = std::to_string(steps) + " steps";
+  check_close(label + "losses of " + after, losses, losses_ref, tol);
+  check_close(label + "parameters after " + after, to_doubles(gpu->parameters()),
+              to_doubles(reference.parameters()), tol);
+  CHECK_MESSAGE(losses.back() < losses.front(),
+                label << "training on one batch should lower the loss: " << losses.front()
+                      << " -> " << losses.back());
 }
 
 TEST_CASE("ten AdamW steps track the CPU double model's losses and parameters") {
+  const ModelCase c = model_cases()[0];
   for (Precision precision : {Precision::fp32, Precision::tf32, Precision::bf16})
     for (const float clip : {0.0f, 1.0f})
-      check_adamw_steps(model_cases()[0], precision, Attention::naive, clip);
+      check_adamw_steps(c, precision, Attention::naive, clip, 10);
   for (const float clip : {0.0f, 1.0f})
-    check_adamw_steps(fused_model_cases()[0], Precision::bf16, Attention::fused, clip);
+    check_adamw_steps(fused_model_cases()[0], Precision::bf16, Attention::fused, clip, 10);
+}
+
+TEST_CASE("shapes the vectors do not divide: loss, logits, gradients and 3 AdamW steps match") {
+  for (const ModelCase& c : padded_cases())
+    for (Precision precision : {Precision::fp32, Precision::bf16}) {
+      check_loss_logits_gradients(c, precision);
+      check_adamw_steps(c, precision, Attention::naive, /*clip=*/1.0f, 3);
+    }
 }
 
 // A train step of a named size (no device needed to size it).
@@ -217,8 +241,8 @@ void check_forward_only(const ModelCase& c, Precision precision, Attention atten
   inference->set_batch(tokens, targets);
   training->forward();
   inference->forward();
-  const std::string label =
-      std::string("forward-only ") + to_string(precision) + " " + to_string(attention) + " ";
+  const std::string label = std::string("forward-only ") + c.name + " " + to_string(precision) +
+                            " " + to_string(attention) + " ";
   check_close(label + "loss", {inference->loss()}, {training->loss()}, 1e-6);
   check_close(label + "logits", to_doubles(inference->logits()), to_doubles(training->logits()),
               1e-6);
@@ -228,8 +252,9 @@ void check_forward_only(const ModelCase& c, Precision precision, Attention atten
 }
 
 TEST_CASE("forward-only mode: same loss and logits, less memory, no backward") {
-  for (Precision precision : {Precision::fp32, Precision::bf16})
-    check_forward_only(model_cases()[1], precision, Attention::naive);
+  for (const ModelCase& c : {model_cases()[1], padded_cases()[3]})
+    for (Precision precision : {Precision::fp32, Precision::bf16})
+      check_forward_only(c, precision, Attention::naive);
   check_forward_only(fused_model_cases()[1], Precision::bf16, Attention::fused);
 }
 
@@ -247,7 +272,10 @@ TEST_CASE("a configuration that cannot fit throws OutOfMemory with the bytes it 
 TEST_CASE("bad input gives clear exceptions, not crashes") {
   const ModelCase c = model_cases()[0];
   RunConfig odd = run_config(c, Precision::fp32, Mode::fwdbwd);
-  odd.ctx = 12;  // not a multiple of the kernels' 8-element vectors
+  odd.model.d_model = 30;  // d_head 15: RoPE needs pairs
+  CHECK_THROWS_AS(make_cuda_backend(odd), std::invalid_argument);
+  odd = run_config(c, Precision::fp32, Mode::fwdbwd);
+  odd.ctx = 0;
   CHECK_THROWS_AS(make_cuda_backend(odd), std::invalid_argument);
   // Fused attention: bf16 only, and only head sizes the kernels are built for.
   for (Precision precision : {Precision::fp32, Precision::tf32})
