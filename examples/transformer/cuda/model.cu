@@ -202,7 +202,7 @@ struct Buffers {
 struct ActivationSizes {
   std::size_t tokens, d, d_ff;
   bool fused;          // fused attention: per-row lse instead of P and the scores
-  std::size_t scores;  // batch·heads·ctx² (naive attention)
+  std::size_t scores;  // the score buffer: batch·heads·ctx·score_ld (naive attention)
   std::size_t rows;    // batch·heads·ctx: the lse (fused attention)
 };
 
