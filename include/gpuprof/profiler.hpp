@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "config.hpp"
@@ -46,6 +47,10 @@ class Profiler {
   // true: scopes only push and pop their NVTX range (no clock, no record, no
   // report), the cheapest way to name ranges for Nsight Systems.
   void set_nvtx_only(bool enabled) { detail::recorder().set_nvtx_only(enabled); }
+  // This process's place in a multi-process run, written into every report
+  // (merge.hpp combines them). Unset, reports read RANK, WORLD_SIZE and
+  // LOCAL_RANK from the environment at report time. Call before report().
+  void set_rank(int rank, int world_size, int local_rank = -1) { rank_ = RankInfo{rank, world_size, local_rank}; }
 #if GPUPROF_WITH_CUDA
   // Replays of captured scopes whose time stamps were lost (overwritten
   // before being read, from overlapping launches of one graph, or longer
@@ -71,6 +76,7 @@ class Profiler {
   std::string graph_replays_lost_note() const;
 #endif
   friend Profiler& profiler();
+  std::optional<RankInfo> rank_;
   // Probes the device (and says so) up front; the clocks at start go into reports.
   Profiler() {
     detail::recorder();
@@ -145,6 +151,7 @@ inline Report Profiler::report() {
   report.device_name = recorder.device().name;
   report.timing_note = timing_note();
   report.environment = capture_environment();
+  report.rank = rank_ ? *rank_ : rank_from_environment();
   const std::size_t host_only = static_cast<std::size_t>(std::count_if(
       instances.begin(), instances.end(), [](const detail::InstanceSnapshot& i) { return i.gpu_ms < 0; }));
   if (report.timing_source == TimingSource::cuda_events && host_only > 0) {

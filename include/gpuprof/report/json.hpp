@@ -160,6 +160,8 @@ inline std::string report_json(const Report& report) {
       .member("device", report.device_name);
   json.key("environment");
   write_environment_json(json, report.environment);
+  json.key("rank");
+  write_rank_json(json, report.rank);
   const auto& nodes = report.nodes;
   const auto& instances = report.instances;
   const auto& kernels = report.kernels;

@@ -14,6 +14,7 @@
 #include "../environment.hpp"
 #include "../kernel_record.hpp"
 #include "../memory_timeline.hpp"
+#include "../rank.hpp"
 #include "../stats.hpp"
 #include "../work.hpp"
 
@@ -78,6 +79,7 @@ struct Report {
   std::vector<KernelRecord> kernels;       // empty unless kernel capture ran
   std::uint64_t dropped_kernel_records = 0;
   Environment environment;                 // where it ran (environment.hpp)
+  RankInfo rank;                           // which process of a multi-process run (rank.hpp)
   MemoryTimeline memory_timeline;          // empty unless built (report/memory_timeline.hpp)
 
   // A node's total time as a percentage of its parent's; -1 for a root or a

@@ -6,7 +6,7 @@
 //
 // Statistics are recomputed from each summary's samples (summarize() on
 // samples_ms), so a report read back has the same numbers it was written
-// with. Keys added in later writers (environment, memory_timeline) are
+// with. Keys added in later writers (environment, rank, memory_timeline) are
 // optional: older files read with those parts empty. A file that is not a
 // gpuprof report, or of a newer major version, throws gpuprof::Error.
 #pragma once
@@ -59,6 +59,9 @@ inline KernelRecord kernel_from_json(const Json& json) {
   kernel.stream = integer_of<std::uint32_t>(json, "stream");
   kernel.correlation_id = integer_of<std::uint32_t>(json, "correlation_id");
   kernel.scope_instance = integer_of<std::uint64_t>(json, "scope_instance");
+  kernel.scope_node = static_cast<int>(number_or(json, "scope_node", -1));
+  kernel.graph_node_id = static_cast<std::uint64_t>(number_or(json, "graph_node_id", 0));
+  kernel.graph_launch = static_cast<std::uint32_t>(number_or(json, "graph_launch", 0));
   for (int i = 0; i < 3; ++i) {
     kernel.grid[i] = static_cast<std::uint32_t>(json["grid"][i].as_int64());
     kernel.block[i] = static_cast<std::uint32_t>(json["block"][i].as_int64());
@@ -102,6 +105,7 @@ inline Report report_from_json(const detail::Json& json) {
   report.timing_note = json["timing_note"].as_string();
   report.device_name = json["device"].as_string();
   if (const detail::Json* env = json.find("environment")) report.environment = environment_from_json(*env);
+  if (const detail::Json* rank = json.find("rank"); rank && rank->is_object()) report.rank = rank_from_json(*rank);
 
   for (const detail::Json& entry : json["nodes"].elements()) {
     ScopeNode node;

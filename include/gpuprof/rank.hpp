@@ -1,0 +1,78 @@
+// gpuprof/rank.hpp: which process of a multi-process (data-parallel) run a
+// report came from, so reports of one run can be merged (merge.hpp).
+//
+//   gpuprof::profiler().set_rank(rank, world_size);   // or, unset, from the
+//   // environment at report time: RANK, WORLD_SIZE, LOCAL_RANK (torchrun,
+//   // mpirun wrappers and SLURM-style launchers export them)
+//
+// Unknown values are -1; a single-process run has no rank at all.
+#pragma once
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include "config.hpp"
+#include "detail/json_reader.hpp"
+#include "json_writer.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+struct RankInfo {
+  int rank = -1;        // 0 .. world_size - 1
+  int world_size = -1;  // processes in the run
+  int local_rank = -1;  // index on its host (usually the GPU it drives)
+
+  bool known() const { return rank >= 0; }
+};
+
+namespace detail {
+// A non-negative integer environment variable; -1 when unset or not one.
+inline int environment_count(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return -1;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  return *end == '\0' && errno == 0 && value >= 0 && value <= 1'000'000 ? static_cast<int>(value) : -1;
+}
+}  // namespace detail
+
+// RANK, WORLD_SIZE and LOCAL_RANK as the launcher set them; each -1 when
+// absent or not a number.
+inline RankInfo rank_from_environment() {
+  return {detail::environment_count("RANK"), detail::environment_count("WORLD_SIZE"),
+          detail::environment_count("LOCAL_RANK")};
+}
+
+// "rank 1 of 4 (local 1)", "" when unknown.
+inline std::string rank_description(const RankInfo& info) {
+  if (!info.known()) return "";
+  std::string text = "rank " + std::to_string(info.rank);
+  if (info.world_size > 0) text += " of " + std::to_string(info.world_size);
+  if (info.local_rank >= 0) text += " (local " + std::to_string(info.local_rank) + ")";
+  return text;
+}
+
+// {"rank": 1, "world_size": 4, "local_rank": 1}; unknown values are null.
+inline void write_rank_json(JsonWriter& json, const RankInfo& info) {
+  json.begin_object(JsonWriter::one_line);
+  const auto member = [&json](const char* key, int value) {
+    json.key(key);
+    if (value >= 0) json.value(value);
+    else json.value(nullptr);
+  };
+  member("rank", info.rank);
+  member("world_size", info.world_size);
+  member("local_rank", info.local_rank);
+  json.end_object();
+}
+
+inline RankInfo rank_from_json(const detail::Json& json) {
+  const auto count = [&json](const char* key) {
+    const detail::Json* value = json.find(key);
+    return value && value->is_number() ? static_cast<int>(value->as_int64()) : -1;
+  };
+  return {count("rank"), count("world_size"), count("local_rank")};
+}
+
+GPUPROF_NAMESPACE_END
