@@ -13,8 +13,8 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <string>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "config.hpp"

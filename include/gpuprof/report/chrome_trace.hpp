@@ -50,7 +50,10 @@ inline std::int64_t trace_origin_ns(const Report& report) {
 
 class TraceEvents {
  public:
-  TraceEvents(JsonWriter& json, std::int64_t origin_ns) : json_(json), origin_ns_(origin_ns) {}
+  // pid_offset moves every process of this report (the merged trace gives
+  // each rank its own range of pids).
+  TraceEvents(JsonWriter& json, std::int64_t origin_ns, std::uint32_t pid_offset = 0)
+      : json_(json), origin_ns_(origin_ns), pid_offset_(pid_offset) {}
 
   // Opens an event object with the fields every event has; the caller adds
   // the rest and closes it.
@@ -59,7 +62,7 @@ class TraceEvents {
     return json_.begin_object(JsonWriter::one_line)
         .member("ph", phase)
         .member("name", name)
-        .member("pid", pid)
+        .member("pid", pid_offset_ + pid)
         .member("tid", tid);
   }
   JsonWriter& begin_at(const char* phase, const std::string& name, std::uint32_t pid,
@@ -83,16 +86,20 @@ class TraceEvents {
  private:
   JsonWriter& json_;
   std::int64_t origin_ns_;
+  std::uint32_t pid_offset_;
 };
 
-inline void write_trace_tracks(TraceEvents& events, const Report& report) {
+// Process names start with `process_prefix` ("rank 1 (host, GPU) " in a
+// merged trace); sort indices with `first_sort_index`.
+inline void write_trace_tracks(TraceEvents& events, const Report& report, const std::string& process_prefix = "",
+                               std::uint32_t first_sort_index = 0) {
   std::set<std::uint32_t> threads;
   for (const ScopeInstance& instance : report.instances) threads.insert(instance.thread);
   std::set<std::pair<std::uint32_t, std::uint32_t>> streams;  // (device, stream)
   for (const KernelRecord& kernel : report.kernels) streams.insert({kernel.device, kernel.stream});
 
-  events.metadata("process_name", trace_host_pid, 0, "name", "Host");
-  events.metadata("process_sort_index", trace_host_pid, 0, "sort_index", 0u);
+  events.metadata("process_name", trace_host_pid, 0, "name", process_prefix + "Host");
+  events.metadata("process_sort_index", trace_host_pid, 0, "sort_index", first_sort_index);
   for (std::uint32_t thread : threads)
     events.metadata("thread_name", trace_host_pid, thread, "name",
                     "host thread " + std::to_string(thread));
@@ -100,10 +107,10 @@ inline void write_trace_tracks(TraceEvents& events, const Report& report) {
   for (const auto& [device, stream] : streams) {
     const std::uint32_t pid = trace_first_gpu_pid + device;
     if (devices.insert(device).second) {
-      std::string name = "GPU " + std::to_string(device);
+      std::string name = process_prefix + "GPU " + std::to_string(device);
       if (!report.device_name.empty()) name += " (" + report.device_name + ")";
       events.metadata("process_name", pid, 0, "name", name);
-      events.metadata("process_sort_index", pid, 0, "sort_index", 1 + device);
+      events.metadata("process_sort_index", pid, 0, "sort_index", first_sort_index + 1 + device);
     }
     events.metadata("thread_name", pid, stream, "name", "stream " + std::to_string(stream));
   }
@@ -211,11 +218,15 @@ inline void Report::write_chrome_trace(const std::string& path) const {
   gpuprof::write_chrome_trace(*this, path, ChromeTraceOptions{});
 }
 
-inline void write_chrome_trace(const Report& report, const std::string& path, const ChromeTraceOptions& options) {
+namespace detail {
+// Every event of one report (tracks named by write_trace_tracks first):
+// scope instances, kernels with their launch flows, memory counters. Flow ids
+// continue from `flow_id`, so several reports can share one trace.
+inline void write_trace_report_events(JsonWriter& json, TraceEvents& events, const Report& report,
+                                      const ChromeTraceOptions& options, std::uint64_t& flow_id) {
   const auto& nodes = report.nodes;
   const auto& instances = report.instances;
   const auto& kernels = report.kernels;
-  const std::int64_t origin_ns = detail::trace_origin_ns(report);
   const auto node_of = [&nodes](const ScopeInstance& instance) -> const ScopeNode* {
     const bool valid = instance.node >= 0 && static_cast<std::size_t>(instance.node) < nodes.size();
     return valid ? &nodes[static_cast<std::size_t>(instance.node)] : nullptr;
@@ -223,6 +234,56 @@ inline void write_chrome_trace(const Report& report, const std::string& path, co
   std::unordered_map<std::uint64_t, const ScopeInstance*> instance_by_id;
   for (const ScopeInstance& instance : instances) instance_by_id[instance.id] = &instance;
 
+  std::uint64_t step = 0;
+
+  for (const ScopeInstance& instance : instances) {
+    const ScopeNode* node = node_of(instance);
+    const bool is_step = node && !options.step_scope.empty() && node->path == options.step_scope;
+    events
+        .begin_at("X", is_step ? "ProfilerStep#" + std::to_string(step++) : node ? node->name : "(unknown scope)",
+                  trace_host_pid, instance.thread, instance.host_begin_ns)
+        .member("dur", TraceEvents::microseconds(instance.host_end_ns - instance.host_begin_ns))
+        .member("cat", is_step ? "user_annotation" : "scope")
+        .key("args")
+        .begin_object()
+        .member("path", node ? node->path : "")
+        .member("instance", instance.id);
+    if (instance.gpu_ms >= 0) json.member("gpu_ms", instance.gpu_ms);
+    json.end_object().end_object();
+  }
+
+  for (const KernelRecord& kernel : kernels) {
+    const auto found = instance_by_id.find(kernel.scope_instance);
+    const ScopeInstance* launcher =
+        kernel.scope_instance != 0 && found != instance_by_id.end() ? found->second : nullptr;
+    // Graph work names the scope it was captured in; it has no launching instance.
+    const bool captured = kernel.scope_node >= 0 && static_cast<std::size_t>(kernel.scope_node) < nodes.size();
+    const ScopeNode* scope = captured ? &nodes[static_cast<std::size_t>(kernel.scope_node)]
+                             : launcher ? node_of(*launcher)
+                                        : nullptr;
+    write_trace_kernel(json, events, kernel, scope ? scope->path : "");
+    if (launcher == nullptr || kernel.launch_ns == 0) continue;
+    // The start binds to the scope slice around the launch call; "bp":"e"
+    // binds the end to the kernel slice that begins at that instant.
+    ++flow_id;
+    events.begin_at("s", "launch", trace_host_pid, launcher->thread, kernel.launch_ns)
+        .member("cat", "launch")
+        .member("id", flow_id)
+        .end_object();
+    events
+        .begin_at("f", "launch", trace_first_gpu_pid + kernel.device, kernel.stream,
+                  kernel.start_ns)
+        .member("cat", "launch")
+        .member("id", flow_id)
+        .member("bp", "e")
+        .end_object();
+  }
+  write_trace_memory_counters(events, report.memory_timeline);
+}
+}  // namespace detail
+
+inline void write_chrome_trace(const Report& report, const std::string& path, const ChromeTraceOptions& options) {
+  const std::int64_t origin_ns = detail::trace_origin_ns(report);
   JsonWriter json;
   json.begin_object()
       .member("displayTimeUnit", "ms")
@@ -241,52 +302,8 @@ inline void write_chrome_trace(const Report& report, const std::string& path, co
   json.key("traceEvents").begin_array();
   detail::TraceEvents events(json, origin_ns);
   detail::write_trace_tracks(events, report);
-  std::uint64_t step = 0;
-
-  for (const ScopeInstance& instance : instances) {
-    const ScopeNode* node = node_of(instance);
-    const bool is_step = node && !options.step_scope.empty() && node->path == options.step_scope;
-    events
-        .begin_at("X", is_step ? "ProfilerStep#" + std::to_string(step++) : node ? node->name : "(unknown scope)",
-                  detail::trace_host_pid, instance.thread, instance.host_begin_ns)
-        .member("dur", detail::TraceEvents::microseconds(instance.host_end_ns - instance.host_begin_ns))
-        .member("cat", is_step ? "user_annotation" : "scope")
-        .key("args")
-        .begin_object()
-        .member("path", node ? node->path : "")
-        .member("instance", instance.id);
-    if (instance.gpu_ms >= 0) json.member("gpu_ms", instance.gpu_ms);
-    json.end_object().end_object();
-  }
-
   std::uint64_t flow_id = 0;
-  for (const KernelRecord& kernel : kernels) {
-    const auto found = instance_by_id.find(kernel.scope_instance);
-    const ScopeInstance* launcher =
-        kernel.scope_instance != 0 && found != instance_by_id.end() ? found->second : nullptr;
-    // Graph work names the scope it was captured in; it has no launching instance.
-    const bool captured = kernel.scope_node >= 0 && static_cast<std::size_t>(kernel.scope_node) < nodes.size();
-    const ScopeNode* scope = captured ? &nodes[static_cast<std::size_t>(kernel.scope_node)]
-                             : launcher ? node_of(*launcher)
-                                        : nullptr;
-    detail::write_trace_kernel(json, events, kernel, scope ? scope->path : "");
-    if (launcher == nullptr || kernel.launch_ns == 0) continue;
-    // The start binds to the scope slice around the launch call; "bp":"e"
-    // binds the end to the kernel slice that begins at that instant.
-    ++flow_id;
-    events.begin_at("s", "launch", detail::trace_host_pid, launcher->thread, kernel.launch_ns)
-        .member("cat", "launch")
-        .member("id", flow_id)
-        .end_object();
-    events
-        .begin_at("f", "launch", detail::trace_first_gpu_pid + kernel.device, kernel.stream,
-                  kernel.start_ns)
-        .member("cat", "launch")
-        .member("id", flow_id)
-        .member("bp", "e")
-        .end_object();
-  }
-  detail::write_trace_memory_counters(events, report.memory_timeline);
+  detail::write_trace_report_events(json, events, report, options, flow_id);
   json.end_array().end_object();
   write_file_atomically(path, json.str() + "\n");
 }

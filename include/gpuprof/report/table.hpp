@@ -132,46 +132,51 @@ inline std::string escape_markdown_cell(const std::string& text) {
   }
   return escaped;
 }
-}  // namespace detail
 
-inline void Report::print(std::ostream& out) const {
-  const detail::TextTable table = detail::scope_table(*this, "  ");
+// Columns padded to their widest cell, two spaces apart, no trailing spaces.
+inline void print_text_table(std::ostream& out, const TextTable& table) {
   std::vector<std::size_t> widths;
-  for (const std::string& header : table.headers) widths.push_back(detail::display_width(header));
+  for (const std::string& header : table.headers) widths.push_back(display_width(header));
   for (const auto& row : table.rows)
-    for (std::size_t c = 0; c < row.size(); ++c)
-      widths[c] = std::max(widths[c], detail::display_width(row[c]));
-
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], display_width(row[c]));
   const auto print_row = [&](const std::vector<std::string>& cells) {
     std::string line;
     for (std::size_t c = 0; c < cells.size(); ++c) {
-      const std::string padding(widths[c] - detail::display_width(cells[c]), ' ');
+      const std::string padding(widths[c] - display_width(cells[c]), ' ');
       if (c > 0) line += "  ";
       line += table.right_aligned[c] ? padding + cells[c] : cells[c] + padding;
     }
     line.erase(line.find_last_not_of(' ') + 1);
     out << line << '\n';
   };
-  out << detail::report_heading(*this) << '\n';
   print_row(table.headers);
   for (const auto& row : table.rows) print_row(row);
+}
+
+inline std::string markdown_table(const TextTable& table) {
+  const auto row_text = [](const std::vector<std::string>& cells) {
+    std::string line = "|";
+    for (const std::string& cell : cells) line += " " + escape_markdown_cell(cell) + " |";
+    return line + "\n";
+  };
+  std::string text = row_text(table.headers) + "|";
+  for (bool right : table.right_aligned) text += right ? "---:|" : "---|";
+  text += "\n";
+  for (const auto& row : table.rows) text += row_text(row);
+  return text;
+}
+}  // namespace detail
+
+inline void Report::print(std::ostream& out) const {
+  out << detail::report_heading(*this) << '\n';
+  detail::print_text_table(out, detail::scope_table(*this, "  "));
   for (const std::string& note : detail::unstable_notes(*this)) out << "unstable: " << note << '\n';
 }
 
 inline std::string Report::markdown() const {
-  const detail::TextTable table = detail::scope_table(*this, "&nbsp;&nbsp;");
-  const auto row_text = [](const std::vector<std::string>& cells) {
-    std::string line = "|";
-    for (const std::string& cell : cells) line += " " + detail::escape_markdown_cell(cell) + " |";
-    return line + "\n";
-  };
   std::string text = "**" + detail::escape_markdown_cell(detail::report_heading(*this)) + "**\n\n";
   if (const std::string where = environment_summary(environment); !where.empty()) text += where + "\n\n";
-  text += row_text(table.headers);
-  text += "|";
-  for (bool right : table.right_aligned) text += right ? "---:|" : "---|";
-  text += "\n";
-  for (const auto& row : table.rows) text += row_text(row);
+  text += detail::markdown_table(detail::scope_table(*this, "&nbsp;&nbsp;"));
   const std::vector<std::string> notes = detail::unstable_notes(*this);
   if (!notes.empty()) text += "\nUnstable statistics:\n\n";
   for (const std::string& note : notes) text += "- " + detail::escape_markdown_cell(note) + "\n";

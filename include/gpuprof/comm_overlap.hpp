@@ -1,0 +1,194 @@
+// gpuprof/comm_overlap.hpp: communication against computation on the GPU,
+// from captured kernels (Report::kernels), as Holistic Trace Analysis's
+// comm/comp overlap measures it for PyTorch traces.
+//
+//   for (const gpuprof::CommComputeTime& step : gpuprof::comm_compute_by_step(report, "step"))
+//     step.communication_ms, step.computation_ms, step.overlap_ms, step.exposed_communication_ms()
+//
+// Communication is every kernel of category "communication" (NCCL's
+// ncclKernel_* / ncclDevKernel_*, kernel_names.hpp); computation every other
+// kernel except the "memory" category. Copies and memsets count as neither.
+// Each is the time covered by the union of its kernels' intervals, so
+// kernels running side by side on several streams count once; the overlap is
+// the time both unions cover (their intersection), and exposed communication
+// is communication that no computation hides.
+//
+// A scope's figures are inclusive: its kernels and those of every scope
+// inside it (by the scope the kernel was launched in, or for CUDA-graph work
+// captured in). A step is one instance of a step scope: its kernels are those
+// launched while that instance was open.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config.hpp"
+#include "kernel_record.hpp"
+#include "report/model.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+// [begin_ns, end_ns) on gpuprof's host clock.
+struct TimeInterval {
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+// The union as sorted, disjoint, non-empty intervals (touching ones joined).
+inline std::vector<TimeInterval> interval_union(std::vector<TimeInterval> intervals) {
+  std::sort(intervals.begin(), intervals.end(),
+            [](const TimeInterval& a, const TimeInterval& b) { return a.begin_ns < b.begin_ns; });
+  std::vector<TimeInterval> merged;
+  for (const TimeInterval& interval : intervals) {
+    if (interval.end_ns <= interval.begin_ns) continue;
+    if (!merged.empty() && interval.begin_ns <= merged.back().end_ns)
+      merged.back().end_ns = std::max(merged.back().end_ns, interval.end_ns);
+    else
+      merged.push_back(interval);
+  }
+  return merged;
+}
+
+// The intersection of two unions (sorted and disjoint, as interval_union returns).
+inline std::vector<TimeInterval> interval_intersection(const std::vector<TimeInterval>& a,
+                                                       const std::vector<TimeInterval>& b) {
+  std::vector<TimeInterval> common;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const std::int64_t begin = std::max(a[i].begin_ns, b[j].begin_ns);
+    const std::int64_t end = std::min(a[i].end_ns, b[j].end_ns);
+    if (begin < end) common.push_back({begin, end});
+    (a[i].end_ns < b[j].end_ns ? i : j) += 1;
+  }
+  return common;
+}
+
+// Time covered by disjoint intervals.
+inline std::int64_t covered_ns(const std::vector<TimeInterval>& disjoint) {
+  std::int64_t total = 0;
+  for (const TimeInterval& interval : disjoint) total += interval.end_ns - interval.begin_ns;
+  return total;
+}
+
+struct CommComputeTime {
+  double communication_ms = 0;  // union of communication kernels
+  double computation_ms = 0;    // union of the other kernels (not copies, memsets, "memory")
+  double overlap_ms = 0;        // both at once
+  double exposed_communication_ms() const { return communication_ms - overlap_ms; }
+  // Share of the communication that computation hides; 0 without communication.
+  double overlap_fraction() const { return communication_ms > 0 ? overlap_ms / communication_ms : 0; }
+};
+
+inline bool is_communication(const KernelRecord& kernel) { return kernel.category == "communication"; }
+inline bool is_computation(const KernelRecord& kernel) {
+  return kernel.kind == ActivityKind::kernel && kernel.category != "communication" && kernel.category != "memory";
+}
+
+// Communication and computation kernels' intervals, kept apart.
+struct KernelIntervals {
+  std::vector<TimeInterval> communication;
+  std::vector<TimeInterval> computation;
+
+  void add(const KernelRecord& kernel) {
+    if (is_communication(kernel)) communication.push_back({kernel.start_ns, kernel.end_ns});
+    else if (is_computation(kernel)) computation.push_back({kernel.start_ns, kernel.end_ns});
+  }
+  CommComputeTime time() const {
+    const std::vector<TimeInterval> comm = interval_union(communication);
+    const std::vector<TimeInterval> comp = interval_union(computation);
+    return {static_cast<double>(covered_ns(comm)) / 1e6, static_cast<double>(covered_ns(comp)) / 1e6,
+            static_cast<double>(covered_ns(interval_intersection(comm, comp))) / 1e6};
+  }
+};
+
+inline CommComputeTime comm_compute_time(const std::vector<KernelRecord>& kernels) {
+  KernelIntervals intervals;
+  for (const KernelRecord& kernel : kernels) intervals.add(kernel);
+  return intervals.time();
+}
+
+namespace detail {
+inline std::unordered_map<std::uint64_t, const ScopeInstance*> instances_by_id(const Report& report) {
+  std::unordered_map<std::uint64_t, const ScopeInstance*> by_id;
+  for (const ScopeInstance& instance : report.instances) by_id[instance.id] = &instance;
+  return by_id;
+}
+
+inline bool valid_node(const Report& report, int node) {
+  return node >= 0 && static_cast<std::size_t>(node) < report.nodes.size();
+}
+}  // namespace detail
+
+// Per node of report.nodes (same indices), inclusive of the scopes inside it.
+inline std::vector<CommComputeTime> comm_compute_by_scope(const Report& report) {
+  const auto by_id = detail::instances_by_id(report);
+  std::vector<KernelIntervals> per_node(report.nodes.size());
+  for (const KernelRecord& kernel : report.kernels) {
+    int node = kernel.scope_node;
+    if (!detail::valid_node(report, node)) {
+      const auto found = by_id.find(kernel.scope_instance);
+      node = kernel.scope_instance != 0 && found != by_id.end() ? found->second->node : -1;
+    }
+    for (; detail::valid_node(report, node); node = report.nodes[static_cast<std::size_t>(node)].parent)
+      per_node[static_cast<std::size_t>(node)].add(kernel);
+  }
+  std::vector<CommComputeTime> times;
+  for (const KernelIntervals& intervals : per_node) times.push_back(intervals.time());
+  return times;
+}
+
+// The scope whose instances are the steps when none is named: the top-level
+// scope with the most instances (the first of those in node order); "" when
+// the report has no scopes.
+inline std::string default_step_scope(const Report& report) {
+  const ScopeNode* best = nullptr;
+  for (const ScopeNode& node : report.nodes)
+    if (node.depth == 0 && (best == nullptr || node.count > best->count)) best = &node;
+  return best ? best->path : "";
+}
+
+// The instances of the scope with this path, in begin order: step 0, 1, ...
+inline std::vector<const ScopeInstance*> step_instances(const Report& report, const std::string& step_path) {
+  std::vector<const ScopeInstance*> steps;
+  for (const ScopeInstance& instance : report.instances)
+    if (detail::valid_node(report, instance.node) && report.nodes[static_cast<std::size_t>(instance.node)].path == step_path)
+      steps.push_back(&instance);
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const ScopeInstance* a, const ScopeInstance* b) { return a->host_begin_ns < b->host_begin_ns; });
+  return steps;
+}
+
+// A step's duration: its GPU time when it has one, else its host time.
+inline double step_ms(const ScopeInstance& step) {
+  return step.gpu_ms >= 0 ? step.gpu_ms : static_cast<double>(step.host_end_ns - step.host_begin_ns) / 1e6;
+}
+
+// Per instance of the step scope (step_instances' order). A kernel belongs to
+// the step open when it was launched: around its launching scope instance (on
+// that instance's thread), or, for work without one, around its launch time.
+inline std::vector<CommComputeTime> comm_compute_by_step(const Report& report, const std::string& step_path) {
+  const std::vector<const ScopeInstance*> steps = step_instances(report, step_path);
+  const auto by_id = detail::instances_by_id(report);
+  std::vector<KernelIntervals> per_step(steps.size());
+  for (const KernelRecord& kernel : report.kernels) {
+    const auto found = by_id.find(kernel.scope_instance);
+    const ScopeInstance* launcher = kernel.scope_instance != 0 && found != by_id.end() ? found->second : nullptr;
+    if (launcher == nullptr && kernel.launch_ns == 0) continue;
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      const ScopeInstance& step = *steps[s];
+      const bool inside = launcher ? launcher->thread == step.thread && step.host_begin_ns <= launcher->host_begin_ns &&
+                                         launcher->host_end_ns <= step.host_end_ns
+                                   : step.host_begin_ns <= kernel.launch_ns && kernel.launch_ns <= step.host_end_ns;
+      if (!inside) continue;
+      per_step[s].add(kernel);
+      break;
+    }
+  }
+  std::vector<CommComputeTime> times;
+  for (const KernelIntervals& intervals : per_step) times.push_back(intervals.time());
+  return times;
+}
+
+GPUPROF_NAMESPACE_END
