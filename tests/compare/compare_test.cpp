@@ -8,14 +8,15 @@
 #include <fstream>
 #include <random>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
+#include "support/exit_status.hpp"
 #include "support/temporary_directory.hpp"
 
 using doctest::Approx;
 using gpuprof::Report;
 using gpuprof::Verdict;
+using gpuprof_test::exit_status_of;
 
 namespace {
 
@@ -63,11 +64,6 @@ const gpuprof::ComparisonRow& row_of(const gpuprof::Comparison& c, const std::st
   for (const auto& row : c.rows)
     if (row.key == key) return row;
   throw std::runtime_error("no row " + key);
-}
-
-int exit_status_of(const std::string& command) {
-  const int status = std::system((command + " > /dev/null 2>&1").c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace
