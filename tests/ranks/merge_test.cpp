@@ -172,7 +172,7 @@ TEST_CASE("merged writers: JSON, markdown and a trace with one set of tracks per
 
   const std::string markdown = gpuprof::merged_markdown(merged);
   CHECK(markdown.find("| step | rank 0 | rank 1 | rank 2 | skew | slowest |") != std::string::npos);
-  CHECK(markdown.find("slowest rank per step: rank 0 in 1 of 3; rank 1 in 2 of 3;") != std::string::npos);
+  CHECK(markdown.find("slowest rank per step: rank 0 in 1 of 3, rank 1 in 2 of 3\n") != std::string::npos);
 
   gpuprof::write_merged_chrome_trace(reports, merged, dir.file("trace.json"));
   const auto trace = gpuprof_test::parse_json_file(dir.file("trace.json"));

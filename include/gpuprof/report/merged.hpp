@@ -123,19 +123,20 @@ inline std::vector<std::pair<std::string, TextTable>> merged_tables(const Merged
   return tables;
 }
 
-// "slowest: rank 1 in 7 of 10 steps, rank 0 in 3 · skew: median 0.41 ms, max 1.2 ms", then the notes.
+// The ranks merged, "slowest rank per step: rank 1 in 7 of 10, rank 0 in 3 of 10", the skew's
+// median and max, then the notes.
 inline std::vector<std::string> merged_summary_lines(const MergedReport& merged) {
   std::vector<std::string> lines;
   std::string ranks = std::to_string(merged.ranks.size()) + " rank(s)";
   if (merged.world_size > 0) ranks += " of a world of " + std::to_string(merged.world_size);
   lines.push_back(ranks);
   if (!merged.steps.empty()) {
-    std::string slowest = "slowest rank per step:";
+    std::string slowest;
     for (std::size_t r = 0; r < merged.ranks.size(); ++r)
       if (merged.slowest_count[r] > 0)
-        slowest += " rank " + std::to_string(merged.ranks[r].rank.rank) + " in " +
-                   std::to_string(merged.slowest_count[r]) + " of " + std::to_string(merged.steps.size()) + ";";
-    lines.push_back(slowest);
+        slowest += (slowest.empty() ? "" : ", ") + std::string("rank ") + std::to_string(merged.ranks[r].rank.rank) +
+                   " in " + std::to_string(merged.slowest_count[r]) + " of " + std::to_string(merged.steps.size());
+    lines.push_back("slowest rank per step: " + slowest);
     lines.push_back("skew per step: median " + format_significant(merged.skew_ms.median) + " ms, max " +
                     format_significant(merged.skew_ms.max) + " ms");
   }
