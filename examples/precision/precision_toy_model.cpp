@@ -23,7 +23,6 @@
 
 namespace {
 
-
 struct PolicyResult {
   precision::Policy policy;
   precision::ToyRun run;

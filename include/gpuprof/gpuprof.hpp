@@ -19,6 +19,7 @@
 #include "report.hpp"
 #include "scope.hpp"
 #include "stats.hpp"
+#include "table.hpp"
 #include "work.hpp"
 #if GPUPROF_WITH_CUPTI
 #include "cupti.hpp"
