@@ -73,7 +73,7 @@ void write_dump(const harness::Device& device, const DriverOptions& options) {
   std::fprintf(stderr, "dump: one train step of %s into %s\n",
                harness::configuration_label(*config).c_str(), options.dump_dir.c_str());
   write_training_step_dump(options.dump_dir, device, *config,
-                           harness::make_token_batch(*config, options.seed));
+                           harness::make_token_batch(*config, options.seed), *options.graph);
 }
 
 void write_profile(const DriverOptions& options) {
@@ -97,6 +97,9 @@ int run_driver(DriverOptions options) {
   const harness::Device device = harness::Device::select(options.device);
   if (!device.notice().empty()) std::fprintf(stderr, "notice: %s\n", device.notice().c_str());
   resolve_defaults(options, device.is_cuda());
+  if (*options.graph && !device.is_cuda())
+    throw harness::UsageError(std::string("--graph needs the CUDA backend; this run uses the ") +
+                              device.backend_name() + " backend");
 
   harness::BenchResults results;
   results.device = device.name();
@@ -104,6 +107,7 @@ int run_driver(DriverOptions options) {
   results.batch = options.batch;
   results.warmup = options.warmup;
   results.steps = options.steps;
+  results.graph = *options.graph;
   results.seed = options.seed;
   const std::map<Precision, double> ceilings = measure_ceilings(device);
   for (const auto& [precision, tflops] : ceilings)

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 
 #include "bench/npy.hpp"
 #include "model/backend.hpp"
@@ -70,13 +71,14 @@ double as_written(float value) {
 }
 
 void write_manifest(const DumpWriter& writer, const RunConfig& config, const std::string& backend,
-                    float loss) {
+                    bool graph, float loss) {
   const ModelConfig& model = config.model;
   gpuprof::JsonWriter json;
   json.begin_object()
       .member("schema", "gpuprof.transformer_dump")
       .member("version", 1)
       .member("backend", backend)
+      .member("cuda_graph", graph)
       .member("loss", as_written(loss));
   json.key("config")
       .begin_object()
@@ -124,7 +126,7 @@ void write_manifest(const DumpWriter& writer, const RunConfig& config, const std
 }  // namespace
 
 void write_training_step_dump(const std::string& directory, const harness::Device& device,
-                              RunConfig config, const harness::TokenBatch& batch) {
+                              RunConfig config, const harness::TokenBatch& batch, bool graph) {
   config.mode = Mode::step;
   const ParameterLayout layout(config.model);
   const auto backend = device.make_backend(config);
@@ -133,12 +135,20 @@ void write_training_step_dump(const std::string& directory, const harness::Devic
   backend->set_batch(batch.tokens, batch.targets);
   const std::vector<float> parameters_before = backend->parameters();
 
-  backend->forward();
+  // Each phase eagerly, or as a replay of its captured graph.
+  const auto run = [&](const std::function<void()>& phases) {
+    if (!graph) return phases();
+    backend->capture_graph(phases);
+    backend->replay_graph();
+  };
+  run([&] { backend->forward(); });
   const float loss = backend->loss();
   const std::vector<float> logits = backend->logits();
-  backend->backward();
+  run([&] {
+    backend->backward();
+    backend->optimizer_step();
+  });
   const std::vector<float> gradients = backend->gradients();
-  backend->optimizer_step();
   const std::vector<float> parameters_after = backend->parameters();
 
   const auto batch_rows = static_cast<std::size_t>(config.batch);
@@ -156,7 +166,7 @@ void write_training_step_dump(const std::string& directory, const harness::Devic
                "logits [batch, ctx, vocab]");
   writer.write_tensors("grads", layout, gradients, "gradient of the loss w.r.t.");
   writer.write_tensors("params_after", layout, parameters_after, "parameter after one AdamW step:");
-  write_manifest(writer, config, backend->name(), loss);
+  write_manifest(writer, config, backend->name(), graph, loss);
 }
 
 }  // namespace transformer::bench

@@ -1,6 +1,8 @@
 // bench/options.cpp: transformer_bench's own flags on top of the shared parser (see usage_text()).
 #include "bench/options.hpp"
 
+#include <string>
+
 namespace transformer::bench {
 
 DriverOptions parse_options(const std::vector<std::string>& args) {
@@ -17,6 +19,13 @@ DriverOptions parse_options(const std::vector<std::string>& args) {
   parser.add_switch("-h", [&options] { options.help = true; });
   parser.add_switch("--report", [&options] { options.print_report = true; });
   parser.add_switch("--warmup-study", [&options] { options.warmup_study = true; });
+  const auto set_graph = [&options](const char* flag, bool graph) {
+    if (options.graph && *options.graph != graph)
+      throw harness::UsageError(std::string(flag) + ": --graph and --eager exclude each other");
+    options.graph = graph;
+  };
+  parser.add_switch("--graph", [set_graph] { set_graph("--graph", true); });
+  parser.add_switch("--eager", [set_graph] { set_graph("--eager", false); });
   parser.parse(args);
   return options;
 }
@@ -33,6 +42,7 @@ void resolve_defaults(DriverOptions& options, bool on_gpu) {
   if (options.precisions.empty())
     options.precisions = on_gpu ? std::vector<Precision>{Precision::fp32, Precision::bf16}
                                 : std::vector<Precision>{Precision::fp32};
+  if (!options.graph) options.graph = on_gpu;
 }
 
 std::string usage_text() {
@@ -50,6 +60,9 @@ std::string usage_text() {
          "  --batch N          sequences per step (default 4)\n"
          "  --warmup N         warm-up steps (default 5)\n"
          "  --steps N          timed steps (default 10)\n"
+         "  --graph            capture each configuration's step (after the warm-up) as one\n"
+         "                     CUDA graph and time its replays (the default on the GPU)\n"
+         "  --eager            launch every kernel of every step from the host (the CPU's way)\n"
          "  --mode LIST        fwd, fwdbwd, step (default all three)\n"
          "  --precision LIST   fp32, tf32, bf16 (GPU default fp32,bf16; the CPU runs fp32 only)\n"
          "  --device D         auto (default: CUDA when usable, else CPU), cuda, cpu\n"

@@ -3,6 +3,7 @@
 // The defaults that depend on the device (which sizes, contexts, precisions)
 // are filled in later by resolve_defaults.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,9 @@
 namespace transformer::bench {
 
 struct DriverOptions : harness::RunFlags {
+  // Time each configuration's step as replays of one CUDA graph (--graph) or
+  // eagerly (--eager); unset: graphs on the GPU (resolve_defaults).
+  std::optional<bool> graph;
   std::string json_path, csv_path, dump_dir, torch_jsonl_path;
   bool print_report = false;
   std::string report_json_path, trace_path;
@@ -24,8 +28,9 @@ DriverOptions parse_options(const std::vector<std::string>& args);
 DriverOptions parse_options(int argc, char** argv);
 
 // Fills the empty lists: on a GPU the small model at ctx 128…1024, every mode,
-// fp32 and bf16; on the CPU the tiny model at ctx 128 in fp32 (about ten
-// seconds for the default 5 + 10 steps of every mode).
+// fp32 and bf16, each step one CUDA graph; on the CPU the tiny model at ctx
+// 128 in fp32, eagerly (about ten seconds for the default 5 + 10 steps of
+// every mode).
 void resolve_defaults(DriverOptions& options, bool on_gpu);
 
 std::string usage_text();

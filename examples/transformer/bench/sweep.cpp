@@ -49,7 +49,8 @@ std::vector<harness::ResultRow> run_sweep(const harness::Device& device,
                                           const DriverOptions& options,
                                           const std::map<Precision, double>& ceilings) {
   const std::vector<RunConfig> configs = sweep_configurations(options);
-  const harness::StepProtocol protocol{options.warmup, options.steps};
+  const harness::StepProtocol protocol{options.warmup, options.steps,
+                                       options.graph.value_or(false)};
   std::vector<harness::ResultRow> rows;
   for (std::size_t index = 0; index < configs.size(); ++index) {
     const RunConfig& config = configs[index];

@@ -52,7 +52,8 @@ std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& dev
         backend->set_batch(batch.tokens, batch.targets);
         const harness::StepTiming timing =
             harness::time_steps(*backend, config.mode, warmup, options.steps,
-                       "warmup study w=" + std::to_string(warmup) + " " + label);
+                                "warmup study w=" + std::to_string(warmup) + " " + label,
+                                options.graph.value_or(false));
         rows.push_back(study_row(config, warmup, timing));
       } catch (const OutOfMemory& error) {
         std::fprintf(stderr, "warm-up study: %s left out: %s\n", label.c_str(), error.what());

@@ -3,7 +3,7 @@
 #include "cuda/adamw.hpp"
 
 #include <algorithm>
-#include <cmath>
+#include <stdexcept>
 
 #include "cuda/check.hpp"
 #include "cuda/device_utils.cuh"
@@ -16,11 +16,30 @@ constexpr unsigned kThreads = 256;
 constexpr std::size_t kMaxUpdateBlocks = 8192;
 
 struct UpdateConstants {
-  float beta1, beta2, eps;
-  float step_size;     // α_t
+  float lr, beta1, beta2, eps;
   float decay_factor;  // 1 − lr·λ
   float clip_norm;     // 0 = off
 };
+
+// α_t = lr·√(1−β2^t)/(1−β1^t), in double as the bias corrections of small t
+// need it, rounded once to float.
+__device__ float adam_step_size(const UpdateConstants& k, unsigned long long step) {
+  const double t = static_cast<double>(step);
+  return static_cast<float>(static_cast<double>(k.lr) * sqrt(1.0 - pow(double{k.beta2}, t)) /
+                            (1.0 - pow(double{k.beta1}, t)));
+}
+
+// Called by thread 0 of every block once its block is done with this step:
+// the last block to finish advances the step count. Each block read the
+// count before its fence and increment, so no block can see the new count.
+__device__ void finish_block(AdamWStep* step) {
+  __threadfence();
+  if (atomicAdd(&step->blocks_done, 1u) == gridDim.x - 1) {
+    __threadfence();
+    step->blocks_done = 0;
+    step->step += 1;
+  }
+}
 
 __global__ void grad_sum_squares_kernel(const float* grads, std::size_t vectors, float* partials) {
   float sum = 0;
@@ -37,7 +56,10 @@ __global__ void grad_sum_squares_kernel(const float* grads, std::size_t vectors,
 
 __global__ void adamw_kernel(float* params, const float* grads, float* m, float* v,
                              __nv_bfloat16* params_bf16, std::size_t vectors,
-                             const float* norm_partials, UpdateConstants k) {
+                             const float* norm_partials, AdamWStep* step, UpdateConstants k) {
+  __shared__ float step_size;  // α_t
+  if (threadIdx.x == 0) step_size = adam_step_size(k, step->step + 1);
+  __syncthreads();
   float grad_scale = 1.0f;
   if (k.clip_norm > 0) {
     float sum = 0;
@@ -58,39 +80,38 @@ __global__ void adamw_kernel(float* params, const float* grads, float* m, float*
       const float grad = g[e] * grad_scale;
       mv[e] = k.beta1 * mv[e] + (1.0f - k.beta1) * grad;
       vv[e] = k.beta2 * vv[e] + (1.0f - k.beta2) * grad * grad;
-      theta[e] = (theta[e] - k.step_size * mv[e] / (sqrtf(vv[e]) + k.eps)) * k.decay_factor;
+      theta[e] = (theta[e] - step_size * mv[e] / (sqrtf(vv[e]) + k.eps)) * k.decay_factor;
     }
     store_vec(params + at, theta);
     store_vec(m + at, mv);
     store_vec(v + at, vv);
     if (params_bf16) store_vec(params_bf16 + at, theta);
   }
+  if (threadIdx.x == 0) finish_block(step);
 }
 
 }  // namespace
 
-void adamw_step(const AdamWConfig& config, long long step, const AdamWBuffers& buffers,
-                cudaStream_t stream) {
+void adamw_step(const AdamWConfig& config, const AdamWBuffers& buffers, cudaStream_t stream) {
   const std::size_t vectors = whole_vectors("adamw_step", buffers.count);
+  if (buffers.step == nullptr) throw std::invalid_argument("adamw_step: no step counter");
   if (config.clip_norm > 0) {
     grad_sum_squares_kernel<<<kNormPartials, kThreads, 0, stream>>>(buffers.grads, vectors,
                                                                    buffers.norm_partials);
     TRANSFORMER_CHECK_LAUNCH();
   }
-  const double t = static_cast<double>(step);
   UpdateConstants k;
+  k.lr = config.lr;
   k.beta1 = config.beta1;
   k.beta2 = config.beta2;
   k.eps = config.eps;
-  k.step_size = static_cast<float>(config.lr * std::sqrt(1.0 - std::pow(config.beta2, t)) /
-                                   (1.0 - std::pow(config.beta1, t)));
   k.decay_factor = 1.0f - config.lr * config.weight_decay;
   k.clip_norm = config.clip_norm;
   const unsigned blocks = static_cast<unsigned>(
       std::min<std::size_t>(blocks_for(vectors, kThreads), kMaxUpdateBlocks));
   adamw_kernel<<<std::max(blocks, 1u), kThreads, 0, stream>>>(
       buffers.params, buffers.grads, buffers.m, buffers.v, buffers.params_bf16, vectors,
-      buffers.norm_partials, k);
+      buffers.norm_partials, buffers.step, k);
   TRANSFORMER_CHECK_LAUNCH();
 }
 

@@ -9,6 +9,10 @@
 // computed on the device: a first kernel writes kNormPartials partial sums of
 // squares, and every block of the update kernel reduces them itself, so the
 // host never waits for the norm.
+//
+// The step count t lives on the device too (AdamWStep): the update kernel
+// computes the bias corrections from it and advances it, so a CUDA graph that
+// captured one step replays every later step with that step's own α_t.
 #pragma once
 #include <cstddef>
 
@@ -21,6 +25,14 @@ namespace transformer::cuda {
 
 constexpr int kNormPartials = 1024;
 
+// Device memory, zeroed before the first step. `step` = steps taken so far;
+// `blocks_done` is the update kernel's count of finished blocks (its last
+// block advances `step` and resets it to 0 for the next launch).
+struct AdamWStep {
+  unsigned long long step;
+  unsigned int blocks_done;
+};
+
 struct AdamWBuffers {
   float* params;               // fp32 master
   const float* grads;
@@ -28,11 +40,11 @@ struct AdamWBuffers {
   float* v;
   __nv_bfloat16* params_bf16;  // null outside mixed precision
   float* norm_partials;        // kNormPartials floats of scratch (clipping only)
+  AdamWStep* step;             // t of this update = step->step + 1
   std::size_t count;           // a multiple of 8
 };
 
-// step = t, starting at 1.
-void adamw_step(const AdamWConfig& config, long long step, const AdamWBuffers& buffers,
-                cudaStream_t stream);
+// One step: t = 1 on the first call after the counter was zeroed, then 2, ...
+void adamw_step(const AdamWConfig& config, const AdamWBuffers& buffers, cudaStream_t stream);
 
 }  // namespace transformer::cuda

@@ -22,12 +22,19 @@
 //
 // The logits buffer is turned into the logits' gradient in place by
 // backward(), so logits() is available between forward() and backward().
+//
+// CUDA graphs: a step reads no host value that changes between steps (AdamW
+// counts t on the device, clipping's norm stays there, cuBLAS works in the
+// arena's workspace), so capture() can record it once for replay_graph().
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include <gpuprof/graph.hpp>
 #include <gpuprof/scope.hpp>
 
 #include "cuda/adamw.hpp"
@@ -123,6 +130,7 @@ struct Buffers {
   __nv_bfloat16* params_bf16 = nullptr;  // bf16 only
   float* adam_m = nullptr;               // Mode::step only
   float* adam_v = nullptr;
+  AdamWStep* adam_step = nullptr;
   std::int32_t* tokens = nullptr;
   std::int32_t* targets = nullptr;
   std::int32_t* token_offsets = nullptr;
@@ -323,6 +331,7 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   if (config.mode == Mode::step) {
     b.adam_m = arena.take<float>(P);
     b.adam_v = arena.take<float>(P);
+    b.adam_step = arena.take<AdamWStep>(1);
   }
   b.tokens = arena.take<std::int32_t>(N);
   b.targets = arena.take<std::int32_t>(N);
@@ -421,6 +430,38 @@ void allocate_or_throw(DeviceMemory& memory, std::size_t bytes) {
   TRANSFORMER_CUDA_CHECK(status);
 }
 
+struct GraphOwner {
+  cudaGraph_t graph = nullptr;
+  ~GraphOwner() {
+    if (graph) cudaGraphDestroy(graph);
+  }
+};
+
+// The host's record of what has run, which decides which call may come next:
+// each phase checks and updates it, also when a graph replay stands for it.
+enum class Phase { forward, backward, optimizer_step };
+struct PhaseState {
+  bool have_forward = false;
+  bool logits_are_gradient = false;
+};
+
+// The instantiated graph of capture_graph() and the phases it stands for.
+struct ExecutableGraph {
+  cudaGraphExec_t exec = nullptr;
+  std::vector<Phase> phases;
+  ExecutableGraph() = default;
+  ExecutableGraph(ExecutableGraph&& other) noexcept
+      : exec(std::exchange(other.exec, nullptr)), phases(std::move(other.phases)) {}
+  ExecutableGraph& operator=(ExecutableGraph&& other) noexcept {
+    std::swap(exec, other.exec);
+    std::swap(phases, other.phases);
+    return *this;
+  }
+  ~ExecutableGraph() {
+    if (exec) cudaGraphExecDestroy(exec);
+  }
+};
+
 template <class T>
 void upload(T* device, const std::vector<T>& host, cudaStream_t stream) {
   TRANSFORMER_CUDA_CHECK(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(T),
@@ -453,6 +494,8 @@ class CudaBackend final : public Backend {
           cudaMemsetAsync(buffers_.adam_m, 0, layout_.total * sizeof(float), stream()));
       TRANSFORMER_CUDA_CHECK(
           cudaMemsetAsync(buffers_.adam_v, 0, layout_.total * sizeof(float), stream()));
+      TRANSFORMER_CUDA_CHECK(
+          cudaMemsetAsync(buffers_.adam_step, 0, sizeof(AdamWStep), stream()));
     }
     synchronize();  // the rope tables' host vectors die here
   }
@@ -468,6 +511,7 @@ class CudaBackend final : public Backend {
   }
 
   void set_parameters(const std::vector<float>& values) override {
+    refuse_inside_capture("set_parameters()");
     if (values.size() != layout_.total)
       throw std::invalid_argument("set_parameters: " + std::to_string(values.size()) +
                                   " values, the layout has " + std::to_string(layout_.total));
@@ -478,6 +522,7 @@ class CudaBackend final : public Backend {
 
   void set_batch(const std::vector<std::int32_t>& tokens,
                  const std::vector<std::int32_t>& targets) override {
+    refuse_inside_capture("set_batch()");
     const std::size_t n = tokens_count();
     check_ids("tokens", tokens, n);
     check_ids("targets", targets, n);
@@ -491,7 +536,7 @@ class CudaBackend final : public Backend {
   }
 
   void forward() override {
-    if (!have_batch_) throw std::logic_error("forward() before set_batch()");
+    enter(Phase::forward);
     if (config_.poison_buffers)
       TRANSFORMER_CUDA_CHECK(
           cudaMemsetAsync(buffers_.volatile_begin, 0xFF, buffers_.volatile_bytes, stream()));
@@ -519,22 +564,16 @@ class CudaBackend final : public Backend {
       cross_entropy_forward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp,
                                  buffers_.row_loss, buffers_.loss, N, V, stream());
     }
-    have_forward_ = true;
-    logits_are_gradient_ = false;
   }
 
   void backward() override {
-    if (config_.mode == Mode::fwd)
-      throw std::logic_error("backward() on a backend built for Mode::fwd (no gradient buffers)");
-    if (!have_forward_) throw std::logic_error("backward() before forward()");
-    if (logits_are_gradient_) throw std::logic_error("backward() twice after one forward()");
+    enter(Phase::backward);
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
     {
       GPUPROF_SCOPE("cross_entropy", stream(),
                     gpuprof::Work{3.0 * N * V, 2.0 * sizeof(Act) * N * V});
       cross_entropy_backward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp, N, V,
                                   stream());
-      logits_are_gradient_ = true;
     }
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{2 * matmul_flops(N, V, d), 0});
@@ -552,29 +591,51 @@ class CudaBackend final : public Backend {
   }
 
   void optimizer_step() override {
-    if (config_.mode != Mode::step)
-      throw std::logic_error("optimizer_step() needs a backend built for Mode::step");
+    enter(Phase::optimizer_step);
     const double count = static_cast<double>(layout_.total);
     GPUPROF_SCOPE("adamw", stream(),
                   gpuprof::Work{12.0 * count, (28.0 + (kMixed ? 2.0 : 0.0)) * count});
-    AdamWBuffers adamw{buffers_.params, buffers_.grads,         buffers_.adam_m,
-                       buffers_.adam_v, buffers_.params_bf16,   buffers_.norm_partials,
-                       layout_.total};
-    adamw_step(config_.adamw, ++step_, adamw, stream());
+    const AdamWBuffers adamw{buffers_.params,      buffers_.grads,
+                             buffers_.adam_m,      buffers_.adam_v,
+                             buffers_.params_bf16, buffers_.norm_partials,
+                             buffers_.adam_step,   layout_.total};
+    adamw_step(config_.adamw, adamw, stream());
   }
 
-  void synchronize() override { TRANSFORMER_CUDA_CHECK(cudaStreamSynchronize(stream())); }
+  void replay_graph() override {
+    if (!graph_.exec) throw std::logic_error("replay_graph() before capture_graph()");
+    refuse_inside_capture("replay_graph()");
+    // The phases' checks run first, on a copy, so a replay that may not
+    // follow what ran before leaves the backend as it was.
+    const PhaseState before = phase_state_;
+    try {
+      for (const Phase phase : graph_.phases) enter(phase);
+    } catch (...) {
+      phase_state_ = before;
+      throw;
+    }
+    // launch_graph: the NVTX range Nsight shows for the replay, and gpuprof
+    // reads the time stamps of the scopes captured in the step as it goes.
+    gpuprof::launch_graph(graph_.exec, stream());
+  }
+
+  bool has_graph() const override { return graph_.exec != nullptr; }
+
+  void synchronize() override {
+    refuse_inside_capture("synchronize()");
+    TRANSFORMER_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  }
 
   float loss() override {
-    if (!have_forward_) throw std::logic_error("loss() before forward()");
+    if (!phase_state_.have_forward) throw std::logic_error("loss() before forward()");
     float value = 0;
     download(&value, buffers_.loss, 1);
     return value;
   }
 
   std::vector<float> logits() override {
-    if (!have_forward_) throw std::logic_error("logits() before forward()");
-    if (logits_are_gradient_)
+    if (!phase_state_.have_forward) throw std::logic_error("logits() before forward()");
+    if (phase_state_.logits_are_gradient)
       throw std::logic_error(
           "logits() after backward(): backward turns the logits into their gradient in place; "
           "read them between forward() and backward()");
@@ -595,8 +656,77 @@ class CudaBackend final : public Backend {
     return host;
   }
 
+ protected:
+  void capture(const std::function<void()>& enqueue) override {
+    refuse_inside_capture("capture_graph()");
+    // Capture runs the host side of the calls but none of their work: the
+    // phase state goes back to what it was, and replays apply the phases.
+    const PhaseState before = phase_state_;
+    std::vector<Phase> phases;
+    capture_phases_ = &phases;
+    const auto finish = [&] {
+      capture_phases_ = nullptr;
+      phase_state_ = before;
+    };
+    TRANSFORMER_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t captured = nullptr;
+    try {
+      enqueue();
+    } catch (...) {
+      finish();
+      if (cudaStreamEndCapture(stream(), &captured) == cudaSuccess && captured)
+        cudaGraphDestroy(captured);
+      throw;
+    }
+    finish();
+    TRANSFORMER_CUDA_CHECK(cudaStreamEndCapture(stream(), &captured));
+    const GraphOwner graph{captured};
+    if (phases.empty())
+      throw std::logic_error(
+          "capture_graph(): nothing captured (call forward(), backward(), optimizer_step() or "
+          "run() inside it)");
+    ExecutableGraph executable;
+    TRANSFORMER_CUDA_CHECK(cudaGraphInstantiate(&executable.exec, graph.graph, 0));
+    // Uploads it now, so the first replay costs what every replay does.
+    TRANSFORMER_CUDA_CHECK(cudaGraphUpload(executable.exec, stream()));
+    executable.phases = std::move(phases);
+    graph_ = std::move(executable);
+  }
+
  private:
   int tokens_count() const { return config_.batch * config_.ctx; }
+
+  void enter(Phase phase) {
+    switch (phase) {
+      case Phase::forward:
+        if (!have_batch_) throw std::logic_error("forward() before set_batch()");
+        phase_state_.have_forward = true;
+        phase_state_.logits_are_gradient = false;
+        break;
+      case Phase::backward:
+        if (config_.mode == Mode::fwd)
+          throw std::logic_error(
+              "backward() on a backend built for Mode::fwd (no gradient buffers)");
+        if (!phase_state_.have_forward) throw std::logic_error("backward() before forward()");
+        if (phase_state_.logits_are_gradient)
+          throw std::logic_error("backward() twice after one forward()");
+        phase_state_.logits_are_gradient = true;
+        break;
+      case Phase::optimizer_step:
+        if (config_.mode != Mode::step)
+          throw std::logic_error("optimizer_step() needs a backend built for Mode::step");
+        break;
+    }
+    if (capture_phases_) capture_phases_->push_back(phase);
+  }
+
+  // What waits for the device or copies from the host cannot be in a graph.
+  void refuse_inside_capture(const char* call) const {
+    if (capture_phases_)
+      throw std::logic_error(std::string(call) +
+                             " inside capture_graph(): a graph can neither wait for the device "
+                             "nor copy from host memory that changes between replays");
+  }
 
   const float* params_at(const char* tensor) const {
     return buffers_.params + layout_.find(tensor).offset;
@@ -632,6 +762,7 @@ class CudaBackend final : public Backend {
 
   template <class T>
   void download(T* host, const T* device, std::size_t count) {
+    refuse_inside_capture("reading back (parameters(), loss(), logits(), gradients())");
     TRANSFORMER_CUDA_CHECK(
         cudaMemcpyAsync(host, device, count * sizeof(T), cudaMemcpyDeviceToHost, stream()));
     synchronize();
@@ -783,10 +914,10 @@ class CudaBackend final : public Backend {
   DeviceMemory arena_;
   std::unique_ptr<Gemm> gemm_;
   Buffers<Act> buffers_;
-  long long step_ = 0;
   bool have_batch_ = false;
-  bool have_forward_ = false;
-  bool logits_are_gradient_ = false;
+  PhaseState phase_state_;
+  std::vector<Phase>* capture_phases_ = nullptr;  // set while capture() runs
+  ExecutableGraph graph_;
 };
 
 }  // namespace

@@ -99,7 +99,9 @@ void print_results_table(std::ostream& out, const BenchResults& results) {
     rows.push_back(std::move(cells));
   }
   out << results.backend << " backend on " << results.device << "; batch " << results.batch << ", "
-      << results.warmup << " warm-up + " << results.steps << " timed steps per configuration\n";
+      << results.warmup << " warm-up + " << results.steps << " timed steps per configuration"
+      << (results.graph ? ", each timed step one replay of the step captured as a CUDA graph" : "")
+      << "\n";
   numbers_right_table(header, std::move(rows)).print(out, ruled_layout);
 }
 
@@ -132,6 +134,7 @@ RowFields row_fields(const ResultRow& row) {
       {"note", row.note},
       {"params", integer(row.params)},
       {"timing", row.timing.empty() ? FieldValue(nullptr) : FieldValue(row.timing)},
+      {"graph", row.graph},
       {"mean_ms", optional_field(row.mean_ms)},
       {"std_ms", optional_field(row.std_ms)},
       {"median_ms", optional_field(row.median_ms)},

@@ -34,6 +34,7 @@ struct ResultRow {
   Precision precision = Precision::fp32;
   std::string backend;  // "cuda" or "cpu"
   int warmup = 0, steps = 0;
+  bool graph = false;  // the timed steps were replays of one captured CUDA graph
   RowStatus status = RowStatus::ok;
   std::string note;  // why a row is unsupported or failed
 
@@ -79,6 +80,7 @@ struct BenchResults {
   std::string device;   // the GPU's name, or a description of the CPU backend
   std::string backend;  // "cuda" or "cpu"
   int batch = 0, warmup = 0, steps = 0;
+  bool graph = false;  // timed steps were replays of one CUDA graph
   unsigned long long seed = 0;
   std::map<std::string, double> ceilings_tflops;  // by precision name; empty on the CPU
   std::vector<ResultRow> rows;

@@ -51,14 +51,25 @@ void run_step_in_scopes(Backend& backend, Mode mode, gpuprof::Stream stream) {
 }  // namespace
 
 StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps,
-                      const std::string& scope_name) {
+                      const std::string& scope_name, bool graph) {
   const gpuprof::Stream stream = backend.stream();
   GPUPROF_SCOPE(scope_name, stream);
+  // The capture enqueues nothing: its only cost is host time, inside the
+  // last warm-up step's measurement (with one warm-up step, the cold one's).
+  const auto capture = [&] {
+    backend.capture_graph([&] { run_step_in_scopes(backend, mode, stream); });
+  };
+  if (graph && warmup == 0) capture();
   int calls = 0;
   const auto step = [&] {
     if (calls++ < warmup) {
-      GPUPROF_SCOPE("warmup", stream);
-      run_step_in_scopes(backend, mode, stream);
+      {
+        GPUPROF_SCOPE("warmup", stream);
+        run_step_in_scopes(backend, mode, stream);
+      }
+      if (graph && calls == warmup) capture();
+    } else if (graph) {
+      backend.replay_graph();
     } else {
       run_step_in_scopes(backend, mode, stream);
     }
@@ -126,6 +137,7 @@ ResultRow blank_row(const Device& device, const RunConfig& config, const StepPro
   row.backend = device.backend_name();
   row.warmup = protocol.warmup;
   row.steps = protocol.steps;
+  row.graph = protocol.graph;
   row.params = parameter_count(config.model);
   return row;
 }
@@ -148,7 +160,7 @@ ResultRow run_configuration(const Device& device, const RunConfig& config,
   const TokenBatch batch = make_token_batch(config, config.seed);
   backend->set_batch(batch.tokens, batch.targets);
   const StepTiming timing = time_steps(*backend, config.mode, protocol.warmup, protocol.steps,
-                                       configuration_label(config));
+                                       configuration_label(config), protocol.graph);
   memory.sample();
 
   const gpuprof::Summary summary = gpuprof::summarize(timing.samples_ms);

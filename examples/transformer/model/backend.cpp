@@ -1,5 +1,6 @@
 // model/backend.cpp: the backend-independent pieces of backend.hpp (names of
-// the enums, the OOM error, Backend::run).
+// the enums, the OOM error, Backend::run, the refusal of graphs by backends
+// that have none).
 #include "model/backend.hpp"
 
 #include <cstdio>
@@ -14,6 +15,11 @@ std::string out_of_memory_message(std::size_t requested, std::size_t free_bytes)
                 static_cast<double>(requested) / gib, requested,
                 static_cast<double>(free_bytes) / gib);
   return text;
+}
+
+[[noreturn]] void refuse_graphs(const Backend& backend) {
+  throw std::logic_error("the " + backend.name() +
+                         " backend has no CUDA graphs: graph mode needs the CUDA backend");
 }
 
 }  // namespace
@@ -60,5 +66,8 @@ void Backend::run(Mode mode) {
     case Mode::step: train_step(); return;
   }
 }
+
+void Backend::capture(const std::function<void()>&) { refuse_graphs(*this); }
+void Backend::replay_graph() { refuse_graphs(*this); }
 
 }  // namespace transformer

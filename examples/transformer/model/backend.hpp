@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -79,6 +80,26 @@ class Backend {
   // Runs what `mode` asks for: fwd, fwd+bwd, or a full train step.
   void run(Mode mode);
 
+  // CUDA graphs: a whole step as one launch. capture_graph() runs `enqueue`
+  // (or run(mode)) with stream() capturing, so what it enqueues through
+  // forward(), backward(), optimizer_step() and run(), with the caller's
+  // scopes around them, becomes one graph; nothing of it executes then, and
+  // it replaces any earlier graph. replay_graph() launches it without
+  // waiting, and leaves the backend as the captured calls would have. Inside
+  // a capture nothing may read back or wait (loss(), set_batch() and the
+  // like throw). Replays read the batch and parameters from the buffers the
+  // capture saw, so set_batch() and set_parameters() between replays take
+  // effect; the rest a graph bakes in (buffer addresses, shapes, the cuBLAS
+  // handle and workspace, the AdamW constants) is fixed at construction, and
+  // AdamW counts its steps on the device. The CPU backend throws
+  // std::logic_error: it has no graphs.
+  void capture_graph(const std::function<void()>& enqueue) { capture(enqueue); }
+  void capture_graph(Mode mode) {
+    capture([this, mode] { run(mode); });
+  }
+  virtual void replay_graph();
+  virtual bool has_graph() const { return false; }
+
   // The stream the backend enqueues on: events and scopes that time its work
   // must be recorded there. nullptr for the CPU backend.
   virtual CUstream_st* stream() const { return nullptr; }
@@ -93,6 +114,9 @@ class Backend {
 
   // Device (or host) bytes this backend allocated for its configuration.
   virtual std::size_t allocated_bytes() const = 0;
+
+ protected:
+  virtual void capture(const std::function<void()>& enqueue);
 };
 
 // Throw OutOfMemory when the configuration does not fit; std::runtime_error

@@ -32,10 +32,12 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
     const std::size_t equals = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string::npos;
     const std::string name = arg.substr(0, equals);
     const bool value_inline = equals != std::string::npos;
-    if (name == "--help" || name == "-h" || name == "--memory-table" || name == "--trace") {
+    if (name == "--help" || name == "-h" || name == "--memory-table" || name == "--trace" ||
+        name == "--graph") {
       if (value_inline) throw UsageError(name + ": this flag takes no value");
       if (name == "--memory-table") options.memory_table = true;
       else if (name == "--trace") options.trace = true;
+      else if (name == "--graph") options.graph = true;
       else options.help = true;
     } else if (name == "--out") {
       if (!value_inline && i + 1 == args.size()) throw UsageError("--out: missing value");
@@ -76,6 +78,8 @@ std::string profile_usage_text() {
          "  --warmup N         warm-up steps, left out of the analysis (default 5)\n"
          "  --steps N          profiled steps per mode (default 10)\n"
          "  --seed N           parameters and token ids (default 0)\n"
+         "  --graph            capture each run's step (after the warm-up) as one CUDA graph\n"
+         "                     and profile its replays (the memory table stays eager)\n"
          "  --out DIR          write DIR/profile.md, DIR/profile.json and DIR/kern_sum/*.csv\n"
          "                     (without it the markdown report goes to stdout)\n"
          "  --memory-table     also measure peak memory of the 2.7B model at ctx 128,256,512,\n"

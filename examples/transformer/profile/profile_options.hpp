@@ -30,6 +30,7 @@ struct ProfileOptions {
   std::string out_dir;      // "" = markdown report on stdout only
   bool memory_table = false;
   bool trace = false;       // DIR/trace.json: one train step of the first configuration
+  bool graph = false;       // time each run's step as replays of one captured CUDA graph
   bool help = false;
 };
 

@@ -73,6 +73,7 @@ struct MemoryTable {
 struct ProfileResults {
   std::string device;
   int batch = 0, warmup = 0, steps = 0;
+  bool graph = false;  // --graph: the profiled steps were replays of one CUDA graph
   std::uint64_t seed = 0;
   std::vector<std::string> notes;  // caveats that apply to the whole run
   std::vector<ConfigurationProfile> configurations;

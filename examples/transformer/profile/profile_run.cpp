@@ -58,7 +58,9 @@ StepTimes step_times(const harness::ResultRow& row) {
 class ConfigurationRunner {
  public:
   ConfigurationRunner(const ProfileOptions& options, const harness::Device& device)
-      : options_(options), device_(device), protocol_{options.warmup, options.steps} {}
+      : options_(options),
+        device_(device),
+        protocol_{options.warmup, options.steps, options.graph} {}
 
   // One row of the bench protocol; an oom row marks `c` and returns nothing.
   std::optional<StepTimes> run(ConfigurationProfile& c, Mode mode, const harness::StepProtocol& protocol) {
@@ -210,6 +212,7 @@ ProfileResults run_profile(const ProfileOptions& options) {
   results.batch = options.batch;
   results.warmup = options.warmup;
   results.steps = options.steps;
+  results.graph = options.graph;
   results.seed = options.seed;
 
   ConfigurationRunner runner(options, device);

@@ -157,6 +157,7 @@ std::string profile_json(const ProfileResults& results) {
       .member("batch", results.batch)
       .member("warmup", results.warmup)
       .member("steps", results.steps)
+      .member("graph", results.graph)
       .member("seed", results.seed)
       .key("notes")
       .begin_array();

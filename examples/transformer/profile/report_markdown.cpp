@@ -220,7 +220,9 @@ std::string profile_markdown(const ProfileResults& results) {
   out << "# Transformer LM profile\n\n"
       << "Device: " << results.device << ". Batch " << results.batch << ", " << results.warmup
       << " warm-up steps (left out) and " << results.steps
-      << " profiled steps per run, seed " << results.seed
+      << " profiled steps per run"
+      << (results.graph ? " (each one replay of the step captured as a CUDA graph)" : "")
+      << ", seed " << results.seed
       << ". Kernels captured with gpuprof::KernelCapture (CUPTI) and attributed to gpuprof scopes; every "
          "number below is measured. Each configuration runs four times on fresh backends: forward-only "
          "and train step with capture off (plain benchmark), then the same with capture on (analysed).\n\n";

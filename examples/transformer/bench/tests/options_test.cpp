@@ -39,6 +39,7 @@ TEST_CASE("no flags leaves the device-dependent lists empty and the protocol def
   CHECK(options.warmup == 5);
   CHECK(options.steps == 10);
   CHECK(options.device == harness::DeviceChoice::automatic);
+  CHECK_FALSE(options.graph.has_value());
   CHECK_FALSE(options.help);
 }
 
@@ -64,6 +65,7 @@ TEST_CASE("lists and numbers, with separate and inline values") {
                                                                        "--loss-curve",
                                                                        "50",
                                                                        "--warmup-study",
+                                                                       "--graph",
                                                                        "--report",
                                                                        "--seed",
                                                                        "42"});
@@ -79,6 +81,7 @@ TEST_CASE("lists and numbers, with separate and inline values") {
   CHECK(options.csv_path == "out.csv");
   CHECK(options.loss_curve_steps == 50);
   CHECK(options.warmup_study);
+  CHECK(options.graph == true);
   CHECK(options.print_report);
   CHECK(options.seed == 42);
 }
@@ -91,6 +94,7 @@ TEST_CASE("resolve_defaults fills only what was not given") {
     CHECK(options.contexts == std::vector<int>{128, 256, 512, 1024});
     CHECK(options.modes == std::vector<Mode>{Mode::fwd, Mode::fwdbwd, Mode::step});
     CHECK(options.precisions == std::vector<Precision>{Precision::fp32, Precision::bf16});
+    CHECK(options.graph == true);
   }
   SUBCASE("cpu") {
     DriverOptions options = parse_options(std::vector<std::string>{});
@@ -98,13 +102,15 @@ TEST_CASE("resolve_defaults fills only what was not given") {
     CHECK(options.sizes == std::vector<std::string>{"tiny"});
     CHECK(options.contexts == std::vector<int>{128});
     CHECK(options.precisions == std::vector<Precision>{Precision::fp32});
+    CHECK(options.graph == false);
   }
   SUBCASE("given lists stay") {
     DriverOptions options =
-        parse_options(std::vector<std::string>{"--ctx", "64", "--precision", "bf16"});
-    resolve_defaults(options, false);
+        parse_options(std::vector<std::string>{"--ctx", "64", "--precision", "bf16", "--eager"});
+    resolve_defaults(options, true);
     CHECK(options.contexts == std::vector<int>{64});
     CHECK(options.precisions == std::vector<Precision>{Precision::bf16});
+    CHECK(options.graph == false);
   }
 }
 
@@ -132,6 +138,8 @@ TEST_CASE("bad input names the flag and the value") {
     }
   };
   check_message({"--size", "huge"}, {"--size", "huge", "unknown size", "small"});
+  check_message({"--graph", "--eager"}, {"--eager", "exclude each other"});
+  check_message({"--graph=1"}, {"--graph", "takes no value"});
   check_message({"--ctx", "128,0"}, {"--ctx", "'0'", "at least 1"});
   check_message({"--ctx", "-5"}, {"--ctx", "'-5'"});
   check_message({"--ctx", "12x"}, {"--ctx", "'12x'", "not a whole number"});
@@ -164,6 +172,6 @@ TEST_CASE("--help is a switch and the usage text lists every flag") {
   for (const char* flag :
        {"--size", "--ctx", "--batch", "--warmup", "--steps", "--mode", "--precision", "--device",
         "--json", "--csv", "--dump", "--torch-jsonl", "--warmup-study", "--loss-curve", "--report",
-        "--report-json", "--trace", "--help"})
+        "--report-json", "--trace", "--graph", "--eager", "--help"})
     CHECK_MESSAGE(contains(usage, flag), flag);
 }

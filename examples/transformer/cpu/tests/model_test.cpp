@@ -189,6 +189,11 @@ TEST_CASE("CPU backend rejects what it cannot do") {
   CHECK(std::isfinite(inference->loss()));
   CHECK_THROWS_AS(inference->backward(), std::logic_error);
   CHECK_THROWS_AS(inference->gradients(), std::logic_error);
+  CHECK_THROWS_WITH_AS(inference->capture_graph(Mode::fwd),
+                       doctest::Contains("cpu backend has no CUDA graphs"), std::logic_error);
+  CHECK_THROWS_WITH_AS(inference->replay_graph(), doctest::Contains("needs the CUDA backend"),
+                       std::logic_error);
+  CHECK_FALSE(inference->has_graph());
 
   // Far beyond any host's memory: reported as OutOfMemory, not a crash.
   RunConfig huge = little_run(Mode::step);

@@ -156,6 +156,18 @@ inline void check_close(const std::string& what, const std::vector<double>& got,
   check_close(what, got.data(), want.data(), got.size(), tolerance);
 }
 
+// Two layers, two heads, d_ff ≠ d: every structural feature, milliseconds on the CPU.
+inline ModelConfig little_config() {
+  ModelConfig config;
+  config.name = "little";
+  config.vocab = 64;
+  config.d_model = 32;
+  config.heads = 2;
+  config.d_ff = 48;
+  config.layers = 2;
+  return config;
+}
+
 // Stated tolerances (norm-wise relative error against the double reference).
 // One layer: fp32 ≈ a few float roundings; tf32 GEMM inputs keep 10 mantissa
 // bits (unit roundoff 4.9e-4, and attention chains three GEMMs and a softmax

@@ -234,7 +234,7 @@ TEST_CASE("attention (RoPE, causal softmax, strided-batched GEMMs) forward and b
   }
 }
 
-TEST_CASE("adamw matches the CPU reference over three steps and refreshes the bf16 copy") {
+TEST_CASE("adamw: three steps match the CPU reference, t is counted on the device, bf16 copy refreshed") {
   const std::size_t count = 10000;
   for (const float clip : {0.0f, 0.5f}) {  // gradient norms here are ≈ 100: clipping acts
     CAPTURE(clip);
@@ -249,12 +249,15 @@ TEST_CASE("adamw matches the CPU reference over three steps and refreshes the bf
     DeviceArray<float> params(initial), grads(count), m(std::vector<double>(count, 0.0)),
         v(std::vector<double>(count, 0.0)), partials(kNormPartials);
     DeviceArray<bf16> params_bf16(count);
-    for (long long step = 1; step <= 3; ++step) {
+    DeviceArray<AdamWStep> step(1);
+    TRANSFORMER_CUDA_CHECK(cudaMemset(step.get(), 0, sizeof(AdamWStep)));
+    constexpr unsigned long long kSteps = 3;
+    for (unsigned long long t = 1; t <= kSteps; ++t) {
       const auto g = round_to<float>(random_values(count));
       grads.upload(g);
-      adamw_step(config, step,
+      adamw_step(config,
                  {params.get(), grads.get(), m.get(), v.get(), params_bf16.get(), partials.get(),
-                  count},
+                  step.get(), count},
                  nullptr);
       cpu::adamw_step<double>(config, Eigen::Map<VectorD>(params_ref.data(), count),
                               Eigen::Map<const VectorD>(g.data(), count), state);
@@ -266,6 +269,11 @@ TEST_CASE("adamw matches the CPU reference over three steps and refreshes the bf
     check_close(label + "v", v.download(), flat(state.v), 1e-6);
     check_close(label + "bf16 copy = bf16(params)", params_bf16.download(), round_to<bf16>(params_got),
                 1e-12);
+    // The kernel advanced t itself, and left its block count ready for the next launch.
+    AdamWStep counted{};
+    TRANSFORMER_CUDA_CHECK(cudaMemcpy(&counted, step.get(), sizeof counted, cudaMemcpyDeviceToHost));
+    CHECK(counted.step == kSteps);
+    CHECK(counted.blocks_done == 0);
   }
 }
 

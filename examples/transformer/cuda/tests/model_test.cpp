@@ -19,18 +19,6 @@ struct ModelCase {
   int batch, ctx;
 };
 
-// Two layers, two heads, d_ff ≠ d: every structural feature, milliseconds on the CPU.
-ModelConfig little_config() {
-  ModelConfig config;
-  config.name = "little";
-  config.vocab = 64;
-  config.d_model = 32;
-  config.heads = 2;
-  config.d_ff = 48;
-  config.layers = 2;
-  return config;
-}
-
 std::vector<ModelCase> model_cases() {
   return {{"little", little_config(), 2, 16}, {"tiny", *named_size("tiny"), 2, 32}};
 }

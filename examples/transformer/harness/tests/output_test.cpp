@@ -25,6 +25,7 @@ ResultRow measured_row() {
   row.backend = "cuda";
   row.warmup = 5;
   row.steps = 10;
+  row.graph = true;
   row.params = 128625408;
   row.timing = "cuda_events";
   row.mean_ms = 40.5;
@@ -114,6 +115,7 @@ TEST_CASE("the JSON document carries the schema, the ceilings and every row's fi
                             "backend",
                             "warmup",
                             "steps",
+                            "graph",
                             "mean_ms",
                             "std_ms",
                             "median_ms",
@@ -144,6 +146,7 @@ TEST_CASE("the JSON document carries the schema, the ceilings and every row's fi
   CHECK(ok["peak_mem_bytes"].as_int64() == (3LL << 30));
   CHECK(ok["params"].as_int64() == 128625408);
   CHECK(ok["timing"].as_string() == "cuda_events");
+  CHECK(ok["graph"].as_bool());
   CHECK(ok["torch_median_ms"].as_number() == 73.5);
   CHECK(ok["speedup_vs_torch"].as_number() == doctest::Approx(73.5 / 40.0));
   CHECK(ok["memory_ratio_vs_torch"].as_number() == doctest::Approx(0.5));

@@ -20,12 +20,13 @@ TEST_CASE("defaults: small and large, ctx 128-1024, bf16, the bench protocol") {
   CHECK(options.out_dir.empty());
   CHECK_FALSE(options.memory_table);
   CHECK_FALSE(options.trace);
+  CHECK_FALSE(options.graph);
 }
 
 TEST_CASE("shared flags are parsed as transformer_bench parses them") {
   const ProfileOptions options = parse_profile_options(
       {"--size", "small", "--ctx=256,512", "--precision", "fp32,bf16", "--batch", "2", "--warmup=1", "--steps", "3",
-       "--seed", "7", "--out", "results", "--memory-table", "--trace"});
+       "--seed", "7", "--out", "results", "--memory-table", "--trace", "--graph"});
   CHECK(options.sizes == std::vector<std::string>{"small"});
   CHECK(options.contexts == std::vector<int>{256, 512});
   CHECK(options.precisions == std::vector<Precision>{Precision::fp32, Precision::bf16});
@@ -36,6 +37,7 @@ TEST_CASE("shared flags are parsed as transformer_bench parses them") {
   CHECK(options.out_dir == "results");
   CHECK(options.memory_table);
   CHECK(options.trace);
+  CHECK(options.graph);
   CHECK(parse_profile_options({"--out=dir"}).out_dir == "dir");
   CHECK(parse_profile_options({"-h"}).help);
 }
