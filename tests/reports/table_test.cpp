@@ -71,7 +71,8 @@ TEST_CASE("a row that does not match the columns is an error") {
 
 TEST_CASE("cell formatters") {
   CHECK(gpuprof::format_fixed(2.0 / 3.0, 2) == "0.67");
-  CHECK(gpuprof::format_significant(1234.5678) == "1234.6");  // about four significant digits
+  CHECK(gpuprof::format_significant(1234.5678) == "1235");  // about four significant digits
+  CHECK(gpuprof::format_significant(12.345678) == "12.35");
   CHECK(gpuprof::format_significant(0.000123456) == "0.000123");
   CHECK(gpuprof::format_significant(std::nan("")) == "-");
   CHECK(gpuprof::shortest_decimal(0.1) == "0.1");

@@ -28,7 +28,7 @@ inline std::string format_fixed(double value, int decimals) {
   return text;
 }
 
-// About four significant digits without an exponent: "1234.6", "12.35",
+// About four significant digits without an exponent: "1235", "12.35",
 // "0.1234", "0.000123"; "-" for NaN and infinities.
 inline std::string format_significant(double value) {
   if (!std::isfinite(value)) return "-";
