@@ -147,7 +147,7 @@ int run(const Options& options) {
     const gpuprof::Report report = gpuprof::profiler().report();
     records = report.kernels.size();
     for (const gpuprof::KernelRecord& record : report.kernels)
-      if (record.scope_instance == 0 || record.graph_launch == 0) ++unattributed;
+      if (record.scope_node < 0 || record.graph_launch == 0) ++unattributed;
     dropped = report.dropped_kernel_records;
   }
   std::printf("graph_replay capture=%s buffer_mb=%lld device_buffer_mb=%lld kernel_ns=%lld kernels=%d replays=%d median_us=%.2f min_us=%.2f "

@@ -13,10 +13,11 @@
 // start; each scope pushes its instance id as external correlation id
 // (CUSTOM0), so an EXTERNAL_CORRELATION record ties every launch to it. The
 // records are joined by correlation id (detail/cupti_join.hpp). CUDA graphs:
-// work a graph launch runs is charged to the scope that was innermost when its
-// node was captured (CUPTI's resource callbacks name each node as it is
-// created or cloned, and activity records carry the node's id), each launch
-// counting as one execution of that scope. CUPTI's
+// work a graph launch runs is charged to the scope node (path) that was
+// innermost when its graph node was captured (CUPTI's resource callbacks name
+// each node as it is created or cloned, and activity records carry the node's
+// id), each launch counting as one execution of that scope node. The stamp
+// kernels that time scopes inside graphs are gpuprof's own and not kept. CUPTI's
 // timestamps come from gpuprof's clock (cuptiActivityRegisterTimestampCallback:
 // CUPTI converts GPU times to this clock), so kernels and scopes share a time
 // axis. Records are copied out of CUPTI's buffers when CUPTI hands a buffer
@@ -45,7 +46,6 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -55,6 +55,8 @@
 #include "detail/cupti_check.hpp"
 #include "detail/cupti_join.hpp"
 #include "detail/cupti_records.hpp"
+#include "detail/recorder.hpp"
+#include "detail/thread_ops.hpp"
 #include "error.hpp"
 #include "kernel_names.hpp"
 #include "kernel_record.hpp"
@@ -143,8 +145,10 @@ class KernelCapture final : public ScopeObserver {
   }
 
   // Every kernel, copy and memset captured so far (flushes first), attributed
-  // to its scope instance, in delivery order.
-  std::vector<KernelRecord> records() { return joined_records(nullptr); }
+  // to the scope instance around its launch, in delivery order. Graph work is
+  // charged to the scope node it was captured in only in a report (nodes are
+  // the report's): here it keeps that fallback (and its graph_node_id).
+  std::vector<KernelRecord> records() { return joined_records({}); }
   // Device allocations and releases (options.allocations), flushed first.
   std::vector<AllocationRecord> allocations() {
     flush();
@@ -170,17 +174,13 @@ class KernelCapture final : public ScopeObserver {
   }
 
   // --- ScopeObserver: scope ids become external correlation ids ----------------
-  // and the innermost one is remembered per thread for graph nodes.
   void on_scope_begin(std::uint64_t instance_id) override {
     if (!active()) return;
-    open_scopes().push_back(instance_id);
     note(GPUPROF_CUPTI_FAILURE(
         cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, instance_id)));
   }
   void on_scope_end(std::uint64_t instance_id) override {
     if (!active()) return;
-    std::vector<std::uint64_t>& open = open_scopes();
-    if (!open.empty() && open.back() == instance_id) open.pop_back();
     std::uint64_t popped = 0;
     note(GPUPROF_CUPTI_FAILURE(
         cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped)));
@@ -189,14 +189,12 @@ class KernelCapture final : public ScopeObserver {
            std::to_string(instance_id));
   }
   void on_reset() override { clear(); }
-  // Graph work whose capture-time scope is not in `report` (a reset forgot
-  // it) is charged to the scope around its launch instead.
+  // Graph work whose capture-time scope node is not in `report` (none of its
+  // replays was read since the last reset) is charged to the scope around
+  // its launch instead.
   void contribute(Report& report) override {
     if (!active()) return;
-    std::unordered_set<std::uint64_t> reported;
-    reported.reserve(report.instances.size());
-    for (const ScopeInstance& instance : report.instances) reported.insert(instance.id);
-    report.kernels = joined_records(&reported);
+    report.kernels = joined_records(report_nodes_by_scope_node(report));
     report.dropped_kernel_records = dropped();
   }
 
@@ -217,14 +215,26 @@ class KernelCapture final : public ScopeObserver {
 
   static std::uint64_t CUPTIAPI host_clock() { return static_cast<std::uint64_t>(host_now_ns()); }
 
-  // This thread's open scopes that this capture saw begin, innermost last.
-  static std::vector<std::uint64_t>& open_scopes() {
-    static thread_local std::vector<std::uint64_t> open;
-    return open;
+  // Global scope node id -> index into report.nodes, through the paths.
+  static std::vector<int> report_nodes_by_scope_node(const Report& report) {
+    detail::Recorder& recorder = detail::recorder();
+    const std::vector<detail::GlobalNode> nodes = recorder.nodes_snapshot();
+    std::vector<std::string> global_paths(nodes.size());
+    // A parent's id is below its children's (it existed first).
+    for (std::size_t node = 1; node < nodes.size(); ++node) {
+      const std::uint32_t parent = nodes[node].parent;
+      const std::string name = recorder.names().text(nodes[node].name);
+      global_paths[node] = parent == detail::root_node ? name : global_paths[parent] + "/" + name;
+    }
+    std::vector<std::string> report_paths;
+    report_paths.reserve(report.nodes.size());
+    for (const ScopeNode& node : report.nodes) report_paths.push_back(node.path);
+    return detail::report_nodes_by_path(global_paths, report_paths);
   }
 
   // CUPTI's resource callbacks for graph nodes, on the thread that creates
-  // (captures) or clones (instantiates) them; `self` is the subscribing
+  // (captures) or clones (instantiates) them: a created node belongs to the
+  // recorder's innermost open scope node of that thread; `self` is the subscribing
   // capture. Takes only graph_nodes_mutex_, never the buffer mutex, so node
   // creation does not wait for a buffer being read. Must not throw into CUPTI.
   static void CUPTIAPI graph_node_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id,
@@ -243,12 +253,12 @@ class KernelCapture final : public ScopeObserver {
         capture.note(detail::cupti_failure(status, "cuptiGetGraphNodeId", __FILE__, __LINE__));
         return;
       }
-      const std::vector<std::uint64_t>& open = open_scopes();
+      const std::uint32_t scope_node = cloned ? 0 : detail::innermost_scope_node();
       const std::lock_guard<std::mutex> lock(capture.graph_nodes_mutex_);
       if (cloned)
         capture.graph_nodes_.add_clone(node_id, original_id);
       else
-        capture.graph_nodes_.add_created(node_id, open.empty() ? 0 : open.back());
+        capture.graph_nodes_.add_created(node_id, scope_node);
     } catch (...) {  // out of memory: this node falls back likewise
       capture.lost_graph_nodes_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -382,12 +392,12 @@ class KernelCapture final : public ScopeObserver {
   }
 
   // Flushes, then joins every record to its scope (detail/cupti_join.hpp).
-  std::vector<KernelRecord> joined_records(const std::unordered_set<std::uint64_t>* reported) {
+  std::vector<KernelRecord> joined_records(const std::vector<int>& report_node_of_scope) {
     flush();
     const std::lock_guard<std::mutex> lock(shared().mutex);
     std::vector<KernelRecord> joined = records_;
     const std::lock_guard<std::mutex> nodes_lock(graph_nodes_mutex_);
-    detail::join_correlations(joined, correlations_, graph_nodes_, reported);
+    detail::join_correlations(joined, correlations_, graph_nodes_, report_node_of_scope);
     return joined;
   }
 
@@ -404,6 +414,7 @@ class KernelCapture final : public ScopeObserver {
       switch (activity->kind) {
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
           const auto& kernel = *reinterpret_cast<const detail::CuptiKernel*>(activity);
+          if (detail::is_graph_stamp(kernel.name)) break;  // gpuprof's own graph timing
           keep(detail::kernel_record(kernel), kernel.name ? kernel.name : "<unnamed kernel>");
           break;
         }

@@ -27,13 +27,20 @@ struct KernelRecord {
   std::uint32_t device = 0;
   std::uint32_t stream = 0;
   std::uint32_t correlation_id = 0;   // CUPTI's launch/activity correlation id
-  std::uint64_t scope_instance = 0;   // ScopeInstance::id of the innermost scope (0: none)
+  // Eager work: ScopeInstance::id of the innermost scope around the launch (0: none).
+  std::uint64_t scope_instance = 0;
   // Run by a CUDA graph launch: CUPTI's id of the executable graph's node (0:
-  // launched eagerly). When scope_instance is the scope the node was captured
-  // in, graph_launch is the launch's correlation id, so each replay counts as
-  // one execution of that scope; 0 otherwise (see docs/kernel-capture.md).
+  // launched eagerly). Graph work belongs to the scope *node* that was
+  // innermost when its graph node was captured (every replay of that scope
+  // runs it): scope_node is that node's index into Report::nodes,
+  // scope_instance is 0 and graph_launch is the launch's correlation id, so
+  // each launch counts as one execution of the node. When the capture scope
+  // is unknown (captured outside any scope or before capture started),
+  // scope_node is -1, graph_launch 0, and scope_instance is the scope around
+  // the launch, as for eager work (see docs/kernel-capture.md).
   std::uint64_t graph_node_id = 0;
   std::uint32_t graph_launch = 0;
+  int scope_node = -1;
   std::uint32_t grid[3] = {0, 0, 0};
   std::uint32_t block[3] = {0, 0, 0};
   std::uint32_t registers_per_thread = 0;

@@ -15,10 +15,11 @@
 // selects the attention scope of every layer. "" selects the whole run,
 // including activity launched outside any scope.
 //
-// Views: a kernel's innermost scope is the scope instance that launched it
-// (KernelRecord::scope_instance). The inclusive view of a scope adds the
-// kernels of all its descendants; each kernel is counted once even when a
-// filter matches nested scopes.
+// Views: a kernel's innermost scope is the node of the scope instance that
+// launched it (KernelRecord::scope_instance), or for work a CUDA graph ran,
+// the node it was captured in (KernelRecord::scope_node). The inclusive view
+// of a scope adds the kernels of all its descendants; each kernel is counted
+// once even when a filter matches nested scopes.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -80,10 +81,11 @@ struct CategoryShare {
 };
 
 // GPU time of one scope execution (inclusive of nested scopes). An eager
-// instance is one execution; an instance whose work was captured into a CUDA
-// graph is one execution per launch of that graph (graph_launch != 0).
+// instance is one execution; a scope node whose work was captured into a CUDA
+// graph has one execution per launch of that graph (graph_launch != 0): all
+// its captured instances in that graph together.
 struct InstanceGpuTime {
-  std::uint64_t instance_id = 0;
+  std::uint64_t instance_id = 0;    // 0 for a graph execution (a node and a launch)
   int node = -1;
   std::uint32_t graph_launch = 0;   // the graph launch's correlation id; 0 for an eager execution
   std::uint64_t activities = 0;     // kernels, copies and memsets
@@ -91,8 +93,8 @@ struct InstanceGpuTime {
   std::int64_t last_end_ns = 0;
   std::int64_t projection_ns = 0;   // last_end_ns - first_start_ns
   std::int64_t summed_ns = 0;       // sum of durations (exceeds the projection when streams overlap)
-  double event_ms = -1;             // the instance's CUDA-event time; < 0 when not GPU-timed (graph
-                                    // executions: the capture-time instance's, i.e. none)
+  double event_ms = -1;             // the instance's CUDA-event time; < 0 when not GPU-timed, and for
+                                    // graph executions (their replays are separate report instances)
 };
 
 // GPU time of one scope node over all its executions (inclusive).
@@ -118,12 +120,21 @@ class ScopeIndex {
   }
 
   // Index into report.instances of the instance that launched `record`; -1 when
-  // it ran outside any scope (or its scope is not in this report).
+  // it ran outside any scope (or its scope is not in this report), and for
+  // graph work charged to its capture node.
   int instance_of(const KernelRecord& record) const {
+    if (record.scope_node >= 0) return -1;
     const auto found = instance_index_.find(record.scope_instance);
     return found == instance_index_.end() ? -1 : found->second;
   }
+  // The scope node of graph work charged to its capture node; -1 otherwise.
+  int graph_node_of(const KernelRecord& record) const {
+    return record.scope_node >= 0 && static_cast<std::size_t>(record.scope_node) < report_.nodes.size()
+               ? record.scope_node
+               : -1;
+  }
   int node_of(const KernelRecord& record) const {
+    if (record.scope_node >= 0) return graph_node_of(record);
     const int instance = instance_of(record);
     return instance < 0 ? -1 : report_.instances[static_cast<std::size_t>(instance)].node;
   }
@@ -342,12 +353,12 @@ inline std::vector<ScopeKernelRow> scope_kern_sum(const Report& report, const st
   return rows;
 }
 
-// GPU time of every scope execution (inclusive of nested scopes), in the
-// order of report.instances: each instance that launched work eagerly (or
-// none at all) once, followed by one entry per graph launch that replayed
-// work captured inside it (an instance whose work all ran in graphs is listed
-// only through its launches). A graph record counts for its capture-time
-// instance and that instance's ancestors, each keyed by the same launch.
+// GPU time of every scope execution (inclusive of nested scopes): each
+// instance of report.instances once, in order (eager work; the replay
+// instances of captured scopes list no activities), then the graph
+// executions, node by node in node order, each node's launches in order of
+// their first record. A graph record counts for its capture node and that
+// node's ancestors, each keyed by the same launch.
 inline std::vector<InstanceGpuTime> instance_gpu_times(const Report& report) {
   const detail::ScopeIndex index(report);
   const auto add = [](InstanceGpuTime& time, const KernelRecord& record) {
@@ -356,43 +367,32 @@ inline std::vector<InstanceGpuTime> instance_gpu_times(const Report& report) {
     time.summed_ns += record.duration_ns();
     ++time.activities;
   };
-  std::vector<InstanceGpuTime> eager(report.instances.size());
-  // Per instance: its graph executions in order of first record, found by
-  // (instance index, launch).
-  std::vector<std::vector<InstanceGpuTime>> replays(report.instances.size());
-  std::unordered_map<std::uint64_t, std::size_t> replay_at;
+  std::vector<InstanceGpuTime> times(report.instances.size());
+  // Per node: its graph executions in order of first record, found by (node, launch).
+  std::vector<std::vector<InstanceGpuTime>> launches_of(report.nodes.size());
+  std::unordered_map<std::uint64_t, std::size_t> launch_at;
   for (const KernelRecord& record : report.kernels) {
-    for (int up = index.instance_of(record); up >= 0; up = index.parent_instance(up)) {
-      const auto at = static_cast<std::size_t>(up);
-      if (record.graph_launch == 0) {
-        add(eager[at], record);
-        continue;
-      }
-      std::vector<InstanceGpuTime>& launches = replays[at];
-      const auto [slot, added] = replay_at.emplace((std::uint64_t{at} << 32) | record.graph_launch, launches.size());
+    for (int up = index.instance_of(record); up >= 0; up = index.parent_instance(up))
+      add(times[static_cast<std::size_t>(up)], record);
+    for (int up = index.graph_node_of(record); up >= 0; up = report.nodes[static_cast<std::size_t>(up)].parent) {
+      std::vector<InstanceGpuTime>& launches = launches_of[static_cast<std::size_t>(up)];
+      const auto [slot, added] =
+          launch_at.emplace((std::uint64_t(static_cast<std::uint32_t>(up)) << 32) | record.graph_launch, launches.size());
       if (added) {
         launches.emplace_back();
+        launches.back().node = up;
         launches.back().graph_launch = record.graph_launch;
       }
       add(launches[slot->second], record);
     }
   }
-  std::vector<InstanceGpuTime> times;
-  times.reserve(report.instances.size());
   for (std::size_t i = 0; i < report.instances.size(); ++i) {
-    const ScopeInstance& instance = report.instances[i];
-    const std::size_t first = times.size();
-    if (eager[i].activities > 0 || replays[i].empty()) {
-      eager[i].event_ms = instance.gpu_ms;
-      times.push_back(eager[i]);
-    }
-    times.insert(times.end(), replays[i].begin(), replays[i].end());
-    for (std::size_t k = first; k < times.size(); ++k) {
-      times[k].instance_id = instance.id;
-      times[k].node = instance.node;
-      times[k].projection_ns = times[k].last_end_ns - times[k].first_start_ns;
-    }
+    times[i].instance_id = report.instances[i].id;
+    times[i].node = report.instances[i].node;
+    times[i].event_ms = report.instances[i].gpu_ms;
   }
+  for (const std::vector<InstanceGpuTime>& launches : launches_of) times.insert(times.end(), launches.begin(), launches.end());
+  for (InstanceGpuTime& time : times) time.projection_ns = time.last_end_ns - time.first_start_ns;
   return times;
 }
 

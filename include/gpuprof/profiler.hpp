@@ -40,6 +40,8 @@ class Profiler {
   const std::string& device_name() const { return detail::recorder().device().name; }
   // false: scopes and bench use the host clock only (NVTX ranges stay).
   void set_gpu_timing(bool enabled) { detail::recorder().set_gpu_timing(enabled); }
+  // What set_gpu_timing last asked for (true by default), device or not.
+  bool gpu_timing_requested() const { return detail::recorder().gpu_timing_requested(); }
   // true: scopes only push and pop their NVTX range (no clock, no record, no
   // report), the cheapest way to name ranges for Nsight Systems.
   void set_nvtx_only(bool enabled) { detail::recorder().set_nvtx_only(enabled); }

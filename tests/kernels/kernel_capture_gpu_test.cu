@@ -2,7 +2,8 @@
 // scopes is attributed exactly, CUPTI's GPU projection of a ~2 ms scope agrees
 // with its CUDA-event time, nothing is dropped, memory peaks see allocations
 // made and freed inside a scope, and a captured CUDA graph's replays are
-// charged to the scopes its nodes were captured in, as an eager run is.
+// charged to the scope nodes its nodes were captured in, as an eager run is,
+// without gpuprof's own stamp kernels.
 // Prints the capture overhead per launch (information, not asserted). Exits
 // 77 (skipped) without a GPU.
 #include <doctest/doctest.h>
@@ -307,35 +308,68 @@ TEST_CASE("graph replays charge each scope what an eager run does, launch scope 
   CHECK(launch_scope[0].name == "(anonymous namespace)::empty_kernel()");
   CHECK(launch_scope[0].instances == replays + 1);
 
+  // Every record is graph work (the stamps that time the captured scopes,
+  // and the one that calibrates their clock, are not kept); all but the
+  // empty kernel carry the scope node they were captured in.
   std::size_t graph_records = 0;
   for (const gpuprof::KernelRecord& record : replayed.kernels) {
+    INFO("record " << record.name);
+    CHECK(record.name.rfind("gpuprof_graph_stamp", 0) == std::string::npos);
     CHECK(record.graph_node_id != 0);
     CHECK(record.launch_ns > 0);
     CHECK(record.launch_ns <= record.start_ns);
-    if (record.graph_launch != 0) ++graph_records;
+    if (record.graph_launch == 0) {
+      CHECK(record.scope_node == -1);
+      continue;
+    }
+    ++graph_records;
+    CHECK(record.graph_launch == record.correlation_id);
+    CHECK(record.scope_instance == 0);
+    REQUIRE(record.scope_node >= 0);
+    REQUIRE(static_cast<std::size_t>(record.scope_node) < replayed.nodes.size());
+    CHECK(replayed.nodes[static_cast<std::size_t>(record.scope_node)].path.rfind("step", 0) == 0);
   }
   CHECK(graph_records == 6 * (replays + 1));
 
   // GPU projection and categories: one execution of "step" per launch, each
-  // with the activities of one eager step.
+  // with the activities of one eager step; the recorder's replay instances of
+  // "step" carry the stamps' GPU time, and the kernels lie between the stamps.
   const int step = node_index(replayed, "step");
-  std::size_t step_executions = 0;
+  CHECK(replayed.nodes[static_cast<std::size_t>(step)].count == replays + 1);
+  std::size_t step_executions = 0, step_replays = 0;
+  double projection_ms = 0, event_ms = 0;
   for (const gpuprof::InstanceGpuTime& time : gpuprof::instance_gpu_times(replayed)) {
     if (time.node != step) continue;
+    if (time.graph_launch == 0) {  // a replay instance: timed, launches nothing itself
+      ++step_replays;
+      CHECK(time.instance_id != 0);
+      CHECK(time.activities == 0);
+      REQUIRE(time.event_ms > 0);
+      event_ms += time.event_ms;
+      continue;
+    }
     ++step_executions;
-    CHECK(time.graph_launch != 0);
+    CHECK(time.instance_id == 0);
+    CHECK(time.event_ms < 0);
     CHECK(time.activities == 6);
     CHECK(time.projection_ns > 0);
     CHECK(time.projection_ns >= time.summed_ns);  // one stream: nothing overlaps
+    projection_ms += static_cast<double>(time.projection_ns) * 1e-6;
   }
   CHECK(step_executions == replays + 1);
+  CHECK(step_replays == replays + 1);
+  std::printf("step in graphs: stamp time %.4f ms, CUPTI projection %.4f ms over %d replays\n", event_ms,
+              projection_ms, replays + 1);
+  CHECK(projection_ms <= event_ms * 1.02 + 0.005 * (replays + 1));
   const auto eager_summary = gpuprof::scope_gpu_summary(eager, "step");
   const auto graph_summary = gpuprof::scope_gpu_summary(replayed, "step");
   REQUIRE(eager_summary.size() == graph_summary.size());
   for (std::size_t i = 0; i < eager_summary.size(); ++i) {
     INFO("scope " << eager_summary[i].path);
     CHECK(graph_summary[i].path == eager_summary[i].path);
+    CHECK(graph_summary[i].instances == eager_summary[i].instances);
     CHECK(graph_summary[i].activities == eager_summary[i].activities);
+    CHECK(graph_summary[i].event_ms > 0);
     REQUIRE(graph_summary[i].categories.size() == eager_summary[i].categories.size());
     for (std::size_t c = 0; c < eager_summary[i].categories.size(); ++c)
       CHECK((graph_summary[i].categories[c].total_ns > 0) == (eager_summary[i].categories[c].total_ns > 0));

@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "support/json_parse.hpp"
@@ -392,11 +391,11 @@ KernelRecord graph_work(std::uint32_t launch, std::uint64_t node_id) {
 }
 }  // namespace
 
-TEST_CASE("graph nodes: created nodes keep their scope, clones follow their original") {
+TEST_CASE("graph nodes: created nodes keep their scope node, clones follow their original") {
   detail::GraphNodeScopes nodes;
-  nodes.add_created(100, 5);  // captured inside scope instance 5
+  nodes.add_created(100, 5);  // captured inside global scope node 5
   nodes.add_created(101, 6);
-  nodes.add_created(102, 0);  // captured outside any scope
+  nodes.add_created(102, 0);  // captured outside any scope (the root)
   nodes.add_clone(200, 100);  // cudaGraphInstantiate: the exec graph's nodes are clones
   nodes.add_clone(201, 101);
   nodes.add_clone(202, 102);
@@ -422,12 +421,31 @@ TEST_CASE("graph nodes: created nodes keep their scope, clones follow their orig
   CHECK(nodes.scope_of(206) == 0);
 }
 
-TEST_CASE("join: graph work goes to its capture scope, else to the launch's scope") {
+TEST_CASE("graph stamps: gpuprof's own timing kernels are recognised by name") {
+  CHECK(detail::is_graph_stamp("gpuprof_graph_stamp_begin"));
+  CHECK(detail::is_graph_stamp("gpuprof_graph_stamp_end"));
+  CHECK_FALSE(detail::is_graph_stamp("gpuprof_graph_stam"));
+  CHECK_FALSE(detail::is_graph_stamp("_Z24gpuprof_graph_stamp_userPf"));  // a user's mangled kernel
+  CHECK_FALSE(detail::is_graph_stamp("ampere_sgemm_128x64_nn"));
+  CHECK_FALSE(detail::is_graph_stamp(nullptr));
+}
+
+TEST_CASE("global scope nodes map to report nodes by path") {
+  const std::vector<std::string> global_paths = {"", "step", "step/layer", "eval", "step/layer/mlp", "layer"};
+  const std::vector<std::string> report_paths = {"step", "step/layer", "eval", "layer"};
+  CHECK(detail::report_nodes_by_path(global_paths, report_paths) == std::vector<int>{-1, 0, 1, 2, -1, 3});
+  CHECK(detail::report_nodes_by_path({""}, {}) == std::vector<int>{-1});
+}
+
+TEST_CASE("join: graph work goes to its capture scope node, else to the launch's scope") {
   detail::GraphNodeScopes nodes;
-  nodes.add_created(100, 5);
+  nodes.add_created(100, 5);  // global node 5, the report's node 1
+  nodes.add_created(101, 6);  // global node 6: not in the report
   nodes.add_created(102, 0);
   nodes.add_clone(200, 100);
+  nodes.add_clone(201, 101);
   nodes.add_clone(202, 102);
+  const std::vector<int> report_node_of_scope = {-1, 0, -1, -1, -1, 1, -1};
   detail::CorrelationTables tables;
   tables.add_external(50, 7);     // the first cudaGraphLaunch, inside scope instance 7
   tables.add_api_call(50, 5000);
@@ -436,87 +454,81 @@ TEST_CASE("join: graph work goes to its capture scope, else to the launch's scop
   tables.add_api_call(52, 7000);  // the second cudaGraphLaunch, outside any scope
 
   std::vector<KernelRecord> records = {graph_work(50, 200), graph_work(50, 202), graph_work(50, 777),
-                                       graph_work(51, 0),   graph_work(52, 200), graph_work(52, 202)};
-  CHECK(detail::join_correlations(records, tables, nodes) == 1);
-  CHECK(records[0].scope_instance == 5);  // captured in 5: not swallowed by the launch's scope 7
+                                       graph_work(51, 0),   graph_work(52, 200), graph_work(52, 202),
+                                       graph_work(50, 201)};
+  CHECK(detail::join_correlations(records, tables, nodes, report_node_of_scope) == 1);
+  CHECK(records[0].scope_node == 1);  // captured in node 5: not swallowed by the launch's scope 7
+  CHECK(records[0].scope_instance == 0);
   CHECK(records[0].graph_launch == 50);
   CHECK(records[0].launch_ns == 5000);
-  CHECK(records[1].scope_instance == 7);  // captured outside any scope: the launch's scope
+  CHECK(records[1].scope_node == -1);  // captured outside any scope: the launch's scope
+  CHECK(records[1].scope_instance == 7);
   CHECK(records[1].graph_launch == 0);
   CHECK(records[2].scope_instance == 7);  // node never seen: the launch's scope too
   CHECK(records[2].graph_launch == 0);
   CHECK(records[3].scope_instance == 8);  // eager
+  CHECK(records[3].scope_node == -1);
   CHECK(records[3].graph_launch == 0);
-  CHECK(records[4].scope_instance == 5);  // the capture scope, whatever surrounds the launch
+  CHECK(records[4].scope_node == 1);  // the capture scope, whatever surrounds the launch
+  CHECK(records[4].scope_instance == 0);
   CHECK(records[4].graph_launch == 52);
   CHECK(records[4].launch_ns == 7000);
-  CHECK(records[5].scope_instance == 0);  // captured and launched outside every scope
+  CHECK(records[5].scope_node == -1);  // captured and launched outside every scope
+  CHECK(records[5].scope_instance == 0);
   CHECK(records[5].graph_launch == 0);
+  CHECK(records[6].scope_node == -1);  // a capture scope the report does not hold
+  CHECK(records[6].scope_instance == 7);
+  CHECK(records[6].graph_launch == 0);
 
-  SUBCASE("a capture scope the report no longer holds falls back to the launch's scope") {
-    const std::unordered_set<std::uint64_t> reported = {7, 8};
-    CHECK(detail::join_correlations(records, tables, nodes, &reported) == 2);
+  SUBCASE("without a report (KernelCapture::records()) graph work keeps the launch's scope") {
+    CHECK(detail::join_correlations(records, tables, nodes) == 2);
+    CHECK(records[0].scope_node == -1);
     CHECK(records[0].scope_instance == 7);
     CHECK(records[0].graph_launch == 0);
+    CHECK(records[0].graph_node_id == 200);
     CHECK(records[4].scope_instance == 0);
     CHECK(records[3].scope_instance == 8);
   }
 }
 
 namespace {
-KernelRecord replayed(KernelRecord record, std::uint32_t launch) {
+KernelRecord captured(KernelRecord record, int scope_node, std::uint32_t launch) {
+  record.scope_instance = 0;
+  record.scope_node = scope_node;
   record.graph_launch = launch;
   record.graph_node_id = 1;
   return record;
 }
 
-//   step#1 [layer#2] captured into a graph (host 0..100), launched twice
-//   (launches 50 and 52) inside replay#3, which also runs one eager kernel and
-//   one graph kernel captured outside any scope (charged to replay#3 by the join).
+//   step [layer] captured into a graph, launched twice (launches 50 and 52)
+//   inside the eager scope replay#3, which also runs one eager kernel and one
+//   graph kernel captured outside any scope (charged to replay#3 by the join).
+//   The recorder's replay instances: step#11, #13 and layer#12, #14, timed by
+//   their stamps (gpu_ms), launching nothing themselves.
 Report graph_report() {
   Report r;
-  r.nodes = {node("step", -1, 0, 1), node("step/layer", 0, 1, 1), node("replay", -1, 0, 1)};
-  r.instances = {instance(1, 0, 0, 0, 100), instance(2, 1, 0, 10, 90), instance(3, 2, 0, 200, 10000)};
+  r.nodes = {node("step", -1, 0, 2), node("step/layer", 0, 1, 2), node("replay", -1, 0, 1)};
+  r.instances = {instance(3, 2, 0, 200, 10000), instance(11, 0, 0, 890, 1310), instance(12, 1, 0, 995, 1305),
+                 instance(13, 0, 0, 1890, 2310), instance(14, 1, 0, 1995, 2305)};
+  for (ScopeInstance& replay : r.instances)
+    if (replay.id != 3) replay.gpu_ms = static_cast<double>(replay.host_end_ns - replay.host_begin_ns) / 1e6;
   for (const std::uint32_t launch : {50u, 52u}) {
     const std::int64_t at = launch == 50 ? 900 : 1900;
-    r.kernels.push_back(replayed(kernel("add_k", "elementwise", 1, at, at + 100), launch));
-    r.kernels.push_back(replayed(kernel("gemm_k", "gemm", 2, at + 100, at + 200), launch));
-    r.kernels.push_back(replayed(kernel("gemm_k", "gemm", 2, at + 200, at + 400), launch));
+    r.kernels.push_back(captured(kernel("add_k", "elementwise", 0, at, at + 100), 0, launch));
+    r.kernels.push_back(captured(kernel("gemm_k", "gemm", 0, at + 100, at + 200), 1, launch));
+    r.kernels.push_back(captured(kernel("gemm_k", "gemm", 0, at + 200, at + 400), 1, launch));
   }
   r.kernels.push_back(kernel("add_k", "elementwise", 3, 3000, 3050));
-  r.kernels.push_back(kernel("add_k", "elementwise", 3, 3100, 3200));
+  KernelRecord fallback = kernel("add_k", "elementwise", 3, 3100, 3200);
+  fallback.graph_node_id = 2;
+  r.kernels.push_back(fallback);
   return r;
 }
 }  // namespace
 
-TEST_CASE("each graph launch is one execution of the scopes captured into it") {
+TEST_CASE("graph work counts for the scope node it was captured in") {
   const Report r = graph_report();
-  const std::vector<InstanceGpuTime> times = instance_gpu_times(r);
-  REQUIRE(times.size() == 5);  // step and layer once per launch, replay once
-  const auto expect = [&](std::size_t i, std::uint64_t id, std::uint32_t launch, std::uint64_t activities,
-                          std::int64_t projection, std::int64_t summed) {
-    INFO("entry " << i);
-    CHECK(times[i].instance_id == id);
-    CHECK(times[i].node == r.instances[id - 1].node);
-    CHECK(times[i].graph_launch == launch);
-    CHECK(times[i].activities == activities);
-    CHECK(times[i].projection_ns == projection);  // per replay: not 1400 across both
-    CHECK(times[i].summed_ns == summed);
-  };
-  expect(0, 1, 50, 3, 400, 400);
-  expect(1, 1, 52, 3, 400, 400);
-  expect(2, 2, 50, 2, 300, 300);
-  expect(3, 2, 52, 2, 300, 300);
-  expect(4, 3, 0, 2, 200, 150);  // its eager kernel and the graph kernel captured outside scopes
-
-  const std::vector<ScopeGpuSummary> summaries = scope_gpu_summary(r);
-  REQUIRE(summaries.size() == 3);
-  CHECK(summaries[0].projection_ns == 800);
-  CHECK(summaries[1].projection_ns == 600);
-  CHECK(summaries[1].activities == 4);
-  CHECK(summaries[1].categories[0].category == "gemm");
-  CHECK(summaries[1].categories[0].percent == doctest::Approx(100));
-  CHECK(summaries[2].projection_ns == 200);
+  CHECK(kernel_nodes(r) == std::vector<int>{0, 1, 1, 0, 1, 1, 2, 2});
 
   // The launch's scope does not swallow what was captured elsewhere.
   const std::vector<KernelSummaryRow> replay = kern_sum(r, "replay");
@@ -526,4 +538,84 @@ TEST_CASE("each graph launch is one execution of the scopes captured into it") {
   REQUIRE(layer.size() == 1);
   CHECK(layer[0].name == "gemm_k(float*)");
   CHECK(layer[0].instances == 4);
+  CHECK(layer[0].total_ns == 600);
+  const std::vector<KernelSummaryRow> step = kern_sum(r, "step");  // inclusive: layer's too
+  REQUIRE(step.size() == 2);
+  CHECK(step[0].name == "gemm_k(float*)");
+  CHECK(step[1].name == "add_k(float*)");
+  CHECK(step[1].instances == 2);
+  CHECK(select_kernels(r, "step", ScopeView::innermost).size() == 2);
+  CHECK(select_kernels(r, "layer", ScopeView::inclusive).size() == 4);  // suffix filter
+
+  const std::vector<ScopeKernelRow> rows = scope_kern_sum(r, "step");
+  // step: innermost add_k; inclusive gemm_k, add_k. layer: gemm_k in both views.
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0].range == "step");
+  CHECK(rows[0].view == ScopeView::innermost);
+  CHECK(rows[0].scope_instances == 2);  // the replays
+  CHECK(rows[0].kernel.name == "add_k(float*)");
+  CHECK(rows[3].range == "step/layer");
+
+  SUBCASE("a scope_node outside the report's nodes counts nowhere") {
+    Report broken = r;
+    broken.kernels[0].scope_node = 7;
+    CHECK(kernel_nodes(broken)[0] == -1);
+    CHECK(kern_sum(broken, "step").size() == 2);
+    CHECK(kern_sum(broken, "step")[1].instances == 1);
+  }
+  SUBCASE("a record with both a scope node and an instance counts for the node only") {
+    Report both = r;
+    both.kernels[0].scope_instance = 3;
+    CHECK(kernel_nodes(both)[0] == 0);
+    CHECK(kern_sum(both, "replay")[0].instances == 2);
+    CHECK(instance_gpu_times(both)[0].activities == 2);
+  }
+}
+
+TEST_CASE("each graph launch is one execution of the scope nodes captured into it") {
+  const Report r = graph_report();
+  const std::vector<InstanceGpuTime> times = instance_gpu_times(r);
+  // The five instances, then step and layer once per launch.
+  REQUIRE(times.size() == 9);
+  CHECK(times[0].instance_id == 3);
+  CHECK(times[0].graph_launch == 0);
+  CHECK(times[0].activities == 2);  // its eager kernel and the graph kernel captured outside scopes
+  CHECK(times[0].projection_ns == 200);
+  CHECK(times[0].summed_ns == 150);
+  CHECK(times[0].event_ms < 0);
+  for (std::size_t i = 1; i < 5; ++i) {  // the replays: timed, but they launch nothing
+    INFO("instance entry " << i);
+    CHECK(times[i].instance_id == r.instances[i].id);
+    CHECK(times[i].node == r.instances[i].node);
+    CHECK(times[i].activities == 0);
+    CHECK(times[i].event_ms == doctest::Approx(r.instances[i].gpu_ms));
+  }
+  const auto expect = [&](std::size_t i, int node, std::uint32_t launch, std::uint64_t activities,
+                          std::int64_t first_start, std::int64_t projection, std::int64_t summed) {
+    INFO("graph entry " << i);
+    CHECK(times[i].instance_id == 0);
+    CHECK(times[i].node == node);
+    CHECK(times[i].graph_launch == launch);
+    CHECK(times[i].activities == activities);
+    CHECK(times[i].first_start_ns == first_start);
+    CHECK(times[i].projection_ns == projection);  // per launch: not 1400 across both
+    CHECK(times[i].summed_ns == summed);
+    CHECK(times[i].event_ms < 0);
+  };
+  expect(5, 0, 50, 3, 900, 400, 400);
+  expect(6, 0, 52, 3, 1900, 400, 400);
+  expect(7, 1, 50, 2, 1000, 300, 300);
+  expect(8, 1, 52, 2, 2000, 300, 300);
+
+  const std::vector<ScopeGpuSummary> summaries = scope_gpu_summary(r);
+  REQUIRE(summaries.size() == 3);
+  CHECK(summaries[0].instances == 2);
+  CHECK(summaries[0].projection_ns == 800);
+  CHECK(summaries[0].activities == 6);
+  CHECK(summaries[1].projection_ns == 600);
+  CHECK(summaries[1].activities == 4);
+  CHECK(summaries[1].categories[0].category == "gemm");
+  CHECK(summaries[1].categories[0].percent == doctest::Approx(100));
+  CHECK(summaries[2].projection_ns == 200);
+  CHECK(summaries[2].activities == 2);
 }

@@ -272,6 +272,9 @@ TEST_CASE("JSON report reads back field by field") {
   CHECK(kernel["stream"].as_int64() == 7);
   CHECK(kernel["correlation_id"].as_int64() == 42);
   CHECK(kernel["scope_instance"].as_int64() == 2);
+  CHECK(kernel["scope_node"].as_int64() == -1);  // eager: its scope is the instance's
+  CHECK(kernel["graph_node_id"].as_int64() == 0);
+  CHECK(kernel["graph_launch"].as_int64() == 0);
   for (std::size_t axis = 0; axis < 3; ++axis) {
     CHECK(kernel["grid"][axis].as_int64() == gemm.grid[axis]);
     CHECK(kernel["block"][axis].as_int64() == gemm.block[axis]);
@@ -424,6 +427,41 @@ TEST_CASE("Chrome trace has host and GPU tracks, kernel args and launch flows") 
   CHECK(finish["tid"].as_int64() == 7);
   CHECK(finish["ts"].as_number() == (*gemm)["ts"].as_number());
   CHECK(finish["bp"].as_string() == "e");
+}
+
+TEST_CASE("graph work names the scope it was captured in, in the JSON report and the trace") {
+  gpuprof::Report report = sample_report();
+  gpuprof::KernelRecord replayed = report.kernels[0];
+  replayed.scope_instance = 0;
+  replayed.scope_node = 2;  // step/forward/attention
+  replayed.graph_node_id = 77;
+  replayed.graph_launch = 99;
+  replayed.correlation_id = 99;
+  replayed.start_ns += 10 * ms_ns;
+  replayed.end_ns += 10 * ms_ns;
+  report.kernels.push_back(replayed);
+  TemporaryDirectory dir;
+  report.write_json(dir.file("report.json"));
+  const Json doc = gpuprof_test::parse_json_file(dir.file("report.json"));
+  const Json& kernel = doc["kernels"][3];
+  CHECK(kernel["scope_instance"].as_int64() == 0);
+  CHECK(kernel["scope_node"].as_int64() == 2);
+  CHECK(kernel["graph_node_id"].as_int64() == 77);
+  CHECK(kernel["graph_launch"].as_int64() == 99);
+
+  report.write_chrome_trace(dir.file("trace.json"));
+  const Json trace = gpuprof_test::parse_json_file(dir.file("trace.json"));
+  std::size_t graph_slices = 0;
+  for (const Json* slice : events_with_phase(trace, "X")) {
+    const Json& args = (*slice)["args"];
+    if (!args.contains("graph_node_id")) continue;
+    ++graph_slices;
+    CHECK(args["scope"].as_string() == "step/forward/attention");
+    CHECK(args["graph_node_id"].as_int64() == 77);
+    CHECK(args["graph_launch"].as_int64() == 99);
+  }
+  CHECK(graph_slices == 1);
+  CHECK(events_with_phase(trace, "s").size() == 1);  // no launch flow: no instance launched it
 }
 
 TEST_CASE("terminal table lists the tree with the right columns") {

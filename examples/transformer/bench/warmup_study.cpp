@@ -51,9 +51,9 @@ std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& dev
         const harness::TokenBatch batch = harness::make_token_batch(config, options.seed);
         backend->set_batch(batch.tokens, batch.targets);
         const harness::StepTiming timing =
-            harness::time_steps(*backend, config.mode, warmup, options.steps,
-                                "warmup study w=" + std::to_string(warmup) + " " + label,
-                                options.graph.value_or(false));
+            harness::time_steps(*backend, config.mode,
+                                {warmup, options.steps, options.graph.value_or(false)},
+                                "warmup study w=" + std::to_string(warmup) + " " + label);
         rows.push_back(study_row(config, warmup, timing));
       } catch (const OutOfMemory& error) {
         std::fprintf(stderr, "warm-up study: %s left out: %s\n", label.c_str(), error.what());

@@ -3,6 +3,7 @@
 #include "harness/run.hpp"
 
 #include <gpuprof/bench.hpp>
+#include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
 #include <gpuprof/stats.hpp>
 
@@ -50,14 +51,27 @@ void run_step_in_scopes(Backend& backend, Mode mode, gpuprof::Stream stream) {
 
 }  // namespace
 
-StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps,
-                      const std::string& scope_name, bool graph) {
+StepTiming time_steps(Backend& backend, Mode mode, const StepProtocol& protocol,
+                      const std::string& scope_name) {
+  const int warmup = protocol.warmup, steps = protocol.steps;
+  const bool graph = protocol.graph;
   const gpuprof::Stream stream = backend.stream();
   GPUPROF_SCOPE(scope_name, stream);
   // The capture enqueues nothing: its only cost is host time, inside the
   // last warm-up step's measurement (with one warm-up step, the cold one's).
+  // Without scope timing in the graph, the scopes inside keep the host time
+  // of the capture and add no stamp kernels to the step.
   const auto capture = [&] {
-    backend.capture_graph([&] { run_step_in_scopes(backend, mode, stream); });
+    gpuprof::Profiler& profiler = gpuprof::profiler();
+    const bool gpu_timing = profiler.gpu_timing_requested();
+    if (!protocol.time_captured_scopes) profiler.set_gpu_timing(false);
+    try {
+      backend.capture_graph([&] { run_step_in_scopes(backend, mode, stream); });
+    } catch (...) {
+      profiler.set_gpu_timing(gpu_timing);
+      throw;
+    }
+    profiler.set_gpu_timing(gpu_timing);
   };
   if (graph && warmup == 0) capture();
   int calls = 0;
@@ -159,8 +173,7 @@ ResultRow run_configuration(const Device& device, const RunConfig& config,
   memory.sample();
   const TokenBatch batch = make_token_batch(config, config.seed);
   backend->set_batch(batch.tokens, batch.targets);
-  const StepTiming timing = time_steps(*backend, config.mode, protocol.warmup, protocol.steps,
-                                       configuration_label(config), protocol.graph);
+  const StepTiming timing = time_steps(*backend, config.mode, protocol, configuration_label(config));
   memory.sample();
 
   const gpuprof::Summary summary = gpuprof::summarize(timing.samples_ms);

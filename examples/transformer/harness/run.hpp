@@ -31,20 +31,29 @@ struct StepTiming {
 // configuration). With warmup == 0 the cold step is the first timed step:
 // that is what the warm-up study shows.
 //
-// With `graph`, the warm-up steps still run eagerly; at the end of the last
-// one (before the first step with none) the step, in its phase scopes, is
-// captured as one CUDA graph, and every timed step is one replay of it. The
-// timing around each step is the same CUDA event pair either way, and the
-// scopes captured in the step are timed on every replay (gpuprof's graph
-// stamps), under the same paths as eager steps.
-StepTiming time_steps(Backend& backend, Mode mode, int warmup, int steps,
-                      const std::string& scope_name, bool graph = false);
-
 struct StepProtocol {
   int warmup = 5;
   int steps = 10;
   bool graph = false;  // timed steps replay the step captured as one CUDA graph
+  // With `graph`: the scopes captured in the step time every replay. Their
+  // stamp kernels cost GPU time (about 3.6 µs per scope per replay on the
+  // H100, hundreds of scopes in a step), so the benchmark's step times come
+  // from a graph without them; the profile keeps them for its per-scope tree.
+  bool time_captured_scopes = false;
 };
+
+// All of it inside a scope named `scope_name` (one root of the profile per
+// configuration). With warmup == 0 the cold step is the first timed step:
+// that is what the warm-up study shows.
+//
+// With `graph`, the warm-up steps still run eagerly; at the end of the last
+// one (before the first step with none) the step, in its phase scopes, is
+// captured as one CUDA graph, and every timed step is one replay of it. The
+// timing around each step is the same CUDA event pair either way; the scopes
+// captured in the step are timed on every replay (gpuprof's graph stamps),
+// under the same paths as eager steps, when `time_captured_scopes` asks.
+StepTiming time_steps(Backend& backend, Mode mode, const StepProtocol& protocol,
+                      const std::string& scope_name);
 
 // The row of the sweep that runs `config` (its mode and precision included) on
 // make_token_batch(config, config.seed), made once the backend exists: an

@@ -60,7 +60,7 @@ class ConfigurationRunner {
   ConfigurationRunner(const ProfileOptions& options, const harness::Device& device)
       : options_(options),
         device_(device),
-        protocol_{options.warmup, options.steps, options.graph} {}
+        protocol_{options.warmup, options.steps, options.graph, /*time_captured_scopes=*/true} {}
 
   // One row of the bench protocol; an oom row marks `c` and returns nothing.
   std::optional<StepTimes> run(ConfigurationProfile& c, Mode mode, const harness::StepProtocol& protocol) {

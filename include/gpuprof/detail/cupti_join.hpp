@@ -11,14 +11,18 @@
 // A graph launch is one API call for all the work its graph runs, so that
 // correlation id only names the scope around the launch. Records of graph
 // work also carry the executable graph's node id; GraphNodeScopes remembers,
-// per node, the scope that was innermost when the node was created (stream
+// per node, the scope node (the recorder's global node id: the path) that
+// was innermost on the creating thread when the node was created (stream
 // capture or cudaGraphAdd*Node), and follows clones (instantiation, graph
-// clones, child graphs) back to that original node.
+// clones, child graphs) back to that original node. A node, not an instance:
+// every replay of the graph runs the node, and the scope's instances in the
+// report are those replays (detail/graph_timing.hpp).
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "../config.hpp"
@@ -46,55 +50,83 @@ struct CorrelationTables {
   }
 };
 
-// Graph node id -> the scope instance innermost on the creating thread when
-// the node was created (0: none, or not seen: created before capture began).
+// Graph node id -> the global scope node innermost on the creating thread
+// when the node was created (0, the root: none, or not seen: created before
+// capture began).
 struct GraphNodeScopes {
-  std::unordered_map<std::uint64_t, std::uint64_t> scope_of_node;
+  std::unordered_map<std::uint64_t, std::uint32_t> scope_of_node;
 
   // A node created through the API. Never overwrites: when CUPTI reports a
   // node as a clone too, the clone's original decides, whichever came first.
-  void add_created(std::uint64_t node_id, std::uint64_t scope_instance) {
-    scope_of_node.emplace(node_id, scope_instance);
-  }
+  void add_created(std::uint64_t node_id, std::uint32_t scope_node) { scope_of_node.emplace(node_id, scope_node); }
   // `clone` copies `original` (an executable graph's node, a cloned graph's,
   // a child graph's): it belongs where the original was captured.
   void add_clone(std::uint64_t clone_id, std::uint64_t original_id) {
     scope_of_node[clone_id] = scope_of(original_id);
   }
-  std::uint64_t scope_of(std::uint64_t node_id) const {
+  std::uint32_t scope_of(std::uint64_t node_id) const {
     const auto found = scope_of_node.find(node_id);
     return found == scope_of_node.end() ? 0 : found->second;
   }
   void clear() { scope_of_node.clear(); }
 };
 
-// Fills scope_instance, graph_launch and launch_ns of every record. Eager
-// work gets the scope of its launching call. Graph work gets the scope its
-// node was captured in, with graph_launch = the launch's correlation id (one
-// execution of that scope per launch); a node captured outside any scope, or
-// whose scope is not in `reported` (when given: e.g. forgotten by a reset),
-// falls back to the scope around the launch. Records without a match keep 0
-// (launched outside any scope, or the API record was dropped). Returns how
-// many records found no scope.
+// The begin/end stamp kernels that time scopes inside CUDA graphs
+// (detail/graph_timing.hpp names them gpuprof_graph_stamp_begin/_end): gpuprof's
+// own overhead, not the user's work, so kernel capture does not keep them.
+inline constexpr char graph_stamp_prefix[] = "gpuprof_graph_stamp_";
+inline bool is_graph_stamp(const char* raw_name) {
+  return raw_name != nullptr && std::strncmp(raw_name, graph_stamp_prefix, sizeof graph_stamp_prefix - 1) == 0;
+}
+
+// Fills scope_instance, scope_node, graph_launch and launch_ns of every
+// record. Eager work gets the scope instance of its launching call. Graph
+// work gets the scope node its graph node was captured in, as an index into
+// the report's nodes through `report_node_of_scope` (indexed by global scope
+// node id, -1 for a node not in the report), with scope_instance 0 and
+// graph_launch = the launch's correlation id (one execution of that node per
+// launch). A node captured outside any scope, or whose scope node is not in
+// the report (or no report is given), falls back to the scope instance
+// around the launch. Records without a match keep scope_instance 0 and
+// scope_node -1 (launched outside any scope, or the API record was dropped).
+// Returns how many records found no scope.
 inline std::size_t join_correlations(std::vector<KernelRecord>& records, const CorrelationTables& tables,
                                      const GraphNodeScopes& graph_nodes = {},
-                                     const std::unordered_set<std::uint64_t>* reported = nullptr) {
+                                     const std::vector<int>& report_node_of_scope = {}) {
   std::size_t outside = 0;
   for (KernelRecord& record : records) {
-    const std::uint64_t captured = record.graph_node_id != 0 ? graph_nodes.scope_of(record.graph_node_id) : 0;
-    if (captured != 0 && (reported == nullptr || reported->count(captured) != 0)) {
-      record.scope_instance = captured;
+    const std::uint32_t captured = record.graph_node_id != 0 ? graph_nodes.scope_of(record.graph_node_id) : 0;
+    record.scope_node = captured != 0 && captured < report_node_of_scope.size() ? report_node_of_scope[captured] : -1;
+    if (record.scope_node >= 0) {
+      record.scope_instance = 0;
       record.graph_launch = record.correlation_id;
     } else {
       const auto scope = tables.scope_instance.find(record.correlation_id);
       record.scope_instance = scope == tables.scope_instance.end() ? 0 : scope->second;
       record.graph_launch = 0;
+      if (record.scope_instance == 0) ++outside;
     }
-    if (record.scope_instance == 0) ++outside;
     const auto launch = tables.api_start_ns.find(record.correlation_id);
     record.launch_ns = launch == tables.api_start_ns.end() ? 0 : launch->second;
   }
   return outside;
+}
+
+// Global scope node id -> index into Report::nodes (-1: not in the report),
+// from every global node's path (index 0, the root, has none). Paths are
+// unique: a global node is one (parent, name) pair, and the report's nodes
+// carry the same paths.
+inline std::vector<int> report_nodes_by_path(const std::vector<std::string>& global_paths,
+                                             const std::vector<std::string>& report_paths) {
+  std::unordered_map<std::string, int> report_index;
+  report_index.reserve(report_paths.size());
+  for (std::size_t i = 0; i < report_paths.size(); ++i) report_index.emplace(report_paths[i], static_cast<int>(i));
+  std::vector<int> index(global_paths.size(), -1);
+  for (std::size_t g = 1; g < global_paths.size(); ++g) {
+    const auto found = report_index.find(global_paths[g]);
+    if (found != report_index.end()) index[g] = found->second;
+  }
+  return index;
 }
 
 }  // namespace detail

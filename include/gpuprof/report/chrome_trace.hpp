@@ -6,7 +6,8 @@
 // scope instances as complete events; one process per GPU ("GPU <device>",
 // pid 1000 + device) with one thread per stream, holding kernels, copies and
 // memsets. A flow arrow runs from the launching scope, at the launch call, to
-// the start of each kernel whose launch time and scope are known.
+// the start of each kernel whose launch time and scope are known (not graph
+// work charged to the scope it was captured in: no instance launched it).
 // Timestamps are microseconds since the earliest event, which is recorded in
 // otherData.origin_ns (steady_clock nanoseconds) so they can be mapped back.
 #pragma once
@@ -118,6 +119,8 @@ inline void write_trace_kernel(JsonWriter& json, TraceEvents& events, const Kern
       .member("category", kernel.category)
       .member("scope", scope_path)
       .member("correlation_id", kernel.correlation_id);
+  if (kernel.graph_node_id != 0)
+    json.member("graph_node_id", kernel.graph_node_id).member("graph_launch", kernel.graph_launch);
   if (kernel.kind == ActivityKind::kernel) {
     json.key("grid").begin_array();
     for (std::uint32_t extent : kernel.grid) json.value(extent);
@@ -178,7 +181,11 @@ inline void Report::write_chrome_trace(const std::string& path) const {
     const auto found = instance_by_id.find(kernel.scope_instance);
     const ScopeInstance* launcher =
         kernel.scope_instance != 0 && found != instance_by_id.end() ? found->second : nullptr;
-    const ScopeNode* scope = launcher ? node_of(*launcher) : nullptr;
+    // Graph work names the scope it was captured in; it has no launching instance.
+    const bool captured = kernel.scope_node >= 0 && static_cast<std::size_t>(kernel.scope_node) < nodes.size();
+    const ScopeNode* scope = captured ? &nodes[static_cast<std::size_t>(kernel.scope_node)]
+                             : launcher ? node_of(*launcher)
+                                        : nullptr;
     detail::write_trace_kernel(json, events, kernel, scope ? scope->path : "");
     if (launcher == nullptr || kernel.launch_ns == 0) continue;
     // The start binds to the scope slice around the launch call; "bp":"e"

@@ -111,7 +111,10 @@ inline void write_kernel_json(JsonWriter& json, const KernelRecord& k) {
       .member("device", k.device)
       .member("stream", k.stream)
       .member("correlation_id", k.correlation_id)
-      .member("scope_instance", k.scope_instance);
+      .member("scope_instance", k.scope_instance)
+      .member("scope_node", k.scope_node)
+      .member("graph_node_id", k.graph_node_id)
+      .member("graph_launch", k.graph_launch);
   json.key("grid").begin_array();
   for (std::uint32_t extent : k.grid) json.value(extent);
   json.end_array().key("block").begin_array();
