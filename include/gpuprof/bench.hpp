@@ -25,7 +25,9 @@
 #include "config.hpp"
 #include "cuda_events.hpp"
 #include "detail/bench_resources.hpp"
+#include "detail/nvml.hpp"
 #include "detail/recorder.hpp"
+#include "environment.hpp"
 #include "error.hpp"
 #include "report/model.hpp"
 #include "stats.hpp"
@@ -55,6 +57,13 @@ struct BenchResult {
   TimingSource timing_source = TimingSource::host_clock;
   std::string timing_note;      // why the host clock, or what was ignored
   std::string stop_reason;      // why sampling stopped
+  // GPU clocks read right after each sample (NVML); empty when they could not
+  // be read (clocks_note says why). Samples taken while the GPU was power- or
+  // thermally throttled are kept, not dropped, and counted here: see
+  // docs/report-schema.md ("Clocks and throttling").
+  std::vector<ClockSample> clocks;
+  std::size_t throttled_samples = 0;
+  std::string clocks_note;
 
   const Summary& primary() const { return timing_source == TimingSource::cuda_events ? gpu : host; }
   // One line: mean ± std, median, p10/p90, min/max, cv, n, cold, and the
@@ -114,6 +123,34 @@ struct Sample {
   double gpu_ms = -1;
 };
 
+// Reads the current GPU's clocks after each sample, when NVML can; says once
+// per process why it cannot.
+class BenchClocks {
+ public:
+  explicit BenchClocks(bool gpu_timing) {
+    if (!gpu_timing) return;
+    uuid_ = current_gpu_identity().uuid;
+    read_gpu_clocks(uuid_, why_not_);
+    if (why_not_.empty()) return;
+    static const bool said = [&] {
+      std::fprintf(stderr, "gpuprof: bench() does not sample GPU clocks or throttling: %s\n", why_not_.c_str());
+      return true;
+    }();
+    (void)said;
+  }
+  void after_sample(BenchResult& result) const {
+    if (!why_not_.empty() || uuid_.empty()) return;
+    std::string ignored;
+    result.clocks.push_back(read_gpu_clocks(uuid_, ignored));
+    if (result.clocks.back().throttled()) ++result.throttled_samples;
+  }
+  const std::string& why_not() const { return why_not_; }
+
+ private:
+  std::string uuid_;
+  std::string why_not_;
+};
+
 // Warm-up, then samples until stop_reason() says so. `measure(run)` times
 // one call of `run` (fn itself, or a launch of its graph) as a Sample.
 template <class Measure, class Run>
@@ -126,11 +163,14 @@ void warm_up_and_sample(const BenchOptions& options, Measure& measure, Run& run,
     ++result.warmup_calls;
   }
 
+  const BenchClocks clocks(gpu);
+  result.clocks_note = gpu ? clocks.why_not() : "GPU clocks are only sampled with GPU timing";
   const std::int64_t sampling_start = host_now_ns();
   for (;;) {
     const Sample sample = measure(run);
     result.host_ms.push_back(sample.host_ms);
     if (gpu) result.gpu_ms.push_back(sample.gpu_ms);
+    clocks.after_sample(result);
     auto reason = stop_reason(options, gpu ? result.gpu_ms : result.host_ms,
                               ns_to_ms(host_now_ns() - sampling_start));
     if (reason) {
@@ -211,6 +251,12 @@ inline std::string BenchResult::summary() const {
                 s.percentile(10), s.percentile(90), s.min, s.max, 100 * s.cv, s.n, cold_ms);
   std::string line = text;
   if (s.unstable) line += " | UNSTABLE: " + s.unstable_reason;
+  if (throttled_samples > 0) {
+    std::uint64_t reasons = 0;
+    for (const ClockSample& clock : clocks) reasons |= clock.throttled() ? clock.throttle_reasons : 0;
+    line += " | THROTTLED: " + std::to_string(throttled_samples) + " of " + std::to_string(clocks.size()) +
+            " samples (" + throttle_reason_names(reasons & throttle_reason::slows_samples) + ")";
+  }
   if (timing_source == TimingSource::host_clock) line += " | host clock: " + timing_note;
   return line;
 }

@@ -22,6 +22,9 @@
 //               the cudaMalloc/cudaFree sizes inside the scope's host interval
 //               (pool sub-allocations are the pool source's job).
 // One device: the one current on the thread that constructs the watch.
+// Every boundary sample also goes on Report::memory_timeline (with the
+// allocation records, when use_allocations() gave them), which the HTML
+// report draws.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -35,11 +38,13 @@
 
 #include "allocation_record.hpp"
 #include "config.hpp"
+#include "report/memory_timeline.hpp"
 #include "report/model.hpp"
 
 #if GPUPROF_WITH_CUDA
 #include <cuda_runtime_api.h>
 
+#include "clock.hpp"
 #include "error.hpp"
 #include "profiler.hpp"
 #endif
@@ -185,7 +190,7 @@ class MemoryWatch final : public ScopeObserver {
 
   void on_scope_begin(std::uint64_t instance_id) override {
     const std::lock_guard<std::mutex> lock(mutex_);
-    tracker_.begin(instance_id, sample());
+    tracker_.begin(instance_id, sample_and_keep());
     if (watching_pool()) {
       std::uint64_t zero = 0;  // the only value allowed: resets the mark to the current use
       fail_quietly(cudaMemPoolSetAttribute(options_.pool, cudaMemPoolAttrUsedMemHigh, &zero),
@@ -194,27 +199,39 @@ class MemoryWatch final : public ScopeObserver {
   }
   void on_scope_end(std::uint64_t instance_id) override {
     const std::lock_guard<std::mutex> lock(mutex_);
-    tracker_.end(instance_id, sample());
+    tracker_.end(instance_id, sample_and_keep());
   }
   void on_reset() override {
     const std::lock_guard<std::mutex> lock(mutex_);
     tracker_.clear_finished();
+    in_use_.clear();
   }
   void contribute(Report& report) override {
     std::function<std::vector<AllocationRecord>()> source;
     std::unordered_map<std::uint64_t, detail::InstanceMemory> finished;
+    std::vector<MemoryUsePoint> in_use;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       source = allocation_source_;
       finished = tracker_.finished();
+      in_use = in_use_;
       if (!problem_.empty()) std::cerr << "gpuprof: memory watch: " << problem_ << "\n";
       problem_.clear();
     }
-    detail::apply_memory_peaks(report, finished, source ? source() : std::vector<AllocationRecord>{});
+    const std::vector<AllocationRecord> allocations = source ? source() : std::vector<AllocationRecord>{};
+    detail::apply_memory_peaks(report, finished, allocations);
+    report.memory_timeline = build_memory_timeline(report, std::move(in_use), allocations);
   }
 
  private:
   bool watching_pool() const { return options_.watch_pool && options_.pool != nullptr && pool_ok_; }
+
+  // A sample that also goes on the report's memory timeline.
+  detail::MemorySample sample_and_keep() {
+    const detail::MemorySample now = sample();
+    if (now.device_used >= 0) in_use_.push_back({host_now_ns(), now.device_used});
+    return now;
+  }
 
   // Runs on the scope's thread inside a destructor: errors are remembered and
   // the failing source switched off, never thrown.
@@ -250,6 +267,7 @@ class MemoryWatch final : public ScopeObserver {
   bool pool_ok_ = true;
   std::string problem_;
   std::function<std::vector<AllocationRecord>()> allocation_source_;
+  std::vector<MemoryUsePoint> in_use_;  // every boundary sample since the last reset
 };
 #endif
 

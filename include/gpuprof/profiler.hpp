@@ -69,7 +69,11 @@ class Profiler {
   std::string graph_replays_lost_note() const;
 #endif
   friend Profiler& profiler();
-  Profiler() { detail::recorder(); }  // probes the device (and says so) up front
+  // Probes the device (and says so) up front; the clocks at start go into reports.
+  Profiler() {
+    detail::recorder();
+    clocks_at_start();
+  }
 };
 
 inline Profiler& profiler() {
@@ -142,6 +146,7 @@ inline Report Profiler::report() {
   report.timing_source = timing_source();
   report.device_name = recorder.device().name;
   report.timing_note = timing_note();
+  report.environment = capture_environment();
   const std::size_t host_only = static_cast<std::size_t>(std::count_if(
       instances.begin(), instances.end(), [](const detail::InstanceSnapshot& i) { return i.gpu_ms < 0; }));
   if (report.timing_source == TimingSource::cuda_events && host_only > 0) {

@@ -390,8 +390,10 @@ TEST_CASE("Chrome trace has host and GPU tracks, kernel args and launch flows") 
   const Json* gemm = nullptr;
   const Json* copy = nullptr;
   for (const Json* slice : slices) {
-    if ((*slice)["cat"].as_string() == "gemm") gemm = slice;
-    if ((*slice)["cat"].as_string() == "memory") copy = slice;
+    const Json& slice_args = (*slice)["args"];
+    if (!slice_args.contains("category")) continue;  // a scope
+    if (slice_args["category"].as_string() == "gemm") gemm = slice;
+    if (slice_args["category"].as_string() == "memory") copy = slice;
   }
   REQUIRE(gemm != nullptr);
   REQUIRE(copy != nullptr);

@@ -15,7 +15,8 @@ namespace {
 constexpr unsigned kThreads = 256;
 constexpr unsigned kRowsPerBlock = 8;  // softmax: one warp per row
 
-// Where vector i (kVec consecutive features of one token's q|k|v row) lives
+// Where vector i (W consecutive features of one token's q|k|v row, inside one
+// head: W = kVec when d_head is a multiple of it, else one RoPE pair) lives
 // in the merged [tokens, 3d] layout and in the head-major q/k/v tensors.
 struct RopeSlot {
   std::size_t merged, head_major;
@@ -24,11 +25,12 @@ struct RopeSlot {
   int pair;      // index of the vector's first pair within its head
 };
 
+template <int W>
 __device__ inline RopeSlot locate(std::size_t i, int ctx, int heads, int d_head) {
   const int d = heads * d_head;
-  const int vecs_per_row = 3 * d / kVec;
+  const int vecs_per_row = 3 * d / W;
   const std::size_t row = i / vecs_per_row;
-  const int col = static_cast<int>(i % vecs_per_row) * kVec;
+  const int col = static_cast<int>(i % vecs_per_row) * W;
   const int within = col % d, head = within / d_head, offset = within % d_head;
   const std::size_t b = row / ctx;
   RopeSlot slot;
@@ -40,11 +42,12 @@ __device__ inline RopeSlot locate(std::size_t i, int ctx, int heads, int d_head)
   return slot;
 }
 
-// Rotates the kVec/2 pairs by ±angle (sign −1 is the transpose, for backward).
-__device__ inline void rotate_pairs(float (&v)[kVec], const float* cos_row, const float* sin_row,
+// Rotates the W/2 pairs by ±angle (sign −1 is the transpose, for backward).
+template <int W>
+__device__ inline void rotate_pairs(float (&v)[W], const float* cos_row, const float* sin_row,
                                     float sign) {
 #pragma unroll
-  for (int p = 0; p < kVec / 2; ++p) {
+  for (int p = 0; p < W / 2; ++p) {
     const float c = cos_row[p], s = sign * sin_row[p];
     const float x0 = v[2 * p], x1 = v[2 * p + 1];
     v[2 * p] = x0 * c - x1 * s;
@@ -52,14 +55,14 @@ __device__ inline void rotate_pairs(float (&v)[kVec], const float* cos_row, cons
   }
 }
 
-template <class Act>
+template <class Act, int W>
 __global__ void rope_split_heads_kernel(const Act* qkv, const float* cos, const float* sin, Act* q,
                                         Act* k, Act* v, std::size_t vectors, int ctx, int heads,
                                         int d_head) {
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= vectors) return;
-  const RopeSlot slot = locate(i, ctx, heads, d_head);
-  float x[kVec];
+  const RopeSlot slot = locate<W>(i, ctx, heads, d_head);
+  float x[W];
   load_vec(qkv + slot.merged, x);
   if (slot.part < 2) {
     const std::size_t table = static_cast<std::size_t>(slot.position) * (d_head / 2) + slot.pair;
@@ -69,16 +72,16 @@ __global__ void rope_split_heads_kernel(const Act* qkv, const float* cos, const 
   store_vec(destination + slot.head_major, x);
 }
 
-template <class Act>
+template <class Act, int W>
 __global__ void rope_merge_heads_backward_kernel(const Act* dq, const Act* dk, const Act* dv,
                                                  const float* cos, const float* sin, Act* dqkv,
                                                  std::size_t vectors, int ctx, int heads,
                                                  int d_head) {
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= vectors) return;
-  const RopeSlot slot = locate(i, ctx, heads, d_head);
+  const RopeSlot slot = locate<W>(i, ctx, heads, d_head);
   const Act* source = slot.part == 0 ? dq : slot.part == 1 ? dk : dv;
-  float x[kVec];
+  float x[W];
   load_vec(source + slot.head_major, x);
   if (slot.part < 2) {
     const std::size_t table = static_cast<std::size_t>(slot.position) * (d_head / 2) + slot.pair;
@@ -88,18 +91,19 @@ __global__ void rope_merge_heads_backward_kernel(const Act* dq, const Act* dk, c
 }
 
 // Row r of the scores is query position r % ctx; keys beyond it are masked.
-// Pass 1 finds the max and the sum of exponentials online over the unmasked
-// part only; pass 2 writes the whole row (zeros where masked). Each lane
-// writes only the vectors it alone reads, after reading them, so probs may
-// alias scores (fp32 in place).
+// Rows are `ld` = padded_to_vectors(ctx) apart, so the padding columns are masked
+// like the future keys. Pass 1 finds the max and the sum of exponentials
+// online over the unmasked part only; pass 2 writes the whole padded row
+// (zeros where masked). Each lane writes only the vectors it alone reads,
+// after reading them, so probs may alias scores (fp32 in place).
 template <class Act>
 __global__ void causal_softmax_forward_kernel(const float* scores, Act* probs, long long rows,
-                                              int ctx) {
+                                              int ctx, int ld) {
   const long long row = blockIdx.x * static_cast<long long>(kRowsPerBlock) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
   const int valid = static_cast<int>(row % ctx) + 1;
-  const float* s = scores + row * ctx;
+  const float* s = scores + row * ld;
   float running_max = -INFINITY, running_sum = 0;
   for (int col = lane * kVec; col < valid; col += 32 * kVec) {
     float v[kVec];
@@ -119,8 +123,8 @@ __global__ void causal_softmax_forward_kernel(const float* scores, Act* probs, l
   // Lanes that saw nothing have sum 0 and max −inf: 0·exp(−inf) = 0.
   const float total = warp_sum(running_sum == 0 ? 0.0f : running_sum * expf(running_max - row_max));
   const float inv_total = 1.0f / total;
-  Act* p = probs + row * ctx;
-  for (int col = lane * kVec; col < ctx; col += 32 * kVec) {
+  Act* p = probs + row * ld;
+  for (int col = lane * kVec; col < ld; col += 32 * kVec) {
     float v[kVec] = {};
     if (col < valid) load_vec(s + col, v);
 #pragma unroll
@@ -133,13 +137,13 @@ __global__ void causal_softmax_forward_kernel(const float* scores, Act* probs, l
 // it read, after the row's reduction).
 template <class Act>
 __global__ void causal_softmax_backward_kernel(Act* probs_to_dscores, const float* dprobs,
-                                               long long rows, int ctx) {
+                                               long long rows, int ctx, int ld) {
   const long long row = blockIdx.x * static_cast<long long>(kRowsPerBlock) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
   const int valid = static_cast<int>(row % ctx) + 1;
-  Act* p = probs_to_dscores + row * ctx;
-  const float* dp = dprobs + row * ctx;
+  Act* p = probs_to_dscores + row * ld;
+  const float* dp = dprobs + row * ld;
   float dot = 0;
   for (int col = lane * kVec; col < valid; col += 32 * kVec) {
     float pv[kVec], dpv[kVec];
@@ -150,7 +154,7 @@ __global__ void causal_softmax_backward_kernel(Act* probs_to_dscores, const floa
       if (col + e < valid) dot += pv[e] * dpv[e];
   }
   dot = warp_sum(dot);
-  for (int col = lane * kVec; col < ctx; col += 32 * kVec) {
+  for (int col = lane * kVec; col < ld; col += 32 * kVec) {
     float out[kVec] = {};
     if (col < valid) {
       float dpv[kVec];
@@ -161,6 +165,14 @@ __global__ void causal_softmax_backward_kernel(Act* probs_to_dscores, const floa
     }
     store_vec(p + col, out);
   }
+}
+
+// The RoPE kernels move kVec features at a time when no vector straddles two
+// heads (d_head a multiple of kVec), else one pair at a time.
+template <class Act, class Launch>
+void with_rope_width(const AttentionShape& shape, const Act* merged, const Act* q, const Act* k,
+                     const Act* v, Launch&& launch) {
+  with_vector_width<2>(vector_aligned(shape.d_head, merged, q, k, v), launch);
 }
 
 }  // namespace
@@ -184,16 +196,20 @@ void attention_forward(const Gemm& gemm, const AttentionShape& shape, const floa
                        const float* rope_sin, const Act* qkv, const AttentionTensors<Act>& t,
                        Act* context, cudaStream_t stream) {
   const int T = shape.ctx, H = shape.heads, dh = shape.d_head, d = shape.d_model();
+  const int ld = shape.score_ld();
   const long long head_stride = static_cast<long long>(T) * dh;  // one head's [T, dh]
-  const long long score_stride = static_cast<long long>(T) * T;
+  const long long score_stride = static_cast<long long>(T) * ld;
   const cudaDataType_t act = data_type<Act>();
-  const std::size_t vectors = static_cast<std::size_t>(shape.tokens()) * 3 * d / kVec;
+  const std::size_t elements = static_cast<std::size_t>(shape.tokens()) * 3 * d;
   {
     GPUPROF_SCOPE("rope", stream,
-                  gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * vectors * kVec * sizeof(Act)});
-    rope_split_heads_kernel<<<blocks_for(vectors, kThreads), kThreads, 0, stream>>>(
-        qkv, rope_cos, rope_sin, t.q, t.k, t.v, vectors, T, H, dh);
-    TRANSFORMER_CHECK_LAUNCH();
+                  gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * elements * sizeof(Act)});
+    with_rope_width(shape, qkv, t.q, t.k, t.v, [&](auto width) {
+      constexpr int W = decltype(width)::value;
+      rope_split_heads_kernel<Act, W><<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
+          qkv, rope_cos, rope_sin, t.q, t.k, t.v, elements / W, T, H, dh);
+      TRANSFORMER_CHECK_LAUNCH();
+    });
   }
   const double bh = static_cast<double>(shape.batch) * H;
   const double score_count = static_cast<double>(shape.score_elements());
@@ -205,14 +221,14 @@ void attention_forward(const Gemm& gemm, const AttentionShape& shape, const floa
                                 2.0 * bh * head_stride * sizeof(Act) + score_count * 4});
     matmul(gemm, Op::none, Op::transpose, T, T, dh, 1.0f / std::sqrt(static_cast<float>(dh)),
            {t.q, act, dh, head_stride}, {t.k, act, dh, head_stride}, 0.0f,
-           {t.scores, CUDA_R_32F, T, score_stride}, shape.batch * H);
+           {t.scores, CUDA_R_32F, ld, score_stride}, shape.batch * H);
   }
   {
     GPUPROF_SCOPE("computing softmax", stream,
                   gpuprof::Work{3.0 * score_count, score_count * (4 + sizeof(Act))});
     causal_softmax_forward_kernel<<<blocks_for(shape.score_rows(), kRowsPerBlock),
                                     kRowsPerBlock * 32, 0, stream>>>(t.scores, t.probs,
-                                                                     shape.score_rows(), T);
+                                                                     shape.score_rows(), T, ld);
     TRANSFORMER_CHECK_LAUNCH();
   }
   {
@@ -223,7 +239,7 @@ void attention_forward(const Gemm& gemm, const AttentionShape& shape, const floa
     // stride over heads, so one batched call per sequence.
     for (int b = 0; b < shape.batch; ++b)
       matmul(gemm, Op::none, Op::none, T, dh, T, 1.0f,
-             {t.probs + b * H * score_stride, act, T, score_stride},
+             {t.probs + b * H * score_stride, act, ld, score_stride},
              {t.v + b * H * head_stride, act, dh, head_stride}, 0.0f,
              {context + static_cast<long long>(b) * T * d, act, d, dh}, H);
   }
@@ -235,8 +251,9 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
                         const AttentionTensors<Act>& t, Act* dq, Act* dk, Act* dv, Act* dqkv,
                         cudaStream_t stream) {
   const int T = shape.ctx, H = shape.heads, dh = shape.d_head, d = shape.d_model();
+  const int ld = shape.score_ld();
   const long long head_stride = static_cast<long long>(T) * dh;
-  const long long score_stride = static_cast<long long>(T) * T;
+  const long long score_stride = static_cast<long long>(T) * ld;
   const cudaDataType_t act = data_type<Act>();
   const double bh = static_cast<double>(shape.batch) * H;
   const double score_count = static_cast<double>(shape.score_elements());
@@ -249,11 +266,11 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
         const Operand dcontext_b{dcontext + static_cast<long long>(b) * T * d, act, d, dh};
         // dV = Pᵀ·dO and dP = dO·Vᵀ, per head.
         matmul(gemm, Op::transpose, Op::none, T, dh, T, 1.0f,
-               {t.probs + b * H * score_stride, act, T, score_stride}, dcontext_b, 0.0f,
+               {t.probs + b * H * score_stride, act, ld, score_stride}, dcontext_b, 0.0f,
                {dv + b * H * head_stride, act, dh, head_stride}, H);
         matmul(gemm, Op::none, Op::transpose, T, T, dh, 1.0f, dcontext_b,
                {t.v + b * H * head_stride, act, dh, head_stride}, 0.0f,
-               {t.scores + b * H * score_stride, CUDA_R_32F, T, score_stride}, H);
+               {t.scores + b * H * score_stride, CUDA_R_32F, ld, score_stride}, H);
       }
     }
     {
@@ -261,26 +278,30 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
                     gpuprof::Work{4.0 * score_count, score_count * (4 + 2 * sizeof(Act))});
       causal_softmax_backward_kernel<<<blocks_for(shape.score_rows(), kRowsPerBlock),
                                        kRowsPerBlock * 32, 0, stream>>>(
-          t.probs, t.scores, shape.score_rows(), T);
+          t.probs, t.scores, shape.score_rows(), T, ld);
       TRANSFORMER_CHECK_LAUNCH();
     }
     {
       GPUPROF_SCOPE("computing attention scores", stream,
                     gpuprof::Work{2 * matmul_flops(T, dh, T, bh), 0});
       const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-      const Operand dscores{t.probs, act, T, score_stride};
+      const Operand dscores{t.probs, act, ld, score_stride};
       matmul(gemm, Op::none, Op::none, T, dh, T, scale, dscores, {t.k, act, dh, head_stride},
              0.0f, {dq, act, dh, head_stride}, shape.batch * H);
       matmul(gemm, Op::transpose, Op::none, T, dh, T, scale, dscores,
              {t.q, act, dh, head_stride}, 0.0f, {dk, act, dh, head_stride}, shape.batch * H);
     }
   }
-  const std::size_t vectors = static_cast<std::size_t>(shape.tokens()) * 3 * d / kVec;
+  const std::size_t elements = static_cast<std::size_t>(shape.tokens()) * 3 * d;
   GPUPROF_SCOPE("rope", stream,
-                gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * vectors * kVec * sizeof(Act)});
-  rope_merge_heads_backward_kernel<<<blocks_for(vectors, kThreads), kThreads, 0, stream>>>(
-      dq, dk, dv, rope_cos, rope_sin, dqkv, vectors, T, H, dh);
-  TRANSFORMER_CHECK_LAUNCH();
+                gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * elements * sizeof(Act)});
+  with_rope_width(shape, dqkv, dq, dk, dv, [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    rope_merge_heads_backward_kernel<Act, W>
+        <<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
+            dq, dk, dv, rope_cos, rope_sin, dqkv, elements / W, T, H, dh);
+    TRANSFORMER_CHECK_LAUNCH();
+  });
 }
 
 #define TRANSFORMER_INSTANTIATE(Act)                                                             \

@@ -17,6 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/gemm.hpp"
+#include "cuda/vector_width.hpp"
 
 namespace transformer::cuda {
 
@@ -26,6 +27,11 @@ struct AttentionShape {
   int tokens() const { return batch * ctx; }
   long long score_rows() const { return static_cast<long long>(batch) * heads * ctx; }
   long long score_elements() const { return score_rows() * ctx; }
+  // Score and probability rows are stored score_ld() apart (ctx padded to
+  // whole vectors, the padding columns masked), so buffers for them hold
+  // score_buffer_elements(); score_elements() counts the values.
+  int score_ld() const { return padded_to_vectors(ctx); }
+  long long score_buffer_elements() const { return score_rows() * score_ld(); }
 };
 
 // cos and sin of position·θ^(−2j/d_head), [ctx, d_head/2] each, computed in
@@ -41,8 +47,8 @@ struct AttentionTensors {
   Act* q;          // [batch, heads, ctx, d_head], rotated
   Act* k;          // same, rotated
   Act* v;          // same
-  Act* probs;      // [batch·heads·ctx, ctx], zeros above the diagonal; dS after backward
-  float* scores;   // scratch [batch·heads·ctx, ctx]: scores, then dP in backward
+  Act* probs;      // [batch·heads·ctx, score_ld], zeros above the diagonal; dS after backward
+  float* scores;   // scratch [batch·heads·ctx, score_ld]: scores, then dP in backward
   // attention_forward allows probs == scores when Act is float (the softmax
   // then runs in place); attention_backward needs them apart.
 };

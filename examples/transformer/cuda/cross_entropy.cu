@@ -3,6 +3,9 @@
 // (see cross_entropy.hpp).
 #include "cuda/cross_entropy.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "cuda/check.hpp"
 #include "cuda/device_utils.cuh"
 
@@ -15,13 +18,19 @@ constexpr unsigned kThreads = 256;
 
 template <class Act>
 __global__ void cross_entropy_forward_kernel(const Act* logits, const std::int32_t* targets,
-                                             float* logsumexp, float* row_loss, int vocab) {
+                                             float* logsumexp, float* row_loss, int vocab,
+                                             int ld) {
   const std::size_t row = blockIdx.x;
-  const Act* l = logits + row * vocab;
+  const Act* l = logits + row * ld;
   float running_max = -INFINITY, running_sum = 0;
   for (int col = threadIdx.x * kVec; col < vocab; col += blockDim.x * kVec) {
     float v[kVec];
     load_vec(l + col, v);
+    if (col + kVec > vocab) {  // the row's last vector reaches into the padding
+#pragma unroll
+      for (int e = 1; e < kVec; ++e)
+        if (col + e >= vocab) v[e] = -INFINITY;
+    }
     float chunk_max = v[0];
 #pragma unroll
     for (int e = 1; e < kVec; ++e) chunk_max = fmaxf(chunk_max, v[e]);
@@ -51,31 +60,43 @@ __global__ void mean_kernel(const float* values, int count, float* mean) {
 
 template <class Act>
 __global__ void cross_entropy_backward_kernel(Act* logits, const std::int32_t* targets,
-                                              const float* logsumexp, int rows, int vocab) {
-  const int vecs_per_row = vocab / kVec;
+                                              const float* logsumexp, int rows, int vocab,
+                                              int ld) {
+  const int vecs_per_row = ld / kVec;
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= static_cast<std::size_t>(rows) * vecs_per_row) return;
   const std::size_t row = i / vecs_per_row;
   const int col = static_cast<int>(i % vecs_per_row) * kVec;
   const float lse = logsumexp[row], inv_rows = 1.0f / static_cast<float>(rows);
   const int target = targets[row];
-  Act* l = logits + row * vocab + col;
+  Act* l = logits + row * ld + col;
   float v[kVec];
   load_vec(l, v);
 #pragma unroll
   for (int e = 0; e < kVec; ++e)
-    v[e] = (expf(v[e] - lse) - (col + e == target ? 1.0f : 0.0f)) * inv_rows;
+    v[e] = col + e < vocab ? (expf(v[e] - lse) - (col + e == target ? 1.0f : 0.0f)) * inv_rows
+                           : 0.0f;
   store_vec(l, v);
+}
+
+template <class Act>
+void check_padded_rows(const char* caller, const Act* logits, int vocab, int ld) {
+  if (ld < vocab || !vector_aligned(ld, logits))
+    throw std::invalid_argument(std::string(caller) + ": logit rows of " + std::to_string(vocab) +
+                                " columns need a row stride ≥ vocab that is a multiple of " +
+                                std::to_string(kVec) + " on aligned storage (got " +
+                                std::to_string(ld) + ")");
 }
 
 }  // namespace
 
 template <class Act>
 void cross_entropy_forward(const Act* logits, const std::int32_t* targets, float* logsumexp,
-                           float* row_loss, float* mean_loss, int rows, int vocab,
+                           float* row_loss, float* mean_loss, int rows, int vocab, int ld,
                            cudaStream_t stream) {
+  check_padded_rows("cross_entropy_forward", logits, vocab, ld);
   cross_entropy_forward_kernel<<<rows, kRowThreads, 0, stream>>>(logits, targets, logsumexp,
-                                                                 row_loss, vocab);
+                                                                 row_loss, vocab, ld);
   TRANSFORMER_CHECK_LAUNCH();
   mean_kernel<<<1, kMeanThreads, 0, stream>>>(row_loss, rows, mean_loss);
   TRANSFORMER_CHECK_LAUNCH();
@@ -83,18 +104,20 @@ void cross_entropy_forward(const Act* logits, const std::int32_t* targets, float
 
 template <class Act>
 void cross_entropy_backward(Act* logits_to_dlogits, const std::int32_t* targets,
-                            const float* logsumexp, int rows, int vocab, cudaStream_t stream) {
-  const std::size_t work = static_cast<std::size_t>(rows) * (vocab / kVec);
+                            const float* logsumexp, int rows, int vocab, int ld,
+                            cudaStream_t stream) {
+  check_padded_rows("cross_entropy_backward", logits_to_dlogits, vocab, ld);
+  const std::size_t work = static_cast<std::size_t>(rows) * (ld / kVec);
   cross_entropy_backward_kernel<<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
-      logits_to_dlogits, targets, logsumexp, rows, vocab);
+      logits_to_dlogits, targets, logsumexp, rows, vocab, ld);
   TRANSFORMER_CHECK_LAUNCH();
 }
 
 #define TRANSFORMER_INSTANTIATE(Act)                                                             \
   template void cross_entropy_forward<Act>(const Act*, const std::int32_t*, float*, float*,     \
-                                           float*, int, int, cudaStream_t);                     \
+                                           float*, int, int, int, cudaStream_t);                \
   template void cross_entropy_backward<Act>(Act*, const std::int32_t*, const float*, int, int,  \
-                                            cudaStream_t);
+                                            int, cudaStream_t);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(__nv_bfloat16)
 #undef TRANSFORMER_INSTANTIATE

@@ -1,20 +1,20 @@
 // cuda/device_utils.cuh: the small device helpers every kernel file shares:
 // 16-byte vector loads/stores of kVec elements converted to/from fp32 (the
-// memory-bound kernels move data in these units), warp reductions, and the
-// launch-size arithmetic. Included by the .cu files only.
+// memory-bound kernels move data in these units) and their element-wise
+// counterparts for rows that cannot be read in whole vectors, warp
+// reductions, and the launch-size arithmetic. Included by the .cu files only.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 
-namespace transformer::cuda {
+#include "cuda/vector_width.hpp"
 
-// Elements per vector access: 8 bf16 = one 16-byte load; 8 floats = two.
-// The backend requires every row length to be a multiple of it.
-constexpr int kVec = 8;
+namespace transformer::cuda {
 
 __device__ inline float to_float(float x) { return x; }
 __device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -26,8 +26,8 @@ __device__ inline float from_float<float>(float x) { return x; }
 template <>
 __device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
-// p must be 16-byte aligned for bf16 and 32-byte aligned for float (every row
-// start and kVec-multiple column offset is, given the backend's size checks).
+// p must be 16-byte aligned for bf16 and 32-byte aligned for float: the
+// launchers check it (vector_aligned) before they pick the kVec-wide kernels.
 __device__ inline void load_vec(const float* p, float (&out)[kVec]) {
   const float4 lo = *reinterpret_cast<const float4*>(p);
   const float4 hi = *reinterpret_cast<const float4*>(p + 4);
@@ -57,6 +57,23 @@ __device__ inline void store_vec(__nv_bfloat16* p, const float (&in)[kVec]) {
 #pragma unroll
   for (int i = 0; i < kVec / 2; ++i) pairs[i] = __floats2bfloat162_rn(in[2 * i], in[2 * i + 1]);
   *reinterpret_cast<uint4*>(p) = raw;
+}
+
+// Narrower widths W < kVec, element by element: the path of kernels whose
+// rows are not whole, aligned vectors (a d_model, d_ff or d_head that is not
+// a multiple of kVec). Only odd shapes take it.
+template <class T, int W>
+__device__ inline void load_vec(const T* p, float (&out)[W]) {
+  static_assert(W < kVec, "kVec-wide accesses use the vector overloads");
+#pragma unroll
+  for (int e = 0; e < W; ++e) out[e] = to_float(p[e]);
+}
+
+template <class T, int W>
+__device__ inline void store_vec(T* p, const float (&in)[W]) {
+  static_assert(W < kVec, "kVec-wide accesses use the vector overloads");
+#pragma unroll
+  for (int e = 0; e < W; ++e) p[e] = from_float<T>(in[e]);
 }
 
 __device__ inline float warp_sum(float x) {
@@ -104,13 +121,36 @@ inline unsigned blocks_for(std::size_t work_items, unsigned threads_per_block) {
 // Vectors in a flat buffer of `count` elements. Kernels over flat buffers
 // have no scalar tail loop, so a count that is not a multiple of kVec would
 // leave up to kVec - 1 trailing elements silently untouched: refuse it. (The
-// parameter buffer qualifies: every tensor has d_model or d_ff columns, which
-// check_supported requires to be multiples of kVec.)
+// CUDA backend pads its flat parameter buffers to whole vectors.)
 inline std::size_t whole_vectors(const char* caller, std::size_t count) {
   if (count % kVec != 0)
     throw std::invalid_argument(std::string(caller) + ": element count " + std::to_string(count) +
                                 " is not a multiple of " + std::to_string(kVec));
   return count / kVec;
+}
+
+// Whether rows of `row_length` elements starting at each of `rows` (null
+// pointers are ignored) can be moved in kVec-wide vectors: the length is a
+// multiple of kVec and every start is aligned to a whole vector.
+template <class... T>
+bool vector_aligned(long long row_length, const T*... rows) {
+  const auto aligned = [](const auto* p) {
+    using Element = std::remove_cv_t<std::remove_pointer_t<decltype(p)>>;
+    return reinterpret_cast<std::uintptr_t>(p) % (kVec * sizeof(Element)) == 0;
+  };
+  return row_length % kVec == 0 && (aligned(rows) && ...);
+}
+
+// Calls launch(std::integral_constant<int, W>{}) with W = kVec when
+// `whole_vectors`, else W = kNarrow: a launcher instantiates its kernel for
+// both widths and picks one per call, so shapes whose rows are whole vectors
+// run exactly the vector kernels and other shapes still run.
+template <int kNarrow = 1, class Launch>
+void with_vector_width(bool whole_vectors, Launch&& launch) {
+  if (whole_vectors)
+    launch(std::integral_constant<int, kVec>{});
+  else
+    launch(std::integral_constant<int, kNarrow>{});
 }
 
 }  // namespace transformer::cuda

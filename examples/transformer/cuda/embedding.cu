@@ -10,32 +10,34 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 
+template <int W>
 __global__ void embedding_forward_kernel(const std::int32_t* tokens, const float* table, float* out,
                                          int rows, int d) {
-  const int vecs_per_row = d / kVec;
+  const int vecs_per_row = d / W;
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= static_cast<std::size_t>(rows) * vecs_per_row) return;
   const std::size_t row = i / vecs_per_row;
-  const int col = static_cast<int>(i % vecs_per_row) * kVec;
-  float values[kVec];
+  const int col = static_cast<int>(i % vecs_per_row) * W;
+  float values[W];
   load_vec(table + static_cast<std::size_t>(tokens[row]) * d + col, values);
   store_vec(out + row * d + col, values);
 }
 
+template <int W>
 __global__ void embedding_backward_kernel(const std::int32_t* offsets,
                                           const std::int32_t* positions, const float* dout,
                                           float* dtable, int vocab, int d) {
-  const int vecs_per_row = d / kVec;
+  const int vecs_per_row = d / W;
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= static_cast<std::size_t>(vocab) * vecs_per_row) return;
   const std::size_t token = i / vecs_per_row;
-  const int col = static_cast<int>(i % vecs_per_row) * kVec;
-  float sum[kVec] = {};
+  const int col = static_cast<int>(i % vecs_per_row) * W;
+  float sum[W] = {};
   for (int p = offsets[token]; p < offsets[token + 1]; ++p) {
-    float row[kVec];
+    float row[W];
     load_vec(dout + static_cast<std::size_t>(positions[p]) * d + col, row);
 #pragma unroll
-    for (int e = 0; e < kVec; ++e) sum[e] += row[e];
+    for (int e = 0; e < W; ++e) sum[e] += row[e];
   }
   store_vec(dtable + token * d + col, sum);
 }
@@ -56,18 +58,24 @@ TokenGroups group_positions_by_token(const std::vector<std::int32_t>& tokens, in
 
 void embedding_forward(const std::int32_t* tokens, const float* table, float* out, int rows, int d,
                        cudaStream_t stream) {
-  const std::size_t work = static_cast<std::size_t>(rows) * (d / kVec);
-  embedding_forward_kernel<<<blocks_for(work, kThreads), kThreads, 0, stream>>>(tokens, table, out,
-                                                                               rows, d);
-  TRANSFORMER_CHECK_LAUNCH();
+  with_vector_width(vector_aligned(d, table, out), [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    const std::size_t work = static_cast<std::size_t>(rows) * (d / W);
+    embedding_forward_kernel<W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
+        tokens, table, out, rows, d);
+    TRANSFORMER_CHECK_LAUNCH();
+  });
 }
 
 void embedding_backward(const std::int32_t* offsets, const std::int32_t* positions,
                         const float* dout, float* dtable, int vocab, int d, cudaStream_t stream) {
-  const std::size_t work = static_cast<std::size_t>(vocab) * (d / kVec);
-  embedding_backward_kernel<<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
-      offsets, positions, dout, dtable, vocab, d);
-  TRANSFORMER_CHECK_LAUNCH();
+  with_vector_width(vector_aligned(d, dout, dtable), [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    const std::size_t work = static_cast<std::size_t>(vocab) * (d / W);
+    embedding_backward_kernel<W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
+        offsets, positions, dout, dtable, vocab, d);
+    TRANSFORMER_CHECK_LAUNCH();
+  });
 }
 
 }  // namespace transformer::cuda

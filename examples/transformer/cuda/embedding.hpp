@@ -2,7 +2,7 @@
 //
 // The backward pass is a deterministic scatter-add: the host groups the
 // positions of the batch by token id once per batch (set_batch), and one
-// thread per (vocabulary row, 8 columns) sums the gradient rows of that
+// thread per (vocabulary row, vector of columns) sums the gradient rows of that
 // token's positions in a fixed order and writes the whole table, so no
 // atomics and no separate zeroing pass are needed.
 #pragma once

@@ -23,6 +23,17 @@
 // The logits buffer is turned into the logits' gradient in place by
 // backward(), so logits() is available between forward() and backward().
 //
+// Shapes: any vocab, ctx ≥ 1, d_ff, and d_model with an even d_head. Rows of
+// vocab or ctx columns (the logits, the attention scores and probabilities)
+// are stored padded to whole vectors (vector_width.hpp), the lm_head has
+// zero rows up to the padded vocab (see flat_count) and the flat parameter
+// buffers hold whole vectors, so the kernels over them stay vectorised and
+// the lm_head GEMMs aligned; kernels over rows of d_model, d_ff or d_head
+// columns run element-wise where those are not multiples of kVec. Nothing of
+// this shows outside: logits(), parameters() and gradients() return the
+// dense layouts, and the loss, FLOPs and byte counts are those of the
+// model's own shape.
+//
 // CUDA graphs: a step reads no host value that changes between steps (AdamW
 // counts t on the device, clipping's norm stays there, cuBLAS works in the
 // arena's workspace), so capture() can record it once for replay_graph().
@@ -53,25 +64,29 @@ namespace transformer {
 namespace cuda {
 namespace {
 
-void require_multiple(const char* what, long long value) {
-  if (value % kVec != 0)
-    throw std::invalid_argument(std::string("CUDA backend: ") + what + " = " +
-                                std::to_string(value) + " must be a multiple of " +
-                                std::to_string(kVec) +
-                                " (its kernels move rows in 16-byte vectors)");
-}
-
 void check_supported(const RunConfig& config) {
   config.model.validate();
   if (config.batch <= 0 || config.ctx <= 0)
     throw std::invalid_argument("CUDA backend: batch and ctx must be > 0 (got " +
                                 std::to_string(config.batch) + ", " + std::to_string(config.ctx) +
                                 ")");
-  require_multiple("d_model", config.model.d_model);
-  require_multiple("d_ff", config.model.d_ff);
-  require_multiple("d_head", config.model.d_head());
-  require_multiple("vocab", config.model.vocab);
-  require_multiple("ctx", config.ctx);
+}
+
+// Elements of each flat parameter buffer (weights, their bf16 copy, the
+// gradients, the AdamW moments). The lm_head, the layout's last tensor, gets
+// zero rows up to padded_to_vectors(vocab), so its GEMMs see a vocab that is
+// a multiple of kVec (cuBLAS's bf16 kernels for an odd one are far slower),
+// and the whole is padded to whole vectors for the flat kernels. The padding
+// stays zero: zero weights give zero logits in the padding columns, which
+// the cross-entropy backward turns into zero gradients, so AdamW leaves
+// them zero. Equal to the layout's total when vocab and d_model are
+// multiples of kVec.
+std::size_t flat_count(const ParameterLayout& layout) {
+  const ParamTensor& head = layout.tensors.back();
+  if (head.kind != ParamKind::lm_head)
+    throw std::logic_error("CUDA backend: the parameter layout must end with the lm_head");
+  const std::size_t padding_rows = padded_to_vectors(head.rows) - head.rows;
+  return padded_to_vectors(layout.total + padding_rows * head.cols);
 }
 
 // Carves typed, 256-byte aligned buffers out of one allocation. Run once with
@@ -318,9 +333,10 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   const ModelConfig& m = config.model;
   const bool training = config.mode != Mode::fwd;
   const std::size_t N = static_cast<std::size_t>(config.batch) * config.ctx;
-  const std::size_t d = m.d_model, F = m.d_ff, V = m.vocab, P = layout.total;
-  const std::size_t scores =
-      static_cast<std::size_t>(config.batch) * m.heads * config.ctx * config.ctx;
+  const std::size_t d = m.d_model, F = m.d_ff, P = flat_count(layout);
+  const std::size_t V = m.vocab, logits_ld = padded_to_vectors(V);
+  const auto scores = static_cast<std::size_t>(
+      AttentionShape{config.batch, config.ctx, m.heads, m.d_head()}.score_buffer_elements());
   const std::size_t rope = static_cast<std::size_t>(config.ctx) * (m.d_head() / 2);
   const ActivationSizes sizes{N, d, F, scores};
 
@@ -353,7 +369,7 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   if (training) b.dnorm = arena.take<Act>(N * d);  // written by the lm_head backward GEMM
 
   const std::size_t shared_start = arena.align();
-  b.logits = arena.take<Act>(N * V);
+  b.logits = arena.take<Act>(N * logits_ld);
   arena.seek(shared_start);
   float* score_scratch = nullptr;
   if (!training) {
@@ -476,7 +492,8 @@ class CudaBackend final : public Backend {
   cudaStream_t stream() const override { return stream_.stream; }
 
   explicit CudaBackend(const RunConfig& config)
-      : config_(config), layout_(config.model), block_(config.model) {
+      : config_(config), layout_(config.model), block_(config.model),
+        flat_count_(flat_count(layout_)) {
     check_supported(config);
     gemm_ = std::make_unique<Gemm>(config_.precision, stream());
     buffers_ = carve<Act>(nullptr, config_, layout_);
@@ -487,13 +504,14 @@ class CudaBackend final : public Backend {
         make_rope_tables(config_.ctx, config_.model.d_head(), config_.model.rope_theta);
     upload(buffers_.rope_cos, rope.cos, stream());
     upload(buffers_.rope_sin, rope.sin, stream());
+    zero_flat_padding(buffers_.params);
     init_parameters(layout_, config_.seed, buffers_.params, stream());
     refresh_weight_copy();
     if (config_.mode == Mode::step) {
       TRANSFORMER_CUDA_CHECK(
-          cudaMemsetAsync(buffers_.adam_m, 0, layout_.total * sizeof(float), stream()));
+          cudaMemsetAsync(buffers_.adam_m, 0, flat_count_ * sizeof(float), stream()));
       TRANSFORMER_CUDA_CHECK(
-          cudaMemsetAsync(buffers_.adam_v, 0, layout_.total * sizeof(float), stream()));
+          cudaMemsetAsync(buffers_.adam_v, 0, flat_count_ * sizeof(float), stream()));
       TRANSFORMER_CUDA_CHECK(
           cudaMemsetAsync(buffers_.adam_step, 0, sizeof(AdamWStep), stream()));
     }
@@ -541,6 +559,7 @@ class CudaBackend final : public Backend {
       TRANSFORMER_CUDA_CHECK(
           cudaMemsetAsync(buffers_.volatile_begin, 0xFF, buffers_.volatile_bytes, stream()));
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
+    const int padded_vocab = padded_to_vectors(V);  // the lm_head's rows, the logits' columns
     {
       GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d});
       embedding_forward(buffers_.tokens, buffers_.params + layout_.find("emb").offset,
@@ -555,30 +574,32 @@ class CudaBackend final : public Backend {
     }
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{matmul_flops(N, V, d), 0});
-      linear(buffers_.normed, weights_at("lm_head"), buffers_.logits, data_type<Act>(), N, V,
-             d, 0.0f);
+      linear(buffers_.normed, weights_at("lm_head"), buffers_.logits, data_type<Act>(), N,
+             padded_vocab, d, 0.0f);
     }
     {
       GPUPROF_SCOPE("cross_entropy", stream(),
                     gpuprof::Work{3.0 * N * V, static_cast<double>(sizeof(Act)) * N * V});
       cross_entropy_forward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp,
-                                 buffers_.row_loss, buffers_.loss, N, V, stream());
+                                 buffers_.row_loss, buffers_.loss, N, V, padded_vocab, stream());
     }
   }
 
   void backward() override {
     enter(Phase::backward);
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
+    const int padded_vocab = padded_to_vectors(V);
+    zero_flat_padding(buffers_.grads);  // the gradient memory is shared: garbage until now
     {
       GPUPROF_SCOPE("cross_entropy", stream(),
                     gpuprof::Work{3.0 * N * V, 2.0 * sizeof(Act) * N * V});
       cross_entropy_backward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp, N, V,
-                                  stream());
+                                  padded_vocab, stream());
     }
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{2 * matmul_flops(N, V, d), 0});
       linear_backward(buffers_.logits, buffers_.normed, weights_at("lm_head"),
-                      grads_at("lm_head"), buffers_.dnorm, N, V, d);
+                      grads_at("lm_head"), buffers_.dnorm, N, padded_vocab, d);
     }
     norm_backward(buffers_.dnorm, buffers_.final_input, "final_norm", buffers_.final_inv_rms,
                   /*residual=*/nullptr);
@@ -598,7 +619,7 @@ class CudaBackend final : public Backend {
     const AdamWBuffers adamw{buffers_.params,      buffers_.grads,
                              buffers_.adam_m,      buffers_.adam_v,
                              buffers_.params_bf16, buffers_.norm_partials,
-                             buffers_.adam_step,   layout_.total};
+                             buffers_.adam_step,   flat_count_};
     adamw_step(config_.adamw, adamw, stream());
   }
 
@@ -639,9 +660,10 @@ class CudaBackend final : public Backend {
       throw std::logic_error(
           "logits() after backward(): backward turns the logits into their gradient in place; "
           "read them between forward() and backward()");
-    const std::size_t count = static_cast<std::size_t>(tokens_count()) * config_.model.vocab;
+    const std::size_t rows = tokens_count(), vocab = config_.model.vocab;
+    const std::size_t count = rows * vocab;
     std::vector<Act> raw(count);
-    download(raw.data(), buffers_.logits, count);
+    download_rows(raw.data(), buffers_.logits, rows, vocab, padded_to_vectors(vocab));
     std::vector<float> values(count);
     std::transform(raw.begin(), raw.end(), values.begin(),
                    [](Act x) { return static_cast<float>(x); });
@@ -757,7 +779,15 @@ class CudaBackend final : public Backend {
   }
 
   void refresh_weight_copy() {
-    if (kMixed) copy_to_bf16(buffers_.params, buffers_.params_bf16, layout_.total, stream());
+    if (kMixed) copy_to_bf16(buffers_.params, buffers_.params_bf16, flat_count_, stream());
+  }
+
+  // Zeroes the elements past the layout's total of a flat parameter buffer.
+  void zero_flat_padding(float* flat) {
+    const std::size_t padding = flat_count_ - layout_.total;
+    if (padding > 0)
+      TRANSFORMER_CUDA_CHECK(
+          cudaMemsetAsync(flat + layout_.total, 0, padding * sizeof(float), stream()));
   }
 
   template <class T>
@@ -765,6 +795,19 @@ class CudaBackend final : public Backend {
     refuse_inside_capture("reading back (parameters(), loss(), logits(), gradients())");
     TRANSFORMER_CUDA_CHECK(
         cudaMemcpyAsync(host, device, count * sizeof(T), cudaMemcpyDeviceToHost, stream()));
+    synchronize();
+  }
+
+  // rows × cols elements whose rows lie `device_stride` apart on the device
+  // (padded rows), dense on the host.
+  template <class T>
+  void download_rows(T* host, const T* device, std::size_t rows, std::size_t cols,
+                     std::size_t device_stride) {
+    if (device_stride == cols) return download(host, device, rows * cols);
+    refuse_inside_capture("reading back (parameters(), loss(), logits(), gradients())");
+    TRANSFORMER_CUDA_CHECK(cudaMemcpy2DAsync(host, cols * sizeof(T), device,
+                                             device_stride * sizeof(T), cols * sizeof(T), rows,
+                                             cudaMemcpyDeviceToHost, stream()));
     synchronize();
   }
 
@@ -908,6 +951,7 @@ class CudaBackend final : public Backend {
   RunConfig config_;
   ParameterLayout layout_;
   BlockOffsets block_;
+  std::size_t flat_count_;  // elements of each flat parameter buffer, padding included
   // Declaration order = reverse destruction order: cuBLAS goes before the
   // memory and the stream it uses.
   StreamOwner stream_;

@@ -12,12 +12,14 @@
 // otherData.origin_ns (steady_clock nanoseconds) so they can be mapped back.
 #pragma once
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "../atomic_file.hpp"
 #include "../json_writer.hpp"
@@ -40,6 +42,9 @@ inline std::int64_t trace_origin_ns(const Report& report) {
     origin = std::min(origin, kernel.start_ns);
     if (kernel.launch_ns != 0) origin = std::min(origin, kernel.launch_ns);
   }
+  for (const MemoryUsePoint& point : report.memory_timeline.in_use) origin = std::min(origin, point.time_ns);
+  for (const TimelineAllocation& allocation : report.memory_timeline.allocations)
+    origin = std::min(origin, allocation.alloc_ns);
   return origin == std::numeric_limits<std::int64_t>::max() ? 0 : origin;
 }
 
@@ -104,21 +109,35 @@ inline void write_trace_tracks(TraceEvents& events, const Report& report) {
   }
 }
 
+// Kineto's (PyTorch profiler's) category names, which Holistic Trace
+// Analysis keys its breakdowns on.
+inline const char* kineto_category(ActivityKind kind) {
+  switch (kind) {
+    case ActivityKind::kernel: return "kernel";
+    case ActivityKind::memcpy: return "gpu_memcpy";
+    case ActivityKind::memset: return "gpu_memset";
+  }
+  return "kernel";
+}
+
 inline void write_trace_kernel(JsonWriter& json, TraceEvents& events, const KernelRecord& kernel,
                                const std::string& scope_path) {
   const std::string& title = kernel.base_name.empty() ? kernel.name : kernel.base_name;
   events
       .begin_at("X", title, trace_first_gpu_pid + kernel.device, kernel.stream, kernel.start_ns)
       .member("dur", TraceEvents::microseconds(kernel.duration_ns()))
-      .member("cat", kernel.category.empty() ? report_activity_kind_name(kernel.kind)
-                                             : kernel.category.c_str())
+      .member("cat", kineto_category(kernel.kind))
       .key("args")
       .begin_object()
       .member("name", kernel.name)
       .member("kind", report_activity_kind_name(kernel.kind))
       .member("category", kernel.category)
       .member("scope", scope_path)
-      .member("correlation_id", kernel.correlation_id);
+      .member("correlation_id", kernel.correlation_id)
+      .member("device", kernel.device)
+      .member("stream", kernel.stream)
+      .member("correlation", kernel.correlation_id)
+      .member("External id", kernel.scope_instance);
   if (kernel.graph_node_id != 0)
     json.member("graph_node_id", kernel.graph_node_id).member("graph_launch", kernel.graph_launch);
   if (kernel.kind == ActivityKind::kernel) {
@@ -134,11 +153,70 @@ inline void write_trace_kernel(JsonWriter& json, TraceEvents& events, const Kern
   }
   json.end_object().end_object();
 }
+
+// deviceProperties as Kineto writes it: one entry per device seen.
+inline void write_trace_device_properties(JsonWriter& json, const Report& report) {
+  std::set<std::uint32_t> devices;
+  for (const KernelRecord& kernel : report.kernels) devices.insert(kernel.device);
+  if (devices.empty() && !report.device_name.empty()) devices.insert(0);
+  const std::string& capability = report.environment.compute_capability;
+  const std::size_t dot = capability.find('.');
+  const int major = dot == std::string::npos ? 0 : std::atoi(capability.substr(0, dot).c_str());
+  const int minor = dot == std::string::npos ? 0 : std::atoi(capability.substr(dot + 1).c_str());
+  json.key("deviceProperties").begin_array();
+  for (std::uint32_t device : devices)
+    json.begin_object(JsonWriter::one_line)
+        .member("id", device)
+        .member("name", report.device_name)
+        .member("computeMajor", major)
+        .member("computeMinor", minor)
+        .end_object();
+  json.end_array();
+}
+
+// Memory in use as counter tracks ("ph": "C") on the GPU process: device
+// memory in use at scope boundaries, and the bytes live in allocations
+// kernel capture saw.
+inline void write_trace_memory_counters(TraceEvents& events, const MemoryTimeline& timeline) {
+  const std::uint32_t pid = trace_first_gpu_pid;
+  for (const MemoryUsePoint& point : timeline.in_use)
+    events.begin_at("C", "Device memory in use", pid, 0, point.time_ns)
+        .key("args").begin_object().member("MiB", static_cast<double>(point.bytes_in_use) / (1 << 20)).end_object()
+        .end_object();
+  std::vector<std::pair<std::int64_t, std::int64_t>> changes;  // (time, bytes)
+  for (const TimelineAllocation& allocation : timeline.allocations) {
+    changes.emplace_back(allocation.alloc_ns, allocation.bytes);
+    if (allocation.free_ns >= 0) changes.emplace_back(allocation.free_ns, -allocation.bytes);
+  }
+  std::stable_sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::int64_t live = 0;
+  for (const auto& [time_ns, bytes] : changes)
+    events.begin_at("C", "Allocated (kernel capture)", pid, 0, time_ns)
+        .key("args").begin_object().member("MiB", static_cast<double>(live += bytes) / (1 << 20)).end_object()
+        .end_object();
+}
 }  // namespace detail
 
+// Options of the Chrome trace beyond the defaults of Report::write_chrome_trace.
+struct ChromeTraceOptions {
+  // Instances of the scope with this path become "ProfilerStep#N" (N from 0,
+  // cat "user_annotation"), the step marker Kineto traces carry and Holistic
+  // Trace Analysis splits its breakdowns by. "" keeps every scope's own name.
+  std::string step_scope;
+};
+
+inline void write_chrome_trace(const Report& report, const std::string& path, const ChromeTraceOptions& options);
+
 inline void Report::write_chrome_trace(const std::string& path) const {
-  const std::int64_t origin_ns = detail::trace_origin_ns(*this);
-  const auto node_of = [this](const ScopeInstance& instance) -> const ScopeNode* {
+  gpuprof::write_chrome_trace(*this, path, ChromeTraceOptions{});
+}
+
+inline void write_chrome_trace(const Report& report, const std::string& path, const ChromeTraceOptions& options) {
+  const auto& nodes = report.nodes;
+  const auto& instances = report.instances;
+  const auto& kernels = report.kernels;
+  const std::int64_t origin_ns = detail::trace_origin_ns(report);
+  const auto node_of = [&nodes](const ScopeInstance& instance) -> const ScopeNode* {
     const bool valid = instance.node >= 0 && static_cast<std::size_t>(instance.node) < nodes.size();
     return valid ? &nodes[static_cast<std::size_t>(instance.node)] : nullptr;
   };
@@ -151,23 +229,28 @@ inline void Report::write_chrome_trace(const std::string& path) const {
       .key("otherData")
       .begin_object()
       .member("generator", "gpuprof")
-      .member("timing_source", timing_source_name(timing_source))
-      .member("timing_note", timing_note)
-      .member("device", device_name)
+      .member("timing_source", timing_source_name(report.timing_source))
+      .member("timing_note", report.timing_note)
+      .member("device", report.device_name)
       .member("origin_ns", origin_ns)
-      .member("dropped_kernel_records", dropped_kernel_records)
-      .end_object();
+      .member("dropped_kernel_records", report.dropped_kernel_records)
+      .key("environment");
+  write_environment_json(json, report.environment);
+  json.end_object().member("schemaVersion", 1);
+  detail::write_trace_device_properties(json, report);
   json.key("traceEvents").begin_array();
   detail::TraceEvents events(json, origin_ns);
-  detail::write_trace_tracks(events, *this);
+  detail::write_trace_tracks(events, report);
+  std::uint64_t step = 0;
 
   for (const ScopeInstance& instance : instances) {
     const ScopeNode* node = node_of(instance);
+    const bool is_step = node && !options.step_scope.empty() && node->path == options.step_scope;
     events
-        .begin_at("X", node ? node->name : "(unknown scope)", detail::trace_host_pid,
-                  instance.thread, instance.host_begin_ns)
+        .begin_at("X", is_step ? "ProfilerStep#" + std::to_string(step++) : node ? node->name : "(unknown scope)",
+                  detail::trace_host_pid, instance.thread, instance.host_begin_ns)
         .member("dur", detail::TraceEvents::microseconds(instance.host_end_ns - instance.host_begin_ns))
-        .member("cat", "scope")
+        .member("cat", is_step ? "user_annotation" : "scope")
         .key("args")
         .begin_object()
         .member("path", node ? node->path : "")
@@ -203,6 +286,7 @@ inline void Report::write_chrome_trace(const std::string& path) const {
         .member("bp", "e")
         .end_object();
   }
+  detail::write_trace_memory_counters(events, report.memory_timeline);
   json.end_array().end_object();
   write_file_atomically(path, json.str() + "\n");
 }

@@ -125,9 +125,29 @@ inline void write_kernel_json(JsonWriter& json, const KernelRecord& k) {
       .member("bytes", k.bytes)
       .end_object();
 }
+
+inline void write_memory_timeline_json(JsonWriter& json, const MemoryTimeline& timeline) {
+  json.begin_object().key("in_use").begin_array();
+  for (const MemoryUsePoint& point : timeline.in_use)
+    json.begin_array(JsonWriter::one_line).value(point.time_ns).value(point.bytes_in_use).end_array();
+  json.end_array().key("allocations").begin_array();
+  for (const TimelineAllocation& allocation : timeline.allocations) {
+    json.begin_object(JsonWriter::one_line)
+        .member("address", allocation.address)
+        .member("bytes", allocation.bytes)
+        .member("alloc_ns", allocation.alloc_ns);
+    write_known(json, "free_ns", allocation.free_ns, allocation.free_ns >= 0);
+    json.member("scope_instance", allocation.scope_instance)
+        .member("scope", allocation.scope_path)
+        .member("from_pool", allocation.from_pool)
+        .end_object();
+  }
+  json.end_array().end_object();
+}
 }  // namespace detail
 
-inline void Report::write_json(const std::string& path) const {
+// The whole report as the text write_json writes (for embedding, e.g. in HTML).
+inline std::string report_json(const Report& report) {
   JsonWriter json;
   json.begin_object()
       .member("schema", "gpuprof.report")
@@ -135,12 +155,17 @@ inline void Report::write_json(const std::string& path) const {
       .member("gpuprof_version", std::to_string(GPUPROF_VERSION_MAJOR) + "." +
                                      std::to_string(GPUPROF_VERSION_MINOR) + "." +
                                      std::to_string(GPUPROF_VERSION_PATCH))
-      .member("timing_source", timing_source_name(timing_source))
-      .member("timing_note", timing_note)
-      .member("device", device_name);
+      .member("timing_source", timing_source_name(report.timing_source))
+      .member("timing_note", report.timing_note)
+      .member("device", report.device_name);
+  json.key("environment");
+  write_environment_json(json, report.environment);
+  const auto& nodes = report.nodes;
+  const auto& instances = report.instances;
+  const auto& kernels = report.kernels;
 
   json.key("nodes").begin_array();
-  for (std::size_t i = 0; i < nodes.size(); ++i) detail::write_node_json(json, *this, i);
+  for (std::size_t i = 0; i < nodes.size(); ++i) detail::write_node_json(json, report, i);
   json.end_array();
 
   json.key("instances").begin_array();
@@ -159,8 +184,14 @@ inline void Report::write_json(const std::string& path) const {
   json.key("kernels").begin_array();
   for (const KernelRecord& kernel : kernels) detail::write_kernel_json(json, kernel);
   json.end_array();
-  json.member("dropped_kernel_records", dropped_kernel_records).end_object();
-  write_file_atomically(path, json.str() + "\n");
+  json.member("dropped_kernel_records", report.dropped_kernel_records).key("memory_timeline");
+  detail::write_memory_timeline_json(json, report.memory_timeline);
+  json.end_object();
+  return json.str() + "\n";
+}
+
+inline void Report::write_json(const std::string& path) const {
+  write_file_atomically(path, report_json(*this));
 }
 
 GPUPROF_NAMESPACE_END

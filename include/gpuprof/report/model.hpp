@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../environment.hpp"
 #include "../kernel_record.hpp"
+#include "../memory_timeline.hpp"
 #include "../stats.hpp"
 #include "../work.hpp"
 
@@ -75,6 +77,8 @@ struct Report {
   std::vector<ScopeInstance> instances;    // in begin-time order
   std::vector<KernelRecord> kernels;       // empty unless kernel capture ran
   std::uint64_t dropped_kernel_records = 0;
+  Environment environment;                 // where it ran (environment.hpp)
+  MemoryTimeline memory_timeline;          // empty unless built (report/memory_timeline.hpp)
 
   // A node's total time as a percentage of its parent's; -1 for a root or a
   // parent without time.

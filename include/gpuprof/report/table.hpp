@@ -99,6 +99,7 @@ inline void Report::print(std::ostream& out) const {
 
 inline std::string Report::markdown() const {
   std::string text = "**" + detail::markdown_cell(detail::report_heading(*this)) + "**\n\n";
+  if (const std::string where = environment_summary(environment); !where.empty()) text += where + "\n\n";
   text += detail::scope_table(*this, "&nbsp;&nbsp;").markdown();
   const std::vector<std::string> notes = detail::unstable_notes(*this);
   if (!notes.empty()) text += "\nUnstable statistics:\n\n";

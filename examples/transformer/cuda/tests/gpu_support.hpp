@@ -156,17 +156,20 @@ inline void check_close(const std::string& what, const std::vector<double>& got,
   check_close(what, got.data(), want.data(), got.size(), tolerance);
 }
 
-// Two layers, two heads, d_ff ≠ d: every structural feature, milliseconds on the CPU.
-inline ModelConfig little_config() {
+inline ModelConfig custom_config(const char* name, int vocab, int d_model, int heads, int d_ff,
+                                 int layers) {
   ModelConfig config;
-  config.name = "little";
-  config.vocab = 64;
-  config.d_model = 32;
-  config.heads = 2;
-  config.d_ff = 48;
-  config.layers = 2;
+  config.name = name;
+  config.vocab = vocab;
+  config.d_model = d_model;
+  config.heads = heads;
+  config.d_ff = d_ff;
+  config.layers = layers;
   return config;
 }
+
+// Two layers, two heads, d_ff ≠ d: every structural feature, milliseconds on the CPU.
+inline ModelConfig little_config() { return custom_config("little", 64, 32, 2, 48, 2); }
 
 // Stated tolerances (norm-wise relative error against the double reference).
 // One layer: fp32 ≈ a few float roundings; tf32 GEMM inputs keep 10 mantissa

@@ -2,6 +2,9 @@
 // the CPU layers in double on fresh random inputs, in each precision the
 // layer supports. Outputs start as NaN (DeviceArray poisons them), so an
 // element a kernel does not write fails its comparison.
+#include <algorithm>
+#include <cmath>
+
 #include <Eigen/Core>
 
 #include "cpu/adamw.hpp"
@@ -19,6 +22,7 @@
 #include "cuda/rmsnorm.hpp"
 #include "cuda/swiglu.hpp"
 #include "cuda/tests/gpu_support.hpp"
+#include "cuda/vector_width.hpp"
 
 namespace transformer::cuda::test {
 namespace {
@@ -39,6 +43,24 @@ Eigen::Map<const VectorD> as_vector(const std::vector<double>& v) {
 std::vector<double> flat(const MatrixD& m) { return {m.data(), m.data() + m.size()}; }
 std::vector<double> flat(const VectorD& v) { return {v.data(), v.data() + v.size()}; }
 
+// The first `cols` columns of rows stored `ld` apart, and what lies beyond them.
+struct PaddedRows {
+  std::vector<double> values, padding;
+};
+PaddedRows split_padding(const std::vector<double>& stored, std::size_t rows, std::size_t cols,
+                         std::size_t ld) {
+  REQUIRE(stored.size() == rows * ld);
+  PaddedRows split;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < ld; ++c)
+      (c < cols ? split.values : split.padding).push_back(stored[r * ld + c]);
+  return split;
+}
+
+bool all_zero(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [](double x) { return x == 0.0; });
+}
+
 // Tolerance of a tensor stored in Act by an elementwise kernel with fp32 math.
 template <class Act>
 double stored_tolerance() {
@@ -46,8 +68,9 @@ double stored_tolerance() {
 }
 constexpr double kFp32Math = 1e-5;  // fp32 results of fp32 math (no GEMM)
 
-TEST_CASE("embedding gathers rows and scatter-adds gradients by token") {
-  const int vocab = 40, d = 24, rows = 96;  // 96 draws from 40 ids: repeats and absent ids
+void check_embedding(int d) {
+  CAPTURE(d);
+  const int vocab = 40, rows = 96;  // 96 draws from 40 ids: repeats and absent ids
   const auto tokens = random_ids(rows, vocab);
   const auto table = round_to<float>(random_values(static_cast<std::size_t>(vocab) * d));
   const auto dout = round_to<float>(random_values(static_cast<std::size_t>(rows) * d));
@@ -66,14 +89,19 @@ TEST_CASE("embedding gathers rows and scatter-adds gradients by token") {
                      nullptr);
   MatrixD dtable_ref = MatrixD::Zero(vocab, d);
   cpu::embedding_backward<double>(as_matrix(dout, rows, d), tokens, dtable_ref);
-  check_close("embedding backward (table gradient)", dtable.download(), flat(dtable_ref),
-              kFp32Math);
+  check_close("embedding backward (table gradient), d = " + std::to_string(d), dtable.download(),
+              flat(dtable_ref), kFp32Math);
 }
 
-TEST_CASE_TEMPLATE("rmsnorm forward, recompute and backward (residual fused, gain gradient)", Act, float,
-                   bf16) {
-  // d = 272: lanes loop twice over a row, and d is not a multiple of 32.
-  const int rows = 40, d = 272;
+TEST_CASE("embedding gathers rows and scatter-adds gradients by token") {
+  // d = 10 is not a multiple of the vector width: the element-wise kernels.
+  for (const int d : {24, 10}) check_embedding(d);
+}
+
+template <class Act>
+void check_rmsnorm(int d) {
+  CAPTURE(d);
+  const int rows = 40;
   const float eps = 1e-5f;
   const std::size_t n = static_cast<std::size_t>(rows) * d;
   const auto x = round_to<float>(random_values(n, 0.0, 2.0));
@@ -115,8 +143,17 @@ TEST_CASE_TEMPLATE("rmsnorm forward, recompute and backward (residual fused, gai
                 stored_tolerance<Act>());
 }
 
-TEST_CASE_TEMPLATE("swiglu gate forward and backward", Act, float, bf16) {
-  const int rows = 24, d_ff = 136;
+TEST_CASE_TEMPLATE("rmsnorm forward, recompute and backward (residual fused, gain gradient)", Act, float,
+                   bf16) {
+  // d = 272: lanes loop twice over a row, and d is not a multiple of 32;
+  // d = 38 is not a multiple of the vector width: the element-wise kernels.
+  for (const int d : {272, 38}) check_rmsnorm<Act>(d);
+}
+
+template <class Act>
+void check_swiglu(int d_ff) {
+  CAPTURE(d_ff);
+  const int rows = 24;
   const auto h13 = round_to<Act>(random_values(static_cast<std::size_t>(rows) * 2 * d_ff, 0, 2));
   const auto dgated = round_to<Act>(random_values(static_cast<std::size_t>(rows) * d_ff));
   DeviceArray<Act> h13_dev(h13), gated(static_cast<std::size_t>(rows) * d_ff);
@@ -131,33 +168,61 @@ TEST_CASE_TEMPLATE("swiglu gate forward and backward", Act, float, bf16) {
   check_close("swiglu backward", dh13.download(), flat(dh13_ref), stored_tolerance<Act>());
 }
 
-TEST_CASE_TEMPLATE("cross-entropy loss, logsumexp and in-place logits gradient", Act, float,
-                   bf16) {
-  // vocab 2056: a block of 256 threads × 8 covers 2048 columns per sweep.
-  const int rows = 20, vocab = 2056;
+TEST_CASE_TEMPLATE("swiglu gate forward and backward", Act, float, bf16) {
+  // d_ff = 50 is not a multiple of the vector width: the element-wise kernels.
+  for (const int d_ff : {136, 50}) check_swiglu<Act>(d_ff);
+}
+
+template <class Act>
+void check_cross_entropy(int vocab) {
+  CAPTURE(vocab);
+  const int rows = 20, ld = padded_to_vectors(vocab);
   auto logits = random_values(static_cast<std::size_t>(rows) * vocab, 0, 3);
   for (int col = 0; col < vocab; ++col) logits[col] += 80;  // exp(80) overflows fp32 unless stable
   logits = round_to<Act>(logits);
   const auto targets = random_ids(rows, vocab);
+  std::vector<double> stored(static_cast<std::size_t>(rows) * ld, NAN);
+  for (int r = 0; r < rows; ++r)
+    std::copy_n(logits.begin() + static_cast<long>(r) * vocab, vocab,
+                stored.begin() + static_cast<long>(r) * ld);
 
-  DeviceArray<Act> logits_dev(logits);
+  DeviceArray<Act> logits_dev(stored);
   DeviceArray<std::int32_t> targets_dev(targets);
   DeviceArray<float> lse(rows), row_loss(rows), mean_loss(1);
   cross_entropy_forward<Act>(logits_dev.get(), targets_dev.get(), lse.get(), row_loss.get(),
-                             mean_loss.get(), rows, vocab, nullptr);
+                             mean_loss.get(), rows, vocab, ld, nullptr);
   VectorD lse_ref;
   const double loss_ref =
       cpu::cross_entropy_forward<double>(as_matrix(logits, rows, vocab), targets, lse_ref);
   check_close("cross-entropy mean loss", mean_loss.download(), {loss_ref}, kFp32Math);
   check_close("cross-entropy logsumexp", lse.download(), flat(lse_ref), kFp32Math);
 
-  cross_entropy_backward<Act>(logits_dev.get(), targets_dev.get(), lse.get(), rows, vocab,
+  cross_entropy_backward<Act>(logits_dev.get(), targets_dev.get(), lse.get(), rows, vocab, ld,
                               nullptr);
   MatrixD dlogits_ref;
   cpu::cross_entropy_backward<double>(as_matrix(logits, rows, vocab), targets, lse_ref, 1.0,
                                       dlogits_ref);
-  check_close("cross-entropy dlogits (in place)", logits_dev.download(), flat(dlogits_ref),
-              stored_tolerance<Act>());
+  const PaddedRows dlogits = split_padding(logits_dev.download(), rows, vocab, ld);
+  check_close("cross-entropy dlogits (in place), vocab " + std::to_string(vocab),
+              dlogits.values, flat(dlogits_ref), stored_tolerance<Act>());
+  CHECK_MESSAGE(all_zero(dlogits.padding), "the padding columns of dlogits must be zeros");
+}
+
+TEST_CASE_TEMPLATE("cross-entropy loss, logsumexp and in-place logits gradient", Act, float,
+                   bf16) {
+  // vocab 2056: a block of 256 threads × 8 covers 2048 columns per sweep.
+  // vocab 1001 (rows padded to 1008): NaN in the padding must not count, and
+  // the backward pass leaves zeros there.
+  for (const int vocab : {2056, 1001}) check_cross_entropy<Act>(vocab);
+  // Rows that are not padded to whole vectors are refused.
+  const int vocab = 1001;
+  DeviceArray<Act> unpadded(static_cast<std::size_t>(vocab));
+  DeviceArray<std::int32_t> target(std::vector<std::int32_t>{0});
+  DeviceArray<float> scalars(3);
+  CHECK_THROWS_AS(cross_entropy_forward<Act>(unpadded.get(), target.get(), scalars.get(),
+                                             scalars.get() + 1, scalars.get() + 2, 1, vocab,
+                                             vocab, nullptr),
+                  std::invalid_argument);
 }
 
 // Head-major [batch, heads, ctx, d_head] copy of columns part·d … of qkv.
@@ -184,7 +249,7 @@ void check_attention(Precision precision, const AttentionShape& s) {
   const double tol = tolerance_for(precision).layer;
   const int N = s.tokens(), d = s.d_model();
   const double theta = 10000.0;
-  const auto scores = static_cast<std::size_t>(s.score_elements());
+  const auto scores = static_cast<std::size_t>(s.score_buffer_elements());
   const auto qkv = round_to<Act>(random_values(static_cast<std::size_t>(N) * 3 * d));
 
   DeviceArray<char> workspace(Gemm::kWorkspaceBytes);
@@ -207,7 +272,10 @@ void check_attention(Precision precision, const AttentionShape& s) {
   check_close(label + "k (rotated, head-major)", k.download(), head_major(rotated, s, 1),
               stored_tolerance<Act>());
   check_close(label + "v (head-major)", v.download(), head_major(rotated, s, 2), 1e-12);
-  check_close(label + "probs", probs.download(), flat(probs_ref), tol);
+  const PaddedRows probs_got =
+      split_padding(probs.download(), s.score_rows(), s.ctx, s.score_ld());
+  check_close(label + "probs", probs_got.values, flat(probs_ref), tol);
+  CHECK_MESSAGE(all_zero(probs_got.padding), label << "the padding columns of P must be zeros");
   check_close(label + "context", context.download(), flat(context_ref), tol);
 
   const auto dcontext = round_to<Act>(random_values(nd));
@@ -226,8 +294,11 @@ void check_attention(Precision precision, const AttentionShape& s) {
 
 TEST_CASE("attention (RoPE, causal softmax, strided-batched GEMMs) forward and backward") {
   // The second shape has rows longer than a warp's 256-element sweep and the
-  // 2.7B model's d_head of 80.
-  for (const AttentionShape shape : {AttentionShape{2, 24, 3, 16}, AttentionShape{1, 264, 2, 80}}) {
+  // 2.7B model's d_head of 80; the third a ctx that is not a multiple of the
+  // vector width (score rows padded) and a d_head of 6 (RoPE a pair at a
+  // time); the fourth one position per sequence.
+  for (const AttentionShape shape : {AttentionShape{2, 24, 3, 16}, AttentionShape{1, 264, 2, 80},
+                                     AttentionShape{2, 13, 3, 6}, AttentionShape{3, 1, 2, 8}}) {
     check_attention<float>(Precision::fp32, shape);
     check_attention<float>(Precision::tf32, shape);
     check_attention<bf16>(Precision::bf16, shape);

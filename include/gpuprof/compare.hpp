@@ -1,0 +1,424 @@
+// gpuprof/compare.hpp: did it get faster, and can we trust that? Two runs
+// compared row by row with a verdict.
+//
+//   gpuprof::Comparison c = gpuprof::compare(base_report, new_report);
+//   std::cout << gpuprof::comparison_text(c);      // or comparison_markdown(c)
+//   if (c.regressed()) return 1;                    // something got slower beyond the threshold
+//
+// Rows: scopes matched by path, kernels by full name (one sample per kernel
+// execution), and benchmark rows by configuration (runs_from_json reads
+// transformer_bench's and gpuprof.bench files). A row only in one run is
+// listed as such, never dropped.
+//
+// The test: with raw samples on both sides (every gpuprof report and bench
+// file carries them), the two-sided Mann-Whitney U test (normal
+// approximation, tie and continuity corrected), as Google Benchmark's
+// compare.py does. Timing samples are skewed and have a long right tail
+// (preemption, clock changes), so a rank test that assumes no distribution
+// and is not moved by a few outliers suits them better than a t test. Files
+// that keep only summary figures (transformer_bench rows: mean, std, n) get
+// Welch's t test on the means instead; the row says which test ran.
+//
+// The verdict, for ratio = new median / base median:
+//   noisy    fewer than min_samples samples on a side, or a change beyond the
+//            threshold that the test cannot tell from noise (p >= alpha)
+//   same     |ratio - 1| <= threshold (significant or not: too small to matter)
+//   slower   ratio > 1 + threshold and p < alpha
+//   faster   ratio < 1 - threshold and p < alpha
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config.hpp"
+#include "detail/json_reader.hpp"
+#include "environment.hpp"
+#include "error.hpp"
+#include "report/model.hpp"
+#include "report/read_json.hpp"
+#include "stats.hpp"
+#include "table.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+enum class Verdict { faster, slower, same, noisy, only_in_base, only_in_new, not_measured };
+
+inline const char* verdict_name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::faster: return "faster";
+    case Verdict::slower: return "slower";
+    case Verdict::same: return "same";
+    case Verdict::noisy: return "noisy";
+    case Verdict::only_in_base: return "only in base";
+    case Verdict::only_in_new: return "only in new";
+    case Verdict::not_measured: return "not measured";
+  }
+  return "?";
+}
+
+// What one run measured of one row: raw samples when it kept them, else
+// summary figures only.
+struct Measurement {
+  std::vector<double> samples_ms;  // empty when only the figures below are known
+  std::size_t n = 0;
+  double median_ms = 0, mean_ms = 0, stddev_ms = 0;
+  std::string note;  // why it was not measured ("oom"), or how ("host clock")
+
+  static Measurement from_samples(std::vector<double> samples, std::string note = {}) {
+    const Summary s = summarize(samples);
+    Measurement m;
+    m.samples_ms = s.sorted;
+    m.n = s.n;
+    m.median_ms = s.median;
+    m.mean_ms = s.mean;
+    m.stddev_ms = s.stddev;
+    m.note = std::move(note);
+    return m;
+  }
+  static Measurement from_figures(std::size_t n, double mean_ms, double stddev_ms, double median_ms) {
+    Measurement m;
+    m.n = n;
+    m.mean_ms = mean_ms;
+    m.stddev_ms = stddev_ms;
+    m.median_ms = median_ms;
+    return m;
+  }
+};
+
+// One named row of a run: "scope", "kernel" or "bench", and its key within that kind.
+struct MeasuredRow {
+  std::string kind;
+  std::string key;
+  Measurement measurement;
+};
+
+// A run as the comparison sees it.
+struct MeasuredRun {
+  std::vector<MeasuredRow> rows;
+  Environment environment;
+};
+
+struct CompareOptions {
+  double threshold = 0.05;     // a relative change up to this is "same"
+  double alpha = 0.05;         // significance level of the test
+  std::size_t min_samples = 5; // fewer on either side: "noisy"
+};
+
+struct ComparisonRow {
+  std::string kind, key;
+  std::optional<Measurement> base, next;
+  double ratio = std::numeric_limits<double>::quiet_NaN();    // next median / base median
+  double p_value = std::numeric_limits<double>::quiet_NaN();  // of the test; NaN when none ran
+  std::string test;  // "Mann-Whitney U", "Welch t", "" when none ran
+  Verdict verdict = Verdict::not_measured;
+  std::string note;
+};
+
+struct Comparison {
+  CompareOptions options;
+  std::vector<ComparisonRow> rows;
+  std::vector<std::string> warnings;  // machines or builds that differ, timing sources that differ
+  bool regressed() const {
+    return std::any_of(rows.begin(), rows.end(), [](const ComparisonRow& r) { return r.verdict == Verdict::slower; });
+  }
+  std::size_t count(Verdict verdict) const {
+    return static_cast<std::size_t>(
+        std::count_if(rows.begin(), rows.end(), [&](const ComparisonRow& r) { return r.verdict == verdict; }));
+  }
+};
+
+// Two-sided p-value of the Mann-Whitney U test that `a` and `b` come from the
+// same distribution (normal approximation with tie and continuity
+// corrections; 1 when every sample is equal). Needs both non-empty.
+inline double mann_whitney_u_p_value(const std::vector<double>& a, const std::vector<double>& b) {
+  const double n1 = static_cast<double>(a.size()), n2 = static_cast<double>(b.size());
+  std::vector<std::pair<double, int>> all;
+  for (double x : a) all.emplace_back(x, 0);
+  for (double x : b) all.emplace_back(x, 1);
+  std::sort(all.begin(), all.end());
+  double rank_sum_a = 0, tie_term = 0;
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t j = i;
+    while (j < all.size() && all[j].first == all[i].first) ++j;
+    const double tied = static_cast<double>(j - i);
+    const double mid_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;  // ranks from 1
+    for (std::size_t k = i; k < j; ++k)
+      if (all[k].second == 0) rank_sum_a += mid_rank;
+    tie_term += tied * tied * tied - tied;
+    i = j;
+  }
+  const double n = n1 + n2;
+  const double u = rank_sum_a - n1 * (n1 + 1) / 2;
+  const double mean = n1 * n2 / 2;
+  const double variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)));
+  if (!(variance > 0)) return 1;
+  const double z = std::max(0.0, std::fabs(u - mean) - 0.5) / std::sqrt(variance);
+  return std::erfc(z / std::sqrt(2.0));
+}
+
+// Two-sided p-value of Welch's t test on two means from their figures alone.
+inline double welch_t_p_value(const Measurement& a, const Measurement& b) {
+  const double n1 = static_cast<double>(a.n), n2 = static_cast<double>(b.n);
+  const double v1 = a.stddev_ms * a.stddev_ms / n1, v2 = b.stddev_ms * b.stddev_ms / n2;
+  if (!(v1 + v2 > 0)) return a.mean_ms == b.mean_ms ? 1.0 : 0.0;
+  const double t = std::fabs(b.mean_ms - a.mean_ms) / std::sqrt(v1 + v2);
+  const double dof = (v1 + v2) * (v1 + v2) /
+                     (v1 * v1 / std::max(1.0, n1 - 1) + v2 * v2 / std::max(1.0, n2 - 1));
+  const auto whole_dof = static_cast<std::size_t>(std::max(1.0, std::floor(dof)));
+  return 1 - detail::student_t_two_sided_probability(t, whole_dof);
+}
+
+inline ComparisonRow compare_measurements(std::string kind, std::string key, std::optional<Measurement> base,
+                                          std::optional<Measurement> next, const CompareOptions& options = {}) {
+  ComparisonRow row;
+  row.kind = std::move(kind);
+  row.key = std::move(key);
+  row.base = std::move(base);
+  row.next = std::move(next);
+  if (!row.base || !row.next) {
+    row.verdict = row.base ? Verdict::only_in_base : Verdict::only_in_new;
+    return row;
+  }
+  const Measurement& a = *row.base;
+  const Measurement& b = *row.next;
+  if (a.n == 0 || b.n == 0) {
+    row.verdict = Verdict::not_measured;
+    row.note = a.n == 0 ? "base: " + (a.note.empty() ? std::string("no samples") : a.note)
+                        : "new: " + (b.note.empty() ? std::string("no samples") : b.note);
+    return row;
+  }
+  row.ratio = a.median_ms > 0 ? b.median_ms / a.median_ms : std::numeric_limits<double>::quiet_NaN();
+  if (a.n < options.min_samples || b.n < options.min_samples) {
+    row.verdict = Verdict::noisy;
+    row.note = std::to_string(std::min(a.n, b.n)) + " sample(s) < " + std::to_string(options.min_samples);
+    return row;
+  }
+  const bool raw = !a.samples_ms.empty() && !b.samples_ms.empty();
+  row.test = raw ? "Mann-Whitney U" : "Welch t";
+  row.p_value = raw ? mann_whitney_u_p_value(a.samples_ms, b.samples_ms) : welch_t_p_value(a, b);
+  const bool significant = row.p_value < options.alpha;
+  char text[128];
+  if (!std::isfinite(row.ratio)) {
+    row.verdict = Verdict::noisy;
+    row.note = "base median is not positive";
+  } else if (std::fabs(row.ratio - 1) <= options.threshold) {
+    row.verdict = Verdict::same;
+    if (significant) {
+      std::snprintf(text, sizeof text, "significant, but within the %g%% threshold", 100 * options.threshold);
+      row.note = text;
+    }
+  } else if (!significant) {
+    row.verdict = Verdict::noisy;
+    std::snprintf(text, sizeof text, "change not significant (p = %.3g >= %g)", row.p_value, options.alpha);
+    row.note = text;
+  } else {
+    row.verdict = row.ratio > 1 ? Verdict::slower : Verdict::faster;
+  }
+  if (!a.note.empty() && a.note == b.note) row.note += (row.note.empty() ? "" : "; ") + a.note;
+  return row;
+}
+
+// Rows matched by (kind, key), in base order, then the new run's own rows.
+inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next, const CompareOptions& options = {}) {
+  Comparison comparison;
+  comparison.options = options;
+  for (const std::string& difference : environment_differences(base.environment, next.environment))
+    comparison.warnings.push_back("the runs differ in " + difference);
+  std::map<std::pair<std::string, std::string>, const Measurement*> in_next;
+  for (const MeasuredRow& row : next.rows) in_next.emplace(std::make_pair(row.kind, row.key), &row.measurement);
+  std::map<std::pair<std::string, std::string>, bool> seen;
+  for (const MeasuredRow& row : base.rows) {
+    const auto id = std::make_pair(row.kind, row.key);
+    if (seen[id]) continue;
+    seen[id] = true;
+    const auto found = in_next.find(id);
+    std::optional<Measurement> other;
+    if (found != in_next.end()) other = *found->second;
+    comparison.rows.push_back(compare_measurements(row.kind, row.key, row.measurement, other, options));
+  }
+  for (const MeasuredRow& row : next.rows) {
+    const auto id = std::make_pair(row.kind, row.key);
+    if (seen[id]) continue;
+    seen[id] = true;
+    comparison.rows.push_back(compare_measurements(row.kind, row.key, std::nullopt, row.measurement, options));
+  }
+  return comparison;
+}
+
+// A report's rows: every scope (GPU time when it was GPU-timed, else host
+// time) and every kernel name (one sample per execution, its GPU duration).
+inline MeasuredRun measured_run(const Report& report) {
+  MeasuredRun run;
+  run.environment = report.environment;
+  if (run.environment.gpu_name.empty()) run.environment.gpu_name = report.device_name;
+  for (const ScopeNode& node : report.nodes)
+    run.rows.push_back({"scope", node.path,
+                        Measurement::from_samples(node.primary_ms().sorted, node.gpu_timed() ? "" : "host clock")});
+  std::map<std::string, std::vector<double>> kernel_samples;
+  std::vector<std::string> kernel_order;
+  for (const KernelRecord& kernel : report.kernels) {
+    auto [entry, inserted] = kernel_samples.try_emplace(kernel.name);
+    if (inserted) kernel_order.push_back(kernel.name);
+    entry->second.push_back(static_cast<double>(kernel.duration_ns()) / 1e6);
+  }
+  for (const std::string& name : kernel_order)
+    run.rows.push_back({"kernel", name, Measurement::from_samples(kernel_samples[name])});
+  return run;
+}
+
+inline Comparison compare(const Report& base, const Report& next, const CompareOptions& options = {}) {
+  Comparison comparison = compare_runs(measured_run(base), measured_run(next), options);
+  if (base.timing_source != next.timing_source)
+    comparison.warnings.push_back(std::string("timing differs: base ") + timing_source_name(base.timing_source) +
+                                  ", new " + timing_source_name(next.timing_source));
+  return comparison;
+}
+
+namespace detail {
+
+// transformer_bench's rows ("gpuprof.transformer_bench"): keyed by their
+// configuration, measured by mean, std, median over `steps` samples.
+inline MeasuredRun measured_run_from_bench_rows(const Json& doc) {
+  MeasuredRun run;
+  if (const Json* device = doc.find("device"); device && device->is_string())
+    run.environment.gpu_name = device->as_string();
+  static const char* const configuration[] = {"size", "ctx", "batch", "mode", "precision", "backend"};
+  for (const Json& row : doc["rows"].elements()) {
+    std::string key;
+    for (const char* field : configuration) {
+      const Json* value = row.find(field);
+      if (value == nullptr || value->is_null()) continue;
+      key += (key.empty() ? "" : " ") + std::string(field) + "=" +
+             (value->is_string() ? value->as_string() : std::to_string(value->as_int64()));
+    }
+    const Json* median = row.find("median_ms");
+    const std::string status = row.contains("status") ? row["status"].as_string() : "ok";
+    Measurement m;
+    if (status == "ok" && median && median->is_number()) {
+      m = Measurement::from_figures(static_cast<std::size_t>(number_or(row, "steps", 0)), number_or(row, "mean_ms", 0),
+                                    number_or(row, "std_ms", 0), median->as_number());
+    } else {
+      m.note = status == "ok" ? "no median" : status;
+    }
+    run.rows.push_back({"bench", key, std::move(m)});
+  }
+  return run;
+}
+
+// gpuprof.bench files (write_bench_json): one row per named benchmark, with samples.
+inline MeasuredRun measured_run_from_bench_results(const Json& doc) {
+  MeasuredRun run;
+  if (const Json* env = doc.find("environment")) run.environment = environment_from_json(*env);
+  for (const Json& entry : doc["benchmarks"].elements()) {
+    const bool gpu = entry["timing_source"].as_string() == "cuda_events";
+    const Summary s = summary_from_json(entry[gpu ? "gpu_ms" : "host_ms"]);
+    run.rows.push_back({"bench", entry["name"].as_string(), Measurement::from_samples(s.sorted, gpu ? "" : "host clock")});
+  }
+  return run;
+}
+
+}  // namespace detail
+
+// A run from any file gpuprof-compare reads: a gpuprof report, a gpuprof.bench
+// file or transformer_bench's JSON; throws gpuprof::Error for anything else.
+inline MeasuredRun measured_run_from_json(const detail::Json& doc) {
+  const std::string schema = doc.is_object() && doc.contains("schema") ? doc["schema"].as_string() : "";
+  if (schema == "gpuprof.report") return measured_run(report_from_json(doc));
+  if (schema == "gpuprof.bench") return detail::measured_run_from_bench_results(doc);
+  if (schema == "gpuprof.transformer_bench") return detail::measured_run_from_bench_rows(doc);
+  throw Error("unknown file schema \"" + schema +
+              "\" (expected gpuprof.report, gpuprof.bench or gpuprof.transformer_bench)");
+}
+
+inline MeasuredRun read_measured_run(const std::string& path) {
+  const detail::Json doc = detail::parse_json_file(path);
+  try {
+    return measured_run_from_json(doc);
+  } catch (const Error& error) {
+    throw Error(path + ": " + error.what());
+  }
+}
+
+namespace detail {
+inline std::string format_ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", ms);
+  return text;
+}
+inline std::string format_ratio(const ComparisonRow& row) {
+  if (!std::isfinite(row.ratio)) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3fx (%+.1f%%)", row.ratio, 100 * (row.ratio - 1));
+  return text;
+}
+inline std::string format_p(const ComparisonRow& row) {
+  if (!std::isfinite(row.p_value)) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", row.p_value);
+  return text;
+}
+// The cells of one row: kind, name, base, new, ratio, p, verdict, note.
+inline std::vector<std::string> comparison_cells(const ComparisonRow& row) {
+  const auto median = [](const std::optional<Measurement>& m) {
+    return m && m->n > 0 ? format_ms(m->median_ms) + " (n=" + std::to_string(m->n) + ")" : std::string("-");
+  };
+  std::string p = format_p(row);
+  if (!p.empty()) p += row.test == "Welch t" ? " (t)" : " (U)";
+  return {row.kind, row.key, median(row.base), median(row.next), format_ratio(row), p, verdict_name(row.verdict), row.note};
+}
+inline const std::vector<std::string>& comparison_headers() {
+  static const std::vector<std::string> headers = {"kind", "name", "base median ms", "new median ms",
+                                                   "new/base", "p", "verdict", "note"};
+  return headers;
+}
+inline std::string comparison_tally(const Comparison& c) {
+  std::string text;
+  for (Verdict v : {Verdict::slower, Verdict::faster, Verdict::same, Verdict::noisy, Verdict::only_in_base,
+                    Verdict::only_in_new, Verdict::not_measured})
+    if (c.count(v) > 0) text += (text.empty() ? "" : ", ") + std::to_string(c.count(v)) + " " + verdict_name(v);
+  char rule[160];
+  std::snprintf(rule, sizeof rule, " (threshold %g%%, alpha %g, at least %zu samples)", 100 * c.options.threshold,
+                c.options.alpha, c.options.min_samples);
+  return (text.empty() ? std::string("no rows") : text) + rule;
+}
+}  // namespace detail
+
+namespace detail {
+// One row per comparison row. For a terminal long names are cut (kernel
+// names run long); in markdown a significant verdict is bold.
+inline Table comparison_table(const Comparison& c, bool markdown) {
+  Table table;
+  for (const std::string& header : comparison_headers()) table.add_column({header});
+  for (const ComparisonRow& row : c.rows) {
+    std::vector<std::string> cells = comparison_cells(row);
+    if (!markdown && cells[1].size() > 72) cells[1] = cells[1].substr(0, 69) + "...";
+    if (markdown && (row.verdict == Verdict::slower || row.verdict == Verdict::faster))
+      cells[6] = "**" + cells[6] + "**";
+    table.add_row(std::move(cells));
+  }
+  return table;
+}
+}  // namespace detail
+
+// Aligned plain-text table, warnings first, a tally last.
+inline std::string comparison_text(const Comparison& c) {
+  std::string text;
+  for (const std::string& warning : c.warnings) text += "warning: " + warning + "\n";
+  return text + detail::comparison_table(c, false).text() + detail::comparison_tally(c) + "\n";
+}
+
+// GitHub markdown, for a pull-request comment.
+inline std::string comparison_markdown(const Comparison& c) {
+  std::string text = "**gpuprof compare**: " + detail::comparison_tally(c) + "\n\n";
+  for (const std::string& warning : c.warnings) text += "> warning: " + detail::markdown_cell(warning) + "\n";
+  if (!c.warnings.empty()) text += "\n";
+  return text + detail::comparison_table(c, true).markdown();
+}
+
+GPUPROF_NAMESPACE_END

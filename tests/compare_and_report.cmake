@@ -1,0 +1,32 @@
+# Comparing runs (compare.hpp, gpuprof-compare), where a run happened
+# (environment.hpp), reports read back (report/read_json.hpp) and the HTML
+# page (report/html.hpp, gpuprof-report; drawn in a headless browser where
+# one is installed).
+target_sources(gpuprof_tests PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/compare/compare_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reports/report_html_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reports/trace_and_bench_files_test.cpp)
+if(TARGET gpuprof_compare)
+  target_compile_definitions(gpuprof_tests PRIVATE GPUPROF_COMPARE_TOOL="$<TARGET_FILE:gpuprof_compare>")
+  add_dependencies(gpuprof_tests gpuprof_compare)
+endif()
+
+# The page in a real browser (Debian's chromium; .ci/run installs it).
+# Skipped, with a message, where no browser is installed.
+if(TARGET gpuprof_report)
+  add_executable(gpuprof_html_fixture ${CMAKE_CURRENT_LIST_DIR}/reports/html_fixture.cpp)
+  target_link_libraries(gpuprof_html_fixture PRIVATE gpuprof::gpuprof)
+  target_include_directories(gpuprof_html_fixture PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+  gpuprof_strict_warnings(gpuprof_html_fixture)
+  find_program(GPUPROF_BROWSER NAMES chromium chromium-browser google-chrome
+               DOC "headless browser for the HTML report test")
+  if(NOT GPUPROF_BROWSER)
+    set(GPUPROF_BROWSER "")
+  endif()
+  add_test(NAME gpuprof_html_browser
+           COMMAND ${CMAKE_COMMAND} -DFIXTURE=$<TARGET_FILE:gpuprof_html_fixture>
+                   -DREPORT_TOOL=$<TARGET_FILE:gpuprof_report> -DBROWSER=${GPUPROF_BROWSER}
+                   -DOUT_DIR=${CMAKE_CURRENT_BINARY_DIR}/html_report
+                   -P ${CMAKE_CURRENT_LIST_DIR}/reports/html_browser_test.cmake)
+  set_tests_properties(gpuprof_html_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240)
+endif()

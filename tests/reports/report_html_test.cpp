@@ -1,0 +1,156 @@
+// The memory timeline builder, reports read back from JSON, the environment
+// every report carries, and the HTML page's text (the browser test,
+// html_browser_test.cmake, checks how it draws).
+#include <gpuprof/environment.hpp>
+#include <gpuprof/report.hpp>
+#include <gpuprof/report/html.hpp>
+#include <gpuprof/report/memory_timeline.hpp>
+#include <gpuprof/report/read_json.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include "support/synthetic_report.hpp"
+#include "support/temporary_directory.hpp"
+
+using doctest::Approx;
+
+namespace {
+std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+}  // namespace
+
+TEST_CASE("memory timeline: allocations paired with their release and attributed to the innermost scope") {
+  const gpuprof::Report report = gpuprof_test::synthetic_training_report();
+  const gpuprof::MemoryTimeline& timeline = report.memory_timeline;
+  REQUIRE(timeline.allocations.size() == 1 + 3 * 3);
+  const gpuprof::TimelineAllocation& weights = timeline.allocations[0];
+  CHECK(weights.bytes == 400 << 20);
+  CHECK(weights.free_ns == -1);  // never freed
+  CHECK(weights.scope_path.empty());
+  CHECK(weights.scope_instance == 0);
+  const gpuprof::TimelineAllocation& attention = timeline.allocations[1];
+  CHECK(attention.scope_path == "step/forward/attention");
+  CHECK(attention.free_ns - attention.alloc_ns == 775'000);
+  CHECK(timeline.allocations[2].scope_path == "step/forward/mlp");
+  CHECK(timeline.allocations[3].scope_path == "step/backward");
+  for (const auto& allocation : timeline.allocations)
+    if (allocation.scope_instance != 0) {
+      const auto& instance = *std::find_if(report.instances.begin(), report.instances.end(),
+                                           [&](const auto& i) { return i.id == allocation.scope_instance; });
+      CHECK(report.nodes[static_cast<std::size_t>(instance.node)].path == allocation.scope_path);
+    }
+  const auto largest = gpuprof::largest_allocations(timeline, 3);
+  REQUIRE(largest.size() == 3);
+  CHECK(largest[0].bytes == 400 << 20);
+  CHECK(largest[1].bytes == 160 << 20);
+  CHECK(largest[1].alloc_ns < largest[2].alloc_ns);  // ties keep time order
+  CHECK(timeline.in_use.size() == 2 * report.instances.size());
+}
+
+TEST_CASE("memory timeline: a release without its allocation is ignored; addresses are reused") {
+  gpuprof::Report report;  // no scopes at all
+  const std::vector<gpuprof::AllocationRecord> records = {
+      {10, -64, 0x10, 0, false},  // allocated before capture began
+      {20, 100, 0x20, 0, false}, {30, -100, 0x20, 0, false}, {40, 50, 0x20, 0, false}};
+  const gpuprof::MemoryTimeline timeline = gpuprof::build_memory_timeline(report, {}, records);
+  REQUIRE(timeline.allocations.size() == 2);
+  CHECK(timeline.allocations[0].free_ns == 30);
+  CHECK(timeline.allocations[1].alloc_ns == 40);
+  CHECK(timeline.allocations[1].free_ns == -1);
+}
+
+TEST_CASE("report JSON reads back into the same report model") {
+  const gpuprof::Report report = gpuprof_test::synthetic_training_report();
+  gpuprof_test::TemporaryDirectory dir;
+  report.write_json(dir.file("report.json"));
+  const gpuprof::Report back = gpuprof::read_report_json(dir.file("report.json"));
+  REQUIRE(back.nodes.size() == report.nodes.size());
+  for (std::size_t i = 0; i < back.nodes.size(); ++i) {
+    CHECK(back.nodes[i].path == report.nodes[i].path);
+    CHECK(back.nodes[i].parent == report.nodes[i].parent);
+    CHECK(back.nodes[i].gpu_ms.median == report.nodes[i].gpu_ms.median);
+    CHECK(back.nodes[i].gpu_ms.sorted == report.nodes[i].gpu_ms.sorted);
+  }
+  CHECK(back.instances.size() == report.instances.size());
+  CHECK(back.instances[3].host_begin_ns == report.instances[3].host_begin_ns);
+  REQUIRE(back.kernels.size() == report.kernels.size());
+  CHECK(back.kernels[0].name == report.kernels[0].name);
+  CHECK(back.kernels[0].scope_instance == report.kernels[0].scope_instance);
+  CHECK(back.environment.host_name == "test-host");
+  REQUIRE(back.memory_timeline.allocations.size() == report.memory_timeline.allocations.size());
+  CHECK(back.memory_timeline.allocations[1].scope_path == "step/forward/attention");
+  CHECK(back.memory_timeline.allocations[0].free_ns == -1);
+  CHECK(back.memory_timeline.in_use.back().bytes_in_use == report.memory_timeline.in_use.back().bytes_in_use);
+
+  std::ofstream(dir.file("other.json")) << R"({"schema": "gpuprof.transformer_bench", "version": 1})";
+  CHECK_THROWS_WITH_AS(gpuprof::read_report_json(dir.file("other.json")), doctest::Contains("not a gpuprof report"),
+                       gpuprof::Error);
+}
+
+TEST_CASE("environment: captured at report time, written and read back, differences named") {
+  const gpuprof::Environment env = gpuprof::capture_environment();
+  CHECK_FALSE(env.host_name.empty());
+  CHECK_FALSE(env.compiler.empty());
+  CHECK(env.time_utc.size() == 20);  // 2026-01-01T00:00:00Z
+  CHECK_FALSE(env.build_type.empty());
+  if (env.gpu_uuid.empty()) {  // no GPU here: clocks unknown, and the note says why
+    CHECK(env.sm_clock_mhz_end == -1);
+    CHECK_FALSE(env.clocks_note.empty());
+  }
+  gpuprof::JsonWriter json;
+  gpuprof::write_environment_json(json, env);
+  const gpuprof::Environment back = gpuprof::environment_from_json(gpuprof::detail::parse_json(json.str()));
+  CHECK(back.host_name == env.host_name);
+  CHECK(back.compiler_flags == env.compiler_flags);
+  CHECK(back.git_revision == env.git_revision);
+  CHECK(gpuprof::environment_differences(env, back).empty());
+  gpuprof::Environment other = env;
+  other.driver_version = "999.1";
+  other.git_revision = "different";  // revisions differ by design: not a warning
+  const auto differences = gpuprof::environment_differences(env, other);
+  REQUIRE(differences.size() == 1);
+  CHECK(differences[0].rfind("driver: ", 0) == 0);
+  CHECK(gpuprof::throttle_reason_names(gpuprof::throttle_reason::sw_power_cap | gpuprof::throttle_reason::hw_slowdown) ==
+        "sw_power_cap+hw_slowdown");
+  CHECK(gpuprof::ClockSample{1980, 2619, gpuprof::throttle_reason::sw_thermal_slowdown}.throttled());
+  CHECK_FALSE(gpuprof::ClockSample{1980, 2619, gpuprof::throttle_reason::gpu_idle}.throttled());
+}
+
+TEST_CASE("HTML page: self-contained, data embedded so no scope name can end the script") {
+  gpuprof::Report report = gpuprof_test::synthetic_training_report();
+  report.nodes[6].name = "</script><img src=x onerror=alert(1)>";
+  report.nodes[6].path = report.nodes[6].name;
+  const std::string page = gpuprof::html_report(report, "a <b> title");
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(occurrences(page, "</script>") == 2);  // the data block and the drawing script
+  CHECK(occurrences(page, "<img") == 0);
+  CHECK(page.find("\\u003c/script>\\u003cimg src=x") != std::string::npos);
+  CHECK(page.find("<title>a &lt;b&gt; title</title>") != std::string::npos);
+  // Nothing is fetched: no external scripts, styles or images.
+  CHECK(page.find("<script src") == std::string::npos);
+  CHECK(page.find("<link") == std::string::npos);
+  CHECK(page.find("https://") == std::string::npos);
+  CHECK(page.find("//cdn") == std::string::npos);
+  const std::size_t data = page.find("<script id=\"gpuprof-data\" type=\"application/json\">");
+  REQUIRE(data != std::string::npos);
+  const std::size_t begin = page.find('>', data) + 1;
+  const gpuprof::Report back =
+      gpuprof::report_from_json(gpuprof::detail::parse_json(page.substr(begin, page.find("</script>", begin) - begin)));
+  CHECK(back.nodes[6].name == report.nodes[6].name);
+}
+
+TEST_CASE("markdown report names the machine under its heading") {
+  gpuprof::Report report = gpuprof_test::synthetic_training_report();
+  report.environment.driver_version = "580.65.06";
+  const std::string markdown = report.markdown();
+  CHECK(markdown.find("GPU: Synthetic GPU \xC2\xB7 driver: 580.65.06") != std::string::npos);
+  CHECK(markdown.find("host: test-host") != std::string::npos);
+  CHECK(markdown.find("time (UTC): 2026-01-01T00:00:00Z") != std::string::npos);
+}

@@ -1,0 +1,73 @@
+// gpuprof-compare: two runs side by side, a verdict per row.
+//
+//   gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05]
+//                   [--min-samples 5] [--markdown]
+//
+// Reads gpuprof reports, gpuprof.bench files or transformer_bench JSON (both
+// files of one kind), matches rows and prints the comparison
+// (gpuprof/compare.hpp says how the verdict is reached).
+// Exit status: 0, or 1 when some row got slower beyond the threshold (so CI
+// can gate on it), or 2 for bad arguments or unreadable files.
+#include <gpuprof/compare.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "arguments.hpp"
+
+namespace {
+
+constexpr const char* usage =
+    "usage: gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05] [--min-samples 5] [--markdown]\n"
+    "  BASE, NEW: gpuprof reports (write_json), gpuprof.bench files or transformer_bench --json files\n"
+    "  --threshold   relative change still called \"same\" (5% or 0.05; default 5%)\n"
+    "  --alpha       significance level of the test (default 0.05)\n"
+    "  --min-samples fewer samples on a side make a row \"noisy\" (default 5)\n"
+    "  --markdown    print a GitHub markdown table instead of plain text\n"
+    "exit status: 0; 1 when a row got slower beyond the threshold; 2 on bad input\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpuprof::CompareOptions options;
+  bool markdown = false;
+  std::vector<std::string> files;
+  try {
+    gpuprof_tools::Arguments args(argc, argv);
+    while (args.more()) {
+      const std::string arg = args.next();
+      if (arg == "-h" || arg == "--help") {
+        std::cout << usage;
+        return 0;
+      } else if (arg == "--threshold") {
+        options.threshold = gpuprof_tools::parse_fraction(args.value_of(arg), arg);
+      } else if (arg == "--alpha") {
+        options.alpha = gpuprof_tools::parse_fraction(args.value_of(arg), arg);
+      } else if (arg == "--min-samples") {
+        options.min_samples = gpuprof_tools::parse_count(args.value_of(arg), arg);
+      } else if (arg == "--markdown") {
+        markdown = true;
+      } else if (!arg.empty() && arg[0] == '-') {
+        throw gpuprof::Error("unknown option " + arg);
+      } else {
+        files.push_back(arg);
+      }
+    }
+    if (files.size() != 2) throw gpuprof::Error("expected two files, BASE.json and NEW.json");
+    if (!(options.alpha > 0 && options.alpha < 1)) throw gpuprof::Error("--alpha must be in (0, 1)");
+  } catch (const gpuprof::Error& error) {
+    std::cerr << "gpuprof-compare: " << error.what() << "\n" << usage;
+    return 2;
+  }
+  try {
+    const gpuprof::Comparison comparison =
+        gpuprof::compare_runs(gpuprof::read_measured_run(files[0]), gpuprof::read_measured_run(files[1]), options);
+    std::cout << (markdown ? gpuprof::comparison_markdown(comparison) : gpuprof::comparison_text(comparison));
+    return comparison.regressed() ? 1 : 0;
+  } catch (const gpuprof::Error& error) {
+    std::cerr << "gpuprof-compare: " << error.what() << "\n";
+    return 2;
+  }
+}
