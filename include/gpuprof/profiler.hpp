@@ -7,7 +7,8 @@
 // synchronization, and only if some pair is still pending), then builds the
 // call tree, depth-first, with host and GPU Summary per node. Scopes may keep
 // running on other threads meanwhile: the report is a snapshot of what had
-// finished. ScopeObserver (declared in detail/scope_observer.hpp) lets kernel
+// finished, and a pair such a scope published after that synchronization is
+// waited for by itself (report() may run on a monitoring thread). ScopeObserver (declared in detail/scope_observer.hpp) lets kernel
 // capture and memory tracking follow scopes and add to the report.
 #pragma once
 #include <algorithm>
@@ -66,6 +67,7 @@ class Profiler {
 
  private:
 #if GPUPROF_WITH_CUDA
+  static float read_pending_pair(const EventPair& pair, bool& synchronized);
   std::string graph_replays_lost_note() const;
 #endif
   friend Profiler& profiler();
@@ -114,11 +116,7 @@ inline Report Profiler::report() {
       snapshot.gpu_ms = record.gpu_ms;
 #if GPUPROF_WITH_CUDA
       // The pair stays with its thread, which returns it to its pool later.
-      if (record.gpu_pending) {
-        if (!synchronized) GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
-        synchronized = true;
-        snapshot.gpu_ms = record.events.elapsed_ms();
-      }
+      if (record.gpu_pending) snapshot.gpu_ms = read_pending_pair(record.events, synchronized);
 #endif
       instances.push_back(snapshot);
     }
@@ -173,6 +171,27 @@ inline Report Profiler::report() {
 }
 
 #if GPUPROF_WITH_CUDA
+// The GPU time of a pair that report() found published and still pending.
+// The first such pair synchronizes the device, which completes every pair
+// published before it. Scopes on other threads keep closing while report()
+// walks the threads' logs, so a later pair may have been recorded after that
+// synchronization and still be in flight: reading it at once would fail with
+// cudaErrorNotReady (thrown, it ended a monitoring thread with
+// std::terminate). Such a pair is waited for alone, on its end event (its
+// begin event precedes it on the same stream).
+inline float Profiler::read_pending_pair(const EventPair& pair, bool& synchronized) {
+  if (!synchronized) GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
+  synchronized = true;
+  float milliseconds = 0;
+  cudaError_t status = cudaEventElapsedTime(&milliseconds, pair.begin, pair.end);
+  if (status == cudaErrorNotReady) {
+    GPUPROF_CUDA_CHECK(cudaEventSynchronize(pair.end));
+    status = cudaEventElapsedTime(&milliseconds, pair.begin, pair.end);
+  }
+  GPUPROF_CUDA_CHECK(status);
+  return milliseconds;
+}
+
 inline std::string Profiler::graph_replays_lost_note() const {
   const auto losses = detail::recorder().graph_timings().losses();
   std::string note;

@@ -309,8 +309,9 @@ TEST_CASE("graph replays charge each scope what an eager run does, launch scope 
   CHECK(launch_scope[0].instances == replays + 1);
 
   // Every record is graph work (the stamps that time the captured scopes,
-  // and the one that calibrates their clock, are not kept); all but the
-  // empty kernel carry the scope node they were captured in.
+  // the one that clears a new slab of their sites and the one that calibrates
+  // their clock are not kept, and gpuprof runs no memset or copy of its own);
+  // all but the empty kernel carry the scope node they were captured in.
   std::size_t graph_records = 0;
   for (const gpuprof::KernelRecord& record : replayed.kernels) {
     INFO("record " << record.name);

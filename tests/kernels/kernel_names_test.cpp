@@ -67,6 +67,11 @@ TEST_CASE("the default rules categorise real-world kernel names") {
   CHECK(category_of("void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4, at::native::templates::cuda::normal_and_transform<float> >(int)") == "elementwise");
   CHECK(category_of("void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4> >(Flash_fwd_params)") == "attention");
   CHECK(category_of("fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float>::Params)") == "attention");
+  // The transformer example's own fused attention (examples/transformer/cuda/flash_attention.cu).
+  CHECK(category_of("void transformer::cuda::(anonymous namespace)::flash_forward_kernel<64>(__nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16*, float*, int, int, int, float)") == "attention");
+  CHECK(category_of("void transformer::cuda::(anonymous namespace)::flash_backward_kernel<80>(__nv_bfloat16 const*)") == "attention");
+  CHECK(category_of("transformer::cuda::(anonymous namespace)::flash_backward_preprocess_kernel(__nv_bfloat16 const*, __nv_bfloat16 const*, float*, int, int)") == "attention");
+  CHECK(category_of("transformer::cuda::(anonymous namespace)::flash_backward_dq_kernel(float const*, __nv_bfloat16*, float, unsigned long)") == "attention");
   CHECK(category_of("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096>)") == "communication");
   CHECK(category_of("void transformer::swiglu_forward_kernel(float const*)") == "elementwise");
   CHECK(category_of("void transformer::adamw_step_kernel(float*)") == "elementwise");

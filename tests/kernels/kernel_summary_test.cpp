@@ -424,6 +424,8 @@ TEST_CASE("graph nodes: created nodes keep their scope node, clones follow their
 TEST_CASE("graph stamps: gpuprof's own timing kernels are recognised by name") {
   CHECK(detail::is_graph_stamp("gpuprof_graph_stamp_begin"));
   CHECK(detail::is_graph_stamp("gpuprof_graph_stamp_end"));
+  CHECK(detail::is_graph_stamp("gpuprof_graph_stamp_clear"));  // zeroes a new slab of graph sites
+  CHECK(detail::is_graph_stamp("gpuprof_graph_stamp_clock"));  // the clock probe of report()
   CHECK_FALSE(detail::is_graph_stamp("gpuprof_graph_stam"));
   CHECK_FALSE(detail::is_graph_stamp("_Z24gpuprof_graph_stamp_userPf"));  // a user's mangled kernel
   CHECK_FALSE(detail::is_graph_stamp("ampere_sgemm_128x64_nn"));

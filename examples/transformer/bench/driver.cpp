@@ -61,7 +61,8 @@ std::map<Precision, double> measure_ceilings(const harness::Device& device) {
 std::optional<RunConfig> first_supported(const harness::Device& device,
                                          const DriverOptions& options) {
   for (const RunConfig& config : sweep_configurations(options))
-    if (device.supports(config.precision)) return config;
+    if (device.supports(config.precision) && harness::unsupported_attention(config).empty())
+      return config;
   return std::nullopt;
 }
 

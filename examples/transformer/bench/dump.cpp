@@ -94,6 +94,7 @@ void write_manifest(const DumpWriter& writer, const RunConfig& config, const std
       .member("batch", config.batch)
       .member("ctx", config.ctx)
       .member("precision", to_string(config.precision))
+      .member("attention", to_string(config.attention))
       .member("seed", config.seed)
       .member("parameters", parameter_count(model))
       .end_object();

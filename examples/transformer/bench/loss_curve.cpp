@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "harness/cells.hpp"
+#include "harness/options.hpp"
 #include "model/backend.hpp"
 
 namespace transformer::bench {
@@ -71,6 +72,9 @@ std::vector<harness::LossCurve> run_loss_curves(const harness::Device& device,
                  config.ctx, to_string(precision), steps);
     RunConfig run = config;
     run.precision = precision;
+    // The sweep's attention where this precision can run it (fused is bf16 only).
+    if (!harness::unsupported_attention(run).empty())
+      run.attention = default_attention(precision, run.model);
     try {
       curves.push_back(train_and_record(device, run, batch, steps));
     } catch (const OutOfMemory& error) {

@@ -48,7 +48,7 @@ void resolve_defaults(DriverOptions& options, bool on_gpu) {
 std::string usage_text() {
   return "usage: transformer_bench [flags]\n"
          "Times the CS336 Transformer LM: w warm-up steps, then n timed steps (CUDA events,\n"
-         "synchronized after every step), over sizes x contexts x modes x precisions.\n"
+         "synchronized after every step), over sizes x precisions x attentions x contexts x modes.\n"
          "Lists are comma-separated.\n"
          "\n"
          "  --size LIST        " +
@@ -65,6 +65,9 @@ std::string usage_text() {
          "  --eager            launch every kernel of every step from the host (the CPU's way)\n"
          "  --mode LIST        fwd, fwdbwd, step (default all three)\n"
          "  --precision LIST   fp32, tf32, bf16 (GPU default fp32,bf16; the CPU runs fp32 only)\n"
+         "  --attention LIST   naive (scores, softmax, P·V apart), fused (flash attention, bf16\n"
+         "                     only; d_head 64, 80, 96, 128). Default: fused where it runs, else\n"
+         "                     naive\n"
          "  --device D         auto (default: CUDA when usable, else CPU), cuda, cpu\n"
          "  --seed N           parameters and token ids (default 0)\n"
          "  --json PATH        write every row as JSON (schema gpuprof.transformer_bench)\n"

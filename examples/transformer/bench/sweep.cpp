@@ -30,18 +30,22 @@ std::string progress_result(const harness::ResultRow& row) {
 std::vector<RunConfig> sweep_configurations(const DriverOptions& options) {
   std::vector<RunConfig> configs;
   for (const std::string& size : options.sizes)
-    for (const Precision precision : options.precisions)
-      for (const int ctx : options.contexts)
-        for (const Mode mode : options.modes) {
-          RunConfig config;
-          config.model = model_for_size(size, options.custom);
-          config.precision = precision;
-          config.mode = mode;
-          config.batch = options.batch;
-          config.ctx = ctx;
-          config.seed = options.seed;
-          configs.push_back(config);
-        }
+    for (const Precision precision : options.precisions) {
+      const ModelConfig model = model_for_size(size, options.custom);
+      for (const Attention attention : harness::attentions_for(options.attentions, precision, model))
+        for (const int ctx : options.contexts)
+          for (const Mode mode : options.modes) {
+            RunConfig config;
+            config.model = model;
+            config.precision = precision;
+            config.attention = attention;
+            config.mode = mode;
+            config.batch = options.batch;
+            config.ctx = ctx;
+            config.seed = options.seed;
+            configs.push_back(config);
+          }
+    }
   return configs;
 }
 
@@ -58,10 +62,15 @@ std::vector<harness::ResultRow> run_sweep(const harness::Device& device,
     std::fprintf(stderr, "[%zu/%zu] %s ...", index + 1, configs.size(), label.c_str());
     std::fflush(stderr);
     harness::ResultRow row;
+    const std::string attention_problem = harness::unsupported_attention(config);
     if (!device.supports(config.precision)) {
       row = harness::blank_row(device, config, protocol);
       row.status = harness::RowStatus::unsupported;
       row.note = std::string("the ") + device.backend_name() + " backend computes in fp32 only";
+    } else if (!attention_problem.empty()) {
+      row = harness::blank_row(device, config, protocol);
+      row.status = harness::RowStatus::unsupported;
+      row.note = attention_problem;
     } else {
       try {
         row = harness::run_configuration(device, config, protocol, ceilings);

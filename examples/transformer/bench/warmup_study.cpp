@@ -41,7 +41,8 @@ std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& dev
                                                       const DriverOptions& options) {
   std::vector<harness::WarmupStudyRow> rows;
   for (const RunConfig& config : sweep_configurations(options)) {
-    if (!device.supports(config.precision)) continue;
+    if (!device.supports(config.precision) || !harness::unsupported_attention(config).empty())
+      continue;
     const std::string label = harness::configuration_label(config);
     for (const int warmup : warmup_study_counts) {
       std::fprintf(stderr, "warm-up study: %s, %d warm-up step(s)\n", label.c_str(), warmup);

@@ -37,6 +37,10 @@ const RunConfig& checked(const RunConfig& config) {
     throw std::invalid_argument(std::string("cpu backend: precision ") +
                                 to_string(config.precision) +
                                 " is not supported (the CPU computes in fp32 only)");
+  if (config.attention != Attention::naive)
+    throw std::invalid_argument(std::string("cpu backend: attention ") +
+                                to_string(config.attention) +
+                                " is not supported (the CPU has the naive attention only)");
   if (config.batch <= 0 || config.ctx <= 0)
     throw std::invalid_argument("cpu backend: batch and ctx must be > 0");
   config.model.validate();

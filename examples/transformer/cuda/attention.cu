@@ -1,5 +1,6 @@
 // cuda/attention.cu: RoPE + head split, causal softmax, and the attention
-// GEMM sequence, forward and backward (see attention.hpp).
+// GEMM sequence, forward and backward; and the fused path around
+// flash_attention.cu's kernels (see attention.hpp).
 #include "cuda/attention.hpp"
 
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/device_utils.cuh"
+#include "cuda/flash_attention.hpp"
 
 namespace transformer::cuda {
 namespace {
@@ -175,6 +177,47 @@ void with_rope_width(const AttentionShape& shape, const Act* merged, const Act* 
   with_vector_width<2>(vector_aligned(shape.d_head, merged, q, k, v), launch);
 }
 
+template <class Act>
+void rope_split_heads(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                      const Act* qkv, const AttentionTensors<Act>& t, cudaStream_t stream) {
+  const int d = shape.d_model();
+  const std::size_t elements = static_cast<std::size_t>(shape.tokens()) * 3 * d;
+  GPUPROF_SCOPE("rope", stream,
+                gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * elements * sizeof(Act)});
+  with_rope_width(shape, qkv, t.q, t.k, t.v, [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    rope_split_heads_kernel<Act, W><<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
+        qkv, rope_cos, rope_sin, t.q, t.k, t.v, elements / W, shape.ctx, shape.heads,
+        shape.d_head);
+    TRANSFORMER_CHECK_LAUNCH();
+  });
+}
+
+template <class Act>
+void rope_merge_heads_backward(const AttentionShape& shape, const float* rope_cos,
+                               const float* rope_sin, const Act* dq, const Act* dk, const Act* dv,
+                               Act* dqkv, cudaStream_t stream) {
+  const int d = shape.d_model();
+  const std::size_t elements = static_cast<std::size_t>(shape.tokens()) * 3 * d;
+  GPUPROF_SCOPE("rope", stream,
+                gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * elements * sizeof(Act)});
+  with_rope_width(shape, dqkv, dq, dk, dv, [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    rope_merge_heads_backward_kernel<Act, W>
+        <<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
+            dq, dk, dv, rope_cos, rope_sin, dqkv, elements / W, shape.ctx, shape.heads,
+            shape.d_head);
+    TRANSFORMER_CHECK_LAUNCH();
+  });
+}
+
+// Causal attention's FLOPs as the fused kernels do them: the half of S = QKᵀ
+// and of P·V at or below the diagonal (the naive GEMMs compute all of it).
+double causal_attention_flops(const AttentionShape& shape) {
+  return 2.0 * 2.0 * shape.batch * shape.heads * shape.d_head *
+         (static_cast<double>(shape.ctx) * shape.ctx / 2);
+}
+
 }  // namespace
 
 RopeTables make_rope_tables(int ctx, int d_head, double theta) {
@@ -200,17 +243,7 @@ void attention_forward(const Gemm& gemm, const AttentionShape& shape, const floa
   const long long head_stride = static_cast<long long>(T) * dh;  // one head's [T, dh]
   const long long score_stride = static_cast<long long>(T) * ld;
   const cudaDataType_t act = data_type<Act>();
-  const std::size_t elements = static_cast<std::size_t>(shape.tokens()) * 3 * d;
-  {
-    GPUPROF_SCOPE("rope", stream,
-                  gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * elements * sizeof(Act)});
-    with_rope_width(shape, qkv, t.q, t.k, t.v, [&](auto width) {
-      constexpr int W = decltype(width)::value;
-      rope_split_heads_kernel<Act, W><<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
-          qkv, rope_cos, rope_sin, t.q, t.k, t.v, elements / W, T, H, dh);
-      TRANSFORMER_CHECK_LAUNCH();
-    });
-  }
+  rope_split_heads(shape, rope_cos, rope_sin, qkv, t, stream);
   const double bh = static_cast<double>(shape.batch) * H;
   const double score_count = static_cast<double>(shape.score_elements());
   GPUPROF_SCOPE("scaled dot product attention", stream,
@@ -292,16 +325,39 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
              {t.q, act, dh, head_stride}, 0.0f, {dk, act, dh, head_stride}, shape.batch * H);
     }
   }
-  const std::size_t elements = static_cast<std::size_t>(shape.tokens()) * 3 * d;
-  GPUPROF_SCOPE("rope", stream,
-                gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * elements * sizeof(Act)});
-  with_rope_width(shape, dqkv, dq, dk, dv, [&](auto width) {
-    constexpr int W = decltype(width)::value;
-    rope_merge_heads_backward_kernel<Act, W>
-        <<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
-            dq, dk, dv, rope_cos, rope_sin, dqkv, elements / W, T, H, dh);
-    TRANSFORMER_CHECK_LAUNCH();
-  });
+  rope_merge_heads_backward(shape, rope_cos, rope_sin, dq, dk, dv, dqkv, stream);
+}
+
+void fused_attention_forward(const AttentionShape& shape, const float* rope_cos,
+                             const float* rope_sin, const __nv_bfloat16* qkv,
+                             const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* context,
+                             cudaStream_t stream) {
+  rope_split_heads(shape, rope_cos, rope_sin, qkv, t, stream);
+  // Bytes: q, k, v read and the context written once each, plus the lse.
+  const double bytes = 4.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
+                       4.0 * static_cast<double>(shape.score_rows());
+  GPUPROF_SCOPE("scaled dot product attention", stream,
+                gpuprof::Work{causal_attention_flops(shape), bytes});
+  flash_attention_forward(shape, t.q, t.k, t.v, context, t.lse, stream);
+}
+
+void fused_attention_backward(const AttentionShape& shape, const float* rope_cos,
+                              const float* rope_sin, const __nv_bfloat16* dcontext,
+                              const __nv_bfloat16* context,
+                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* dq,
+                              __nv_bfloat16* dk, __nv_bfloat16* dv, __nv_bfloat16* dqkv,
+                              float* workspace, cudaStream_t stream) {
+  {
+    // q, k, v, context, dcontext read and dq, dk, dv written once each.
+    const double bytes = 8.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
+                         4.0 * static_cast<double>(shape.score_rows());
+    // Recomputing S and P, then dV, dP, dQ and dK: 2.5× the forward's FLOPs.
+    GPUPROF_SCOPE("scaled dot product attention", stream,
+                  gpuprof::Work{2.5 * causal_attention_flops(shape), bytes});
+    flash_attention_backward(shape, t.q, t.k, t.v, context, t.lse, dcontext, dq, dk, dv,
+                             workspace, stream);
+  }
+  rope_merge_heads_backward(shape, rope_cos, rope_sin, dq, dk, dv, dqkv, stream);
 }
 
 #define TRANSFORMER_INSTANTIATE(Act)                                                             \

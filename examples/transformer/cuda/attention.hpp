@@ -11,9 +11,14 @@
 // strided-batched GEMM per sequence, so no merge pass).
 // Backward mirrors it; dS overwrites P in place and dP reuses the score
 // scratch, so the backward pass allocates no T×T memory of its own.
+//
+// The fused path (bf16 only) keeps the same RoPE kernels around
+// flash_attention.hpp's kernels: no scores, no P, only a log-sum-exp per
+// query row kept for backward.
 #pragma once
 #include <vector>
 
+#include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
 #include "cuda/gemm.hpp"
@@ -47,10 +52,13 @@ struct AttentionTensors {
   Act* q;          // [batch, heads, ctx, d_head], rotated
   Act* k;          // same, rotated
   Act* v;          // same
+  // The naive path's (null on the fused path):
   Act* probs;      // [batch·heads·ctx, score_ld], zeros above the diagonal; dS after backward
   float* scores;   // scratch [batch·heads·ctx, score_ld]: scores, then dP in backward
   // attention_forward allows probs == scores when Act is float (the softmax
   // then runs in place); attention_backward needs them apart.
+  // The fused path's (null on the naive path):
+  float* lse;      // [batch·heads·ctx]: each query row's log-sum-exp of its scores
 };
 
 // qkv [tokens, 3d] (q|k|v, unrotated) -> context [tokens, d] (heads merged).
@@ -66,5 +74,20 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
                         const float* rope_sin, const Act* dcontext,
                         const AttentionTensors<Act>& t, Act* dq, Act* dk, Act* dv, Act* dqkv,
                         cudaStream_t stream);
+
+// The fused path: the same contract as attention_forward / attention_backward
+// with t.q, t.k, t.v and t.lse (t.probs and t.scores unused). Backward also
+// reads the forward's context, and takes flash_attention_workspace_floats()
+// floats of scratch.
+void fused_attention_forward(const AttentionShape& shape, const float* rope_cos,
+                             const float* rope_sin, const __nv_bfloat16* qkv,
+                             const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* context,
+                             cudaStream_t stream);
+void fused_attention_backward(const AttentionShape& shape, const float* rope_cos,
+                              const float* rope_sin, const __nv_bfloat16* dcontext,
+                              const __nv_bfloat16* context,
+                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* dq,
+                              __nv_bfloat16* dk, __nv_bfloat16* dv, __nv_bfloat16* dqkv,
+                              float* workspace, cudaStream_t stream);
 
 }  // namespace transformer::cuda

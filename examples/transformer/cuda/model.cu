@@ -17,8 +17,11 @@
 // gradients share with the per-layer saved activations, because backward
 // writes block l's gradients only once layers above l are spent. The
 // training modes keep per layer only the residual input and mid-point, the
-// norms' statistics, q, k, v, P, the attention output and the w1|w3 output;
+// norms' statistics, q, k, v, P (naive attention) or the per-row
+// log-sum-exp (fused attention), the attention output and the w1|w3 output;
 // backward recomputes the norms' outputs and the SwiGLU gate (elementwise).
+// With fused attention no buffer anywhere is T×T: the score scratch of the
+// naive path becomes the flash backward's workspace (linear in T).
 //
 // The logits buffer is turned into the logits' gradient in place by
 // backward(), so logits() is available between forward() and backward().
@@ -54,6 +57,7 @@
 #include "cuda/cross_entropy.hpp"
 #include "cuda/device_utils.cuh"
 #include "cuda/embedding.hpp"
+#include "cuda/flash_attention.hpp"
 #include "cuda/gemm.hpp"
 #include "cuda/parameters.hpp"
 #include "cuda/rmsnorm.hpp"
@@ -70,6 +74,14 @@ void check_supported(const RunConfig& config) {
     throw std::invalid_argument("CUDA backend: batch and ctx must be > 0 (got " +
                                 std::to_string(config.batch) + ", " + std::to_string(config.ctx) +
                                 ")");
+  if (config.attention == Attention::fused) {
+    if (config.precision != Precision::bf16)
+      throw std::invalid_argument(std::string("CUDA backend: fused attention is bf16 only (got ") +
+                                  to_string(config.precision) +
+                                  "); use the naive attention for fp32 and tf32");
+    check_flash_attention_shape(
+        {config.batch, config.ctx, config.model.heads, config.model.d_head()});
+  }
 }
 
 // Elements of each flat parameter buffer (weights, their bf16 copy, the
@@ -181,12 +193,17 @@ struct Buffers {
   Act* dqkv = nullptr;
   Act* dh13 = nullptr;
   Act* dgated = nullptr;
+  float* flash_workspace = nullptr;  // fused attention's backward scratch
+  float* gain_partials = nullptr;    // the norms' gain-gradient reduction scratch
   std::size_t volatile_bytes = 0;
   std::size_t total_bytes = 0;
 };
 
 struct ActivationSizes {
-  std::size_t tokens, d, d_ff, scores;
+  std::size_t tokens, d, d_ff;
+  bool fused;          // fused attention: per-row lse instead of P and the scores
+  std::size_t scores;  // the score buffer: batch·heads·ctx·score_ld (naive attention)
+  std::size_t rows;    // batch·heads·ctx: the lse (fused attention)
 };
 
 // One block's activations; `input` is the previous block's output, or null
@@ -200,7 +217,10 @@ LayerActivations<Act> take_layer(Carver& arena, const ActivationSizes& s, float*
   a.attention.q = arena.take<Act>(N * d);
   a.attention.k = arena.take<Act>(N * d);
   a.attention.v = arena.take<Act>(N * d);
-  a.attention.probs = arena.take<Act>(s.scores);
+  if (s.fused)
+    a.attention.lse = arena.take<float>(s.rows);
+  else
+    a.attention.probs = arena.take<Act>(s.scores);
   a.context = arena.take<Act>(N * d);
   a.mid = arena.take<float>(N * d);
   a.inv_rms2 = arena.take<float>(N);
@@ -244,6 +264,8 @@ std::vector<LayerActivations<Act>> take_saved_layers(Carver& arena, const Activa
 // scores GEMM, mid + v + scores (+ P in bf16) at the softmax, or the
 // residual + h13 + gated at the SwiGLU. The norms' statistics go to
 // `inv_rms`: no one reads them without a backward pass.
+// Fused attention has no scores and no P: q, k and the lse follow qkv, and
+// the attention output goes over qkv (dead once RoPE has split it).
 template <class Act>
 struct ForwardBlock {
   LayerActivations<Act> layer;
@@ -276,14 +298,17 @@ ForwardBlock<Act> take_forward_block(Carver& arena, const ActivationSizes& s, fl
   f.qkv = arena.take<Act>(N * 3 * d);
   const std::size_t qkv_end = arena.align();
   arena.seek(attention_start);
-  f.scores = arena.take<float>(s.scores);
+  if (!s.fused) f.scores = arena.take<float>(s.scores);
   const std::size_t qk_start = std::max(qkv_end, arena.align());
   arena.seek(qk_start);
   a.attention.q = arena.take<Act>(N * d);
   a.attention.k = arena.take<Act>(N * d);
   // P · V reads P while it writes the attention output, so the output goes
   // to whichever of the two regions P does not occupy: that one is dead.
-  if constexpr (std::is_same_v<Act, float>) {
+  if (s.fused) {
+    a.attention.lse = arena.take<float>(s.rows);
+    arena.seek(attention_start);
+  } else if constexpr (std::is_same_v<Act, float>) {
     // The softmax kernel reads each element before writing it, from the
     // same thread, so fp32 P can overwrite the scores in place.
     a.attention.probs = f.scores;
@@ -335,10 +360,12 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   const std::size_t N = static_cast<std::size_t>(config.batch) * config.ctx;
   const std::size_t d = m.d_model, F = m.d_ff, P = flat_count(layout);
   const std::size_t V = m.vocab, logits_ld = padded_to_vectors(V);
-  const auto scores = static_cast<std::size_t>(
-      AttentionShape{config.batch, config.ctx, m.heads, m.d_head()}.score_buffer_elements());
+  const AttentionShape shape{config.batch, config.ctx, m.heads, m.d_head()};
+  const bool fused = config.attention == Attention::fused;
+  const auto rows = static_cast<std::size_t>(shape.score_rows());
+  const auto scores = fused ? 0 : static_cast<std::size_t>(shape.score_buffer_elements());
   const std::size_t rope = static_cast<std::size_t>(config.ctx) * (m.d_head() / 2);
-  const ActivationSizes sizes{N, d, F, scores};
+  const ActivationSizes sizes{N, d, F, fused, scores, rows};
 
   Carver arena(base);
   Buffers<Act> b;
@@ -366,7 +393,11 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   b.loss = arena.take<float>(1);
   if (config.mode == Mode::step && config.adamw.clip_norm > 0)
     b.norm_partials = arena.take<float>(kNormPartials);
-  if (training) b.dnorm = arena.take<Act>(N * d);  // written by the lm_head backward GEMM
+  if (training) {
+    b.dnorm = arena.take<Act>(N * d);  // written by the lm_head backward GEMM
+    b.gain_partials = arena.take<float>(
+        rmsnorm_gain_partials_floats(static_cast<int>(N), static_cast<int>(d)));
+  }
 
   const std::size_t shared_start = arena.align();
   b.logits = arena.take<Act>(N * logits_ld);
@@ -381,7 +412,10 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
     b.gated = block.gated;
   } else {
     b.qkv = arena.take<Act>(N * 3 * d);
-    score_scratch = arena.take<float>(scores);
+    if (fused)
+      b.flash_workspace = arena.take<float>(flash_attention_workspace_floats(shape));
+    else
+      score_scratch = arena.take<float>(scores);
     b.gated = arena.take<Act>(N * F);
     b.dstream = arena.take<float>(N * d);
     if (mixed) b.dstream_bf16 = arena.take<__nv_bfloat16>(N * d);
@@ -834,11 +868,28 @@ class CudaBackend final : public Backend {
   // dw[out, in] = dyᵀ·x (overwritten, fp32) and dx[rows, in] = dy·w.
   void linear_backward(const Act* dy, const Act* x, const Act* w, float* dw, Act* dx, int rows,
                        int out, int in) {
+    linear_weight_gradient(dy, x, dw, rows, out, in);
+    linear_input_gradient(dy, w, dx, rows, out, in);
+  }
+  void linear_weight_gradient(const Act* dy, const Act* x, float* dw, int rows, int out, int in) {
     const cudaDataType_t act = data_type<Act>();
     matmul(*gemm_, Op::transpose, Op::none, out, in, rows, 1.0f, {dy, act, out}, {x, act, in},
            0.0f, {dw, CUDA_R_32F, in});
+  }
+  void linear_input_gradient(const Act* dy, const Act* w, Act* dx, int rows, int out, int in) {
+    const cudaDataType_t act = data_type<Act>();
     matmul(*gemm_, Op::none, Op::none, rows, in, out, 1.0f, {dy, act, out}, {w, act, in}, 0.0f,
            {dx, act, in});
+  }
+
+  bool fused() const { return config_.attention == Attention::fused; }
+
+  // S = QKᵀ and P·V: all of T×T on the naive path's GEMMs, the causal half
+  // (what the kernel computes) on the fused path.
+  double attention_core_flops() const {
+    const double full = 2 * matmul_flops(config_.ctx, config_.ctx, config_.model.d_model,
+                                         config_.batch);
+    return fused() ? full / 2 : full;
   }
 
   AttentionShape attention_shape() const {
@@ -851,7 +902,7 @@ class CudaBackend final : public Backend {
     const int N = tokens_count(), d = config_.model.d_model, F = config_.model.d_ff;
     const float eps = config_.model.norm_eps;
     const double norm_bytes = (12.0 + sizeof(Act)) * N * d;
-    const double attention_core = 2 * matmul_flops(config_.ctx, config_.ctx, d, config_.batch);
+    const double attention_core = attention_core_flops();
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
       // Also copies the input into `mid`, which the output projection adds onto.
@@ -866,8 +917,14 @@ class CudaBackend final : public Backend {
         linear(buffers_.normed, weights_at(base + block_.wq), buffers_.qkv, data_type<Act>(), N, 3 * d, d,
                0.0f);
       }
-      attention_forward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
-                             buffers_.qkv, a.attention, a.context, stream());
+      if constexpr (kMixed)
+        if (fused()) {
+          fused_attention_forward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
+                                  buffers_.qkv, a.attention, a.context, stream());
+        }
+      if (!fused())
+        attention_forward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
+                               buffers_.qkv, a.attention, a.context, stream());
       {
         GPUPROF_SCOPE("attention output projection", stream(),
                       gpuprof::Work{matmul_flops(N, d, d), 0});
@@ -896,8 +953,8 @@ class CudaBackend final : public Backend {
                   gpuprof::Work{8.0 * N * d, (16.0 + 2.0 * sizeof(Act)) * N * d});
     const std::size_t offset = layout_.find(gain).offset;
     rmsnorm_backward<Act>(dy, x, buffers_.params + offset, inv_rms, residual, buffers_.dstream,
-                          dstream_act_copy(),
-                          buffers_.grads + offset, N, d, stream());
+                          dstream_act_copy(), buffers_.grads + offset, buffers_.gain_partials, N,
+                          d, stream());
   }
 
   // A block's norm output, which backward needs for a weight gradient but the
@@ -914,13 +971,15 @@ class CudaBackend final : public Backend {
     const std::size_t base = layout_.block_offset(layer);
     const int N = tokens_count(), d = config_.model.d_model, F = config_.model.d_ff;
     const std::string prefix = "blocks." + std::to_string(layer) + ".";
-    const double attention_core = 2 * matmul_flops(config_.ctx, config_.ctx, d, config_.batch);
+    const double attention_core = attention_core_flops();
     {
       GPUPROF_SCOPE("ffn", stream(), gpuprof::Work{2 * matmul_flops(N, 3.0 * F, d), 0});
-      swiglu_forward<Act>(a.h13, buffers_.gated, N, F, stream());  // not kept: recomputed
-      linear_backward(dstream_act(), buffers_.gated, weights_at(base + block_.w2),
-                      buffers_.grads + base + block_.w2, buffers_.dgated, N, d, F);
-      swiglu_backward<Act>(a.h13, buffers_.dgated, buffers_.dh13, N, F, stream());
+      // The gate's output is not kept: the SwiGLU backward recomputes it in
+      // the same pass over h13, so w2's input gradient comes first.
+      linear_input_gradient(dstream_act(), weights_at(base + block_.w2), buffers_.dgated, N, d, F);
+      swiglu_backward<Act>(a.h13, buffers_.dgated, buffers_.dh13, buffers_.gated, N, F, stream());
+      linear_weight_gradient(dstream_act(), buffers_.gated, buffers_.grads + base + block_.w2, N,
+                             d, F);
       recompute_norm(a.mid, base + block_.norm2, a.inv_rms2);
       linear_backward(buffers_.dh13, buffers_.normed, weights_at(base + block_.w1),
                       buffers_.grads + base + block_.w1, buffers_.dnorm, N, 2 * F, d);
@@ -935,9 +994,17 @@ class CudaBackend final : public Backend {
         linear_backward(dstream_act(), a.context, weights_at(base + block_.wo),
                         buffers_.grads + base + block_.wo, buffers_.dcontext, N, d, d);
       }
-      attention_backward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
-                              buffers_.dcontext, a.attention, buffers_.dq, buffers_.dk,
-                              buffers_.dv, buffers_.dqkv, stream());
+      if constexpr (kMixed)
+        if (fused()) {
+          fused_attention_backward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
+                                   buffers_.dcontext, a.context, a.attention, buffers_.dq,
+                                   buffers_.dk, buffers_.dv, buffers_.dqkv,
+                                   buffers_.flash_workspace, stream());
+        }
+      if (!fused())
+        attention_backward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
+                                buffers_.dcontext, a.attention, buffers_.dq, buffers_.dk,
+                                buffers_.dv, buffers_.dqkv, stream());
       {
         GPUPROF_SCOPE("qkv projection", stream(), gpuprof::Work{2 * matmul_flops(N, 3.0 * d, d), 0});
         recompute_norm(a.input, base + block_.norm1, a.inv_rms1);
@@ -988,6 +1055,14 @@ bool cuda_backend_available(std::string* why_not) {
     return fail("the CUDA backend is built for sm_90 (Hopper); device " + std::to_string(device) +
                 " is sm_" + std::to_string(major) + std::to_string(minor));
   return true;
+}
+
+std::size_t cuda_backend_bytes(const RunConfig& config) {
+  cuda::check_supported(config);
+  const ParameterLayout layout(config.model);
+  if (config.precision == Precision::bf16)
+    return cuda::carve<__nv_bfloat16>(nullptr, config, layout).total_bytes;
+  return cuda::carve<float>(nullptr, config, layout).total_bytes;
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const RunConfig& config) {

@@ -16,4 +16,6 @@ std::unique_ptr<Backend> make_cuda_backend(const RunConfig&) {
   throw std::runtime_error("built without CUDA");
 }
 
+std::size_t cuda_backend_bytes(const RunConfig&) { throw std::runtime_error("built without CUDA"); }
+
 }  // namespace transformer

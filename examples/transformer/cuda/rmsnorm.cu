@@ -2,9 +2,15 @@
 // row with 16-byte accesses (element-wise ones where d_model is not a
 // multiple of kVec); the row is read twice (statistics, then the
 // output), the second time mostly from L1/L2. The gain gradient, a column
-// sum over all rows, is a separate kernel that reduces in a fixed order so
-// gradients are bit-for-bit reproducible.
+// sum over all rows, is a two-stage reduction in a fixed order (so gradients
+// are bit-for-bit reproducible): chunks of rows × 256-column slabs spread
+// over the whole GPU write per-chunk partial sums, then one thread per
+// column adds its chunks in order. (The one-stage kernel it replaces ran
+// d/32 blocks, 24 for the small model, and was the train step's most
+// expensive kernel.)
 #include "cuda/rmsnorm.hpp"
+
+#include <algorithm>
 
 #include "cuda/check.hpp"
 #include "cuda/device_utils.cuh"
@@ -13,8 +19,18 @@ namespace transformer::cuda {
 namespace {
 
 constexpr unsigned kRowsPerBlock = 8;  // one warp each
-constexpr unsigned kGainRowGroups = 16;
 constexpr unsigned kRecomputeThreads = 256;
+// Gain gradient, stage 1: a block is 32 threads × kVec columns (256) by
+// kGainRowGroups rows at a time, over one chunk of at least kGainMinChunkRows
+// rows; at most kGainMaxChunks chunks (enough blocks to fill the GPU).
+constexpr unsigned kGainRowGroups = 8;
+constexpr int kGainMinChunkRows = 32;
+constexpr int kGainMaxChunks = 128;
+constexpr unsigned kGainSumThreads = 256;
+
+int gain_chunks(int rows) {
+  return std::max(1, std::min(kGainMaxChunks, (rows + kGainMinChunkRows - 1) / kGainMinChunkRows));
+}
 
 // The one expression of a norm's output, shared by forward and recompute so
 // that the two agree bit for bit.
@@ -104,31 +120,56 @@ __global__ void rmsnorm_backward_kernel(const Act* dy, const float* x, const flo
   }
 }
 
-// Block = 32 columns × kGainRowGroups row groups; each thread sums every
-// kGainRowGroups-th row of its column, then the groups are added in order.
-template <class Act>
-__global__ void rmsnorm_gain_grad_kernel(const Act* dy, const float* x, const float* inv_rms,
-                                         float* dgain, int rows, int d) {
-  __shared__ float partial[kGainRowGroups][33];
-  const int col = blockIdx.x * 32 + threadIdx.x;
-  float sum = 0;
+// Stage 1: partials[chunk, col] = Σ over the chunk's rows of dy·x·inv_rms.
+// Each thread sums every kGainRowGroups-th row of its chunk for its W
+// columns (W = kVec, or 1 where d is not whole vectors); the row groups are
+// then added in order through shared memory.
+template <class Act, int W>
+__global__ void rmsnorm_gain_partials_kernel(const Act* dy, const float* x, const float* inv_rms,
+                                             float* partials, int rows, int d, int chunk_rows) {
+  __shared__ float group_sums[kGainRowGroups][32 * W + 1];
+  const int col = (blockIdx.x * 32 + threadIdx.x) * W;
+  const int chunk = blockIdx.y;
+  const int first = chunk * chunk_rows, last = min(rows, first + chunk_rows);
+  float sum[W] = {};
   if (col < d) {
-#pragma unroll 4
-    for (int row = threadIdx.y; row < rows; row += kGainRowGroups) {
+    for (int row = first + threadIdx.y; row < last; row += kGainRowGroups) {
       const std::size_t i = static_cast<std::size_t>(row) * d + col;
-      sum += to_float(dy[i]) * x[i] * inv_rms[row];
+      float dyv[W], xv[W];
+      load_vec(dy + i, dyv);
+      load_vec(x + i, xv);
+      const float r = inv_rms[row];
+#pragma unroll
+      for (int e = 0; e < W; ++e) sum[e] += dyv[e] * xv[e] * r;
     }
   }
-  partial[threadIdx.y][threadIdx.x] = sum;
+#pragma unroll
+  for (int e = 0; e < W; ++e) group_sums[threadIdx.y][threadIdx.x * W + e] = sum[e];
   __syncthreads();
-  if (threadIdx.y == 0 && col < d) {
+  // The block's threads finish one of its 32·W columns each.
+  const int lane_col = threadIdx.y * 32 + threadIdx.x;
+  const int out_col = blockIdx.x * 32 * W + lane_col;
+  if (lane_col < 32 * W && out_col < d) {
     float total = 0;
-    for (unsigned group = 0; group < kGainRowGroups; ++group) total += partial[group][threadIdx.x];
-    dgain[col] = total;
+    for (unsigned group = 0; group < kGainRowGroups; ++group) total += group_sums[group][lane_col];
+    partials[static_cast<std::size_t>(chunk) * d + out_col] = total;
   }
 }
 
+// Stage 2: dgain[col] = Σ_chunk partials[chunk, col], chunks in order.
+__global__ void rmsnorm_gain_sum_kernel(const float* partials, float* dgain, int chunks, int d) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (col >= d) return;
+  float total = 0;
+  for (int chunk = 0; chunk < chunks; ++chunk) total += partials[static_cast<std::size_t>(chunk) * d + col];
+  dgain[col] = total;
+}
+
 }  // namespace
+
+std::size_t rmsnorm_gain_partials_floats(int rows, int d) {
+  return static_cast<std::size_t>(gain_chunks(rows)) * d;
+}
 
 template <class Act>
 void rmsnorm_forward(const float* x, const float* gain, Act* y, float* inv_rms, float* x_copy,
@@ -156,16 +197,25 @@ void rmsnorm_recompute(const float* x, const float* gain, const float* inv_rms, 
 
 template <class Act>
 void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const float* inv_rms,
-                      const float* residual, float* dx, Act* dx_act, float* dgain, int rows, int d,
-                      cudaStream_t stream) {
+                      const float* residual, float* dx, Act* dx_act, float* dgain,
+                      float* gain_partials, int rows, int d, cudaStream_t stream) {
   with_vector_width(vector_aligned(d, dy, x, gain, residual, dx, dx_act), [&](auto width) {
     rmsnorm_backward_kernel<Act, decltype(width)::value>
         <<<blocks_for(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(
             dy, x, gain, inv_rms, residual, dx, dx_act, rows, d);
     TRANSFORMER_CHECK_LAUNCH();
   });
-  rmsnorm_gain_grad_kernel<<<blocks_for(d, 32), dim3(32, kGainRowGroups), 0, stream>>>(
-      dy, x, inv_rms, dgain, rows, d);
+  const int chunks = gain_chunks(rows);
+  const int chunk_rows = (rows + chunks - 1) / chunks;
+  with_vector_width(vector_aligned(d, dy, x), [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    const dim3 grid(blocks_for(d, 32 * W), chunks);
+    rmsnorm_gain_partials_kernel<Act, W><<<grid, dim3(32, kGainRowGroups), 0, stream>>>(
+        dy, x, inv_rms, gain_partials, rows, d, chunk_rows);
+    TRANSFORMER_CHECK_LAUNCH();
+  });
+  rmsnorm_gain_sum_kernel<<<blocks_for(d, kGainSumThreads), kGainSumThreads, 0, stream>>>(
+      gain_partials, dgain, chunks, d);
   TRANSFORMER_CHECK_LAUNCH();
 }
 
@@ -175,7 +225,8 @@ void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const fl
   template void rmsnorm_recompute<Act>(const float*, const float*, const float*, Act*, int, int, \
                                        cudaStream_t);                                            \
   template void rmsnorm_backward<Act>(const Act*, const float*, const float*, const float*,       \
-                                      const float*, float*, Act*, float*, int, int, cudaStream_t);
+                                      const float*, float*, Act*, float*, float*, int, int,      \
+                                      cudaStream_t);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(__nv_bfloat16)
 #undef TRANSFORMER_INSTANTIATE

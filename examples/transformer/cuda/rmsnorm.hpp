@@ -8,6 +8,8 @@
 // the backward pass adds the norm's input gradient onto the residual
 // gradient, so no separate residual-add kernels exist.
 #pragma once
+#include <cstddef>
+
 #include <cuda_runtime_api.h>
 
 namespace transformer::cuda {
@@ -25,12 +27,17 @@ template <class Act>
 void rmsnorm_recompute(const float* x, const float* gain, const float* inv_rms, Act* y, int rows,
                        int d, cudaStream_t stream);
 
+// Floats of scratch rmsnorm_backward needs for `rows` rows of width d (the
+// gain gradient's per-chunk partial sums; nothing in it survives the call).
+std::size_t rmsnorm_gain_partials_floats(int rows, int d);
+
 // dy [rows, d] -> dx = residual + ∂loss/∂x (fp32; residual may be null = 0,
 // and may alias dx); dx_act, when not null, receives dx rounded to Act for
-// the GEMMs that consume it; dgain [d] is overwritten with Σ_rows dy·x·inv_rms.
+// the GEMMs that consume it; dgain [d] is overwritten with Σ_rows dy·x·inv_rms
+// (summed in a fixed order, through gain_partials).
 template <class Act>
 void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const float* inv_rms,
-                      const float* residual, float* dx, Act* dx_act, float* dgain, int rows, int d,
-                      cudaStream_t stream);
+                      const float* residual, float* dx, Act* dx_act, float* dgain,
+                      float* gain_partials, int rows, int d, cudaStream_t stream);
 
 }  // namespace transformer::cuda

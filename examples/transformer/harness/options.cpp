@@ -103,6 +103,11 @@ FlagParser::FlagParser(RunFlags& flags) : flags_(flags) {
     if (!precision) fail("--precision", item, "unknown precision (known: fp32, tf32, bf16)");
     return *precision;
   });
+  list("--attention", flags_.attentions, [](const std::string& item) {
+    const auto attention = parse_attention(item);
+    if (!attention) fail("--attention", item, "unknown attention (known: naive, fused)");
+    return *attention;
+  });
   add_integer("--batch", flags_.batch, 1);
   add_integer("--warmup", flags_.warmup, 0);
   add_integer("--steps", flags_.steps, 1);
@@ -177,6 +182,22 @@ RunFlags parse_run_flags(const std::vector<std::string>& args) {
   RunFlags flags;
   FlagParser(flags).parse(args);
   return flags;
+}
+
+std::vector<Attention> attentions_for(const std::vector<Attention>& chosen, Precision precision,
+                                      const ModelConfig& model) {
+  if (!chosen.empty()) return chosen;
+  return {default_attention(precision, model)};
+}
+
+std::string unsupported_attention(const RunConfig& config) {
+  if (config.attention != Attention::fused) return "";
+  if (config.precision != Precision::bf16)
+    return std::string("fused attention is bf16 only (got ") + to_string(config.precision) + ")";
+  if (!fused_attention_supports(config.model))
+    return "fused attention has no kernel for d_head " + std::to_string(config.model.d_head()) +
+           " (64, 80, 96, 128)";
+  return "";
 }
 
 }  // namespace transformer::harness

@@ -27,6 +27,7 @@ struct RunFlags {
   std::vector<int> contexts;
   std::vector<Mode> modes;
   std::vector<Precision> precisions;
+  std::vector<Attention> attentions;  // empty: default_attention() of each configuration
   int batch = 4;
   int warmup = 5;
   int steps = 10;
@@ -63,6 +64,14 @@ class FlagParser {
 
 // The shared flags alone (what transformer_profile hands over).
 RunFlags parse_run_flags(const std::vector<std::string>& args);
+
+// The attentions to run for this model and precision: --attention's list, or
+// the default one. A fused entry stays even where it cannot run (fp32, an
+// unbuilt head size): unsupported_attention() says why for the row.
+std::vector<Attention> attentions_for(const std::vector<Attention>& chosen, Precision precision,
+                                      const ModelConfig& model);
+// Why `config`'s attention cannot run, or "" when it can.
+std::string unsupported_attention(const RunConfig& config);
 
 // "tiny, small, ..., custom": the --size values, for usage texts.
 std::string joined_size_names();

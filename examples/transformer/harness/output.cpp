@@ -66,9 +66,9 @@ std::string oom_text(const ResultRow& row) {
 void print_results_table(std::ostream& out, const BenchResults& results) {
   const bool with_torch = std::any_of(results.rows.begin(), results.rows.end(),
                                       [](const ResultRow& row) { return row.torch.has_value(); });
-  std::vector<std::string> header = {"size",    "ctx",       "mode",     "prec",     "mean ms",
-                                     "std ms",  "median ms", "min ms",   "cold ms",  "tokens/s",
-                                     "TFLOP/s", "MFU",       "peak GiB", "alloc GiB"};
+  std::vector<std::string> header = {"size",     "ctx",       "mode",   "prec",    "attn",
+                                     "mean ms",  "std ms",    "median ms", "min ms", "cold ms",
+                                     "tokens/s", "TFLOP/s",   "MFU",    "peak GiB", "alloc GiB"};
   if (with_torch) header.insert(header.end(), {"torch ms", "speedup", "mem ratio"});
   header.emplace_back("status");
 
@@ -78,6 +78,7 @@ void print_results_table(std::ostream& out, const BenchResults& results) {
                                       std::to_string(row.ctx),
                                       to_string(row.mode),
                                       to_string(row.precision),
+                                      to_string(row.attention),
                                       fixed(row.mean_ms, 2),
                                       fixed(row.std_ms, 2),
                                       fixed(row.median_ms, 2),
@@ -127,6 +128,7 @@ RowFields row_fields(const ResultRow& row) {
       {"batch", integer(row.batch)},
       {"mode", std::string(to_string(row.mode))},
       {"precision", std::string(to_string(row.precision))},
+      {"attention", std::string(to_string(row.attention))},
       {"backend", row.backend},
       {"warmup", integer(row.warmup)},
       {"steps", integer(row.steps)},

@@ -32,6 +32,7 @@ struct ResultRow {
   int ctx = 0, batch = 0;
   Mode mode = Mode::fwd;
   Precision precision = Precision::fp32;
+  Attention attention = Attention::naive;
   std::string backend;  // "cuda" or "cpu"
   int warmup = 0, steps = 0;
   bool graph = false;  // the timed steps were replays of one captured CUDA graph

@@ -133,7 +133,7 @@ class DeviceMemoryGrowth {
 
 std::string configuration_label(const RunConfig& config) {
   return config.model.name + " ctx " + std::to_string(config.ctx) + " " + to_string(config.mode) +
-         " " + to_string(config.precision);
+         " " + to_string(config.precision) + " " + to_string(config.attention) + " attention";
 }
 
 double step_flops(const RunConfig& config) {
@@ -148,6 +148,7 @@ ResultRow blank_row(const Device& device, const RunConfig& config, const StepPro
   row.batch = config.batch;
   row.mode = config.mode;
   row.precision = config.precision;
+  row.attention = config.attention;
   row.backend = device.backend_name();
   row.warmup = protocol.warmup;
   row.steps = protocol.steps;

@@ -42,6 +42,14 @@ const char* to_string(Mode m) {
   return "?";
 }
 
+const char* to_string(Attention a) {
+  switch (a) {
+    case Attention::naive: return "naive";
+    case Attention::fused: return "fused";
+  }
+  return "?";
+}
+
 std::optional<Precision> parse_precision(const std::string& s) {
   for (Precision p : {Precision::fp32, Precision::tf32, Precision::bf16})
     if (s == to_string(p)) return p;
@@ -52,6 +60,22 @@ std::optional<Mode> parse_mode(const std::string& s) {
   for (Mode m : {Mode::fwd, Mode::fwdbwd, Mode::step})
     if (s == to_string(m)) return m;
   return std::nullopt;
+}
+
+std::optional<Attention> parse_attention(const std::string& s) {
+  for (Attention a : {Attention::naive, Attention::fused})
+    if (s == to_string(a)) return a;
+  return std::nullopt;
+}
+
+bool fused_attention_supports(const ModelConfig& model) {
+  const int d_head = model.d_head();
+  return d_head == 64 || d_head == 80 || d_head == 96 || d_head == 128;
+}
+
+Attention default_attention(Precision p, const ModelConfig& model) {
+  return p == Precision::bf16 && fused_attention_supports(model) ? Attention::fused
+                                                                 : Attention::naive;
 }
 
 OutOfMemory::OutOfMemory(std::size_t requested, std::size_t free_bytes)

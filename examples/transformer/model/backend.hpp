@@ -21,11 +21,23 @@ namespace transformer {
 
 enum class Precision { fp32, tf32, bf16 };
 enum class Mode { fwd, fwdbwd, step };
+// naive: the score matrix S = QKᵀ, softmax and P·V as separate kernels (the
+// course's question (e) profiles them apart); fused: one flash-attention
+// kernel each way, no T×T tensor in memory (bf16 only).
+enum class Attention { naive, fused };
 
 const char* to_string(Precision p);
 const char* to_string(Mode m);
+const char* to_string(Attention a);
 std::optional<Precision> parse_precision(const std::string& s);
 std::optional<Mode> parse_mode(const std::string& s);
+std::optional<Attention> parse_attention(const std::string& s);
+// Whether the fused kernels are built for this model's head size (d_head 64,
+// 80, 96 or 128: what cuda/flash_attention.cu instantiates).
+bool fused_attention_supports(const ModelConfig& model);
+// What a run gets when it does not choose: fused for bf16 (the only precision
+// it supports) where the head size allows it, naive otherwise.
+Attention default_attention(Precision p, const ModelConfig& model);
 
 // AdamW with the decay applied after the Adam update (the course's / the
 // handout's order, docs/model.md): θ -= α_t·m/(√v+ε); θ -= lr·λ·θ.
@@ -42,6 +54,7 @@ struct RunConfig {
   ModelConfig model;
   Precision precision = Precision::fp32;
   Mode mode = Mode::step;  // decides which buffers exist: fwd has no gradients
+  Attention attention = Attention::naive;  // fused needs bf16 (the backends throw otherwise)
   int batch = 4;
   int ctx = 128;
   AdamWConfig adamw;
@@ -122,6 +135,9 @@ class Backend {
 // Throw OutOfMemory when the configuration does not fit; std::runtime_error
 // when there is no usable GPU.
 std::unique_ptr<Backend> make_cuda_backend(const RunConfig& config);
+// The bytes make_cuda_backend would allocate for `config` (its one arena);
+// needs no device. Throws std::invalid_argument for an unsupported config.
+std::size_t cuda_backend_bytes(const RunConfig& config);
 std::unique_ptr<Backend> make_cpu_backend(const RunConfig& config);
 bool cuda_backend_available(std::string* why_not = nullptr);
 

@@ -14,9 +14,9 @@ namespace {
 using harness::UsageError;
 
 // transformer_bench flags that mean the same here; each takes a value.
-constexpr std::array<std::string_view, 12> shared_flags = {
-    "--size", "--ctx",   "--precision", "--batch",  "--warmup", "--steps",
-    "--seed", "--d-model", "--d-ff",    "--layers", "--heads",  "--vocab"};
+constexpr std::array<std::string_view, 13> shared_flags = {
+    "--size",   "--ctx",     "--precision", "--attention", "--batch", "--warmup", "--steps",
+    "--seed",   "--d-model", "--d-ff",      "--layers",    "--heads", "--vocab"};
 
 bool is_shared(const std::string& name) {
   return std::find(shared_flags.begin(), shared_flags.end(), name) != shared_flags.end();
@@ -57,6 +57,7 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
   if (!parsed.sizes.empty()) options.sizes = parsed.sizes;
   if (!parsed.contexts.empty()) options.contexts = parsed.contexts;
   if (!parsed.precisions.empty()) options.precisions = parsed.precisions;
+  options.attentions = parsed.attentions;
   options.batch = parsed.batch;
   options.warmup = parsed.warmup;
   options.steps = parsed.steps;
@@ -69,11 +70,13 @@ std::string profile_usage_text() {
   return "usage: transformer_profile [flags]\n"
          "Profiles the CS336 Transformer LM with gpuprof's kernel capture (CUPTI) and answers\n"
          "the course's profiling questions (a)-(e) from measured kernels, per configuration\n"
-         "(size x ctx x precision). Needs a GPU; see docs/profiling.md.\n"
+         "(size x ctx x precision x attention). Needs a GPU; see docs/profiling.md.\n"
          "\n"
          "  --size LIST        model sizes (default small,large; custom as in transformer_bench)\n"
          "  --ctx LIST         context lengths (default 128,256,512,1024)\n"
          "  --precision LIST   fp32, tf32, bf16 (default bf16)\n"
+         "  --attention LIST   naive (question (e) times its softmax and matmuls apart), fused\n"
+         "                     (flash attention, bf16 only). Default: fused where it runs\n"
          "  --batch N          sequences per step (default 4)\n"
          "  --warmup N         warm-up steps, left out of the analysis (default 5)\n"
          "  --steps N          profiled steps per mode (default 10)\n"

@@ -22,6 +22,7 @@ struct ProfileOptions {
   std::vector<std::string> sizes = {"small", "large"};
   std::vector<int> contexts = {128, 256, 512, 1024};
   std::vector<Precision> precisions = {Precision::bf16};
+  std::vector<Attention> attentions;  // empty: default_attention() per configuration
   int batch = 4;
   int warmup = 5;
   int steps = 10;

@@ -26,11 +26,12 @@ double capture_overhead_percent(const StepTimes& off, const StepTimes& on);
 enum class RunStatus { ok, oom, error };
 const char* to_string(RunStatus status);
 
-// One size x ctx x precision.
+// One size x ctx x precision x attention.
 struct ConfigurationProfile {
   std::string size;
   int ctx = 0;
   Precision precision = Precision::bf16;
+  Attention attention = Attention::naive;
   RunStatus status = RunStatus::ok;
   std::string note;                        // why it failed (error)
   std::optional<Mode> oom_mode;            // the mode whose backend did not fit
@@ -39,8 +40,8 @@ struct ConfigurationProfile {
   StepTimes captured_forward, captured_step;  // capture on (these runs are analysed)
   std::optional<ProfileAnswers> answers;
 
-  std::string label() const;  // "small ctx 128 bf16"
-  std::string slug() const;   // "small-ctx128-bf16", for file names
+  std::string label() const;  // "small ctx 128 bf16 fused"
+  std::string slug() const;   // "small-ctx128-bf16-fused", for file names
 };
 
 // The kern_sum CSVs written per configuration: the inference run's forward
@@ -55,6 +56,7 @@ struct MemoryRow {
   int ctx = 0;
   Mode mode = Mode::fwd;
   Precision precision = Precision::fp32;
+  Attention attention = Attention::naive;
   RunStatus status = RunStatus::ok;
   std::string note;
   std::optional<std::int64_t> peak_bytes;       // device memory in use at the peak, minus before the backend

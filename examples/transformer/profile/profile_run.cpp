@@ -34,12 +34,13 @@ constexpr const char* memory_model = "2.7B";
 constexpr int memory_contexts[] = {128, 256, 512};
 constexpr harness::StepProtocol memory_protocol{1, 2};
 
-RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Mode mode, int batch,
-                     std::uint64_t seed) {
+RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Attention attention,
+                     Mode mode, int batch, std::uint64_t seed) {
   RunConfig config;
   config.model = model;
   config.ctx = ctx;
   config.precision = precision;
+  config.attention = attention;
   config.mode = mode;
   config.batch = batch;
   config.seed = seed;
@@ -115,8 +116,10 @@ class ConfigurationRunner {
     row.ctx = ctx;
     row.mode = mode;
     row.precision = precision;
+    row.attention = default_attention(precision, model);
     row.residual_stream_bytes = residual_stream_bytes(options_.batch, ctx, model.d_model);
-    const RunConfig config = run_config(model, ctx, precision, mode, options_.batch, options_.seed);
+    const RunConfig config =
+        run_config(model, ctx, precision, row.attention, mode, options_.batch, options_.seed);
     std::fprintf(stderr, "memory: %s ...\n", harness::configuration_label(config).c_str());
     try {
       const std::optional<std::size_t> before = device_.memory_in_use();
@@ -145,7 +148,8 @@ class ConfigurationRunner {
 
  private:
   RunConfig config_of(const ConfigurationProfile& c, Mode mode) const {
-    return run_config(model_for_size(c.size, options_.custom), c.ctx, c.precision, mode, options_.batch, options_.seed);
+    return run_config(model_for_size(c.size, options_.custom), c.ctx, c.precision, c.attention,
+                      mode, options_.batch, options_.seed);
   }
 
   // A fresh profile and capture for one run, then its report.
@@ -185,17 +189,33 @@ class ConfigurationRunner {
   harness::StepProtocol protocol_;
 };
 
-std::vector<ConfigurationProfile> configurations(const ProfileOptions& options) {
+// Every size x ctx x precision x attention that can run; the ones that
+// cannot (fused attention outside bf16 or its head sizes) go to `notes`.
+std::vector<ConfigurationProfile> configurations(const ProfileOptions& options,
+                                                 std::vector<std::string>& notes) {
   std::vector<ConfigurationProfile> all;
-  for (const std::string& size : options.sizes)
+  for (const std::string& size : options.sizes) {
+    const ModelConfig model = model_for_size(size, options.custom);
     for (const int ctx : options.contexts)
-      for (const Precision precision : options.precisions) {
-        ConfigurationProfile c;
-        c.size = size;
-        c.ctx = ctx;
-        c.precision = precision;
-        all.push_back(std::move(c));
-      }
+      for (const Precision precision : options.precisions)
+        for (const Attention attention :
+             harness::attentions_for(options.attentions, precision, model)) {
+          ConfigurationProfile c;
+          c.size = size;
+          c.ctx = ctx;
+          c.precision = precision;
+          c.attention = attention;
+          RunConfig config;
+          config.model = model;
+          config.precision = precision;
+          config.attention = attention;
+          if (const std::string why = harness::unsupported_attention(config); !why.empty()) {
+            notes.push_back(c.label() + " left out: " + why);
+            continue;
+          }
+          all.push_back(std::move(c));
+        }
+  }
   return all;
 }
 
@@ -216,7 +236,7 @@ ProfileResults run_profile(const ProfileOptions& options) {
   results.seed = options.seed;
 
   ConfigurationRunner runner(options, device);
-  results.configurations = configurations(options);
+  results.configurations = configurations(options, results.notes);
   for (ConfigurationProfile& c : results.configurations) runner.plain(c);
 
   if (options.memory_table) {

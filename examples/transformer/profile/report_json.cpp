@@ -104,6 +104,7 @@ void configuration(JsonWriter& json, const ConfigurationProfile& c) {
       .member("size", c.size)
       .member("ctx", c.ctx)
       .member("precision", to_string(c.precision))
+      .member("attention_path", to_string(c.attention))  // "attention" is question (e)
       .member("status", to_string(c.status))
       .member("note", c.note);
   json.key("oom_mode");
@@ -136,6 +137,7 @@ void memory_table(JsonWriter& json, const MemoryTable& memory) {
         .member("ctx", row.ctx)
         .member("mode", to_string(row.mode))
         .member("precision", to_string(row.precision))
+        .member("attention", to_string(row.attention))
         .member("status", to_string(row.status))
         .member("note", row.note);
     optional_member(json, "peak_bytes", row.peak_bytes);

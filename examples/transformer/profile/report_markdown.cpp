@@ -184,25 +184,31 @@ void configuration_section(std::ostream& out, const ConfigurationProfile& c) {
   top_kernel_section(out, a);
   non_gemm_section(out, a);
   category_section(out, a);
-  attention_section(out, a);
+  if (c.attention == Attention::naive)
+    attention_section(out, a);
+  else
+    out << "### (e) Softmax vs the attention matmuls\n\nNot measurable here: the fused attention "
+           "computes the scores, the softmax and P·V in one kernel (scope \"scaled dot product "
+           "attention\"). Run with --attention naive to time them apart.\n\n";
   out << "Kernel tables (nsys cuda_gpu_kern_sum columns): " << code(inference_kern_sum_file(c)) << ", "
       << code(train_kern_sum_file(c)) << ".\n\n";
 }
 
 void memory_section(std::ostream& out, const MemoryTable& memory) {
-  gpuprof::Table t = table({"ctx", "mode", "precision", "peak device memory (GiB)", "allocated by backend (GiB)",
-                          "fp32 residual-stream tensor (MiB)"},
-                         {true, false, false, true, true, true});
+  gpuprof::Table t = table({"ctx", "mode", "precision", "attention", "peak device memory (GiB)",
+                            "allocated by backend (GiB)", "fp32 residual-stream tensor (MiB)"},
+                           {true, false, false, false, true, true, true});
   for (const MemoryRow& row : memory.rows) {
     std::string peak;
     if (row.status == RunStatus::oom) peak = oom_text(row.bytes_needed.value_or(0));
     else if (row.status == RunStatus::error) peak = "failed: " + row.note;
     else peak = fixed(row.peak_bytes ? std::optional<double>(static_cast<double>(*row.peak_bytes) / bytes_per_gib)
                                      : std::nullopt, 2);
-    t.add_row({std::to_string(row.ctx), to_string(row.mode), to_string(row.precision), peak,
-                      harness::gib(row.allocated_bytes ? std::optional<double>(static_cast<double>(*row.allocated_bytes))
-                                                     : std::nullopt),
-                      fixed(static_cast<double>(row.residual_stream_bytes) / bytes_per_mib, 1)});
+    t.add_row({std::to_string(row.ctx), to_string(row.mode), to_string(row.precision),
+               to_string(row.attention), peak,
+               harness::gib(row.allocated_bytes ? std::optional<double>(static_cast<double>(*row.allocated_bytes))
+                                              : std::nullopt),
+               fixed(static_cast<double>(row.residual_stream_bytes) / bytes_per_mib, 1)});
   }
   out << "## Memory: " << memory.model << " model, batch " << memory.batch << "\n\n"
       << "Peak device memory: cudaMemGetInfo's memory in use, sampled at every scope boundary (gpuprof "

@@ -33,6 +33,13 @@
 //
 // The kernels are PTX text embedded here and loaded with cudaLibraryLoadData,
 // so scopes work from plain C++ translation units, as the eager path does.
+//
+// Everything gpuprof itself puts on the GPU is one of these kernels, all
+// named gpuprof_graph_stamp_*: kernel capture drops them by that prefix
+// (detail::is_graph_stamp), so none shows up among the user's work. Hence
+// no cudaMemset or cudaMemcpy here (CUPTI reports those as nameless memset
+// and memcpy records): a new slab's device side is zeroed by a kernel, and
+// the clock probe writes its reading straight into mapped host memory.
 #pragma once
 #include "../config.hpp"
 
@@ -71,7 +78,7 @@ inline constexpr std::uint64_t graph_duration_too_long = graph_value_mask - 1;
 
 // Host side of a site, mapped into the device's address space.
 struct GraphSiteHost {
-  std::uint64_t unused;
+  std::uint64_t clock_probe_ns;  // the clock probe's %globaltimer (the probe site's only)
   std::uint64_t replays;  // a mirror of the device count, written without ordering
   std::uint64_t header_padding[6];
   GraphReplaySlot ring[graph_replay_ring];
@@ -137,6 +144,33 @@ inline constexpr char graph_stamp_ptx[] = R"PTX(
   st.volatile.u64 [%rd12+72], %rd10;
   st.volatile.u64 [%rd12+80], %rd11;
   st.volatile.u64 [%rd2+8], %rd7;
+  ret;
+}
+
+.visible .entry gpuprof_graph_stamp_clear(.param .u64 words, .param .u64 count)
+{
+  .reg .u64 %rd<5>;
+  .reg .u32 %r<2>;
+  .reg .pred %p;
+  ld.param.u64 %rd1, [words];
+  ld.param.u64 %rd2, [count];
+  mov.u32 %r1, %tid.x;
+  cvt.u64.u32 %rd3, %r1;
+  setp.ge.u64 %p, %rd3, %rd2;
+  @%p ret;
+  shl.b64 %rd3, %rd3, 3;
+  add.u64 %rd4, %rd1, %rd3;
+  mov.u64 %rd3, 0;
+  st.u64 [%rd4], %rd3;
+  ret;
+}
+
+.visible .entry gpuprof_graph_stamp_clock(.param .u64 host_word)
+{
+  .reg .u64 %rd<3>;
+  ld.param.u64 %rd1, [host_word];
+  mov.u64 %rd2, %globaltimer;
+  st.volatile.u64 [%rd1], %rd2;
   ret;
 }
 )PTX";
@@ -257,25 +291,29 @@ class GraphTimings {
   }
 
   // Steady-clock ns minus %globaltimer ns, measured now with one tiny kernel
-  // and one synchronisation of a private stream (report() time only).
+  // and one synchronisation of a private stream (report() time only). The
+  // kernel stores the reading in the probe site's mapped host memory, which
+  // the host reads once the stream is synchronized: no copy back.
   std::int64_t host_minus_gpu_ns() {
     const std::lock_guard<std::mutex> lock(mutex_);
     const RelaxedCaptureMode relaxed;
     load_kernels();
-    GraphSite& probe = *probe_;
+    std::uint64_t* reading = &probe_->host->clock_probe_ns;  // as the device addresses it
+    void* args[] = {&reading};
     const std::int64_t before = host_now_ns();
-    launch(begin_kernel_, &probe, private_stream_);
+    GPUPROF_CUDA_CHECK(
+        cudaLaunchKernel(reinterpret_cast<const void*>(clock_kernel_), dim3(1), dim3(1), args, 0, private_stream_));
     GPUPROF_CUDA_CHECK(cudaStreamSynchronize(private_stream_));
     const std::int64_t after = host_now_ns();
-    std::uint64_t gpu_begin = 0;
-    GPUPROF_CUDA_CHECK(cudaMemcpyAsync(&gpu_begin, &probe.device->begin_ns, sizeof gpu_begin,
-                                       cudaMemcpyDeviceToHost, private_stream_));
-    GPUPROF_CUDA_CHECK(cudaStreamSynchronize(private_stream_));
-    return (before + after) / 2 - static_cast<std::int64_t>(gpu_begin);
+    const std::uint64_t gpu_now = *static_cast<volatile std::uint64_t*>(&probe_->host_view->clock_probe_ns);
+    return (before + after) / 2 - static_cast<std::int64_t>(gpu_now);
   }
 
  private:
   static constexpr std::size_t sites_per_slab = 32;
+  static constexpr std::size_t slab_device_words = sites_per_slab * sizeof(GraphSiteDevice) / 8;
+  static_assert(sizeof(GraphSiteDevice) % 8 == 0 && slab_device_words <= 1024,
+                "gpuprof_graph_stamp_clear zeroes a slab's device side with one block, a thread per 64-bit word");
 
   void load_kernels() {
     if (library_) return;
@@ -283,6 +321,8 @@ class GraphTimings {
     GPUPROF_CUDA_CHECK(cudaLibraryLoadData(&library_, graph_stamp_ptx, nullptr, nullptr, 0, nullptr, nullptr, 0));
     GPUPROF_CUDA_CHECK(cudaLibraryGetKernel(&begin_kernel_, library_, "gpuprof_graph_stamp_begin"));
     GPUPROF_CUDA_CHECK(cudaLibraryGetKernel(&end_kernel_, library_, "gpuprof_graph_stamp_end"));
+    GPUPROF_CUDA_CHECK(cudaLibraryGetKernel(&clear_kernel_, library_, "gpuprof_graph_stamp_clear"));
+    GPUPROF_CUDA_CHECK(cudaLibraryGetKernel(&clock_kernel_, library_, "gpuprof_graph_stamp_clock"));
     probe_ = new_site();
   }
   static void launch(cudaKernel_t kernel, GraphSite* site, Stream stream) {
@@ -303,7 +343,13 @@ class GraphTimings {
       const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&slab.device), sites_per_slab * sizeof(GraphSiteDevice));
       if (status != cudaSuccess) cudaFreeHost(slab.host);
       GPUPROF_CUDA_CHECK(status);
-      GPUPROF_CUDA_CHECK(cudaMemsetAsync(slab.device, 0, sites_per_slab * sizeof(GraphSiteDevice), private_stream_));
+      // Zeroed by a stamp-family kernel, one thread per word (a memset would be
+      // a record of gpuprof's in the user's kernel capture; see the file comment).
+      void* words = slab.device;
+      std::uint64_t count = slab_device_words;
+      void* args[] = {&words, &count};
+      GPUPROF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(clear_kernel_), dim3(1),
+                                          dim3(static_cast<unsigned>(slab_device_words)), args, 0, private_stream_));
       GPUPROF_CUDA_CHECK(cudaStreamSynchronize(private_stream_));
       GPUPROF_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&slab.host_on_device), slab.host, 0));
       slabs_.push_back(slab);
@@ -361,6 +407,8 @@ class GraphTimings {
   cudaLibrary_t library_ = nullptr;
   cudaKernel_t begin_kernel_ = nullptr;
   cudaKernel_t end_kernel_ = nullptr;
+  cudaKernel_t clear_kernel_ = nullptr;
+  cudaKernel_t clock_kernel_ = nullptr;
   cudaStream_t private_stream_ = nullptr;
   std::vector<Slab> slabs_;
   std::size_t free_in_slab_ = 0;

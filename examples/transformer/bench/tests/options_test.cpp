@@ -114,6 +114,33 @@ TEST_CASE("resolve_defaults fills only what was not given") {
   }
 }
 
+TEST_CASE("--attention: a list, else each configuration's default; fused only where it runs") {
+  const DriverOptions options =
+      parse_options(std::vector<std::string>{"--attention", "naive,fused"});
+  CHECK(options.attentions == std::vector<Attention>{Attention::naive, Attention::fused});
+  const ModelConfig small = *named_size("small"), tiny = *named_size("tiny");
+  CHECK(harness::attentions_for(options.attentions, Precision::fp32, small) == options.attentions);
+  CHECK(harness::attentions_for({}, Precision::bf16, small) ==
+        std::vector<Attention>{Attention::fused});
+  CHECK(harness::attentions_for({}, Precision::fp32, small) ==
+        std::vector<Attention>{Attention::naive});
+  CHECK(harness::attentions_for({}, Precision::bf16, tiny) ==
+        std::vector<Attention>{Attention::naive});
+
+  RunConfig config;
+  config.model = small;
+  config.precision = Precision::bf16;
+  config.attention = Attention::fused;
+  CHECK(harness::unsupported_attention(config).empty());
+  config.precision = Precision::fp32;
+  CHECK(contains(harness::unsupported_attention(config), "bf16 only"));
+  config.precision = Precision::bf16;
+  config.model = tiny;
+  CHECK(contains(harness::unsupported_attention(config), "d_head 16"));
+  config.attention = Attention::naive;
+  CHECK(harness::unsupported_attention(config).empty());
+}
+
 TEST_CASE("custom size takes its dimensions from the flags") {
   const DriverOptions options = parse_options(
       std::vector<std::string>{"--size", "custom,tiny", "--d-model", "96", "--d-ff", "256",
@@ -151,6 +178,7 @@ TEST_CASE("bad input names the flag and the value") {
   check_message({"--warmup", "-1"}, {"--warmup", "'-1'"});
   check_message({"--precision", "fp16"}, {"--precision", "'fp16'", "fp32, tf32, bf16"});
   check_message({"--mode", "train"}, {"--mode", "'train'", "fwd, fwdbwd, step"});
+  check_message({"--attention", "flash"}, {"--attention", "'flash'", "naive, fused"});
   check_message({"--device", "tpu"}, {"--device", "'tpu'"});
   check_message({"--frobnicate"}, {"unknown flag", "--frobnicate"});
   check_message({"--ctx"}, {"--ctx", "missing value"});
@@ -172,6 +200,6 @@ TEST_CASE("--help is a switch and the usage text lists every flag") {
   for (const char* flag :
        {"--size", "--ctx", "--batch", "--warmup", "--steps", "--mode", "--precision", "--device",
         "--json", "--csv", "--dump", "--torch-jsonl", "--warmup-study", "--loss-curve", "--report",
-        "--report-json", "--trace", "--graph", "--eager", "--help"})
+        "--report-json", "--trace", "--graph", "--eager", "--help", "--attention"})
     CHECK_MESSAGE(contains(usage, flag), flag);
 }

@@ -107,12 +107,20 @@ TEST_CASE("forward FLOPs count the matrix products") {
   CHECK(forward_flops(config, 3, 5) == doctest::Approx(2 * (1920 + 2160 + 1200) + 1200));
 }
 
-TEST_CASE("precision and mode names round-trip") {
+TEST_CASE("precision, mode and attention names round-trip") {
   for (Precision p : {Precision::fp32, Precision::tf32, Precision::bf16})
     CHECK(parse_precision(to_string(p)) == p);
   for (Mode m : {Mode::fwd, Mode::fwdbwd, Mode::step}) CHECK(parse_mode(to_string(m)) == m);
   CHECK_FALSE(parse_precision("fp16").has_value());
   CHECK_FALSE(parse_mode("train").has_value());
+  for (Attention a : {Attention::naive, Attention::fused}) CHECK(parse_attention(to_string(a)) == a);
+  CHECK_FALSE(parse_attention("flash").has_value());
+  const ModelConfig small = *named_size("small"), tiny = *named_size("tiny");  // d_head 64, 16
+  CHECK(default_attention(Precision::bf16, small) == Attention::fused);
+  CHECK(default_attention(Precision::fp32, small) == Attention::naive);
+  CHECK(default_attention(Precision::tf32, small) == Attention::naive);
+  CHECK(default_attention(Precision::bf16, tiny) == Attention::naive);  // no kernel for d_head 16
+  CHECK(fused_attention_supports(*named_size("2.7B")));                 // d_head 80
 }
 
 TEST_CASE("OutOfMemory says how much was needed and free, in GiB") {

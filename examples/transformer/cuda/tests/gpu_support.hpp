@@ -171,6 +171,9 @@ inline ModelConfig custom_config(const char* name, int vocab, int d_model, int h
 // Two layers, two heads, d_ff ≠ d: every structural feature, milliseconds on the CPU.
 inline ModelConfig little_config() { return custom_config("little", 64, 32, 2, 48, 2); }
 
+// The same with two 64-wide heads: the fused attention's kernels need d_head ≥ 64.
+inline ModelConfig little_d64_config() { return custom_config("little-d64", 64, 128, 2, 96, 2); }
+
 // Stated tolerances (norm-wise relative error against the double reference).
 // One layer: fp32 ≈ a few float roundings; tf32 GEMM inputs keep 10 mantissa
 // bits (unit roundoff 4.9e-4, and attention chains three GEMMs and a softmax

@@ -18,6 +18,7 @@
 #include "cuda/attention.hpp"
 #include "cuda/cross_entropy.hpp"
 #include "cuda/embedding.hpp"
+#include "cuda/flash_attention.hpp"
 #include "cuda/gemm.hpp"
 #include "cuda/rmsnorm.hpp"
 #include "cuda/swiglu.hpp"
@@ -99,9 +100,9 @@ TEST_CASE("embedding gathers rows and scatter-adds gradients by token") {
 }
 
 template <class Act>
-void check_rmsnorm(int d) {
+void check_rmsnorm(int rows, int d) {
+  CAPTURE(rows);
   CAPTURE(d);
-  const int rows = 40;
   const float eps = 1e-5f;
   const std::size_t n = static_cast<std::size_t>(rows) * d;
   const auto x = round_to<float>(random_values(n, 0.0, 2.0));
@@ -128,9 +129,10 @@ void check_rmsnorm(int d) {
   const auto residual = round_to<float>(random_values(n));
   DeviceArray<Act> dy_dev(dy), dx_act(n);
   DeviceArray<float> dx(residual), dgain(d);  // dx starts as the residual: updated in place
+  DeviceArray<float> gain_partials(rmsnorm_gain_partials_floats(rows, d));
   rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev.get(), inv_rms.get(), dx.get(),
                         dx.get(), std::is_same_v<Act, bf16> ? dx_act.get() : nullptr, dgain.get(),
-                        rows, d, nullptr);
+                        gain_partials.get(), rows, d, nullptr);
   MatrixD dx_ref;
   VectorD dgain_ref = VectorD::Zero(d);
   cpu::rmsnorm_backward<double>(as_matrix(dy, rows, d), as_matrix(x, rows, d),
@@ -138,6 +140,12 @@ void check_rmsnorm(int d) {
   dx_ref += as_matrix(residual, rows, d);
   check_close("rmsnorm backward dx (+ residual, in place)", dx.download(), flat(dx_ref), kFp32Math);
   check_close("rmsnorm backward dgain", dgain.download(), flat(dgain_ref), kFp32Math);
+  DeviceArray<float> dx_again(n), dgain_again(d);
+  rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev.get(), inv_rms.get(), nullptr,
+                        dx_again.get(), nullptr, dgain_again.get(), gain_partials.get(), rows, d,
+                        nullptr);
+  check_close("rmsnorm backward dgain again (fixed order: bit-identical)", dgain_again.download(),
+              dgain.download(), 0.0);
   if (std::is_same_v<Act, bf16>)
     check_close("rmsnorm backward dx bf16 copy", dx_act.download(), flat(dx_ref),
                 stored_tolerance<Act>());
@@ -145,9 +153,13 @@ void check_rmsnorm(int d) {
 
 TEST_CASE_TEMPLATE("rmsnorm forward, recompute and backward (residual fused, gain gradient)", Act, float,
                    bf16) {
-  // d = 272: lanes loop twice over a row, and d is not a multiple of 32;
-  // d = 38 is not a multiple of the vector width: the element-wise kernels.
-  for (const int d : {272, 38}) check_rmsnorm<Act>(d);
+  // d = 272: lanes loop twice over a row, d is not a multiple of 32, and the
+  // gain gradient has a partial 256-column slab; d = 38 is not a multiple of
+  // the vector width: the element-wise kernels. 40 rows are two chunks of the
+  // gain gradient's reduction (the second partial), 4500 the most chunks, the
+  // last ones empty.
+  for (const int d : {272, 38})
+    for (const int rows : {40, 4500}) check_rmsnorm<Act>(rows, d);
 }
 
 template <class Act>
@@ -157,15 +169,23 @@ void check_swiglu(int d_ff) {
   const auto h13 = round_to<Act>(random_values(static_cast<std::size_t>(rows) * 2 * d_ff, 0, 2));
   const auto dgated = round_to<Act>(random_values(static_cast<std::size_t>(rows) * d_ff));
   DeviceArray<Act> h13_dev(h13), gated(static_cast<std::size_t>(rows) * d_ff);
-  DeviceArray<Act> dgated_dev(dgated), dh13(h13.size());
+  DeviceArray<Act> dgated_dev(dgated), dh13(h13.size()), recomputed(gated.size()),
+      dh13_alone(h13.size());
   swiglu_forward<Act>(h13_dev.get(), gated.get(), rows, d_ff, nullptr);
-  swiglu_backward<Act>(h13_dev.get(), dgated_dev.get(), dh13.get(), rows, d_ff, nullptr);
+  swiglu_backward<Act>(h13_dev.get(), dgated_dev.get(), dh13.get(), recomputed.get(), rows, d_ff,
+                       nullptr);
+  swiglu_backward<Act>(h13_dev.get(), dgated_dev.get(), dh13_alone.get(), nullptr, rows, d_ff,
+                       nullptr);
   MatrixD gated_ref, dh13_ref;
   cpu::swiglu_gate_forward<double>(as_matrix(h13, rows, 2 * d_ff), gated_ref);
   cpu::swiglu_gate_backward<double>(as_matrix(dgated, rows, d_ff), as_matrix(h13, rows, 2 * d_ff),
                                     dh13_ref);
   check_close("swiglu forward", gated.download(), flat(gated_ref), stored_tolerance<Act>());
   check_close("swiglu backward", dh13.download(), flat(dh13_ref), stored_tolerance<Act>());
+  // The w2 weight gradient reads the recomputed gate: it must be forward's, bit for bit.
+  check_close("swiglu backward's gate = forward's", recomputed.download(), gated.download(), 0.0);
+  check_close("swiglu backward without the gate output", dh13_alone.download(), dh13.download(),
+              0.0);
 }
 
 TEST_CASE_TEMPLATE("swiglu gate forward and backward", Act, float, bf16) {
@@ -241,15 +261,21 @@ std::vector<double> columns(const MatrixD& m, Eigen::Index first, Eigen::Index c
   return flat(MatrixD(m.middleCols(first, count)));
 }
 
+// The naive path (every precision) or the fused one (bf16): the same RoPE
+// around a different core, against the same double reference.
 template <class Act>
-void check_attention(Precision precision, const AttentionShape& s) {
-  const std::string label = std::string(to_string(precision)) + " attention [b" +
+void check_attention(Precision precision, const AttentionShape& s,
+                     Attention attention = Attention::naive) {
+  const bool fused = attention == Attention::fused;
+  const std::string label = std::string(to_string(precision)) + " " + to_string(attention) +
+                            " attention [b" +
                             std::to_string(s.batch) + " t" + std::to_string(s.ctx) + " h" +
                             std::to_string(s.heads) + " dh" + std::to_string(s.d_head) + "] ";
   const double tol = tolerance_for(precision).layer;
   const int N = s.tokens(), d = s.d_model();
   const double theta = 10000.0;
-  const auto scores = static_cast<std::size_t>(s.score_buffer_elements());
+  // The fused path allocates no score buffers (one element: no zero-size allocations).
+  const auto scores = fused ? 1 : static_cast<std::size_t>(s.score_buffer_elements());
   const auto qkv = round_to<Act>(random_values(static_cast<std::size_t>(N) * 3 * d));
 
   DeviceArray<char> workspace(Gemm::kWorkspaceBytes);
@@ -259,9 +285,18 @@ void check_attention(Precision precision, const AttentionShape& s) {
   DeviceArray<float> cos(rope.cos), sin(rope.sin), score_scratch(scores);
   const std::size_t nd = static_cast<std::size_t>(N) * d;
   DeviceArray<Act> qkv_dev(qkv), q(nd), k(nd), v(nd), probs(scores), context(nd);
-  const AttentionTensors<Act> tensors{q.get(), k.get(), v.get(), probs.get(), score_scratch.get()};
-  attention_forward<Act>(gemm, s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(),
-                         nullptr);
+  DeviceArray<float> lse(static_cast<std::size_t>(s.score_rows()));
+  const AttentionTensors<Act> tensors{q.get(),     k.get(),
+                                      v.get(),     fused ? nullptr : probs.get(),
+                                      fused ? nullptr : score_scratch.get(),
+                                      fused ? lse.get() : nullptr};
+  if constexpr (std::is_same_v<Act, bf16>)
+    if (fused)
+      fused_attention_forward(s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(),
+                              nullptr);
+  if (!fused)
+    attention_forward<Act>(gemm, s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(),
+                           nullptr);
 
   MatrixD rotated = as_matrix(qkv, N, 3 * d);
   cpu::rope_forward<double>(rotated.leftCols(2 * d), s.batch, s.ctx, 2 * s.heads, theta);
@@ -272,16 +307,25 @@ void check_attention(Precision precision, const AttentionShape& s) {
   check_close(label + "k (rotated, head-major)", k.download(), head_major(rotated, s, 1),
               stored_tolerance<Act>());
   check_close(label + "v (head-major)", v.download(), head_major(rotated, s, 2), 1e-12);
-  const PaddedRows probs_got =
-      split_padding(probs.download(), s.score_rows(), s.ctx, s.score_ld());
-  check_close(label + "probs", probs_got.values, flat(probs_ref), tol);
-  CHECK_MESSAGE(all_zero(probs_got.padding), label << "the padding columns of P must be zeros");
+  if (!fused) {
+    const PaddedRows probs_got =
+        split_padding(probs.download(), s.score_rows(), s.ctx, s.score_ld());
+    check_close(label + "probs", probs_got.values, flat(probs_ref), tol);
+    CHECK_MESSAGE(all_zero(probs_got.padding), label << "the padding columns of P must be zeros");
+  }
   check_close(label + "context", context.download(), flat(context_ref), tol);
 
   const auto dcontext = round_to<Act>(random_values(nd));
   DeviceArray<Act> dcontext_dev(dcontext), dq(nd), dk(nd), dv(nd), dqkv(nd * 3);
-  attention_backward<Act>(gemm, s, cos.get(), sin.get(), dcontext_dev.get(), tensors, dq.get(),
-                          dk.get(), dv.get(), dqkv.get(), nullptr);
+  DeviceArray<float> flash_workspace(fused ? flash_attention_workspace_floats(s) : 1);
+  if constexpr (std::is_same_v<Act, bf16>)
+    if (fused)
+      fused_attention_backward(s, cos.get(), sin.get(), dcontext_dev.get(), context.get(), tensors,
+                               dq.get(), dk.get(), dv.get(), dqkv.get(), flash_workspace.get(),
+                               nullptr);
+  if (!fused)
+    attention_backward<Act>(gemm, s, cos.get(), sin.get(), dcontext_dev.get(), tensors, dq.get(),
+                            dk.get(), dv.get(), dqkv.get(), nullptr);
   MatrixD dqkv_ref;
   cpu::causal_attention_backward<double>(as_matrix(dcontext, N, d), rotated, probs_ref, s.batch,
                                          s.ctx, s.heads, dqkv_ref);
@@ -303,6 +347,13 @@ TEST_CASE("attention (RoPE, causal softmax, strided-batched GEMMs) forward and b
     check_attention<float>(Precision::tf32, shape);
     check_attention<bf16>(Precision::bf16, shape);
   }
+}
+
+TEST_CASE("fused attention (RoPE around the flash kernels) forward and backward, bf16") {
+  // 77 positions: no multiple of the vectors or the kernels' tiles.
+  for (const AttentionShape shape : {AttentionShape{2, 24, 2, 64}, AttentionShape{1, 264, 2, 80},
+                                     AttentionShape{1, 136, 1, 128}, AttentionShape{2, 77, 2, 64}})
+    check_attention<bf16>(Precision::bf16, shape, Attention::fused);
 }
 
 TEST_CASE("adamw: three steps match the CPU reference, t is counted on the device, bf16 copy refreshed") {

@@ -3,8 +3,9 @@
 // tiny size in each precision (with every activation and gradient buffer
 // poisoned with NaN before the forward pass), ten AdamW steps tracking the
 // reference's losses, the same for shapes the kernels' vectors do not divide
-// (padded internally), device initialisation matching the CPU's, and the
-// backend's contracts (forward-only mode, OOM, bad input).
+// (padded internally), device initialisation matching the CPU's, the same
+// with the fused attention (bf16, a model whose d_head the kernels take), and
+// the backend's contracts (forward-only mode, OOM, bad input, memory).
 #include <algorithm>
 #include <memory>
 
@@ -36,11 +37,21 @@ std::vector<ModelCase> padded_cases() {
           {"ragged shape, ctx 5", custom_config("ragged", 37, 36, 6, 50, 2), 2, 5}};
 }
 
-RunConfig run_config(const ModelCase& c, Precision precision, Mode mode) {
+// Contexts below, at and across the fused attention kernels' 64/128-row tiles,
+// and one that no vector or tile divides.
+std::vector<ModelCase> fused_model_cases() {
+  return {{"little-d64", little_d64_config(), 2, 24},
+          {"little-d64", little_d64_config(), 1, 136},
+          {"little-d64", little_d64_config(), 2, 77}};
+}
+
+RunConfig run_config(const ModelCase& c, Precision precision, Mode mode,
+                     Attention attention = Attention::naive) {
   RunConfig config;
   config.model = c.config;
   config.precision = precision;
   config.mode = mode;
+  config.attention = attention;
   config.batch = c.batch;
   config.ctx = c.ctx;
   config.seed = 11;
@@ -84,10 +95,12 @@ struct PairedModels {
   }
 };
 
-void check_loss_logits_gradients(const ModelCase& c, Precision precision) {
-  const std::string label = std::string(c.name) + " " + to_string(precision) + " ";
+void check_loss_logits_gradients(const ModelCase& c, Precision precision,
+                                 Attention attention = Attention::naive) {
+  const std::string label = std::string(c.name) + " ctx " + std::to_string(c.ctx) + " " +
+                            to_string(precision) + " " + to_string(attention) + " ";
   const double tol = tolerance_for(precision).model;
-  const RunConfig config = run_config(c, precision, Mode::fwdbwd);
+  const RunConfig config = run_config(c, precision, Mode::fwdbwd, attention);
   PairedModels models(c, config);
   Backend* gpu = models.gpu.get();
   cpu::CpuModel<double>& reference = models.reference;
@@ -115,11 +128,21 @@ TEST_CASE("loss, logits and every gradient tensor match the CPU double model") {
       check_loss_logits_gradients(c, precision);
 }
 
-void check_adamw_steps(const ModelCase& c, Precision precision, float clip, int steps) {
-  const std::string label = std::string(c.name) + " " + to_string(precision) +
-                            (clip > 0 ? " clipped" : "") + " ";
+TEST_CASE("with fused attention: loss, logits and every gradient match the CPU double model") {
+  // The bf16 model tolerance: the fused kernels round P to bf16 before P·V
+  // as the naive path stores it, and accumulate in fp32 like its GEMMs.
+  for (const ModelCase& c : fused_model_cases()) {
+    check_loss_logits_gradients(c, Precision::bf16, Attention::fused);
+    check_loss_logits_gradients(c, Precision::bf16, Attention::naive);  // the same model, for scale
+  }
+}
+
+void check_adamw_steps(const ModelCase& c, Precision precision, Attention attention, float clip,
+                       int steps) {
+  const std::string label = std::string(c.name) + " " + to_string(precision) + " " +
+                            to_string(attention) + (clip > 0 ? " clipped" : "") + " ";
   const double tol = tolerance_for(precision).model;
-  RunConfig config = run_config(c, precision, Mode::step);
+  RunConfig config = run_config(c, precision, Mode::step, attention);
   config.adamw.lr = 3e-3f;
   config.adamw.clip_norm = clip;
   PairedModels models(c, config);
@@ -150,15 +173,49 @@ void check_adamw_steps(const ModelCase& c, Precision precision, float clip, int 
 TEST_CASE("ten AdamW steps track the CPU double model's losses and parameters") {
   const ModelCase c = model_cases()[0];
   for (Precision precision : {Precision::fp32, Precision::tf32, Precision::bf16})
-    for (const float clip : {0.0f, 1.0f}) check_adamw_steps(c, precision, clip, 10);
+    for (const float clip : {0.0f, 1.0f})
+      check_adamw_steps(c, precision, Attention::naive, clip, 10);
+  for (const float clip : {0.0f, 1.0f})
+    check_adamw_steps(fused_model_cases()[0], Precision::bf16, Attention::fused, clip, 10);
 }
 
 TEST_CASE("shapes the vectors do not divide: loss, logits, gradients and 3 AdamW steps match") {
   for (const ModelCase& c : padded_cases())
     for (Precision precision : {Precision::fp32, Precision::bf16}) {
       check_loss_logits_gradients(c, precision);
-      check_adamw_steps(c, precision, /*clip=*/1.0f, 3);
+      check_adamw_steps(c, precision, Attention::naive, /*clip=*/1.0f, 3);
     }
+}
+
+// A train step of a named size (no device needed to size it).
+RunConfig sized_step(const char* size, Precision precision, int batch, int ctx) {
+  RunConfig config;
+  config.model = *named_size(size);
+  config.precision = precision;
+  config.mode = Mode::step;
+  config.batch = batch;
+  config.ctx = ctx;
+  return config;
+}
+
+TEST_CASE("fused attention allocates no T×T buffer: the arena grows linearly in ctx") {
+  // Each doubling of ctx adds twice what the one before added; the naive
+  // attention keeps P per layer and an fp32 score scratch, quadratic in ctx.
+  RunConfig big = sized_step("small", Precision::bf16, 4, 1024);
+  const auto growth = [&big](Attention attention) {
+    big.attention = attention;
+    std::vector<double> bytes;
+    for (const int ctx : {1024, 2048, 4096}) {
+      big.ctx = ctx;
+      bytes.push_back(static_cast<double>(cuda_backend_bytes(big)));
+    }
+    MESSAGE("small bf16 step, " << std::string(to_string(attention))
+                                << " attention, ctx 1024/2048/4096: " << bytes[0] << " / "
+                                << bytes[1] << " / " << bytes[2] << " bytes");
+    return (bytes[2] - bytes[1]) / (bytes[1] - bytes[0]);
+  };
+  CHECK(growth(Attention::fused) == doctest::Approx(2.0).epsilon(0.01));
+  CHECK(growth(Attention::naive) > 3.0);
 }
 
 TEST_CASE("device initialisation draws the CPU model's numbers") {
@@ -173,36 +230,36 @@ TEST_CASE("device initialisation draws the CPU model's numbers") {
   check_close("initial parameters (tiny)", to_doubles(gpu->parameters()), expected, 1e-7);
 }
 
+// A forward-only backend against a training one on the same batch: the same
+// loss and logits, less memory, no backward.
+void check_forward_only(const ModelCase& c, Precision precision, Attention attention) {
+  const auto training = make_cuda_backend(run_config(c, precision, Mode::fwdbwd, attention));
+  const auto inference = make_cuda_backend(run_config(c, precision, Mode::fwd, attention));
+  const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;
+  const auto tokens = random_ids(n, c.config.vocab), targets = random_ids(n, c.config.vocab);
+  training->set_batch(tokens, targets);
+  inference->set_batch(tokens, targets);
+  training->forward();
+  inference->forward();
+  const std::string label = std::string("forward-only ") + c.name + " " + to_string(precision) +
+                            " " + to_string(attention) + " ";
+  check_close(label + "loss", {inference->loss()}, {training->loss()}, 1e-6);
+  check_close(label + "logits", to_doubles(inference->logits()), to_doubles(training->logits()),
+              1e-6);
+  CHECK(inference->allocated_bytes() < training->allocated_bytes());
+  CHECK_THROWS_AS(inference->backward(), std::logic_error);
+  CHECK_THROWS_AS(inference->gradients(), std::logic_error);
+}
+
 TEST_CASE("forward-only mode: same loss and logits, less memory, no backward") {
-  for (const ModelCase& c : {model_cases()[1], padded_cases()[3]}) {
-    for (Precision precision : {Precision::fp32, Precision::bf16}) {
-      const auto training = make_cuda_backend(run_config(c, precision, Mode::fwdbwd));
-      const auto inference = make_cuda_backend(run_config(c, precision, Mode::fwd));
-      const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;
-      const auto tokens = random_ids(n, c.config.vocab), targets = random_ids(n, c.config.vocab);
-      training->set_batch(tokens, targets);
-      inference->set_batch(tokens, targets);
-      training->forward();
-      inference->forward();
-      const std::string label =
-          std::string("forward-only ") + c.name + " " + to_string(precision) + " ";
-      check_close(label + "loss", {inference->loss()}, {training->loss()}, 1e-6);
-      check_close(label + "logits", to_doubles(inference->logits()),
-                  to_doubles(training->logits()), 1e-6);
-      CHECK(inference->allocated_bytes() < training->allocated_bytes());
-      CHECK_THROWS_AS(inference->backward(), std::logic_error);
-      CHECK_THROWS_AS(inference->gradients(), std::logic_error);
-    }
-  }
+  for (const ModelCase& c : {model_cases()[1], padded_cases()[3]})
+    for (Precision precision : {Precision::fp32, Precision::bf16})
+      check_forward_only(c, precision, Attention::naive);
+  check_forward_only(fused_model_cases()[1], Precision::bf16, Attention::fused);
 }
 
 TEST_CASE("a configuration that cannot fit throws OutOfMemory with the bytes it needed") {
-  RunConfig config;
-  config.model = *named_size("2.7B");
-  config.precision = Precision::fp32;
-  config.mode = Mode::step;
-  config.batch = 64;
-  config.ctx = 2048;  // about 2.3 TB of activations
+  const RunConfig config = sized_step("2.7B", Precision::fp32, 64, 2048);  // ~2.3 TB of activations
   try {
     make_cuda_backend(config);
     FAIL("expected OutOfMemory");
@@ -220,6 +277,15 @@ TEST_CASE("bad input gives clear exceptions, not crashes") {
   odd = run_config(c, Precision::fp32, Mode::fwdbwd);
   odd.ctx = 0;
   CHECK_THROWS_AS(make_cuda_backend(odd), std::invalid_argument);
+  // Fused attention: bf16 only, and only head sizes the kernels are built for.
+  for (Precision precision : {Precision::fp32, Precision::tf32})
+    CHECK_THROWS_WITH_AS(make_cuda_backend(run_config(fused_model_cases()[0], precision,
+                                                      Mode::step, Attention::fused)),
+                         doctest::Contains("fused attention is bf16 only"), std::invalid_argument);
+  CHECK_THROWS_AS(make_cuda_backend(run_config(c, Precision::bf16, Mode::step, Attention::fused)),
+                  std::invalid_argument);  // d_head 16
+  CHECK_THROWS_AS(cuda_backend_bytes(run_config(c, Precision::bf16, Mode::step, Attention::fused)),
+                  std::invalid_argument);
 
   const auto gpu = make_cuda_backend(run_config(c, Precision::fp32, Mode::fwdbwd));
   const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;

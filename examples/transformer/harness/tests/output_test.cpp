@@ -112,6 +112,7 @@ TEST_CASE("the JSON document carries the schema, the ceilings and every row's fi
                             "batch",
                             "mode",
                             "precision",
+                            "attention",
                             "backend",
                             "warmup",
                             "steps",
@@ -191,8 +192,8 @@ TEST_CASE("CSV has the JSON rows' columns, one line per row, RFC 4180 quoting") 
   for (const auto& field : row_fields(ResultRow{}))
     expected_header += (expected_header.empty() ? "" : ",") + field.first;
   CHECK(lines[0] == expected_header);
-  CHECK(lines[1].rfind("small,512,4,step,bf16,cuda,5,10,ok,", 0) == 0);
-  CHECK(lines[2].rfind("2.7B,1024,4,step,fp32,cuda,0,0,oom,", 0) == 0);
+  CHECK(lines[1].rfind("small,512,4,step,bf16,naive,cuda,5,10,ok,", 0) == 0);
+  CHECK(lines[2].rfind("2.7B,1024,4,step,fp32,naive,cuda,0,0,oom,", 0) == 0);
   // The note holds a comma and quotes: one quoted cell with doubled quotes.
   CHECK(lines[3].find(",\"the cpu backend computes in fp32 only, \"\"bf16\"\" skipped\",") !=
         std::string::npos);

@@ -30,6 +30,9 @@ TEST_CASE("shared flags are parsed as transformer_bench parses them") {
   CHECK(options.sizes == std::vector<std::string>{"small"});
   CHECK(options.contexts == std::vector<int>{256, 512});
   CHECK(options.precisions == std::vector<Precision>{Precision::fp32, Precision::bf16});
+  CHECK(options.attentions.empty());  // each configuration's default
+  CHECK(parse_profile_options({"--attention", "naive,fused"}).attentions ==
+        std::vector<Attention>{Attention::naive, Attention::fused});
   CHECK(options.batch == 2);
   CHECK(options.warmup == 1);
   CHECK(options.steps == 3);
@@ -53,6 +56,7 @@ TEST_CASE("bad flags are usage errors") {
   CHECK_THROWS_AS(parse_profile_options({"--ctx"}), UsageError);
   CHECK_THROWS_AS(parse_profile_options({"--size", "huge"}), UsageError);
   CHECK_THROWS_AS(parse_profile_options({"--precision", "fp8"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--attention", "flash"}), UsageError);
   CHECK_THROWS_AS(parse_profile_options({"--steps", "0"}), UsageError);
   CHECK_THROWS_AS(parse_profile_options({"stray"}), UsageError);
 }

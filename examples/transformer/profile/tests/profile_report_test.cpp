@@ -87,7 +87,7 @@ TEST_CASE("markdown: summary, one section per configuration, OOM lines, memory t
   CHECK(contains(md, "Device: Test GPU."));
   CHECK(contains(md, "## Summary"));
   CHECK(contains(md, "## tiny ctx 8 bf16"));
-  CHECK(contains(md, "## large ctx 1024 bf16\n\nOOM (needs 1.50 GiB) in mode step"));
+  CHECK(contains(md, "## large ctx 1024 bf16 naive\n\nOOM (needs 1.50 GiB) in mode step"));
   CHECK(contains(md, "| `ffn_gemm` | gemm |"));              // (b) in the summary
   CHECK(contains(md, "A different kernel leads"));           // (b) verdict
   CHECK(contains(md, "| `softmax_forward` | softmax |"));    // (c)
@@ -95,9 +95,22 @@ TEST_CASE("markdown: summary, one section per configuration, OOM lines, memory t
   CHECK(contains(md, "+5.0%"));                              // train-step capture overhead
   CHECK(contains(md, "time 0.400, FLOPs 0.0125"));           // (e)
   CHECK(contains(md, "## Memory: 2.7B model, batch 4"));
-  CHECK(contains(md, "| 128 | fwd | bf16 | 2.00 | 1.00 | 5.0 |"));
-  CHECK(contains(md, "| 128 | step | fp32 | OOM (needs 100.00 GiB) | - | 5.0 |"));
-  CHECK(contains(md, "kern_sum/tiny-ctx8-bf16-inference-forward.csv"));
+  CHECK(contains(md, "| 128 | fwd | bf16 | naive | 2.00 | 1.00 | 5.0 |"));
+  CHECK(contains(md, "| 128 | step | fp32 | naive | OOM (needs 100.00 GiB) | - | 5.0 |"));
+  CHECK(contains(md, "kern_sum/tiny-ctx8-bf16-naive-inference-forward.csv"));
+}
+
+TEST_CASE("a fused-attention configuration says so, and why question (e) is not answered") {
+  ProfileResults results = make_results();
+  results.configurations[0].attention = Attention::fused;
+  const std::string md = profile_markdown(results);
+  CHECK(contains(md, "## tiny ctx 8 bf16 fused"));
+  CHECK(contains(md, "Run with --attention naive to time them apart."));
+  CHECK_FALSE(contains(md, "time 0.400, FLOPs 0.0125"));
+  CHECK(contains(md, "kern_sum/tiny-ctx8-bf16-fused-inference-forward.csv"));
+  const gpuprof_test::Json doc = gpuprof_test::parse_json(profile_json(results));
+  CHECK(doc["configurations"][0]["attention_path"].as_string() == "fused");
+  CHECK(doc["configurations"][1]["attention_path"].as_string() == "naive");
 }
 
 TEST_CASE("JSON: the same numbers, at full precision, in valid JSON") {

@@ -1,0 +1,243 @@
+// attention_bench: times the fused causal attention kernels alone
+// (cuda/flash_attention.hpp), forward and forward+backward, bf16, at the head
+// shapes of the model sizes, batch 4, over a list of context lengths.
+// scripts/torch_sdpa_bench.py times torch's scaled_dot_product_attention the
+// same way at the same shapes and prints both side by side.
+//
+// Timing: CUDA events around each call, the median of --reps after --warmup
+// calls. FLOPs count the causal half only: forward 4·B·H·T²·D/2, backward
+// 2.5 times that (the convention of the FlashAttention papers).
+//
+//   attention_bench [--ctx 512,1024,2048,4096] [--reps 30] [--warmup 5] [--json PATH]
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include "cuda/check.hpp"
+#include "cuda/flash_attention.hpp"
+
+namespace {
+
+using transformer::cuda::AttentionShape;
+using bf16 = __nv_bfloat16;
+
+struct HeadShape {
+  const char* size;
+  int heads, d_head;
+};
+// model/config.cpp's sizes: heads × d_model/heads.
+const HeadShape kHeadShapes[] = {
+    {"small", 12, 64}, {"medium", 16, 64}, {"large", 20, 64}, {"xl", 25, 64}, {"2.7B", 32, 80}};
+constexpr int kBatch = 4;
+
+struct Options {
+  std::vector<int> ctx = {512, 1024, 2048, 4096};
+  int reps = 30, warmup = 5;
+  std::string json;
+};
+
+int parse_positive(const std::string& flag, const std::string& text) {
+  std::size_t used = 0;
+  int value = 0;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value <= 0)
+    throw std::invalid_argument(flag + " wants a positive integer, got '" + text + "'");
+  return value;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) throw std::invalid_argument(flag + ": missing value (or unknown flag)");
+    const std::string value = argv[++i];
+    if (flag == "--ctx") {
+      o.ctx.clear();
+      std::size_t start = 0;
+      while (start <= value.size()) {
+        const std::size_t comma = std::min(value.find(',', start), value.size());
+        o.ctx.push_back(parse_positive(flag, value.substr(start, comma - start)));
+        start = comma + 1;
+      }
+    } else if (flag == "--reps") {
+      o.reps = parse_positive(flag, value);
+    } else if (flag == "--warmup") {
+      o.warmup = parse_positive(flag, value);
+    } else if (flag == "--json") {
+      o.json = value;
+    } else {
+      throw std::invalid_argument("unknown flag " + flag);
+    }
+  }
+  return o;
+}
+
+// Uniform in [−√3, √3] (unit variance) from a hash of the index: random
+// enough for timing, never zeros, and generated on the device.
+__global__ void fill_random(bf16* data, std::size_t count, std::uint32_t seed) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  std::uint32_t x = static_cast<std::uint32_t>(i) * 2654435761u ^ seed;
+  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
+  data[i] = __float2bfloat16_rn((static_cast<float>(x) / 4294967296.0f * 2.0f - 1.0f) * 1.7320508f);
+}
+
+template <class T>
+struct DeviceBuffer {
+  T* data = nullptr;
+  explicit DeviceBuffer(std::size_t count) {
+    TRANSFORMER_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data), count * sizeof(T)));
+  }
+  ~DeviceBuffer() { cudaFree(data); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+class EventTimer {
+ public:
+  EventTimer() {
+    TRANSFORMER_CUDA_CHECK(cudaEventCreate(&start_));
+    TRANSFORMER_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~EventTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+
+  template <class Work>
+  double median_ms(const Options& o, Work work) {
+    for (int i = 0; i < o.warmup; ++i) work();
+    std::vector<float> times(static_cast<std::size_t>(o.reps));
+    for (float& t : times) {
+      TRANSFORMER_CUDA_CHECK(cudaEventRecord(start_));
+      work();
+      TRANSFORMER_CUDA_CHECK(cudaEventRecord(stop_));
+      TRANSFORMER_CUDA_CHECK(cudaEventSynchronize(stop_));
+      TRANSFORMER_CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
+    }
+    std::sort(times.begin(), times.end());
+    const std::size_t mid = times.size() / 2;
+    return times.size() % 2 ? times[mid] : 0.5 * (times[mid - 1] + times[mid]);
+  }
+
+ private:
+  cudaEvent_t start_{}, stop_{};
+};
+
+struct Row {
+  std::string size;
+  AttentionShape shape;
+  double fwd_ms, fwdbwd_ms, fwd_tflops, fwdbwd_tflops;
+};
+
+Row measure(const HeadShape& head, int ctx, const Options& o, EventTimer& timer) {
+  const AttentionShape shape{kBatch, ctx, head.heads, head.d_head};
+  const std::size_t n = static_cast<std::size_t>(shape.score_rows()) * shape.d_head;
+  DeviceBuffer<bf16> q(n), k(n), v(n), context(n), dcontext(n), dq(n), dk(n), dv(n);
+  DeviceBuffer<float> lse(static_cast<std::size_t>(shape.score_rows()));
+  DeviceBuffer<float> workspace(transformer::cuda::flash_attention_workspace_floats(shape));
+  std::uint32_t seed = 1;
+  for (bf16* p : {q.data, k.data, v.data, dcontext.data}) {
+    fill_random<<<static_cast<unsigned>((n + 255) / 256), 256>>>(p, n, seed++ * 0x9e3779b9u);
+    TRANSFORMER_CHECK_LAUNCH();
+  }
+  auto forward = [&] {
+    transformer::cuda::flash_attention_forward(shape, q.data, k.data, v.data, context.data,
+                                               lse.data, nullptr);
+  };
+  auto forward_backward = [&] {
+    forward();
+    transformer::cuda::flash_attention_backward(shape, q.data, k.data, v.data, context.data,
+                                                lse.data, dcontext.data, dq.data, dk.data,
+                                                dv.data, workspace.data, nullptr);
+  };
+  Row row{head.size, shape, 0, 0, 0, 0};
+  row.fwd_ms = timer.median_ms(o, forward);
+  row.fwdbwd_ms = timer.median_ms(o, forward_backward);
+  TRANSFORMER_CUDA_CHECK(cudaDeviceSynchronize());
+  const double fwd_flops = 4.0 * kBatch * head.heads * static_cast<double>(ctx) * ctx * head.d_head / 2;
+  row.fwd_tflops = fwd_flops / (row.fwd_ms * 1e-3) / 1e12;
+  row.fwdbwd_tflops = 3.5 * fwd_flops / (row.fwdbwd_ms * 1e-3) / 1e12;
+  return row;
+}
+
+void write_json(const std::string& path, const std::vector<Row>& rows, const Options& o) {
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp);
+    if (!out) throw std::runtime_error("cannot write " + temp);
+    out << "{\"kernel\": \"gpuprof flash_attention (mma.sync bf16)\", \"batch\": " << kBatch
+        << ", \"reps\": " << o.reps << ", \"warmup\": " << o.warmup
+        << ", \"statistic\": \"median\", \"rows\": [\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "  {\"size\": \"%s\", \"batch\": %d, \"heads\": %d, \"d_head\": %d, \"ctx\": %d, "
+                    "\"fwd_ms\": %.5f, \"fwdbwd_ms\": %.5f, \"fwd_tflops\": %.2f, "
+                    "\"fwdbwd_tflops\": %.2f}%s\n",
+                    r.size.c_str(), r.shape.batch, r.shape.heads, r.shape.d_head, r.shape.ctx,
+                    r.fwd_ms, r.fwdbwd_ms, r.fwd_tflops, r.fwdbwd_tflops,
+                    i + 1 < rows.size() ? "," : "");
+      out << line;
+    }
+    out << "]}\n";
+    if (!out.flush()) throw std::runtime_error("cannot write " + temp);
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + temp + " to " + path);
+}
+
+int run(const Options& o) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "attention_bench: no usable CUDA device\n");
+    return 1;
+  }
+  cudaDeviceProp prop{};
+  TRANSFORMER_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("attention_bench on %s: causal bf16, batch %d, median of %d after %d warm-up\n",
+              prop.name, kBatch, o.reps, o.warmup);
+  std::printf("%-7s %5s %6s %6s  %9s %8s  %10s %8s\n", "size", "heads", "d_head", "ctx", "fwd ms",
+              "TFLOP/s", "fwd+bwd ms", "TFLOP/s");
+  EventTimer timer;
+  std::vector<Row> rows;
+  for (const HeadShape& head : kHeadShapes)
+    for (int ctx : o.ctx) {
+      rows.push_back(measure(head, ctx, o, timer));
+      const Row& r = rows.back();
+      std::printf("%-7s %5d %6d %6d  %9.3f %8.1f  %10.3f %8.1f\n", r.size.c_str(), head.heads,
+                  head.d_head, ctx, r.fwd_ms, r.fwd_tflops, r.fwdbwd_ms, r.fwdbwd_tflops);
+      std::fflush(stdout);
+    }
+  if (!o.json.empty()) write_json(o.json, rows, o);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "attention_bench: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attention_bench: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,170 @@
+// cuda/tests/test_flash_attention.cpp: the fused causal attention kernels
+// (flash_attention.hpp) against causal softmax attention computed in double
+// on the host, on fresh random bf16 inputs, at lengths that are and are not
+// multiples of the 64-row tiles and at each supported head size.
+//
+// Tolerances (norm-wise relative error against double): the context and the
+// three gradients are bf16 outputs of products whose operands include a bf16
+// rounding of P or dS, so 1e-2 (bf16's unit roundoff is 3.9e-3); the lse is
+// fp32 arithmetic on exact bf16 inputs (scores accumulate in fp32, exp2 is
+// the hardware approximation), so 1e-4. Every output, the workspace too,
+// starts as NaN: an element no kernel writes fails, and the workspace must be
+// initialised by the backward pass itself. At ctx 1 the softmax is constant,
+// so dq and dk are exactly zero and a relative error means nothing: there
+// their root-mean-square must stay under 1e-3 (what is left is the rounding
+// of dP − rowsum(dO∘O), with elements of dO, v of order 1).
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuda/flash_attention.hpp"
+#include "cuda/tests/gpu_support.hpp"
+
+namespace transformer::cuda::test {
+namespace {
+
+constexpr double kOutputTolerance = 1e-2;
+constexpr double kLseTolerance = 1e-4;
+constexpr double kZeroGradientRms = 1e-3;
+
+void check_near_zero(const std::string& what, const std::vector<double>& got) {
+  double sum2 = 0;
+  std::size_t nans = 0;
+  for (double x : got) {
+    if (std::isnan(x)) ++nans;
+    else sum2 += x * x;
+  }
+  const double rms = nans ? INFINITY : std::sqrt(sum2 / static_cast<double>(got.size()));
+  std::printf("  %-48s rms %.3e (tolerance %.0e, want 0)%s\n", what.c_str(), rms, kZeroGradientRms,
+              rms <= kZeroGradientRms ? "" : "  <-- FAIL");
+  CHECK_MESSAGE(rms <= kZeroGradientRms, what << ": rms " << rms << ", " << nans << " NaN (unwritten)");
+}
+
+struct Reference {
+  std::vector<double> context, lse, dq, dk, dv;
+};
+
+// Causal softmax attention and its gradients, in double, straight from the
+// definition. q, k, v, dq, dk, dv head-major [batch, heads, ctx, d];
+// context and dcontext merged heads [batch·ctx, heads·d].
+Reference reference_attention(const AttentionShape& s, const std::vector<double>& q,
+                              const std::vector<double>& k, const std::vector<double>& v,
+                              const std::vector<double>& dcontext) {
+  const int T = s.ctx, D = s.d_head, H = s.heads;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  Reference r;
+  r.context.assign(static_cast<std::size_t>(s.tokens()) * s.d_model(), 0.0);
+  r.lse.assign(static_cast<std::size_t>(s.score_rows()), 0.0);
+  r.dq.assign(q.size(), 0.0);
+  r.dk.assign(q.size(), 0.0);
+  r.dv.assign(q.size(), 0.0);
+  std::vector<double> probs(static_cast<std::size_t>(T)), dprobs(static_cast<std::size_t>(T));
+  for (int head = 0; head < s.batch * H; ++head) {
+    const int b = head / H, h = head % H;
+    const std::size_t base = static_cast<std::size_t>(head) * T * D;
+    auto row_of = [&](const std::vector<double>& m, int t) { return m.data() + base + static_cast<std::size_t>(t) * D; };
+    auto merged = [&](int t) { return (static_cast<std::size_t>(b) * T + t) * H * D + static_cast<std::size_t>(h) * D; };
+    for (int i = 0; i < T; ++i) {
+      const double* qi = row_of(q, i);
+      double max = -INFINITY;
+      for (int j = 0; j <= i; ++j) {
+        const double* kj = row_of(k, j);
+        double dot = 0;
+        for (int d = 0; d < D; ++d) dot += qi[d] * kj[d];
+        probs[j] = dot * scale;
+        max = std::max(max, probs[j]);
+      }
+      double sum = 0;
+      for (int j = 0; j <= i; ++j) sum += (probs[j] = std::exp(probs[j] - max));
+      for (int j = 0; j <= i; ++j) probs[j] /= sum;
+      r.lse[static_cast<std::size_t>(head) * T + i] = max + std::log(sum);
+      double* out = r.context.data() + merged(i);
+      for (int j = 0; j <= i; ++j) {
+        const double* vj = row_of(v, j);
+        for (int d = 0; d < D; ++d) out[d] += probs[j] * vj[d];
+      }
+      // Backward of row i: dP = dO·vⱼ, dS = P ∘ (dP − dO·o), then the three products.
+      const double* dout = dcontext.data() + merged(i);
+      double delta = 0;
+      for (int d = 0; d < D; ++d) delta += dout[d] * out[d];
+      double* dqi = r.dq.data() + base + static_cast<std::size_t>(i) * D;
+      for (int j = 0; j <= i; ++j) {
+        const double* vj = row_of(v, j);
+        double dp = 0;
+        for (int d = 0; d < D; ++d) dp += dout[d] * vj[d];
+        const double ds = probs[j] * (dp - delta) * scale;
+        const double* kj = row_of(k, j);
+        double* dkj = r.dk.data() + base + static_cast<std::size_t>(j) * D;
+        double* dvj = r.dv.data() + base + static_cast<std::size_t>(j) * D;
+        for (int d = 0; d < D; ++d) {
+          dqi[d] += ds * kj[d];
+          dkj[d] += ds * qi[d];
+          dvj[d] += probs[j] * dout[d];
+        }
+      }
+    }
+  }
+  return r;
+}
+
+void check_flash_attention(const AttentionShape& s) {
+  const std::string label = "flash attention [b" + std::to_string(s.batch) + " h" +
+                            std::to_string(s.heads) + " T" + std::to_string(s.ctx) + " d" +
+                            std::to_string(s.d_head) + "]";
+  const std::size_t n = static_cast<std::size_t>(s.score_rows()) * s.d_head;
+  const auto q = round_to<bf16>(random_values(n));
+  const auto k = round_to<bf16>(random_values(n));
+  const auto v = round_to<bf16>(random_values(n));
+  const auto dcontext = round_to<bf16>(random_values(n));
+
+  DeviceArray<bf16> q_dev(q), k_dev(k), v_dev(v), dcontext_dev(dcontext);
+  DeviceArray<bf16> context(n), dq(n), dk(n), dv(n);
+  DeviceArray<float> lse(static_cast<std::size_t>(s.score_rows()));
+  DeviceArray<float> workspace(flash_attention_workspace_floats(s));
+
+  flash_attention_forward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
+                          nullptr);
+  flash_attention_backward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
+                           dcontext_dev.get(), dq.get(), dk.get(), dv.get(), workspace.get(),
+                           nullptr);
+  TRANSFORMER_CUDA_CHECK(cudaDeviceSynchronize());
+
+  const Reference want = reference_attention(s, q, k, v, dcontext);
+  check_close(label + " context", context.download(), want.context, kOutputTolerance);
+  check_close(label + " lse", lse.download(), want.lse, kLseTolerance);
+  if (s.ctx == 1) {
+    check_near_zero(label + " dq", dq.download());
+    check_near_zero(label + " dk", dk.download());
+  } else {
+    check_close(label + " dq", dq.download(), want.dq, kOutputTolerance);
+    check_close(label + " dk", dk.download(), want.dk, kOutputTolerance);
+  }
+  check_close(label + " dv", dv.download(), want.dv, kOutputTolerance);
+}
+
+TEST_CASE("flash attention forward and backward match double causal attention") {
+  for (const int d_head : {64, 80, 128})
+    for (const int ctx : {1, 7, 127, 128, 129, 1000}) {
+      // Two heads of two sequences (merged-heads indexing); one sequence at
+      // the longest length keeps the double reference quick.
+      const int batch = ctx >= 1000 ? 1 : 2;
+      check_flash_attention(AttentionShape{batch, ctx, 2, d_head});
+    }
+}
+
+TEST_CASE("flash attention also serves d_head 96") {
+  check_flash_attention(AttentionShape{2, 200, 3, 96});
+}
+
+TEST_CASE("flash attention refuses shapes it has no kernel for") {
+  CHECK_THROWS_AS(check_flash_attention_shape(AttentionShape{1, 16, 2, 72}), std::invalid_argument);
+  CHECK_THROWS_AS(check_flash_attention_shape(AttentionShape{1, 0, 2, 64}), std::invalid_argument);
+  CHECK_THROWS_AS(check_flash_attention_shape(AttentionShape{0, 16, 2, 64}), std::invalid_argument);
+  CHECK_THROWS_AS(check_flash_attention_shape(AttentionShape{70000, 16, 1, 64}),
+                  std::invalid_argument);
+  CHECK_NOTHROW(check_flash_attention_shape(AttentionShape{4, 1, 32, 80}));
+}
+
+}  // namespace
+}  // namespace transformer::cuda::test
