@@ -1,9 +1,10 @@
-# Statistics (stats.hpp) and the report writers (report/*.hpp, json_writer.hpp,
+# Statistics (stats.hpp), tables (table.hpp) and the report writers (report/*.hpp, json_writer.hpp,
 # atomic_file.hpp): CPU-only tests in the shared doctest binary.
 target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/reports/stats_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/report_writers_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/reports/atomic_file_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/reports/atomic_file_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reports/table_test.cpp)
 
 # The same cases through a command-line program: exit status, messages, and
 # what is left on disk.

@@ -4,15 +4,14 @@
 // order written.
 #include "accumulation.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <ostream>
-#include <system_error>
+
+#include <gpuprof/table.hpp>
 
 #include "eigen_dtypes.hpp"
 #include "summation.hpp"
-#include "text.hpp"
 
 #ifdef __FAST_MATH__
 #error "The accumulation demo needs IEEE rounding on every add: build it without -ffast-math."
@@ -87,7 +86,7 @@ AccumulationRow accumulate_case(AddendConversion conversion) {
 
 std::string error_vs_total(double value) {
   const double error = value - kExactTotal;  // exact: both fit in a double's 53 bits
-  return (error > 0 ? "+" : "") + shortest_decimal(error);
+  return (error > 0 ? "+" : "") + python_repr(error);
 }
 
 }  // namespace
@@ -105,29 +104,33 @@ std::vector<AccumulationRow> accumulate_on_cpu() {
   };
 }
 
-std::string shortest_decimal(double value) {
-  char buffer[64];
-  const auto [end, status] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  if (status != std::errc()) return "?";  // cannot happen: 64 chars hold any double
-  std::string text(buffer, end);
-  if (std::isfinite(value) && text.find_first_of(".e") == std::string::npos) text += ".0";
+std::string python_repr(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  std::string text = gpuprof::shortest_decimal(value);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
   return text;
 }
 
 void print_accumulation_table(std::ostream& out, const std::string& title,
                               const std::vector<AccumulationRow>& rows) {
   out << title << " (0.01 added " << kAddendCount << " times; error = result − 10)\n";
-  out << padded("acc", 5) << padded("addend", 10) << padded("addend value", 22)
-      << padded("sequential", 19) << padded("error", 22) << padded("Kahan", 18)
-      << padded("error", 22) << padded("pairwise", 18) << "error\n";
-  for (const AccumulationRow& row : rows) {
-    out << padded(row.accumulator, 5) << padded(row.addend, 10)
-        << padded(shortest_decimal(row.addend_value), 22)
-        << padded(shortest_decimal(row.sequential), 19)
-        << padded(error_vs_total(row.sequential), 22) << padded(shortest_decimal(row.kahan), 18)
-        << padded(error_vs_total(row.kahan), 22) << padded(shortest_decimal(row.pairwise), 18)
-        << error_vs_total(row.pairwise) << '\n';
-  }
+  // Minimum widths so the CPU and GPU tables line up column for column.
+  gpuprof::Table table({{"acc", gpuprof::Align::left, 4},
+                        {"addend", gpuprof::Align::left, 9},
+                        {"addend value", gpuprof::Align::left, 21},
+                        {"sequential", gpuprof::Align::left, 18},
+                        {"error", gpuprof::Align::left, 21},
+                        {"Kahan", gpuprof::Align::left, 17},
+                        {"error", gpuprof::Align::left, 21},
+                        {"pairwise", gpuprof::Align::left, 17},
+                        {"error"}});
+  for (const AccumulationRow& row : rows)
+    table.add_row({row.accumulator, row.addend, python_repr(row.addend_value),
+                   python_repr(row.sequential), error_vs_total(row.sequential),
+                   python_repr(row.kahan), error_vs_total(row.kahan),
+                   python_repr(row.pairwise), error_vs_total(row.pairwise)});
+  table.print(out, {"", " "});
 }
 
 std::optional<double> stall_point(double addend, double epsilon) {
@@ -147,16 +150,16 @@ void print_accumulation_explanation(std::ostream& out, const std::vector<Accumul
   for (const AccumulationRow& row : rows) {
     const double represented_total = kAddendCount * row.addend_value;  // exact in double
     out << "  " << row.accumulator << " + " << row.addend << ": 1000 × addend = "
-        << shortest_decimal(represented_total) << " (representation error "
+        << python_repr(represented_total) << " (representation error "
         << error_vs_total(represented_total) << "); nearest " << row.accumulator << ": "
-        << shortest_decimal(row.nearest_total) << "\n    sequential ends "
-        << shortest_decimal(row.sequential - row.nearest_total)
-        << " from that (accumulation error); Kahan gives " << shortest_decimal(row.kahan)
-        << ", pairwise " << shortest_decimal(row.pairwise) << "\n";
+        << python_repr(row.nearest_total) << "\n    sequential ends "
+        << python_repr(row.sequential - row.nearest_total)
+        << " from that (accumulation error); Kahan gives " << python_repr(row.kahan)
+        << ", pairwise " << python_repr(row.pairwise) << "\n";
     if (const auto stall = stall_point(row.addend_value, row.accumulator_epsilon)) {
-      out << "    stalls at " << shortest_decimal(*stall) << ": there " << row.accumulator
-          << " numbers are " << shortest_decimal(row.accumulator_epsilon * *stall)
-          << " apart, and the addend " << shortest_decimal(row.addend_value)
+      out << "    stalls at " << python_repr(*stall) << ": there " << row.accumulator
+          << " numbers are " << python_repr(row.accumulator_epsilon * *stall)
+          << " apart, and the addend " << python_repr(row.addend_value)
           << " is not more than half of that, so s + addend rounds back to s.\n";
     }
   }

@@ -40,7 +40,7 @@ std::vector<AccumulationRow> accumulate_on_cpu();
 // The shortest decimal that reads back as the same double, Python-style
 // ("4.0", "10.000133514404297"). Every value in the table is a float, half
 // or bfloat16 widened exactly to double, so this names it unambiguously.
-std::string shortest_decimal(double value);
+std::string python_repr(double value);
 
 void print_accumulation_table(std::ostream& out, const std::string& title,
                               const std::vector<AccumulationRow>& rows);

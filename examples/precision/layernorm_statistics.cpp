@@ -11,9 +11,10 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "accumulation.hpp"  // shortest_decimal
+#include <gpuprof/table.hpp>
+
+#include "accumulation.hpp"  // python_repr
 #include "eigen_dtypes.hpp"
-#include "text.hpp"
 #include "toy_model.hpp"     // kLayerNormEpsilon
 
 namespace precision {
@@ -68,7 +69,7 @@ std::vector<double> normalized(const std::vector<double>& values, double mean, d
 std::string formatted(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  return shortest_decimal(value);
+  return python_repr(value);
 }
 
 }  // namespace
@@ -111,12 +112,16 @@ void print_layernorm_statistics(std::ostream& out, const LayerNormInputs& inputs
                                 const std::vector<LayerNormStatistics>& rows) {
   out << "LayerNorm statistics, " << inputs.label << ":\n  x =";
   for (double value : inputs.values) out << ' ' << formatted(value);
-  out << "\n  " << padded("dtype", 6) << padded("variance as", 15) << padded("mean", 20)
-      << padded("variance", 22) << "max |output error|\n";
+  out << '\n';
+  gpuprof::Table table({{"dtype", gpuprof::Align::left, 5},
+                        {"variance as", gpuprof::Align::left, 14},
+                        {"mean", gpuprof::Align::left, 19},
+                        {"variance", gpuprof::Align::left, 21},
+                        {"max |output error|"}});
   for (const LayerNormStatistics& row : rows)
-    out << "  " << padded(row.dtype, 6) << padded(formula_name(row.formula), 15)
-        << padded(formatted(row.mean), 20) << padded(formatted(row.variance), 22)
-        << formatted(row.max_output_error) << '\n';
+    table.add_row({row.dtype, formula_name(row.formula), formatted(row.mean), formatted(row.variance),
+                   formatted(row.max_output_error)});
+  table.print(out, {"  ", " "});
 }
 
 }  // namespace precision

@@ -13,17 +13,15 @@
 
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/json_writer.hpp>
+#include <gpuprof/table.hpp>
 
-#include "accumulation.hpp"  // shortest_decimal
+#include "accumulation.hpp"  // python_repr
 #include "cli.hpp"
 #include "gpu.hpp"
 #include "layernorm_statistics.hpp"
-#include "text.hpp"
 #include "toy_model.hpp"
 
 namespace {
-
-using precision::padded;
 
 struct PolicyResult {
   precision::Policy policy;
@@ -53,19 +51,25 @@ std::vector<PolicyResult> run_policies(const precision::ToyProblem& problem,
 
 void print_policies(std::ostream& out, const std::string& title,
                     const std::vector<PolicyResult>& results) {
-  out << title << ": dtype of each tensor, read from the element type the code produced\n  "
-      << padded("policy", 12) << padded("parameters", 11) << padded("fc1 out", 8)
-      << padded("LN out", 7) << padded("logits", 7) << padded("loss", 5) << padded("grads", 6)
-      << padded("loss value", 20) << padded("loss rel. err", 24) << "grad rel. err (vs fp64)\n";
+  out << title << ": dtype of each tensor, read from the element type the code produced\n";
+  gpuprof::Table table({{"policy", gpuprof::Align::left, 11},
+                        {"parameters", gpuprof::Align::left, 10},
+                        {"fc1 out", gpuprof::Align::left, 7},
+                        {"LN out", gpuprof::Align::left, 6},
+                        {"logits", gpuprof::Align::left, 6},
+                        {"loss", gpuprof::Align::left, 4},
+                        {"grads", gpuprof::Align::left, 5},
+                        {"loss value", gpuprof::Align::left, 19},
+                        {"loss rel. err", gpuprof::Align::left, 23},
+                        {"grad rel. err (vs fp64)"}});
   for (const PolicyResult& result : results) {
     const precision::ToyDtypes& d = result.run.dtypes;
-    out << "  " << padded(precision::policy_name(result.policy), 12) << padded(d.parameters, 11)
-        << padded(d.fc1_output, 8) << padded(d.layernorm_output, 7) << padded(d.logits, 7)
-        << padded(d.loss, 5) << padded(d.gradients, 6)
-        << padded(precision::shortest_decimal(result.run.loss), 20)
-        << padded(precision::shortest_decimal(result.loss_error), 24)
-        << precision::shortest_decimal(result.gradient_error) << '\n';
+    table.add_row({precision::policy_name(result.policy), d.parameters, d.fc1_output,
+                   d.layernorm_output, d.logits, d.loss, d.gradients,
+                   precision::python_repr(result.run.loss), precision::python_repr(result.loss_error),
+                   precision::python_repr(result.gradient_error)});
   }
+  table.print(out, {"  ", " "});
 }
 
 void write_policies(gpuprof::JsonWriter& json, const std::vector<PolicyResult>& results) {
@@ -129,7 +133,7 @@ int main(int argc, char** argv) {
     std::cout << "Toy model: fc1 (" << dims.in_features << "→" << dims.hidden
               << ") → ReLU → LayerNorm(" << dims.hidden << ") → fc2 (" << dims.hidden << "→"
               << dims.out_features << "), batch " << dims.batch << ", seed " << options.seed
-              << "; fp64 loss " << precision::shortest_decimal(reference.loss) << "\n\n";
+              << "; fp64 loss " << precision::python_repr(reference.loss) << "\n\n";
 
     const std::vector<PolicyResult> cpu = run_policies(problem, reference, false);
     print_policies(std::cout, "CPU (Eigen)", cpu);
@@ -145,7 +149,7 @@ int main(int argc, char** argv) {
       std::cout << "  GPU vs CPU gradients, ‖gpu − cpu‖/‖cpu‖:";
       for (std::size_t i = 0; i < gpu.size(); ++i)
         std::cout << ' ' << precision::policy_name(gpu[i].policy) << ' '
-                  << precision::shortest_decimal(precision::relative_error(
+                  << precision::python_repr(precision::relative_error(
                          gpu[i].run.gradients, cpu[i].run.gradients))
                   << (i + 1 < gpu.size() ? ";" : "\n");
     }

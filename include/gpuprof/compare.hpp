@@ -43,6 +43,7 @@
 #include "report/model.hpp"
 #include "report/read_json.hpp"
 #include "stats.hpp"
+#include "table.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -388,57 +389,36 @@ inline std::string comparison_tally(const Comparison& c) {
 }
 }  // namespace detail
 
+namespace detail {
+// One row per comparison row. For a terminal long names are cut (kernel
+// names run long); in markdown a significant verdict is bold.
+inline Table comparison_table(const Comparison& c, bool markdown) {
+  Table table;
+  for (const std::string& header : comparison_headers()) table.add_column({header});
+  for (const ComparisonRow& row : c.rows) {
+    std::vector<std::string> cells = comparison_cells(row);
+    if (!markdown && cells[1].size() > 72) cells[1] = cells[1].substr(0, 69) + "...";
+    if (markdown && (row.verdict == Verdict::slower || row.verdict == Verdict::faster))
+      cells[6] = "**" + cells[6] + "**";
+    table.add_row(std::move(cells));
+  }
+  return table;
+}
+}  // namespace detail
+
 // Aligned plain-text table, warnings first, a tally last.
 inline std::string comparison_text(const Comparison& c) {
-  std::vector<std::vector<std::string>> table = {detail::comparison_headers()};
-  for (const ComparisonRow& row : c.rows) {
-    std::vector<std::string> cells = detail::comparison_cells(row);
-    if (cells[1].size() > 72) cells[1] = cells[1].substr(0, 69) + "...";  // kernel names run long
-    table.push_back(std::move(cells));
-  }
-  std::vector<std::size_t> width(table[0].size(), 0);
-  for (const auto& cells : table)
-    for (std::size_t i = 0; i < cells.size(); ++i) width[i] = std::max(width[i], cells[i].size());
   std::string text;
   for (const std::string& warning : c.warnings) text += "warning: " + warning + "\n";
-  for (const auto& cells : table) {
-    std::string line;
-    for (std::size_t i = 0; i < cells.size(); ++i)
-      line += cells[i] + std::string(i + 1 < cells.size() ? width[i] - cells[i].size() + 2 : 0, ' ');
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    text += line + "\n";
-  }
-  return text + detail::comparison_tally(c) + "\n";
+  return text + detail::comparison_table(c, false).text() + detail::comparison_tally(c) + "\n";
 }
 
 // GitHub markdown, for a pull-request comment.
 inline std::string comparison_markdown(const Comparison& c) {
-  const auto escape = [](const std::string& cell) {
-    std::string out;
-    for (char ch : cell) {
-      if (ch == '|') out += "\\|";
-      else if (ch == '\n') out += ' ';
-      else out += ch;
-    }
-    return out;
-  };
   std::string text = "**gpuprof compare**: " + detail::comparison_tally(c) + "\n\n";
-  for (const std::string& warning : c.warnings) text += "> warning: " + escape(warning) + "\n";
+  for (const std::string& warning : c.warnings) text += "> warning: " + detail::markdown_cell(warning) + "\n";
   if (!c.warnings.empty()) text += "\n";
-  std::string header = "|", rule = "|";
-  for (const std::string& h : detail::comparison_headers()) {
-    header += " " + h + " |";
-    rule += "---|";
-  }
-  text += header + "\n" + rule + "\n";
-  for (const ComparisonRow& row : c.rows) {
-    std::string line = "|";
-    std::vector<std::string> cells = detail::comparison_cells(row);
-    if (row.verdict == Verdict::slower || row.verdict == Verdict::faster) cells[6] = "**" + cells[6] + "**";
-    for (const std::string& cell : cells) line += " " + escape(cell) + " |";
-    text += line + "\n";
-  }
-  return text;
+  return text + detail::comparison_table(c, true).markdown();
 }
 
 GPUPROF_NAMESPACE_END

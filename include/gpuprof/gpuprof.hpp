@@ -30,6 +30,7 @@
 #include "report/read_json.hpp"
 #include "scope.hpp"
 #include "stats.hpp"
+#include "table.hpp"
 #include "work.hpp"
 #if GPUPROF_WITH_CUPTI
 #include "cupti.hpp"

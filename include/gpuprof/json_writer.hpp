@@ -19,7 +19,6 @@
 // document is complete) throws gpuprof::Error.
 #pragma once
 #include <charconv>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,20 +27,12 @@
 #include <vector>
 
 #include "config.hpp"
+#include "detail/number_text.hpp"
 #include "error.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
 namespace detail {
-// Shortest decimal text that parses back to exactly `value` ("0.1", "1e-05",
-// "12345"); "" for NaN and infinities, which the caller must spell.
-inline std::string shortest_decimal(double value) {
-  if (!std::isfinite(value)) return {};
-  char text[32];
-  const auto result = std::to_chars(text, text + sizeof text, value);
-  return std::string(text, result.ptr);
-}
-
 // Length of the well-formed UTF-8 sequence at text[at], 0 if it is not one
 // (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
 inline std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {

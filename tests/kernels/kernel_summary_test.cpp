@@ -371,10 +371,9 @@ TEST_CASE("writers: CSV with nsys headers, JSON and markdown read back") {
   CHECK(md[0].rfind("| Scope | Instances | Event (ms) |", 0) == 0);
   CHECK(md[1].rfind("|:---|---:|", 0) == 0);
 
-  SummaryTable piped;
-  piped.headers = {"Name"};
-  piped.rows = {{"a|b"}};
-  CHECK(to_markdown(piped) == "| Name |\n|:---|\n| a\\|b |\n");
+  Table piped({{"Name"}});
+  piped.add_row({"a|b"});
+  CHECK(piped.markdown() == "| Name |\n|:---|\n| a\\|b |\n");
 
   CHECK_THROWS_WITH_AS(write_kern_sum((dir.path / "kern_sum.txt").string(), rows),
                        doctest::Contains("unknown format"), Error);

@@ -6,14 +6,16 @@
 
 #include <gpuprof/scope.hpp>
 
-#include "cuda/cuda_check.cuh"
+#include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
 #include "cuda/device_arithmetic.cuh"
-#include "cuda/device_buffer.cuh"
 #include "gpu.hpp"
 #include "summation.hpp"
 
 namespace precision {
 namespace {
+
+using examples::DeviceBuffer;
 
 // What one case's kernel reports, each value widened exactly to fp32.
 struct CaseOutput {
@@ -66,7 +68,7 @@ template <class Acc, class Add>
 AccumulationRow accumulate_case(AddendConversion conversion) {
   DeviceBuffer<CaseOutput> output(1);
   accumulate_kernel<Acc, Add><<<1, kTreeThreads>>>(conversion, output.data());
-  PRECISION_LAUNCH_CHECK();
+  EXAMPLE_LAUNCH_CHECK();
   const CaseOutput result = output.to_host().front();
 
   AccumulationRow row;

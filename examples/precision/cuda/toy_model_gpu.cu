@@ -13,13 +13,15 @@
 
 #include <gpuprof/scope.hpp>
 
-#include "cuda/cuda_check.cuh"
+#include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
 #include "cuda/device_arithmetic.cuh"
-#include "cuda/device_buffer.cuh"
 #include "gpu.hpp"
 
 namespace precision {
 namespace {
+
+using examples::DeviceBuffer;
 
 constexpr int kThreads = 128;
 int blocks_for(int count) { return (count + kThreads - 1) / kThreads; }
@@ -34,11 +36,11 @@ constexpr cudaDataType_t cuda_data_type() {
 class CublasHandle {
  public:
   CublasHandle() {
-    PRECISION_CUBLAS_CHECK(cublasCreate(&handle_));
+    EXAMPLE_CUBLAS_CHECK(cublasCreate(&handle_));
     // Keep split-K partial sums in fp32 too: the policy promises fp32
     // accumulation, and cuBLAS may otherwise reduce them in the fp16/bf16
     // output type. fp32 GEMMs stay plain fp32 (no TF32) under the default math.
-    PRECISION_CUBLAS_CHECK(cublasSetMathMode(
+    EXAMPLE_CUBLAS_CHECK(cublasSetMathMode(
         handle_, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
                                            CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
   }
@@ -63,7 +65,7 @@ void gemm(cublasHandle_t handle, bool transpose_a, bool transpose_b, int m, int 
   const float one = 1.0f, zero = 0.0f;
   const int row_length_a = transpose_a ? m : k;
   const int row_length_b = transpose_b ? k : n;
-  PRECISION_CUBLAS_CHECK(cublasGemmEx(
+  EXAMPLE_CUBLAS_CHECK(cublasGemmEx(
       handle, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
       n, m, k, &one, b.data(), cuda_data_type<T>(), row_length_b, a.data(), cuda_data_type<T>(),
       row_length_a, &zero, c.data(), cuda_data_type<T>(), n, CUBLAS_COMPUTE_32F,
@@ -80,7 +82,7 @@ template <class To, class From>
 DeviceBuffer<To> converted(const DeviceBuffer<From>& from) {
   DeviceBuffer<To> to(from.size());
   convert_kernel<<<blocks_for(from.count()), kThreads>>>(from.data(), to.data(), from.count());
-  PRECISION_LAUNCH_CHECK();
+  EXAMPLE_LAUNCH_CHECK();
   return to;
 }
 
@@ -231,18 +233,18 @@ ToyRun run_policy(const ToyProblem& problem) {
     gemm(cublas.get(), false, true, batch, hidden, in, inputs_gemm, fc1_gemm, fc1_output);
     relu_kernel<<<blocks_for(fc1_output.count()), kThreads>>>(
         fc1_output.data(), relu_output.data(), fc1_output.count());
-    PRECISION_LAUNCH_CHECK();
+    EXAMPLE_LAUNCH_CHECK();
     layernorm_forward_kernel<<<blocks_for(batch), kThreads>>>(
         relu_output.data(), gain.data(), bias.data(), batch, hidden,
         static_cast<float>(kLayerNormEpsilon), normalized.data(), inverse_std.data(),
         ln_output.data(), ln_output_gemm.data());
-    PRECISION_LAUNCH_CHECK();
+    EXAMPLE_LAUNCH_CHECK();
     gemm(cublas.get(), false, true, batch, out, hidden, ln_output_gemm, fc2_gemm, logits);
     cross_entropy_kernel<<<blocks_for(batch), kThreads>>>(
         logits.data(), targets.data(), batch, out, row_losses.data(), logits_gradient.data());
-    PRECISION_LAUNCH_CHECK();
+    EXAMPLE_LAUNCH_CHECK();
     mean_kernel<<<1, 1>>>(row_losses.data(), batch, loss.data());
-    PRECISION_LAUNCH_CHECK();
+    EXAMPLE_LAUNCH_CHECK();
   }
   {
     GPUPROF_SCOPE("toy model backward");
@@ -253,11 +255,11 @@ ToyRun run_policy(const ToyProblem& problem) {
     layernorm_backward_rows_kernel<<<blocks_for(batch), kThreads>>>(
         ln_output_gradient.data(), normalized.data(), inverse_std.data(), gain.data(),
         fc1_output.data(), batch, hidden, fc1_output_gradient.data());
-    PRECISION_LAUNCH_CHECK();
+    EXAMPLE_LAUNCH_CHECK();
     layernorm_backward_parameters_kernel<<<blocks_for(hidden), kThreads>>>(
         ln_output_gradient.data(), normalized.data(), batch, hidden, gain_gradient.data(),
         bias_gradient.data());
-    PRECISION_LAUNCH_CHECK();
+    EXAMPLE_LAUNCH_CHECK();
     gemm(cublas.get(), true, false, hidden, in, batch, fc1_output_gradient, inputs_gemm,
          fc1_gradient_gemm);
   }

@@ -68,13 +68,13 @@ TEST_CASE("stall_point finds bf16's stall at 4.0 and none for fp16 or fp32") {
   CHECK(stall_point(1.0 / 128, 1.0 / 128) == 2.0);
 }
 
-TEST_CASE("shortest_decimal prints what Python's repr prints") {
-  CHECK(shortest_decimal(4.0) == "4.0");
-  CHECK(shortest_decimal(10.000133514404297) == "10.000133514404297");
-  CHECK(shortest_decimal(static_cast<double>(0.01f)) == "0.009999999776482582");
-  CHECK(shortest_decimal(-6.0) == "-6.0");
-  CHECK(shortest_decimal(2.2351741790771484e-07) == "2.2351741790771484e-07");
-  CHECK(shortest_decimal(std::numeric_limits<double>::infinity()) == "inf");
+TEST_CASE("python_repr prints what Python's repr prints") {
+  CHECK(python_repr(4.0) == "4.0");
+  CHECK(python_repr(10.000133514404297) == "10.000133514404297");
+  CHECK(python_repr(static_cast<double>(0.01f)) == "0.009999999776482582");
+  CHECK(python_repr(-6.0) == "-6.0");
+  CHECK(python_repr(2.2351741790771484e-07) == "2.2351741790771484e-07");
+  CHECK(python_repr(std::numeric_limits<double>::infinity()) == "inf");
 }
 
 }  // namespace

@@ -18,7 +18,7 @@
 #include "bench/warmup_study.hpp"
 #include "harness/device.hpp"
 #include "harness/output.hpp"
-#include "harness/text_table.hpp"
+#include "harness/cells.hpp"
 #include "model/backend.hpp"
 
 namespace transformer::bench {

@@ -9,12 +9,13 @@
 #include <cuda_runtime_api.h>
 
 #include <gpuprof/bench.hpp>
+#include <gpuprof/error.hpp>
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
-#include "cuda/check.hpp"
+#include "common/device_buffer.hpp"
 #include "cuda/gemm.hpp"
 #include "model/init.hpp"
 #endif
@@ -23,19 +24,6 @@ namespace transformer::bench {
 
 #if TRANSFORMER_CUDA_BACKEND
 namespace {
-
-// Owns one device allocation.
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) { TRANSFORMER_CUDA_CHECK(cudaMalloc(&data_, bytes)); }
-  ~DeviceBuffer() { cudaFree(data_); }  // nothing to do about a failure while unwinding
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return data_; }
-
- private:
-  void* data_ = nullptr;
-};
 
 // Uniform in [-1, 1): the values only need to be non-trivial, so tensor cores
 // do real work (all-zero inputs can run measurably faster).
@@ -66,20 +54,17 @@ std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& opti
   const std::vector<float> a_host = random_matrix(count, 1), b_host = random_matrix(count, 2);
 
   cudaStream_t stream = nullptr;
-  TRANSFORMER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  GPUPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   struct StreamGuard {
     cudaStream_t stream;
     ~StreamGuard() { cudaStreamDestroy(stream); }
   } stream_guard{stream};
   // fp32 operands serve fp32 and tf32; bf16 operands are converted copies.
-  const DeviceBuffer a32(count * 4), b32(count * 4), c32(count * 4);
-  const DeviceBuffer a16(count * 2), b16(count * 2), c16(count * 2);
-  TRANSFORMER_CUDA_CHECK(cudaMemcpy(a32.get(), a_host.data(), count * 4, cudaMemcpyHostToDevice));
-  TRANSFORMER_CUDA_CHECK(cudaMemcpy(b32.get(), b_host.data(), count * 4, cudaMemcpyHostToDevice));
-  TRANSFORMER_CUDA_CHECK(
-      cudaMemcpy(a16.get(), to_bf16(a_host).data(), count * 2, cudaMemcpyHostToDevice));
-  TRANSFORMER_CUDA_CHECK(
-      cudaMemcpy(b16.get(), to_bf16(b_host).data(), count * 2, cudaMemcpyHostToDevice));
+  using examples::DeviceBuffer;
+  const DeviceBuffer<float> a32(a_host), b32(b_host);
+  const DeviceBuffer<std::uint16_t> a16(to_bf16(a_host)), b16(to_bf16(b_host));
+  DeviceBuffer<float> c32(count);
+  DeviceBuffer<std::uint16_t> c16(count);
 
   const int dimension = options.n;
   std::map<Precision, double> ceilings;
@@ -89,9 +74,9 @@ std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& opti
     const cuda::Gemm gemm(precision, stream);
     const bool is_bf16 = precision == Precision::bf16;
     const cudaDataType_t type = is_bf16 ? CUDA_R_16BF : CUDA_R_32F;
-    const cuda::Operand a{is_bf16 ? a16.get() : a32.get(), type, dimension};
-    const cuda::Operand b{is_bf16 ? b16.get() : b32.get(), type, dimension};
-    const cuda::Output c{is_bf16 ? c16.get() : c32.get(), type, dimension};
+    const cuda::Operand a{is_bf16 ? static_cast<const void*>(a16.data()) : a32.data(), type, dimension};
+    const cuda::Operand b{is_bf16 ? static_cast<const void*>(b16.data()) : b32.data(), type, dimension};
+    const cuda::Output c{is_bf16 ? static_cast<void*>(c16.data()) : c32.data(), type, dimension};
     const auto product = [&] {
       cuda::matmul(gemm, cuda::Op::none, cuda::Op::none, dimension, dimension, dimension, 1.0f, a,
                    b, 0.0f, c);

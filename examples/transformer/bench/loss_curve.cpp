@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <ostream>
 
+#include "harness/cells.hpp"
 #include "harness/options.hpp"
-#include "harness/text_table.hpp"
 #include "model/backend.hpp"
 
 namespace transformer::bench {
@@ -93,16 +93,16 @@ void print_loss_curves(std::ostream& out, const std::vector<harness::LossCurve>&
     header.emplace_back(to_string(curve.precision));
     steps = std::max(steps, curve.losses.size());
   }
-  harness::TextTable table(header);
+  std::vector<std::vector<std::string>> rows;
   for (std::size_t step = 0; step < steps; ++step) {
     std::vector<std::string> cells = {std::to_string(step + 1)};
     for (const harness::LossCurve& curve : curves)
       cells.push_back(step < curve.losses.size() ? harness::fixed(curve.losses[step], 5) : "-");
-    table.add_row(std::move(cells));
+    rows.push_back(std::move(cells));
   }
   out << "\nLoss per train step (" << curves.front().size << ", ctx " << curves.front().ctx
       << ", batch " << curves.front().batch << ", one fixed batch, same initialisation)\n";
-  table.print(out);
+  harness::numbers_right_table(header, std::move(rows)).print(out, harness::ruled_layout);
   for (const harness::LossCurve& curve : curves)
     if (curve.max_abs_divergence_from_fp32)
       out << "largest |loss - fp32 loss| for " << to_string(curve.precision) << ": "

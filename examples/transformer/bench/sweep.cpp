@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "harness/output.hpp"
-#include "harness/text_table.hpp"
+#include "harness/cells.hpp"
 
 namespace transformer::bench {
 namespace {

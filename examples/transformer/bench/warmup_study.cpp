@@ -9,7 +9,7 @@
 
 #include "bench/sweep.hpp"
 #include "harness/run.hpp"
-#include "harness/text_table.hpp"
+#include "harness/cells.hpp"
 
 namespace transformer::bench {
 namespace {
@@ -67,15 +67,17 @@ std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& dev
 
 void print_warmup_study(std::ostream& out, const std::vector<harness::WarmupStudyRow>& rows) {
   if (rows.empty()) return;
-  harness::TextTable table({"size", "ctx", "mode", "prec", "warm-up", "mean ms", "std ms",
-                            "first timed ms", "mean of the rest ms"});
+  const std::vector<std::string> header = {"size",    "ctx",    "mode",           "prec",
+                                           "warm-up", "mean ms", "std ms",        "first timed ms",
+                                           "mean of the rest ms"};
+  std::vector<std::vector<std::string>> cells;
   for (const harness::WarmupStudyRow& row : rows)
-    table.add_row({row.size, std::to_string(row.ctx), to_string(row.mode), to_string(row.precision),
-                   std::to_string(row.warmup), harness::fixed(row.mean_ms, 2),
-                   harness::fixed(row.std_ms, 2), harness::fixed(row.first_ms, 2),
-                   harness::fixed(row.rest_mean_ms, 2)});
+    cells.push_back({row.size, std::to_string(row.ctx), to_string(row.mode), to_string(row.precision),
+                     std::to_string(row.warmup), harness::fixed(row.mean_ms, 2),
+                     harness::fixed(row.std_ms, 2), harness::fixed(row.first_ms, 2),
+                     harness::fixed(row.rest_mean_ms, 2)});
   out << "\nWarm-up study: the timed steps after w warm-up steps, a fresh backend each\n";
-  table.print(out);
+  harness::numbers_right_table(header, std::move(cells)).print(out, harness::ruled_layout);
 }
 
 }  // namespace transformer::bench

@@ -19,7 +19,7 @@
 #include <type_traits>
 
 #include "harness/options.hpp"
-#include "harness/text_table.hpp"
+#include "harness/cells.hpp"
 
 namespace transformer::harness {
 
@@ -72,7 +72,7 @@ void print_results_table(std::ostream& out, const BenchResults& results) {
   if (with_torch) header.insert(header.end(), {"torch ms", "speedup", "mem ratio"});
   header.emplace_back("status");
 
-  TextTable table(header);
+  std::vector<std::vector<std::string>> rows;
   for (const ResultRow& row : results.rows) {
     std::vector<std::string> cells = {row.size,
                                       std::to_string(row.ctx),
@@ -97,13 +97,13 @@ void print_results_table(std::ostream& out, const BenchResults& results) {
       cells.push_back(memory_ratio ? fixed(memory_ratio, 2) + "x" : "-");
     }
     cells.push_back(status_text(row));
-    table.add_row(std::move(cells));
+    rows.push_back(std::move(cells));
   }
   out << results.backend << " backend on " << results.device << "; batch " << results.batch << ", "
       << results.warmup << " warm-up + " << results.steps << " timed steps per configuration"
       << (results.graph ? ", each timed step one replay of the step captured as a CUDA graph" : "")
       << "\n";
-  table.print(out);
+  numbers_right_table(header, std::move(rows)).print(out, ruled_layout);
 }
 
 namespace {

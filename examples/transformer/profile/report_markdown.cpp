@@ -1,19 +1,18 @@
 // profile/report_markdown.cpp: the markdown report. Tables go through
-// gpuprof::to_markdown, which escapes the '|' in C++ kernel names.
+// gpuprof::Table::markdown, which escapes the '|' in C++ kernel names.
 #include "profile/report_markdown.hpp"
 
 #include <cstdio>
 #include <sstream>
 
-#include <gpuprof/report/kernel_summary_writers.hpp>
+#include <gpuprof/table.hpp>
 
-#include "harness/text_table.hpp"
+#include "harness/cells.hpp"
 
 namespace transformer::profile {
 namespace {
 
 using harness::fixed;
-using gpuprof::SummaryTable;
 
 constexpr double bytes_per_gib = 1024.0 * 1024.0 * 1024.0;
 constexpr double bytes_per_mib = 1024.0 * 1024.0;
@@ -37,10 +36,10 @@ std::string failure_text(const ConfigurationProfile& c) {
   return "failed: " + c.note;
 }
 
-SummaryTable table(std::vector<std::string> headers, std::vector<bool> numeric) {
-  SummaryTable t;
-  t.headers = std::move(headers);
-  t.numeric = std::move(numeric);
+gpuprof::Table table(const std::vector<std::string>& headers, const std::vector<bool>& numeric) {
+  gpuprof::Table t;
+  for (std::size_t c = 0; c < headers.size(); ++c)
+    t.add_column({headers[c], numeric[c] ? gpuprof::Align::right : gpuprof::Align::left});
   return t;
 }
 
@@ -50,28 +49,28 @@ std::string times_text(const StepTimes& times) {
 }
 
 void summary(std::ostream& out, const ProfileResults& results) {
-  SummaryTable timing = table({"configuration", "plain forward (ms)", "forward, CUDA events (ms)",
+  gpuprof::Table timing = table({"configuration", "plain forward (ms)", "forward, CUDA events (ms)",
                                "forward, kernel sum (ms)", "forward, GPU projection (ms)",
                                "capture overhead, forward (%)", "capture overhead, train step (%)"},
                               {false, true, true, true, true, true, true});
-  SummaryTable top = table({"configuration", "top forward kernel", "category", "% of forward", "per forward",
+  gpuprof::Table top = table({"configuration", "top forward kernel", "category", "% of forward", "per forward",
                             "top forward+backward kernel", "per train step", "same?"},
                            {false, false, false, true, true, false, true, false});
-  SummaryTable gemm = table({"configuration", "GEMM % inference", "GEMM % train step"}, {false, true, true});
+  gpuprof::Table gemm = table({"configuration", "GEMM % inference", "GEMM % train step"}, {false, true, true});
   for (const ConfigurationProfile& c : results.configurations) {
     if (!c.answers) {
       const std::string why = failure_text(c);
-      timing.rows.push_back({c.label(), why, "", "", "", "", ""});
-      top.rows.push_back({c.label(), why, "", "", "", "", "", ""});
-      gemm.rows.push_back({c.label(), why, ""});
+      timing.add_row({c.label(), why, "", "", "", "", ""});
+      top.add_row({c.label(), why, "", "", "", "", "", ""});
+      gemm.add_row({c.label(), why, ""});
       continue;
     }
     const ProfileAnswers& a = *c.answers;
-    timing.rows.push_back({c.label(), fixed(c.plain_forward.mean_ms, 3), fixed(a.forward.event_ms, 3),
+    timing.add_row({c.label(), fixed(c.plain_forward.mean_ms, 3), fixed(a.forward.event_ms, 3),
                            fixed(a.forward.kernel_sum_ms, 3), fixed(a.forward.projection_ms, 3),
                            signed_percent(capture_overhead_percent(c.plain_forward, c.captured_forward)),
                            signed_percent(capture_overhead_percent(c.plain_step, c.captured_step))});
-    top.rows.push_back({c.label(), code(a.top_forward.base_name), a.top_forward.category,
+    top.add_row({c.label(), code(a.top_forward.base_name), a.top_forward.category,
                         fixed(a.top_forward.percent, 1), fixed(a.top_forward.instances_per_pass, 1),
                         code(a.top_forward_backward.base_name), fixed(a.top_forward_backward.instances_per_pass, 1),
                         a.same_top_kernel() ? "same" : "different"});
@@ -81,30 +80,30 @@ void summary(std::ostream& out, const ProfileResults& results) {
         inference_gemm = row.inference_percent;
         train_gemm = row.train_percent;
       }
-    gemm.rows.push_back({c.label(), fixed(inference_gemm, 1), fixed(train_gemm, 1)});
+    gemm.add_row({c.label(), fixed(inference_gemm, 1), fixed(train_gemm, 1)});
   }
   out << "## Summary\n\n### (a) Forward time, and what capture costs\n\n"
       << "Plain forward: mean of the forward-only benchmark with capture off. The other forward columns "
          "are per forward pass of the captured forward-only run. Capture overhead: mean step time with "
          "capture on vs off (the goal is at most 10% on the small model's train step; reported, not "
          "enforced).\n\n"
-      << gpuprof::to_markdown(timing)
+      << timing.markdown()
       << "\n### (b) Kernel with the most GPU time\n\n"
          "Grouped by full kernel name (as nsys's kern_sum); the tables show base names.\n\n"
-      << gpuprof::to_markdown(top) << "\n### (d) GEMM share of GPU time\n\n"
-      << gpuprof::to_markdown(gemm) << "\n";
+      << top.markdown() << "\n### (d) GEMM share of GPU time\n\n"
+      << gemm.markdown() << "\n";
 }
 
 void forward_time_section(std::ostream& out, const ConfigurationProfile& c, const ProfileAnswers& a) {
-  SummaryTable t = table({"forward pass measured by", "ms"}, {false, true});
-  t.rows.push_back({"plain benchmark, capture off (mean ± std)", times_text(c.plain_forward)});
-  t.rows.push_back({"\"forward\" scope, CUDA events, capture on",
+  gpuprof::Table t = table({"forward pass measured by", "ms"}, {false, true});
+  t.add_row({"plain benchmark, capture off (mean ± std)", times_text(c.plain_forward)});
+  t.add_row({"\"forward\" scope, CUDA events, capture on",
                     a.forward.event_ms ? fixed(a.forward.event_ms, 3) : "- (not GPU-timed)"});
-  t.rows.push_back({"summed kernel time per forward", fixed(a.forward.kernel_sum_ms, 3)});
-  t.rows.push_back({"GPU projection per forward (first kernel start to last end)",
+  t.add_row({"summed kernel time per forward", fixed(a.forward.kernel_sum_ms, 3)});
+  t.add_row({"GPU projection per forward (first kernel start to last end)",
                     fixed(a.forward.projection_ms, 3)});
   out << "### (a) Forward time\n\n"
-      << gpuprof::to_markdown(t) << "\nOver " << a.forward.forwards << " profiled forward passes. Kernel sum vs plain "
+      << t.markdown() << "\nOver " << a.forward.forwards << " profiled forward passes. Kernel sum vs plain "
       << "benchmark: " << signed_percent(100.0 * (a.forward.kernel_sum_ms / c.plain_forward.mean_ms - 1))
       << " (the plain timing also covers launch gaps and host work between kernels).\n\n"
       << "Capture overhead: forward-only step " << fixed(c.plain_forward.mean_ms, 3) << " -> "
@@ -135,35 +134,35 @@ void non_gemm_section(std::ostream& out, const ProfileAnswers& a) {
     out << "None.\n\n";
     return;
   }
-  SummaryTable t = table({"kernel (base name)", "category", "% of forward", "ms per forward", "per forward"},
+  gpuprof::Table t = table({"kernel (base name)", "category", "% of forward", "ms per forward", "per forward"},
                          {false, false, true, true, true});
   for (const KernelTime& k : a.non_gemm_forward)
-    t.rows.push_back({code(k.base_name), k.category, fixed(k.percent, 1), fixed(k.ms_per_pass, 3),
+    t.add_row({code(k.base_name), k.category, fixed(k.percent, 1), fixed(k.ms_per_pass, 3),
                       fixed(k.instances_per_pass, 1)});
-  out << gpuprof::to_markdown(t) << "\n";
+  out << t.markdown() << "\n";
 }
 
 void category_section(std::ostream& out, const ProfileAnswers& a) {
-  SummaryTable t = table({"category", "inference %", "train step %", "inference ms / forward", "train ms / step"},
+  gpuprof::Table t = table({"category", "inference %", "train step %", "inference ms / forward", "train ms / step"},
                          {false, true, true, true, true});
   for (const CategoryRow& row : a.categories)
-    t.rows.push_back({row.category, fixed(row.inference_percent, 1), fixed(row.train_percent, 1),
+    t.add_row({row.category, fixed(row.inference_percent, 1), fixed(row.train_percent, 1),
                       fixed(row.inference_ms, 3), fixed(row.train_ms, 3)});
   out << "### (d) GPU time by category: inference vs train step\n\n"
          "Inference: the forward passes of the forward-only run. Train step: forward, backward and "
          "optimizer step of the train run. Copies and memsets count as memory.\n\n"
-      << gpuprof::to_markdown(t) << "\n";
+      << t.markdown() << "\n";
 }
 
 void attention_section(std::ostream& out, const ProfileAnswers& a) {
-  SummaryTable t = table({"scope", "kernels per forward", "ms per forward", "GFLOP per forward", "TFLOP/s"},
+  gpuprof::Table t = table({"scope", "kernels per forward", "ms per forward", "GFLOP per forward", "TFLOP/s"},
                          {false, true, true, true, true});
   for (const AttentionPart* part : {&a.attention.scores, &a.attention.softmax, &a.attention.final_matmul})
-    t.rows.push_back({"\"" + part->scope + "\"", fixed(part->kernels_per_forward, 1), fixed(part->ms_per_forward, 3),
+    t.add_row({"\"" + part->scope + "\"", fixed(part->kernels_per_forward, 1), fixed(part->ms_per_forward, 3),
                       fixed(part->flops_per_forward / 1e9, 3), fixed(part->tflop_per_s(), 2)});
   const double time_ratio = a.attention.time_ratio(), flop_ratio = a.attention.flop_ratio();
   out << "### (e) Softmax vs the attention matmuls (forward pass)\n\n"
-      << gpuprof::to_markdown(t) << "\nSoftmax / (scores + final matmul): time " << fixed(time_ratio, 3) << ", FLOPs "
+      << t.markdown() << "\nSoftmax / (scores + final matmul): time " << fixed(time_ratio, 3) << ", FLOPs "
       << fixed(flop_ratio, 4) << "; per FLOP the softmax takes " << fixed(flop_ratio > 0 ? time_ratio / flop_ratio : 0, 1)
       << "x the time of the matmuls. FLOPs: each matmul 2·B·H·T²·d_head per layer; softmax "
       << fixed(softmax_flops_per_score, 0)
@@ -196,20 +195,20 @@ void configuration_section(std::ostream& out, const ConfigurationProfile& c) {
 }
 
 void memory_section(std::ostream& out, const MemoryTable& memory) {
-  SummaryTable t = table({"ctx", "mode", "precision", "attention", "peak device memory (GiB)",
-                          "allocated by backend (GiB)", "fp32 residual-stream tensor (MiB)"},
-                         {true, false, false, false, true, true, true});
+  gpuprof::Table t = table({"ctx", "mode", "precision", "attention", "peak device memory (GiB)",
+                            "allocated by backend (GiB)", "fp32 residual-stream tensor (MiB)"},
+                           {true, false, false, false, true, true, true});
   for (const MemoryRow& row : memory.rows) {
     std::string peak;
     if (row.status == RunStatus::oom) peak = oom_text(row.bytes_needed.value_or(0));
     else if (row.status == RunStatus::error) peak = "failed: " + row.note;
     else peak = fixed(row.peak_bytes ? std::optional<double>(static_cast<double>(*row.peak_bytes) / bytes_per_gib)
                                      : std::nullopt, 2);
-    t.rows.push_back({std::to_string(row.ctx), to_string(row.mode), to_string(row.precision),
-                      to_string(row.attention), peak,
-                      harness::gib(row.allocated_bytes ? std::optional<double>(static_cast<double>(*row.allocated_bytes))
-                                                     : std::nullopt),
-                      fixed(static_cast<double>(row.residual_stream_bytes) / bytes_per_mib, 1)});
+    t.add_row({std::to_string(row.ctx), to_string(row.mode), to_string(row.precision),
+               to_string(row.attention), peak,
+               harness::gib(row.allocated_bytes ? std::optional<double>(static_cast<double>(*row.allocated_bytes))
+                                              : std::nullopt),
+               fixed(static_cast<double>(row.residual_stream_bytes) / bytes_per_mib, 1)});
   }
   out << "## Memory: " << memory.model << " model, batch " << memory.batch << "\n\n"
       << "Peak device memory: cudaMemGetInfo's memory in use, sampled at every scope boundary (gpuprof "
@@ -217,7 +216,7 @@ void memory_section(std::ostream& out, const MemoryTable& memory) {
          "and the CUDA context's growth). Allocated: the backend's one arena. Residual-stream tensor: "
          "batch·ctx·d_model·4 bytes, d_model "
       << memory.d_model << ".\n\n"
-      << gpuprof::to_markdown(t) << "\n";
+      << t.markdown() << "\n";
 }
 
 }  // namespace

@@ -11,23 +11,12 @@
 
 #include "../atomic_file.hpp"
 #include "../json_writer.hpp"
+#include "../table.hpp"
 #include "model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
 namespace detail {
-// RFC 4180: quoted when it holds a comma, quote or line break (C++ names hold
-// commas all the time), or always with `force_quotes` (nsys quotes its headers).
-inline std::string csv_field(const std::string& text, bool force_quotes = false) {
-  if (!force_quotes && text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
 inline void append_csv_row(std::string& out, const std::vector<std::string>& fields) {
   for (std::size_t i = 0; i < fields.size(); ++i) {
     if (i > 0) out += ',';

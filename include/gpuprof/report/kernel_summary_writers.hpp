@@ -4,7 +4,7 @@
 //
 //   auto rows = gpuprof::kern_sum(report, "forward");
 //   gpuprof::write_kern_sum("forward_kern_sum.csv", rows);   // .csv, .md or .json
-//   std::cout << gpuprof::to_markdown(gpuprof::kern_sum_table(rows));
+//   std::cout << gpuprof::kern_sum_table(rows).markdown();   // a gpuprof::Table
 //
 // JSON members (all times in nanoseconds, numbers at full precision):
 //   {"kern_sum": [{"time_percent", "total_ns", "instances", "avg_ns", "median_ns",
@@ -14,7 +14,6 @@
 //                           "summed_ns", "event_ms" (null when not GPU-timed),
 //                           "categories": [{"category", "total_ns", "percent"}, ...]}, ...]}
 #pragma once
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -23,36 +22,16 @@
 #include "../error.hpp"
 #include "../json_writer.hpp"
 #include "../kernel_summary.hpp"
-#include "csv.hpp"
-#include "table.hpp"
+#include "../table.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
-// A table of already formatted cells; `numeric[c]` right-aligns column c in markdown.
-struct SummaryTable {
-  std::vector<std::string> headers;
-  std::vector<bool> numeric;
-  std::vector<std::vector<std::string>> rows;
-};
-
 namespace detail {
-// nsys prints percentages and ns averages with one decimal.
-inline std::string fixed1(double value) { return format_fixed(value, 1); }
-
-inline std::string markdown_cell(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
-  }
-  return out;
-}
-
 inline std::vector<std::string> kern_sum_cells(const KernelSummaryRow& row) {
-  return {fixed1(row.time_percent), std::to_string(row.total_ns), std::to_string(row.instances),
-          fixed1(row.avg_ns),       fixed1(row.median_ns),        std::to_string(row.min_ns),
-          std::to_string(row.max_ns), fixed1(row.stddev_ns)};
+  // nsys prints percentages and ns averages with one decimal.
+  return {format_fixed(row.time_percent, 1), std::to_string(row.total_ns), std::to_string(row.instances),
+          format_fixed(row.avg_ns, 1),       format_fixed(row.median_ns, 1), std::to_string(row.min_ns),
+          std::to_string(row.max_ns),        format_fixed(row.stddev_ns, 1)};
 }
 
 inline void kern_sum_members(JsonWriter& json, const KernelSummaryRow& row) {
@@ -76,82 +55,51 @@ inline const std::vector<std::string>& kern_sum_headers() {
 }
 }  // namespace detail
 
-inline std::string to_csv(const SummaryTable& table) {
-  std::string out;
-  for (std::size_t c = 0; c < table.headers.size(); ++c)
-    out += (c ? "," : "") + detail::csv_field(table.headers[c], true);
-  out += '\n';
-  for (const auto& row : table.rows) {
-    for (std::size_t c = 0; c < row.size(); ++c) out += (c ? "," : "") + detail::csv_field(row[c], false);
-    out += '\n';
-  }
-  return out;
-}
-
-inline std::string to_markdown(const SummaryTable& table) {
-  std::string out = "|";
-  for (const std::string& header : table.headers) out += " " + detail::markdown_cell(header) + " |";
-  out += "\n|";
-  for (std::size_t c = 0; c < table.headers.size(); ++c)
-    out += c < table.numeric.size() && table.numeric[c] ? "---:|" : ":---|";
-  out += '\n';
-  for (const auto& row : table.rows) {
-    out += "|";
-    for (const std::string& cell : row) out += " " + detail::markdown_cell(cell) + " |";
-    out += '\n';
-  }
-  return out;
-}
-
 // nsys cuda_gpu_kern_sum's columns, in its order.
-inline SummaryTable kern_sum_table(const std::vector<KernelSummaryRow>& rows) {
-  SummaryTable table;
-  table.headers = detail::kern_sum_headers();
-  table.headers.push_back("Name");
-  table.numeric.assign(table.headers.size() - 1, true);
-  table.numeric.push_back(false);
+inline Table kern_sum_table(const std::vector<KernelSummaryRow>& rows) {
+  Table table;
+  for (const std::string& header : detail::kern_sum_headers()) table.add_column({header, Align::right});
+  table.add_column({"Name"});
   for (const KernelSummaryRow& row : rows) {
     std::vector<std::string> cells = detail::kern_sum_cells(row);
     cells.push_back(row.name);
-    table.rows.push_back(std::move(cells));
+    table.add_row(std::move(cells));
   }
   return table;
 }
 
 // nsys nvtx_kern_sum's layout: the range and its view first, then kern_sum's columns.
-inline SummaryTable scope_kern_sum_table(const std::vector<ScopeKernelRow>& rows) {
-  SummaryTable table;
-  table.headers = {"Range", "View", "Scope Instances"};
-  for (const std::string& header : detail::kern_sum_headers()) table.headers.push_back(header);
-  table.headers.push_back("Kernel Name");
-  table.numeric = {false, false, true};
-  table.numeric.resize(table.headers.size() - 1, true);
-  table.numeric.push_back(false);
+inline Table scope_kern_sum_table(const std::vector<ScopeKernelRow>& rows) {
+  Table table({{"Range"}, {"View"}, {"Scope Instances", Align::right}});
+  for (const std::string& header : detail::kern_sum_headers()) table.add_column({header, Align::right});
+  table.add_column({"Kernel Name"});
   for (const ScopeKernelRow& row : rows) {
     std::vector<std::string> cells = {row.range, to_string(row.view), std::to_string(row.scope_instances)};
     for (std::string& cell : detail::kern_sum_cells(row.kernel)) cells.push_back(std::move(cell));
     cells.push_back(row.kernel.name);
-    table.rows.push_back(std::move(cells));
+    table.add_row(std::move(cells));
   }
   return table;
 }
 
 // One row per scope: times in ms, then each category's share in % of the summed GPU time.
-inline SummaryTable scope_gpu_table(const std::vector<ScopeGpuSummary>& summaries) {
-  SummaryTable table;
-  table.headers = {"Scope", "Instances", "Event (ms)", "GPU projection (ms)", "Summed GPU (ms)"};
+inline Table scope_gpu_table(const std::vector<ScopeGpuSummary>& summaries) {
+  Table table({{"Scope"},
+               {"Instances", Align::right},
+               {"Event (ms)", Align::right},
+               {"GPU projection (ms)", Align::right},
+               {"Summed GPU (ms)", Align::right}});
   if (!summaries.empty())
-    for (const CategoryShare& share : summaries.front().categories) table.headers.push_back(share.category + " (%)");
-  table.numeric.assign(table.headers.size(), true);
-  table.numeric[0] = false;
+    for (const CategoryShare& share : summaries.front().categories)
+      table.add_column({share.category + " (%)", Align::right});
   for (const ScopeGpuSummary& summary : summaries) {
     std::vector<std::string> cells = {
         summary.path, std::to_string(summary.instances),
-        summary.event_ms < 0 ? std::string("-") : detail::format_fixed(summary.event_ms, 3),
-        detail::format_fixed(static_cast<double>(summary.projection_ns) * 1e-6, 3),
-        detail::format_fixed(static_cast<double>(summary.summed_ns) * 1e-6, 3)};
-    for (const CategoryShare& share : summary.categories) cells.push_back(detail::fixed1(share.percent));
-    table.rows.push_back(std::move(cells));
+        summary.event_ms < 0 ? std::string("-") : format_fixed(summary.event_ms, 3),
+        format_fixed(static_cast<double>(summary.projection_ns) * 1e-6, 3),
+        format_fixed(static_cast<double>(summary.summed_ns) * 1e-6, 3)};
+    for (const CategoryShare& share : summary.categories) cells.push_back(format_fixed(share.percent, 1));
+    table.add_row(std::move(cells));
   }
   return table;
 }
@@ -215,9 +163,9 @@ inline bool ends_with(const std::string& text, const std::string& suffix) {
 }
 
 // Writes `table` or `json` to `path`, in the format its extension names.
-inline void write_summary(const std::string& path, const SummaryTable& table, const std::string& json) {
-  if (ends_with(path, ".csv")) write_file_atomically(path, to_csv(table));
-  else if (ends_with(path, ".md")) write_file_atomically(path, to_markdown(table));
+inline void write_summary(const std::string& path, const Table& table, const std::string& json) {
+  if (ends_with(path, ".csv")) write_file_atomically(path, table.csv(CsvHeaders::quoted));
+  else if (ends_with(path, ".md")) write_file_atomically(path, table.markdown());
   else if (ends_with(path, ".json")) write_file_atomically(path, json);
   else throw Error("cannot write " + path + ": unknown format (use .csv, .md or .json)");
 }

@@ -18,10 +18,10 @@
 #include "../atomic_file.hpp"
 #include "../json_writer.hpp"
 #include "../merge.hpp"
+#include "../table.hpp"
 #include "chrome_trace.hpp"
 #include "json.hpp"
 #include "model.hpp"
-#include "table.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -48,12 +48,13 @@ inline std::string merged_rank_label(const MergedRank& rank) {
 namespace detail {
 // The merged report's tables, titled, in print order. `indent` goes before
 // nested scope names.
-inline std::vector<std::pair<std::string, TextTable>> merged_tables(const MergedReport& merged,
+inline std::vector<std::pair<std::string, Table>> merged_tables(const MergedReport& merged,
                                                                     const std::string& indent) {
-  std::vector<std::pair<std::string, TextTable>> tables;
+  std::vector<std::pair<std::string, Table>> tables;
   const auto ms = [](double value) { return format_significant(value); };
-  const auto rank_columns = [&](TextTable& table) {
-    for (const MergedRank& rank : merged.ranks) table.add_column("rank " + std::to_string(rank.rank.rank), true);
+  const auto rank_columns = [&](Table& table) {
+    for (const MergedRank& rank : merged.ranks)
+      table.add_column({"rank " + std::to_string(rank.rank.rank), Align::right});
   };
   const auto indented = [&](const MergedScope& scope) {
     std::string name;
@@ -61,39 +62,39 @@ inline std::vector<std::pair<std::string, TextTable>> merged_tables(const Merged
     return name + scope.path.substr(scope.path.rfind('/') + 1);
   };
 
-  TextTable scopes;
-  scopes.add_column("scope", false);
+  Table scopes;
+  scopes.add_column({"scope"});
   rank_columns(scopes);
-  for (const char* header : {"min", "median", "max", "slowest"}) scopes.add_column(header, true);
+  for (const char* header : {"min", "median", "max", "slowest"}) scopes.add_column({header, Align::right});
   for (const MergedScope& scope : merged.scopes) {
     std::vector<std::string> row = {indented(scope)};
     for (const Summary& summary : scope.per_rank) row.push_back(summary.n > 0 ? ms(summary.mean) : "-");
     row.insert(row.end(), {ms(scope.across_ranks.min), ms(scope.across_ranks.median), ms(scope.across_ranks.max),
                            "rank " + std::to_string(scope.slowest_rank)});
-    scopes.rows.push_back(std::move(row));
+    scopes.add_row(std::move(row));
   }
   tables.emplace_back("Scopes: mean ms per rank, and across ranks", std::move(scopes));
 
   if (!merged.steps.empty()) {
-    TextTable steps;
-    steps.add_column("step", true);
+    Table steps;
+    steps.add_column({"step", Align::right});
     rank_columns(steps);
-    steps.add_column("skew", true);
-    steps.add_column("slowest", true);
+    steps.add_column({"skew", Align::right});
+    steps.add_column({"slowest", Align::right});
     for (const MergedStep& step : merged.steps) {
       std::vector<std::string> row = {std::to_string(step.index)};
       for (double value : step.per_rank_ms) row.push_back(ms(value));
       row.insert(row.end(), {ms(step.skew_ms), "rank " + std::to_string(step.slowest_rank)});
-      steps.rows.push_back(std::move(row));
+      steps.add_row(std::move(row));
     }
     tables.emplace_back("Steps (" + merged.step_scope + "): ms per rank, skew = slowest - fastest", std::move(steps));
   }
   if (!merged.has_kernels) return tables;
 
-  const auto comm_columns = [](TextTable& table) {
-    table.add_column("rank", true);
+  const auto comm_columns = [](Table& table) {
+    table.add_column({"rank", Align::right});
     for (const char* header : {"communication", "computation", "overlap", "exposed comm", "hidden"})
-      table.add_column(header, true);
+      table.add_column({header, Align::right});
   };
   const auto comm_cells = [&](std::vector<std::string> row, std::size_t position, const CommComputeTime& time) {
     row.insert(row.end(), {std::to_string(merged.ranks[position].rank.rank), ms(time.communication_ms),
@@ -101,23 +102,23 @@ inline std::vector<std::pair<std::string, TextTable>> merged_tables(const Merged
                            format_fixed(100 * time.overlap_fraction(), 1) + "%"});
     return row;
   };
-  TextTable by_step;
-  by_step.add_column("step", true);
+  Table by_step;
+  by_step.add_column({"step", Align::right});
   comm_columns(by_step);
   for (const MergedStep& step : merged.steps)
     for (std::size_t r = 0; r < step.comm_compute.size(); ++r)
-      by_step.rows.push_back(comm_cells({std::to_string(step.index)}, r, step.comm_compute[r]));
-  if (!by_step.rows.empty())
+      by_step.add_row(comm_cells({std::to_string(step.index)}, r, step.comm_compute[r]));
+  if (!by_step.rows().empty())
     tables.emplace_back("Communication vs computation per step (GPU ms; hidden = overlap / communication)",
                         std::move(by_step));
-  TextTable by_scope;
-  by_scope.add_column("scope", false);
+  Table by_scope;
+  by_scope.add_column({"scope"});
   comm_columns(by_scope);
   for (const MergedScope& scope : merged.scopes)
     for (std::size_t r = 0; r < scope.comm_compute.size(); ++r) {
       const CommComputeTime& time = scope.comm_compute[r];
       if (time.communication_ms > 0 || time.computation_ms > 0)
-        by_scope.rows.push_back(comm_cells({indented(scope)}, r, time));
+        by_scope.add_row(comm_cells({indented(scope)}, r, time));
     }
   tables.emplace_back("Communication vs computation per scope (inclusive, GPU ms)", std::move(by_scope));
   return tables;
@@ -151,7 +152,7 @@ inline std::string merged_text(const MergedReport& merged) {
   for (const MergedRank& rank : merged.ranks) out << "  " << detail::merged_rank_label(rank) << '\n';
   for (const auto& [title, table] : detail::merged_tables(merged, "  ")) {
     out << '\n' << title << '\n';
-    detail::print_text_table(out, table);
+    table.print(out);
   }
   out << '\n';
   for (const std::string& line : detail::merged_summary_lines(merged)) out << line << '\n';
@@ -160,11 +161,13 @@ inline std::string merged_text(const MergedReport& merged) {
 
 inline std::string merged_markdown(const MergedReport& merged) {
   std::string text = "**gpuprof merged report**\n\n";
-  for (const MergedRank& rank : merged.ranks) text += "- " + detail::escape_markdown_cell(detail::merged_rank_label(rank)) + "\n";
+  for (const MergedRank& rank : merged.ranks)
+    text += "- " + detail::markdown_cell(detail::merged_rank_label(rank)) + "\n";
   for (const auto& [title, table] : detail::merged_tables(merged, "&nbsp;&nbsp;"))
-    text += "\n**" + detail::escape_markdown_cell(title) + "**\n\n" + detail::markdown_table(table);
+    text += "\n**" + detail::markdown_cell(title) + "**\n\n" + table.markdown();
   text += "\n";
-  for (const std::string& line : detail::merged_summary_lines(merged)) text += detail::escape_markdown_cell(line) + "\n\n";
+  for (const std::string& line : detail::merged_summary_lines(merged))
+    text += detail::markdown_cell(line) + "\n\n";
   return text;
 }
 

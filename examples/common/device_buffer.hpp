@@ -1,6 +1,7 @@
-// device_buffer.cuh: an owning, typed device allocation. The element type is
-// the tensor's dtype, so dtype_name<DeviceBuffer<T>::value_type> reports what
-// the GPU code really computed in.
+// common/device_buffer.hpp: the examples' owning, typed device allocation.
+// The element type is the tensor's dtype, so the precision demo's
+// dtype_name<DeviceBuffer<T>::value_type> reports what the GPU really
+// computed in.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -11,7 +12,7 @@
 
 #include <gpuprof/error.hpp>
 
-namespace precision {
+namespace examples {
 
 template <class T>
 class DeviceBuffer {
@@ -35,7 +36,7 @@ class DeviceBuffer {
     // broken, and the call that broke it has thrown. Say so, do not hide it.
     if (data_ == nullptr) return;  // moved from
     if (const cudaError_t status = cudaFree(data_); status != cudaSuccess)
-      std::fprintf(stderr, "precision: cudaFree failed: %s\n", cudaGetErrorString(status));
+      std::fprintf(stderr, "cudaFree failed: %s\n", cudaGetErrorString(status));
   }
 
   T* data() { return data_; }
@@ -55,4 +56,4 @@ class DeviceBuffer {
   T* data_ = nullptr;
 };
 
-}  // namespace precision
+}  // namespace examples
