@@ -271,7 +271,8 @@ inline void write_merged_chrome_trace(const std::vector<Report>& reports, const 
     return rank.host_name == merged.ranks.front().host_name;
   });
   std::int64_t shared_origin = std::numeric_limits<std::int64_t>::max();
-  for (const MergedRank& rank : merged.ranks) shared_origin = std::min(shared_origin, detail::trace_origin_ns(report_of(rank)));
+  for (const MergedRank& rank : merged.ranks)
+    shared_origin = std::min(shared_origin, detail::trace_origin_ns(report_of(rank)));
 
   JsonWriter json;
   json.begin_object()
