@@ -176,15 +176,21 @@ inline std::vector<CommComputeTime> comm_compute_by_step(const Report& report, c
     const auto found = by_id.find(kernel.scope_instance);
     const ScopeInstance* launcher = kernel.scope_instance != 0 && found != by_id.end() ? found->second : nullptr;
     if (launcher == nullptr && kernel.launch_ns == 0) continue;
-    for (std::size_t s = 0; s < steps.size(); ++s) {
-      const ScopeInstance& step = *steps[s];
-      const bool inside = launcher ? launcher->thread == step.thread && step.host_begin_ns <= launcher->host_begin_ns &&
-                                         launcher->host_end_ns <= step.host_end_ns
-                                   : step.host_begin_ns <= kernel.launch_ns && kernel.launch_ns <= step.host_end_ns;
-      if (!inside) continue;
-      per_step[s].add(kernel);
-      break;
-    }
+    const std::int64_t anchor_ns = launcher ? launcher->host_begin_ns : kernel.launch_ns;
+    const auto inside = [&](const ScopeInstance& step) {
+      return launcher ? launcher->thread == step.thread && step.host_begin_ns <= launcher->host_begin_ns &&
+                            launcher->host_end_ns <= step.host_end_ns
+                      : step.host_begin_ns <= kernel.launch_ns && kernel.launch_ns <= step.host_end_ns;
+    };
+    // Usually the last step to begin before the anchor; steps of several
+    // threads may interleave, so the rest are searched when it is not.
+    const auto after = std::upper_bound(steps.begin(), steps.end(), anchor_ns,
+                                        [](std::int64_t t, const ScopeInstance* step) { return t < step->host_begin_ns; });
+    std::size_t step = steps.size();
+    if (after != steps.begin() && inside(**(after - 1))) step = static_cast<std::size_t>(after - 1 - steps.begin());
+    for (std::size_t s = 0; step == steps.size() && s < steps.size(); ++s)
+      if (inside(*steps[s])) step = s;
+    if (step < steps.size()) per_step[step].add(kernel);
   }
   std::vector<CommComputeTime> times;
   for (const KernelIntervals& intervals : per_step) times.push_back(intervals.time());

@@ -14,8 +14,9 @@
 // its world, some reports ranked and others not.
 //
 // A step is the i-th instance of the step scope (MergeOptions::step_scope;
-// by default the top-level scope with the most instances in the first
-// report); ranks are compared step by step over the steps every rank has.
+// by default the top-level scope with the most instances in the lowest
+// rank's report); ranks are compared step by step over the steps every
+// rank has.
 // The skew of a step is its slowest rank's time minus its fastest rank's.
 // Writers: report/merged.hpp (text, markdown, JSON, Chrome trace).
 #pragma once
@@ -35,7 +36,7 @@
 GPUPROF_NAMESPACE_BEGIN
 
 struct MergeOptions {
-  std::string step_scope;  // path of the step scope; "" picks default_step_scope(first report)
+  std::string step_scope;  // path of the step scope; "" picks default_step_scope(lowest rank's report)
 };
 
 // One merged input: its rank and where it ran.
@@ -73,7 +74,7 @@ struct MergedReport {
   std::vector<MergedRank> ranks;     // ascending rank
   int world_size = -1;               // -1 when no report says
   std::string step_scope;            // "" without steps
-  std::vector<MergedScope> scopes;   // the first report's node order, then paths only later ranks have
+  std::vector<MergedScope> scopes;   // the lowest rank's node order, then paths only other ranks have
   std::vector<MergedStep> steps;     // the steps every rank has
   std::vector<std::size_t> slowest_count;  // per rank (ranks' order): steps it was slowest in
   Summary skew_ms;                   // of the steps' skews

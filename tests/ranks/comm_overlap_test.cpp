@@ -96,7 +96,7 @@ TEST_CASE("communication vs computation: multi-stream, nested, disjoint, copies 
   CHECK(scopes[1].overlap_ms == Approx(0.070));
 }
 
-TEST_CASE("comm_compute_by_step: work without a launching scope goes by its launch time; graph work by its node") {
+TEST_CASE("comm_compute_by_step: work without a launching scope goes by its launch time, graph work by its node, another thread's in no step") {
   gpuprof::Report report = rank_report(0, 1, {10, 10});
   add_kernel(report, 1, 2, "communication", 3, 0, 40);
   report.kernels.back().scope_instance = 0;  // launched outside any scope, during step 1
@@ -104,11 +104,15 @@ TEST_CASE("comm_compute_by_step: work without a launching scope goes by its laun
   add_kernel(report, 0, 2, "gemm", 1, 0, 30);
   report.kernels.back().scope_instance = 0;  // graph work captured in train/backward
   report.kernels.back().scope_node = 3;
+  // Launched from a scope of another host thread during step 0: in no step of thread 0.
+  report.instances.push_back({99, 2, 1, gpuprof_test::step_begin_ns(0) + 10, gpuprof_test::step_begin_ns(0) + 20, 0.0});
+  add_kernel(report, 0, 2, "gemm", 5, 0, 1000);
+  report.kernels.back().scope_instance = 99;
   const auto steps = gpuprof::comm_compute_by_step(report, "train");
   CHECK(steps[1].communication_ms == Approx(0.040));
   CHECK(steps[0].computation_ms == Approx(0.030));
   const auto scopes = gpuprof::comm_compute_by_scope(report);
   CHECK(scopes[3].computation_ms == Approx(0.030));
-  CHECK(scopes[1].computation_ms == Approx(0.030));
+  CHECK(scopes[1].computation_ms == Approx(1.000));  // the other thread's kernel covers the graph work
   CHECK(scopes[1].communication_ms == 0);  // no launching scope: charged to none
 }
