@@ -48,9 +48,11 @@ class Profiler {
   // report), the cheapest way to name ranges for Nsight Systems.
   void set_nvtx_only(bool enabled) { detail::recorder().set_nvtx_only(enabled); }
   // This process's place in a multi-process run, written into every report
-  // (merge.hpp combines them). Unset, reports read RANK, WORLD_SIZE and
-  // LOCAL_RANK from the environment at report time. Call before report().
-  void set_rank(int rank, int world_size, int local_rank = -1) { rank_ = RankInfo{rank, world_size, local_rank}; }
+  // (merge.hpp combines them). Unset (or set to a negative rank), reports read
+  // RANK, WORLD_SIZE and LOCAL_RANK from the environment at report time.
+  void set_rank(int rank, int world_size, int local_rank = -1) {
+    rank_ = rank >= 0 ? std::optional<RankInfo>(RankInfo{rank, world_size, local_rank}) : std::nullopt;
+  }
 #if GPUPROF_WITH_CUDA
   // Replays of captured scopes whose time stamps were lost (overwritten
   // before being read, from overlapping launches of one graph, or longer

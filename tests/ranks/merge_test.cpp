@@ -1,6 +1,7 @@
 // merge.hpp, report/merged.hpp and gpuprof-merge on synthetic per-rank
 // reports whose answers are known.
 #include <gpuprof/merge.hpp>
+#include <gpuprof/profiler.hpp>
 #include <gpuprof/report.hpp>
 #include <gpuprof/report/merged.hpp>
 #include <gpuprof/report/read_json.hpp>
@@ -141,6 +142,19 @@ TEST_CASE("rank fields: JSON round trip, unknown ones null, old files without th
   CHECK_FALSE(unknown.rank.known());
   CHECK(unknown.rank.world_size == -1);
   CHECK(gpuprof::rank_description(back.rank) == "rank 3 of 8 (local 1)");
+}
+
+TEST_CASE("Profiler::set_rank goes into reports; a negative rank goes back to the environment") {
+  gpuprof::profiler().set_rank(3, 4, 1);
+  const gpuprof::RankInfo set = gpuprof::profiler().report().rank;
+  CHECK(set.rank == 3);
+  CHECK(set.world_size == 4);
+  CHECK(set.local_rank == 1);
+  setenv("RANK", "1", 1);
+  gpuprof::profiler().set_rank(-1, -1);
+  CHECK(gpuprof::profiler().report().rank.rank == 1);
+  unsetenv("RANK");
+  CHECK_FALSE(gpuprof::profiler().report().rank.known());
 }
 
 TEST_CASE("rank_from_environment: RANK, WORLD_SIZE, LOCAL_RANK; garbage is unknown") {
