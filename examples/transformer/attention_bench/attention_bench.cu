@@ -21,7 +21,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
-#include "cuda/check.hpp"
+#include "common/cuda_check.hpp"
 #include "cuda/flash_attention.hpp"
 
 namespace {
@@ -98,7 +98,7 @@ template <class T>
 struct DeviceBuffer {
   T* data = nullptr;
   explicit DeviceBuffer(std::size_t count) {
-    TRANSFORMER_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data), count * sizeof(T)));
+    GPUPROF_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data), count * sizeof(T)));
   }
   ~DeviceBuffer() { cudaFree(data); }
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -108,8 +108,8 @@ struct DeviceBuffer {
 class EventTimer {
  public:
   EventTimer() {
-    TRANSFORMER_CUDA_CHECK(cudaEventCreate(&start_));
-    TRANSFORMER_CUDA_CHECK(cudaEventCreate(&stop_));
+    GPUPROF_CUDA_CHECK(cudaEventCreate(&start_));
+    GPUPROF_CUDA_CHECK(cudaEventCreate(&stop_));
   }
   ~EventTimer() {
     cudaEventDestroy(start_);
@@ -123,11 +123,11 @@ class EventTimer {
     for (int i = 0; i < o.warmup; ++i) work();
     std::vector<float> times(static_cast<std::size_t>(o.reps));
     for (float& t : times) {
-      TRANSFORMER_CUDA_CHECK(cudaEventRecord(start_));
+      GPUPROF_CUDA_CHECK(cudaEventRecord(start_));
       work();
-      TRANSFORMER_CUDA_CHECK(cudaEventRecord(stop_));
-      TRANSFORMER_CUDA_CHECK(cudaEventSynchronize(stop_));
-      TRANSFORMER_CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
+      GPUPROF_CUDA_CHECK(cudaEventRecord(stop_));
+      GPUPROF_CUDA_CHECK(cudaEventSynchronize(stop_));
+      GPUPROF_CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
     }
     std::sort(times.begin(), times.end());
     const std::size_t mid = times.size() / 2;
@@ -153,7 +153,7 @@ Row measure(const HeadShape& head, int ctx, const Options& o, EventTimer& timer)
   std::uint32_t seed = 1;
   for (bf16* p : {q.data, k.data, v.data, dcontext.data}) {
     fill_random<<<static_cast<unsigned>((n + 255) / 256), 256>>>(p, n, seed++ * 0x9e3779b9u);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   }
   auto forward = [&] {
     transformer::cuda::flash_attention_forward(shape, q.data, k.data, v.data, context.data,
@@ -168,7 +168,7 @@ Row measure(const HeadShape& head, int ctx, const Options& o, EventTimer& timer)
   Row row{head.size, shape, 0, 0, 0, 0};
   row.fwd_ms = timer.median_ms(o, forward);
   row.fwdbwd_ms = timer.median_ms(o, forward_backward);
-  TRANSFORMER_CUDA_CHECK(cudaDeviceSynchronize());
+  GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
   const double fwd_flops = 4.0 * kBatch * head.heads * static_cast<double>(ctx) * ctx * head.d_head / 2;
   row.fwd_tflops = fwd_flops / (row.fwd_ms * 1e-3) / 1e12;
   row.fwdbwd_tflops = 3.5 * fwd_flops / (row.fwdbwd_ms * 1e-3) / 1e12;
@@ -209,7 +209,7 @@ int run(const Options& o) {
     return 1;
   }
   cudaDeviceProp prop{};
-  TRANSFORMER_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  GPUPROF_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("attention_bench on %s: causal bf16, batch %d, median of %d after %d warm-up\n",
               prop.name, kBatch, o.reps, o.warmup);
   std::printf("%-7s %5s %6s %6s  %9s %8s  %10s %8s\n", "size", "heads", "d_head", "ctx", "fwd ms",

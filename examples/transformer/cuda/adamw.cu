@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "cuda/check.hpp"
+#include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
@@ -98,7 +98,7 @@ void adamw_step(const AdamWConfig& config, const AdamWBuffers& buffers, cudaStre
   if (config.clip_norm > 0) {
     grad_sum_squares_kernel<<<kNormPartials, kThreads, 0, stream>>>(buffers.grads, vectors,
                                                                    buffers.norm_partials);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   }
   UpdateConstants k;
   k.lr = config.lr;
@@ -112,7 +112,7 @@ void adamw_step(const AdamWConfig& config, const AdamWBuffers& buffers, cudaStre
   adamw_kernel<<<std::max(blocks, 1u), kThreads, 0, stream>>>(
       buffers.params, buffers.grads, buffers.m, buffers.v, buffers.params_bf16, vectors,
       buffers.norm_partials, buffers.step, k);
-  TRANSFORMER_CHECK_LAUNCH();
+  EXAMPLE_LAUNCH_CHECK();
 }
 
 }  // namespace transformer::cuda

@@ -7,7 +7,7 @@
 
 #include <gpuprof/scope.hpp>
 
-#include "cuda/check.hpp"
+#include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
 #include "cuda/flash_attention.hpp"
 
@@ -189,7 +189,7 @@ void rope_split_heads(const AttentionShape& shape, const float* rope_cos, const 
     rope_split_heads_kernel<Act, W><<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
         qkv, rope_cos, rope_sin, t.q, t.k, t.v, elements / W, shape.ctx, shape.heads,
         shape.d_head);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   });
 }
 
@@ -207,7 +207,7 @@ void rope_merge_heads_backward(const AttentionShape& shape, const float* rope_co
         <<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
             dq, dk, dv, rope_cos, rope_sin, dqkv, elements / W, shape.ctx, shape.heads,
             shape.d_head);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   });
 }
 
@@ -262,7 +262,7 @@ void attention_forward(const Gemm& gemm, const AttentionShape& shape, const floa
     causal_softmax_forward_kernel<<<blocks_for(shape.score_rows(), kRowsPerBlock),
                                     kRowsPerBlock * 32, 0, stream>>>(t.scores, t.probs,
                                                                      shape.score_rows(), T, ld);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   }
   {
     GPUPROF_SCOPE("final matmul", stream,
@@ -312,7 +312,7 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
       causal_softmax_backward_kernel<<<blocks_for(shape.score_rows(), kRowsPerBlock),
                                        kRowsPerBlock * 32, 0, stream>>>(
           t.probs, t.scores, shape.score_rows(), T, ld);
-      TRANSFORMER_CHECK_LAUNCH();
+      EXAMPLE_LAUNCH_CHECK();
     }
     {
       GPUPROF_SCOPE("computing attention scores", stream,

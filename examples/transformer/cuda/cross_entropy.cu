@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cuda/check.hpp"
+#include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
@@ -97,9 +97,9 @@ void cross_entropy_forward(const Act* logits, const std::int32_t* targets, float
   check_padded_rows("cross_entropy_forward", logits, vocab, ld);
   cross_entropy_forward_kernel<<<rows, kRowThreads, 0, stream>>>(logits, targets, logsumexp,
                                                                  row_loss, vocab, ld);
-  TRANSFORMER_CHECK_LAUNCH();
+  EXAMPLE_LAUNCH_CHECK();
   mean_kernel<<<1, kMeanThreads, 0, stream>>>(row_loss, rows, mean_loss);
-  TRANSFORMER_CHECK_LAUNCH();
+  EXAMPLE_LAUNCH_CHECK();
 }
 
 template <class Act>
@@ -110,7 +110,7 @@ void cross_entropy_backward(Act* logits_to_dlogits, const std::int32_t* targets,
   const std::size_t work = static_cast<std::size_t>(rows) * (ld / kVec);
   cross_entropy_backward_kernel<<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
       logits_to_dlogits, targets, logsumexp, rows, vocab, ld);
-  TRANSFORMER_CHECK_LAUNCH();
+  EXAMPLE_LAUNCH_CHECK();
 }
 
 #define TRANSFORMER_INSTANTIATE(Act)                                                             \

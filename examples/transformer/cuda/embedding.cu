@@ -2,7 +2,7 @@
 // (backward); see embedding.hpp.
 #include "cuda/embedding.hpp"
 
-#include "cuda/check.hpp"
+#include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
@@ -63,7 +63,7 @@ void embedding_forward(const std::int32_t* tokens, const float* table, float* ou
     const std::size_t work = static_cast<std::size_t>(rows) * (d / W);
     embedding_forward_kernel<W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
         tokens, table, out, rows, d);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   });
 }
 
@@ -74,7 +74,7 @@ void embedding_backward(const std::int32_t* offsets, const std::int32_t* positio
     const std::size_t work = static_cast<std::size_t>(vocab) * (d / W);
     embedding_backward_kernel<W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
         offsets, positions, dout, dtable, vocab, d);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   });
 }
 

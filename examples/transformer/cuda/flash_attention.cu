@@ -25,7 +25,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cuda/check.hpp"
+#include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
 
 // mma.sync bf16, cp.async and ldmatrix need sm_80; the paired fp32 atomics sm_90.
@@ -684,7 +684,7 @@ __global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>:
 // Kernels taking more than 48 KB of shared memory must opt in, once per kernel.
 template <class Kernel>
 void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
-  TRANSFORMER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  GPUPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               static_cast<int>(bytes)));
 }
 
@@ -702,7 +702,7 @@ void launch_forward(const AttentionShape& shape, const bf16* q, const bf16* k, c
                   static_cast<unsigned>(shape.batch * shape.heads));
   flash_forward_kernel<D><<<grid, 32 * kForwardWarps, bytes, stream>>>(
       q, k, v, context, lse, shape.ctx, shape.heads, softmax_scale(shape) * kLog2e);
-  TRANSFORMER_CHECK_LAUNCH();
+  EXAMPLE_LAUNCH_CHECK();
 }
 
 template <int D>
@@ -717,7 +717,7 @@ void launch_backward(const AttentionShape& shape, const bf16* q, const bf16* k, 
   flash_backward_preprocess_kernel<D>
       <<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0,
          stream>>>(context, dcontext, delta, dq_accum, shape.ctx, shape.heads, rows);
-  TRANSFORMER_CHECK_LAUNCH();
+  EXAMPLE_LAUNCH_CHECK();
 
   using Config = BackwardConfig<D>;
   static const bool prepared =
@@ -729,12 +729,12 @@ void launch_backward(const AttentionShape& shape, const bf16* q, const bf16* k, 
   flash_backward_kernel<D><<<grid, Config::threads, Config::shared_bytes, stream>>>(
       q, k, v, dcontext, lse, delta, dq_accum, dk, dv, shape.ctx, shape.heads, scale * kLog2e,
       scale);
-  TRANSFORMER_CHECK_LAUNCH();
+  EXAMPLE_LAUNCH_CHECK();
 
   const std::size_t vectors = static_cast<std::size_t>(rows) * D / kVec;
   flash_backward_dq_kernel<<<blocks_for(vectors, 256), 256, 0, stream>>>(dq_accum, dq, scale,
                                                                           vectors);
-  TRANSFORMER_CHECK_LAUNCH();
+  EXAMPLE_LAUNCH_CHECK();
 }
 
 }  // namespace

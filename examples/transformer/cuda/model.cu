@@ -53,7 +53,7 @@
 
 #include "cuda/adamw.hpp"
 #include "cuda/attention.hpp"
-#include "cuda/check.hpp"
+#include "common/cuda_check.hpp"
 #include "cuda/cross_entropy.hpp"
 #include "cuda/device_utils.cuh"
 #include "cuda/embedding.hpp"
@@ -455,7 +455,7 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
 
 struct StreamOwner {
   cudaStream_t stream = nullptr;
-  StreamOwner() { TRANSFORMER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+  StreamOwner() { GPUPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
   ~StreamOwner() { cudaStreamDestroy(stream); }
   StreamOwner(const StreamOwner&) = delete;
   StreamOwner& operator=(const StreamOwner&) = delete;
@@ -469,7 +469,7 @@ struct DeviceMemory {
 // Allocates `bytes` or throws OutOfMemory (never a crash, never a half state).
 void allocate_or_throw(DeviceMemory& memory, std::size_t bytes) {
   std::size_t free_bytes = 0, total_bytes = 0;
-  TRANSFORMER_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  GPUPROF_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (bytes > free_bytes) throw OutOfMemory(bytes, free_bytes);
   const cudaError_t status = cudaMalloc(&memory.data, bytes);
   if (status == cudaErrorMemoryAllocation) {
@@ -477,7 +477,7 @@ void allocate_or_throw(DeviceMemory& memory, std::size_t bytes) {
     memory.data = nullptr;
     throw OutOfMemory(bytes, free_bytes);
   }
-  TRANSFORMER_CUDA_CHECK(status);
+  GPUPROF_CUDA_CHECK(status);
 }
 
 struct GraphOwner {
@@ -514,7 +514,7 @@ struct ExecutableGraph {
 
 template <class T>
 void upload(T* device, const std::vector<T>& host, cudaStream_t stream) {
-  TRANSFORMER_CUDA_CHECK(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(T),
+  GPUPROF_CUDA_CHECK(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(T),
                                          cudaMemcpyHostToDevice, stream));
 }
 
@@ -542,11 +542,11 @@ class CudaBackend final : public Backend {
     init_parameters(layout_, config_.seed, buffers_.params, stream());
     refresh_weight_copy();
     if (config_.mode == Mode::step) {
-      TRANSFORMER_CUDA_CHECK(
+      GPUPROF_CUDA_CHECK(
           cudaMemsetAsync(buffers_.adam_m, 0, flat_count_ * sizeof(float), stream()));
-      TRANSFORMER_CUDA_CHECK(
+      GPUPROF_CUDA_CHECK(
           cudaMemsetAsync(buffers_.adam_v, 0, flat_count_ * sizeof(float), stream()));
-      TRANSFORMER_CUDA_CHECK(
+      GPUPROF_CUDA_CHECK(
           cudaMemsetAsync(buffers_.adam_step, 0, sizeof(AdamWStep), stream()));
     }
     synchronize();  // the rope tables' host vectors die here
@@ -590,7 +590,7 @@ class CudaBackend final : public Backend {
   void forward() override {
     enter(Phase::forward);
     if (config_.poison_buffers)
-      TRANSFORMER_CUDA_CHECK(
+      GPUPROF_CUDA_CHECK(
           cudaMemsetAsync(buffers_.volatile_begin, 0xFF, buffers_.volatile_bytes, stream()));
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
     const int padded_vocab = padded_to_vectors(V);  // the lm_head's rows, the logits' columns
@@ -678,7 +678,7 @@ class CudaBackend final : public Backend {
 
   void synchronize() override {
     refuse_inside_capture("synchronize()");
-    TRANSFORMER_CUDA_CHECK(cudaStreamSynchronize(stream()));
+    GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream()));
   }
 
   float loss() override {
@@ -724,7 +724,7 @@ class CudaBackend final : public Backend {
       capture_phases_ = nullptr;
       phase_state_ = before;
     };
-    TRANSFORMER_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
+    GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
     cudaGraph_t captured = nullptr;
     try {
       enqueue();
@@ -735,16 +735,16 @@ class CudaBackend final : public Backend {
       throw;
     }
     finish();
-    TRANSFORMER_CUDA_CHECK(cudaStreamEndCapture(stream(), &captured));
+    GPUPROF_CUDA_CHECK(cudaStreamEndCapture(stream(), &captured));
     const GraphOwner graph{captured};
     if (phases.empty())
       throw std::logic_error(
           "capture_graph(): nothing captured (call forward(), backward(), optimizer_step() or "
           "run() inside it)");
     ExecutableGraph executable;
-    TRANSFORMER_CUDA_CHECK(cudaGraphInstantiate(&executable.exec, graph.graph, 0));
+    GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&executable.exec, graph.graph, 0));
     // Uploads it now, so the first replay costs what every replay does.
-    TRANSFORMER_CUDA_CHECK(cudaGraphUpload(executable.exec, stream()));
+    GPUPROF_CUDA_CHECK(cudaGraphUpload(executable.exec, stream()));
     executable.phases = std::move(phases);
     graph_ = std::move(executable);
   }
@@ -820,14 +820,14 @@ class CudaBackend final : public Backend {
   void zero_flat_padding(float* flat) {
     const std::size_t padding = flat_count_ - layout_.total;
     if (padding > 0)
-      TRANSFORMER_CUDA_CHECK(
+      GPUPROF_CUDA_CHECK(
           cudaMemsetAsync(flat + layout_.total, 0, padding * sizeof(float), stream()));
   }
 
   template <class T>
   void download(T* host, const T* device, std::size_t count) {
     refuse_inside_capture("reading back (parameters(), loss(), logits(), gradients())");
-    TRANSFORMER_CUDA_CHECK(
+    GPUPROF_CUDA_CHECK(
         cudaMemcpyAsync(host, device, count * sizeof(T), cudaMemcpyDeviceToHost, stream()));
     synchronize();
   }
@@ -839,7 +839,7 @@ class CudaBackend final : public Backend {
                      std::size_t device_stride) {
     if (device_stride == cols) return download(host, device, rows * cols);
     refuse_inside_capture("reading back (parameters(), loss(), logits(), gradients())");
-    TRANSFORMER_CUDA_CHECK(cudaMemcpy2DAsync(host, cols * sizeof(T), device,
+    GPUPROF_CUDA_CHECK(cudaMemcpy2DAsync(host, cols * sizeof(T), device,
                                              device_stride * sizeof(T), cols * sizeof(T), rows,
                                              cudaMemcpyDeviceToHost, stream()));
     synchronize();

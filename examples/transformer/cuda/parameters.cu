@@ -2,7 +2,7 @@
 // weight copy (see parameters.hpp).
 #include "cuda/parameters.hpp"
 
-#include "cuda/check.hpp"
+#include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
 #include "model/init.hpp"
 
@@ -36,14 +36,14 @@ void init_parameters(const ParameterLayout& layout, std::uint64_t seed, float* p
     init_tensor_kernel<<<blocks_for(tensor.size(), kThreads), kThreads, 0, stream>>>(
         params, tensor.offset, tensor.size(), seed, tensor.init_std,
         tensor.kind == ParamKind::norm_gain);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   }
 }
 
 void copy_to_bf16(const float* src, __nv_bfloat16* dst, std::size_t count, cudaStream_t stream) {
   const std::size_t vectors = whole_vectors("copy_to_bf16", count);
   copy_to_bf16_kernel<<<blocks_for(vectors, kThreads), kThreads, 0, stream>>>(src, dst, vectors);
-  TRANSFORMER_CHECK_LAUNCH();
+  EXAMPLE_LAUNCH_CHECK();
 }
 
 }  // namespace transformer::cuda

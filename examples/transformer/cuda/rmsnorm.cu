@@ -12,7 +12,7 @@
 
 #include <algorithm>
 
-#include "cuda/check.hpp"
+#include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
@@ -178,7 +178,7 @@ void rmsnorm_forward(const float* x, const float* gain, Act* y, float* inv_rms, 
     rmsnorm_forward_kernel<Act, decltype(width)::value>
         <<<blocks_for(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(
             x, gain, y, inv_rms, x_copy, rows, d, eps);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   });
 }
 
@@ -191,7 +191,7 @@ void rmsnorm_recompute(const float* x, const float* gain, const float* inv_rms, 
     rmsnorm_recompute_kernel<Act, W>
         <<<blocks_for(work, kRecomputeThreads), kRecomputeThreads, 0, stream>>>(x, gain, inv_rms,
                                                                                y, rows, d);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   });
 }
 
@@ -203,7 +203,7 @@ void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const fl
     rmsnorm_backward_kernel<Act, decltype(width)::value>
         <<<blocks_for(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(
             dy, x, gain, inv_rms, residual, dx, dx_act, rows, d);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   });
   const int chunks = gain_chunks(rows);
   const int chunk_rows = (rows + chunks - 1) / chunks;
@@ -212,11 +212,11 @@ void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const fl
     const dim3 grid(blocks_for(d, 32 * W), chunks);
     rmsnorm_gain_partials_kernel<Act, W><<<grid, dim3(32, kGainRowGroups), 0, stream>>>(
         dy, x, inv_rms, gain_partials, rows, d, chunk_rows);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   });
   rmsnorm_gain_sum_kernel<<<blocks_for(d, kGainSumThreads), kGainSumThreads, 0, stream>>>(
       gain_partials, dgain, chunks, d);
-  TRANSFORMER_CHECK_LAUNCH();
+  EXAMPLE_LAUNCH_CHECK();
 }
 
 #define TRANSFORMER_INSTANTIATE(Act)                                                              \

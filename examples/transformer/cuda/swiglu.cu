@@ -3,7 +3,7 @@
 // where d_ff is not a multiple of kVec).
 #include "cuda/swiglu.hpp"
 
-#include "cuda/check.hpp"
+#include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
 
 namespace transformer::cuda {
@@ -65,7 +65,7 @@ void swiglu_forward(const Act* h13, Act* gated, int rows, int d_ff, cudaStream_t
     const std::size_t work = static_cast<std::size_t>(rows) * (d_ff / W);
     swiglu_forward_kernel<Act, W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
         h13, gated, rows, d_ff);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   });
 }
 
@@ -77,7 +77,7 @@ void swiglu_backward(const Act* h13, const Act* dgated, Act* dh13, Act* gated, i
     const std::size_t work = static_cast<std::size_t>(rows) * (d_ff / W);
     swiglu_backward_kernel<Act, W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
         h13, dgated, dh13, gated, rows, d_ff);
-    TRANSFORMER_CHECK_LAUNCH();
+    EXAMPLE_LAUNCH_CHECK();
   });
 }
 

@@ -128,7 +128,7 @@ void check_flash_attention(const AttentionShape& s) {
   flash_attention_backward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
                            dcontext_dev.get(), dq.get(), dk.get(), dv.get(), workspace.get(),
                            nullptr);
-  TRANSFORMER_CUDA_CHECK(cudaDeviceSynchronize());
+  GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
 
   const Reference want = reference_attention(s, q, k, v, dcontext);
   check_close(label + " context", context.download(), want.context, kOutputTolerance);

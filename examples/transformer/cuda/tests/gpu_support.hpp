@@ -15,7 +15,7 @@
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 
-#include "cuda/check.hpp"
+#include "common/cuda_check.hpp"
 #include "model/backend.hpp"
 
 namespace transformer::cuda::test {
@@ -52,9 +52,9 @@ class DeviceArray {
  public:
   explicit DeviceArray(std::size_t count) : count_(count) {
     void* memory = nullptr;
-    TRANSFORMER_CUDA_CHECK(cudaMalloc(&memory, count * sizeof(T)));
+    GPUPROF_CUDA_CHECK(cudaMalloc(&memory, count * sizeof(T)));
     data_ = static_cast<T*>(memory);
-    TRANSFORMER_CUDA_CHECK(cudaMemset(data_, 0xFF, count * sizeof(T)));  // NaN for float/bf16
+    GPUPROF_CUDA_CHECK(cudaMemset(data_, 0xFF, count * sizeof(T)));  // NaN for float/bf16
   }
   template <class U>
   explicit DeviceArray(const std::vector<U>& values) : DeviceArray(values.size()) {
@@ -72,14 +72,14 @@ class DeviceArray {
     REQUIRE(values.size() == count_);
     std::vector<T> stored(count_);
     for (std::size_t i = 0; i < count_; ++i) stored[i] = to_stored<T>(static_cast<double>(values[i]));
-    TRANSFORMER_CUDA_CHECK(
+    GPUPROF_CUDA_CHECK(
         cudaMemcpy(data_, stored.data(), count_ * sizeof(T), cudaMemcpyHostToDevice));
   }
 
   std::vector<double> download() const {
     std::vector<T> stored(count_);
-    TRANSFORMER_CUDA_CHECK(cudaDeviceSynchronize());
-    TRANSFORMER_CUDA_CHECK(
+    GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
+    GPUPROF_CUDA_CHECK(
         cudaMemcpy(stored.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
     std::vector<double> values(count_);
     for (std::size_t i = 0; i < count_; ++i) values[i] = to_double(stored[i]);

@@ -372,7 +372,7 @@ TEST_CASE("adamw: three steps match the CPU reference, t is counted on the devic
         v(std::vector<double>(count, 0.0)), partials(kNormPartials);
     DeviceArray<bf16> params_bf16(count);
     DeviceArray<AdamWStep> step(1);
-    TRANSFORMER_CUDA_CHECK(cudaMemset(step.get(), 0, sizeof(AdamWStep)));
+    GPUPROF_CUDA_CHECK(cudaMemset(step.get(), 0, sizeof(AdamWStep)));
     constexpr unsigned long long kSteps = 3;
     for (unsigned long long t = 1; t <= kSteps; ++t) {
       const auto g = round_to<float>(random_values(count));
@@ -393,7 +393,7 @@ TEST_CASE("adamw: three steps match the CPU reference, t is counted on the devic
                 1e-12);
     // The kernel advanced t itself, and left its block count ready for the next launch.
     AdamWStep counted{};
-    TRANSFORMER_CUDA_CHECK(cudaMemcpy(&counted, step.get(), sizeof counted, cudaMemcpyDeviceToHost));
+    GPUPROF_CUDA_CHECK(cudaMemcpy(&counted, step.get(), sizeof counted, cudaMemcpyDeviceToHost));
     CHECK(counted.step == kSteps);
     CHECK(counted.blocks_done == 0);
   }
