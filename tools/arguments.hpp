@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 
 namespace gpuprof_tools {
@@ -25,6 +26,41 @@ class Arguments {
   char** argv_;
   int at_ = 1;
 };
+
+// An argument that looks like an option but reached no option's branch.
+inline void reject_option(const std::string& arg) {
+  if (!arg.empty() && arg[0] == '-') throw gpuprof::Error("unknown option " + arg);
+}
+
+// The frame every tool shares, so they all answer alike: `parse(args, arg)`
+// takes each argument in turn (-h/--help aside: the usage, exit 0), `check()`
+// judges the whole command line, `run()` does the work and returns the exit
+// status. A gpuprof::Error from parsing or checking prints the message and the
+// usage, from running the message alone; both exit 2.
+template <class Parse, class Check, class Run>
+int run_tool(const char* name, const char* usage, int argc, char** argv, Parse parse, Check check, Run run) {
+  try {
+    Arguments args(argc, argv);
+    while (args.more()) {
+      const std::string arg = args.next();
+      if (arg == "-h" || arg == "--help") {
+        std::cout << usage;
+        return 0;
+      }
+      parse(args, arg);
+    }
+    check();
+  } catch (const gpuprof::Error& error) {
+    std::cerr << name << ": " << error.what() << "\n" << usage;
+    return 2;
+  }
+  try {
+    return run();
+  } catch (const gpuprof::Error& error) {
+    std::cerr << name << ": " << error.what() << "\n";
+    return 2;
+  }
+}
 
 // "5%" or "0.05" as 0.05; an error for anything else or a negative value.
 inline double parse_fraction(const std::string& text, const std::string& option) {

@@ -34,40 +34,30 @@ int main(int argc, char** argv) {
   gpuprof::CompareOptions options;
   bool markdown = false;
   std::vector<std::string> files;
-  try {
-    gpuprof_tools::Arguments args(argc, argv);
-    while (args.more()) {
-      const std::string arg = args.next();
-      if (arg == "-h" || arg == "--help") {
-        std::cout << usage;
-        return 0;
-      } else if (arg == "--threshold") {
-        options.threshold = gpuprof_tools::parse_fraction(args.value_of(arg), arg);
-      } else if (arg == "--alpha") {
-        options.alpha = gpuprof_tools::parse_fraction(args.value_of(arg), arg);
-      } else if (arg == "--min-samples") {
-        options.min_samples = gpuprof_tools::parse_count(args.value_of(arg), arg);
-      } else if (arg == "--markdown") {
-        markdown = true;
-      } else if (!arg.empty() && arg[0] == '-') {
-        throw gpuprof::Error("unknown option " + arg);
-      } else {
-        files.push_back(arg);
-      }
-    }
-    if (files.size() != 2) throw gpuprof::Error("expected two files, BASE.json and NEW.json");
-    if (!(options.alpha > 0 && options.alpha < 1)) throw gpuprof::Error("--alpha must be in (0, 1)");
-  } catch (const gpuprof::Error& error) {
-    std::cerr << "gpuprof-compare: " << error.what() << "\n" << usage;
-    return 2;
-  }
-  try {
-    const gpuprof::Comparison comparison =
-        gpuprof::compare_runs(gpuprof::read_measured_run(files[0]), gpuprof::read_measured_run(files[1]), options);
-    std::cout << (markdown ? gpuprof::comparison_markdown(comparison) : gpuprof::comparison_text(comparison));
-    return comparison.regressed() ? 1 : 0;
-  } catch (const gpuprof::Error& error) {
-    std::cerr << "gpuprof-compare: " << error.what() << "\n";
-    return 2;
-  }
+  return gpuprof_tools::run_tool(
+      "gpuprof-compare", usage, argc, argv,
+      [&](gpuprof_tools::Arguments& args, const std::string& arg) {
+        if (arg == "--threshold") {
+          options.threshold = gpuprof_tools::parse_fraction(args.value_of(arg), arg);
+        } else if (arg == "--alpha") {
+          options.alpha = gpuprof_tools::parse_fraction(args.value_of(arg), arg);
+        } else if (arg == "--min-samples") {
+          options.min_samples = gpuprof_tools::parse_count(args.value_of(arg), arg);
+        } else if (arg == "--markdown") {
+          markdown = true;
+        } else {
+          gpuprof_tools::reject_option(arg);
+          files.push_back(arg);
+        }
+      },
+      [&] {
+        if (files.size() != 2) throw gpuprof::Error("expected two files, BASE.json and NEW.json");
+        if (!(options.alpha > 0 && options.alpha < 1)) throw gpuprof::Error("--alpha must be in (0, 1)");
+      },
+      [&] {
+        const gpuprof::Comparison comparison = gpuprof::compare_runs(
+            gpuprof::read_measured_run(files[0]), gpuprof::read_measured_run(files[1]), options);
+        std::cout << (markdown ? gpuprof::comparison_markdown(comparison) : gpuprof::comparison_text(comparison));
+        return comparison.regressed() ? 1 : 0;
+      });
 }

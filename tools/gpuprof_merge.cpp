@@ -38,42 +38,32 @@ int main(int argc, char** argv) {
   bool markdown = false;
   std::string json_path, trace_path;
   std::vector<std::string> files;
-  try {
-    gpuprof_tools::Arguments args(argc, argv);
-    while (args.more()) {
-      const std::string arg = args.next();
-      if (arg == "-h" || arg == "--help") {
-        std::cout << usage;
+  return gpuprof_tools::run_tool(
+      "gpuprof-merge", usage, argc, argv,
+      [&](gpuprof_tools::Arguments& args, const std::string& arg) {
+        if (arg == "-o") {
+          json_path = args.value_of(arg);
+        } else if (arg == "--trace") {
+          trace_path = args.value_of(arg);
+        } else if (arg == "--step-scope") {
+          options.step_scope = args.value_of(arg);
+        } else if (arg == "--markdown") {
+          markdown = true;
+        } else {
+          gpuprof_tools::reject_option(arg);
+          files.push_back(arg);
+        }
+      },
+      [&] {
+        if (files.empty()) throw gpuprof::Error("expected at least one report");
+      },
+      [&] {
+        std::vector<gpuprof::Report> reports;
+        for (const std::string& file : files) reports.push_back(gpuprof::read_report_json(file));
+        const gpuprof::MergedReport merged = gpuprof::merge(reports, options);
+        if (!json_path.empty()) gpuprof::write_merged_json(merged, json_path);
+        if (!trace_path.empty()) gpuprof::write_merged_chrome_trace(reports, merged, trace_path);
+        std::cout << (markdown ? gpuprof::merged_markdown(merged) : gpuprof::merged_text(merged));
         return 0;
-      } else if (arg == "-o") {
-        json_path = args.value_of(arg);
-      } else if (arg == "--trace") {
-        trace_path = args.value_of(arg);
-      } else if (arg == "--step-scope") {
-        options.step_scope = args.value_of(arg);
-      } else if (arg == "--markdown") {
-        markdown = true;
-      } else if (!arg.empty() && arg[0] == '-') {
-        throw gpuprof::Error("unknown option " + arg);
-      } else {
-        files.push_back(arg);
-      }
-    }
-    if (files.empty()) throw gpuprof::Error("expected at least one report");
-  } catch (const gpuprof::Error& error) {
-    std::cerr << "gpuprof-merge: " << error.what() << "\n" << usage;
-    return 2;
-  }
-  try {
-    std::vector<gpuprof::Report> reports;
-    for (const std::string& file : files) reports.push_back(gpuprof::read_report_json(file));
-    const gpuprof::MergedReport merged = gpuprof::merge(reports, options);
-    if (!json_path.empty()) gpuprof::write_merged_json(merged, json_path);
-    if (!trace_path.empty()) gpuprof::write_merged_chrome_trace(reports, merged, trace_path);
-    std::cout << (markdown ? gpuprof::merged_markdown(merged) : gpuprof::merged_text(merged));
-    return 0;
-  } catch (const gpuprof::Error& error) {
-    std::cerr << "gpuprof-merge: " << error.what() << "\n";
-    return 2;
-  }
+      });
 }

@@ -21,35 +21,24 @@ constexpr const char* usage =
 
 int main(int argc, char** argv) {
   std::string input, output, title = "gpuprof report";
-  try {
-    gpuprof_tools::Arguments args(argc, argv);
-    while (args.more()) {
-      const std::string arg = args.next();
-      if (arg == "-h" || arg == "--help") {
-        std::cout << usage;
+  return gpuprof_tools::run_tool(
+      "gpuprof-report", usage, argc, argv,
+      [&](gpuprof_tools::Arguments& args, const std::string& arg) {
+        if (arg == "-o" || arg == "--output") {
+          output = args.value_of(arg);
+        } else if (arg == "--title") {
+          title = args.value_of(arg);
+        } else {
+          gpuprof_tools::reject_option(arg);
+          if (!input.empty()) throw gpuprof::Error("one report at a time (got " + input + " and " + arg + ")");
+          input = arg;
+        }
+      },
+      [&] {
+        if (input.empty() || output.empty()) throw gpuprof::Error("needs REPORT.json and -o report.html");
+      },
+      [&] {
+        gpuprof::write_html(gpuprof::read_report_json(input), output, title);
         return 0;
-      } else if (arg == "-o" || arg == "--output") {
-        output = args.value_of(arg);
-      } else if (arg == "--title") {
-        title = args.value_of(arg);
-      } else if (!arg.empty() && arg[0] == '-') {
-        throw gpuprof::Error("unknown option " + arg);
-      } else if (input.empty()) {
-        input = arg;
-      } else {
-        throw gpuprof::Error("one report at a time (got " + input + " and " + arg + ")");
-      }
-    }
-    if (input.empty() || output.empty()) throw gpuprof::Error("needs REPORT.json and -o report.html");
-  } catch (const gpuprof::Error& error) {
-    std::cerr << "gpuprof-report: " << error.what() << "\n" << usage;
-    return 2;
-  }
-  try {
-    gpuprof::write_html(gpuprof::read_report_json(input), output, title);
-    return 0;
-  } catch (const gpuprof::Error& error) {
-    std::cerr << "gpuprof-report: " << error.what() << "\n";
-    return 2;
-  }
+      });
 }
