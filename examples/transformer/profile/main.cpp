@@ -11,6 +11,7 @@
 
 #include "harness/options.hpp"
 #include "harness/output.hpp"
+#include "profile/idle_study_run.hpp"
 #include "profile/profile_options.hpp"
 #include "profile/profile_run.hpp"
 #include "profile/report_json.hpp"
@@ -42,6 +43,21 @@ int write_outputs(const ProfileOptions& options, const ProfileResults& results) 
   return any_failed(results) ? exit_run_failed : exit_ok;
 }
 
+int write_idle_study(const ProfileOptions& options, const IdleStudy& study) {
+  const std::string markdown = idle_study_markdown(study);
+  if (options.out_dir.empty()) {
+    std::cout << markdown;
+  } else {
+    const std::filesystem::path dir(options.out_dir);
+    gpuprof::write_file_atomically((dir / "idle_study.md").string(), markdown);
+    gpuprof::write_file_atomically((dir / "idle_study.json").string(), idle_study_json(study));
+    std::fprintf(stderr, "wrote %s and %s\n", (dir / "idle_study.md").c_str(), (dir / "idle_study.json").c_str());
+  }
+  for (const IdleStudyRow& row : study.rows)
+    if (row.status == RunStatus::error) return exit_run_failed;
+  return exit_ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,7 +69,9 @@ int main(int argc, char** argv) {
     }
     // Checked before any measurement, so a long run is never lost to a bad path.
     if (!options.out_dir.empty())
-      transformer::harness::prepare_output_directory("--out", (std::filesystem::path(options.out_dir) / "kern_sum").string());
+      transformer::harness::prepare_output_directory(
+          "--out", (std::filesystem::path(options.out_dir) / (options.idle_study ? "" : "kern_sum")).string());
+    if (options.idle_study) return write_idle_study(options, run_idle_study(options));
     return write_outputs(options, run_profile(options));
   } catch (const transformer::harness::UsageError& error) {
     std::fprintf(stderr, "transformer_profile: %s\n(see transformer_profile --help)\n", error.what());
