@@ -57,13 +57,9 @@ void guarded(StudyRun& run, const char* phase, Work&& work) {
 }  // namespace
 
 IdleStudy run_idle_study(const ProfileOptions& options) {
-  require_gpu();
-  const harness::Device device = harness::Device::select(harness::DeviceChoice::cuda);
+  const harness::Device device = require_gpu();
   IdleStudy study;
-  study.device = device.name();
-  study.batch = options.batch;
-  study.warmup = options.warmup;
-  study.steps = options.steps;
+  describe(study, options, device);
 
   std::vector<StudyRun> runs;
   for (const ConfigurationProfile& c : configurations(options, study.notes))

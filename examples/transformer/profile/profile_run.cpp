@@ -59,10 +59,11 @@ StepTimes step_times(const harness::ResultRow& row) {
   return times;
 }
 
-void require_gpu() {
+harness::Device require_gpu() {
   std::string why_not;
   if (!cuda_backend_available(&why_not)) throw DeviceUnavailable("no usable GPU: " + why_not);
   gpuprof::profiler();  // probes the device now, so its notice precedes the progress lines
+  return harness::Device::select(harness::DeviceChoice::cuda);
 }
 
 namespace {
@@ -236,14 +237,9 @@ std::vector<ConfigurationProfile> configurations(const ProfileOptions& options,
 }
 
 ProfileResults run_profile(const ProfileOptions& options) {
-  require_gpu();
-  const harness::Device device = harness::Device::select(harness::DeviceChoice::cuda);
-
+  const harness::Device device = require_gpu();
   ProfileResults results;
-  results.device = device.name();
-  results.batch = options.batch;
-  results.warmup = options.warmup;
-  results.steps = options.steps;
+  describe(results, options, device);
   results.graph = options.graph;
   results.seed = options.seed;
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <stdexcept>
 
+#include "harness/device.hpp"
 #include "harness/results.hpp"
 #include "profile/profile_options.hpp"
 #include "profile/profile_results.hpp"
@@ -22,8 +23,16 @@ struct DeviceUnavailable : std::runtime_error {
 ProfileResults run_profile(const ProfileOptions& options);
 
 // Shared by the profile's runs (here and idle_study_run.cpp):
-// throws DeviceUnavailable without a usable GPU, and probes it.
-void require_gpu();
+// throws DeviceUnavailable without a usable GPU, and probes it; then the
+// device to run on. `describe` copies what every result file's header says.
+harness::Device require_gpu();
+template <class Results>
+void describe(Results& results, const ProfileOptions& options, const harness::Device& device) {
+  results.device = device.name();
+  results.batch = options.batch;
+  results.warmup = options.warmup;
+  results.steps = options.steps;
+}
 RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Attention attention,
                      Mode mode, int batch, std::uint64_t seed);
 StepTimes step_times(const harness::ResultRow& row);

@@ -106,11 +106,6 @@ TEST_CASE("graph steps: one launch is one step, whatever the replay instances sa
 }
 
 TEST_CASE("idle study markdown and JSON: one row per configuration, failures said") {
-  IdleStudy study;
-  study.device = "Test GPU";
-  study.batch = 4;
-  study.warmup = 5;
-  study.steps = 10;
   IdleStudyRow ok;
   ok.configuration = "small ctx 128 step bf16 fused attention";
   ok.eager = {7.5, 0.1, 10, "cuda_events"};
@@ -123,7 +118,7 @@ TEST_CASE("idle study markdown and JSON: one row per configuration, failures sai
   failed.configuration = "small ctx 1024 step fp32 naive attention";
   failed.status = RunStatus::error;
   failed.note = "boom";
-  study.rows = {ok, failed};
+  const IdleStudy study{"Test GPU", 4, 5, 10, {}, {ok, failed}};
 
   const std::string markdown = idle_study_markdown(study);
   CHECK(markdown.find("| small ctx 128 step bf16 fused attention | 7.500 | 5.000 | 1.50 | 62.5 | 12.3 | 4.0 |") !=
