@@ -464,18 +464,21 @@ TEST_CASE("graph scopes under kernel capture: no stamps in the graph, replay tim
     std::printf("%s: mean %.4f ms eager (events), %.4f ms graph (derived), %.4f ms graph (stamps)\n", path.c_str(),
                 event_node->gpu_ms.mean, derived_node->gpu_ms.mean, stamped_node->gpu_ms.mean);
     // The derived interval is the kernels' own span: never longer than what
-    // brackets it, and short of it by launch latencies only (a few us).
-    CHECK(derived_node->gpu_ms.mean <= stamped_node->gpu_ms.mean + 0.002);
-    CHECK(derived_node->gpu_ms.mean == doctest::Approx(stamped_node->gpu_ms.mean).epsilon(0.05));
-    CHECK(derived_node->gpu_ms.mean == doctest::Approx(event_node->gpu_ms.mean).epsilon(0.05));
+    // brackets it, and short of it by launch latencies only (a few us; an
+    // eager step's first kernel also waits for its launch after the begin event).
+    const double derived_ms = derived_node->gpu_ms.mean;
+    CHECK(derived_ms <= stamped_node->gpu_ms.mean + 0.002);
+    CHECK(std::abs(derived_ms - stamped_node->gpu_ms.mean) <= 0.05 * stamped_node->gpu_ms.mean + 0.01);
+    CHECK(std::abs(derived_ms - event_node->gpu_ms.mean) <= 0.05 * event_node->gpu_ms.mean + 0.02);
   }
+  // Each instance apart (not one span over both layers), as eager: the spin
+  // kernels' own lengths, less a %globaltimer tick.
   const gpuprof::ScopeNode* layer = find_node(derived, "spin step/layer");
-  CHECK(layer->gpu_ms.min >= 0.1);
+  CHECK(layer->gpu_ms.min >= 0.099);
   CHECK(layer->gpu_ms.min < 0.15);
-  CHECK(layer->gpu_ms.max >= 0.2);
+  CHECK(layer->gpu_ms.max >= 0.199);
   CHECK(layer->gpu_ms.max < 0.25);
-  const gpuprof::ScopeNode* step = find_node(derived, "spin step");
-  CHECK(step->gpu_ms.min >= 0.3);
+  CHECK(find_node(derived, "spin step")->gpu_ms.min >= 0.298);
 
   // "idle" launched nothing: no GPU time is made up for it, and the report says so.
   CHECK(find_node(eager, "spin step/idle") != nullptr);
