@@ -16,8 +16,13 @@
 // work a graph launch runs is charged to the scope node (path) that was
 // innermost when its graph node was captured (CUPTI's resource callbacks name
 // each node as it is created or cloned, and activity records carry the node's
-// id), each launch counting as one execution of that scope node. The stamp
-// kernels that time scopes inside graphs are gpuprof's own and not kept. CUPTI's
+// id), each launch counting as one execution of that scope node. While
+// capturing, the capture also times scopes captured into graphs (it is the
+// recorder's detail::GraphIntervalSource): such scopes add no stamp kernels
+// to the graph, and each replay's GPU interval of a scope is the first start
+// to the last end of the work captured in it (detail/graph_intervals.hpp).
+// Stamp kernels (scopes captured while no capture ran) are gpuprof's own and
+// not kept. CUPTI's
 // timestamps come from gpuprof's clock (cuptiActivityRegisterTimestampCallback:
 // CUPTI converts GPU times to this clock), so kernels and scopes share a time
 // axis. Records are copied out of CUPTI's buffers when CUPTI hands a buffer
@@ -79,7 +84,7 @@ struct KernelCaptureOptions {
   CategoryRules categories = CategoryRules::defaults();
 };
 
-class KernelCapture final : public ScopeObserver {
+class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSource {
  public:
   explicit KernelCapture(KernelCaptureOptions options = {}) : options_(std::move(options)) {
     options_.buffer_bytes = (std::max<std::size_t>(options_.buffer_bytes, 1024) + 7) / 8 * 8;
@@ -128,10 +133,13 @@ class KernelCapture final : public ScopeObserver {
     if (!active() || capturing_) return;
     for (const CUpti_ActivityKind kind : activity_kinds()) GPUPROF_CUPTI_CHECK(cuptiActivityEnable(kind));
     capturing_ = true;
+    detail::recorder().set_graph_interval_source(this);
   }
   // Disables them; what ran before stays and is delivered by flush().
   void stop() {
     if (!active() || !capturing_) return;
+    // Scopes captured from now on get stamps: no records would time them.
+    detail::recorder().set_graph_interval_source(nullptr);
     for (const CUpti_ActivityKind kind : activity_kinds()) GPUPROF_CUPTI_CHECK(cuptiActivityDisable(kind));
     capturing_ = false;
   }
@@ -189,6 +197,14 @@ class KernelCapture final : public ScopeObserver {
            std::to_string(instance_id));
   }
   void on_reset() override { clear(); }
+
+  // --- GraphIntervalSource: replays of scopes captured without stamps ----------
+  std::vector<detail::GraphInterval> graph_intervals(const std::vector<detail::CapturedScope>& scopes) override {
+    flush();
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    const std::lock_guard<std::mutex> nodes_lock(graph_nodes_mutex_);
+    return detail::graph_scope_intervals(records_, graph_nodes_, scopes);
+  }
   // Graph work whose capture-time scope node is not in `report` (none of its
   // replays was read since the last reset) is charged to the scope around
   // its launch instead.
@@ -254,11 +270,12 @@ class KernelCapture final : public ScopeObserver {
         return;
       }
       const std::uint32_t scope_node = cloned ? 0 : detail::innermost_scope_node();
+      const std::uint64_t scope_instance = cloned ? 0 : detail::innermost_scope_instance();
       const std::lock_guard<std::mutex> lock(capture.graph_nodes_mutex_);
       if (cloned)
         capture.graph_nodes_.add_clone(node_id, original_id);
       else
-        capture.graph_nodes_.add_created(node_id, scope_node);
+        capture.graph_nodes_.add_created(node_id, scope_node, scope_instance);
     } catch (...) {  // out of memory: this node falls back likewise
       capture.lost_graph_nodes_.fetch_add(1, std::memory_order_relaxed);
     }

@@ -7,7 +7,8 @@
 //   for (...) gpuprof::launch_graph(exec, s);  // or cudaGraphLaunch
 //
 // Scopes captured into a graph are timed on every replay, whoever launches
-// it (detail/graph_timing.hpp). launch_graph adds two things to a plain
+// it (detail/graph_timing.hpp; under a capturing KernelCapture, from its
+// records: detail/graph_intervals.hpp). launch_graph adds two things to a plain
 // cudaGraphLaunch: an NVTX range around the launch named after the scope
 // that encloses it (the ranges pushed during capture are not replayed, so
 // this is what Nsight Systems shows, projected onto the graph's kernels),

@@ -15,8 +15,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "clock.hpp"
 #include "config.hpp"
 #include "detail/build_report.hpp"
 #include "detail/recorder.hpp"
@@ -146,6 +148,30 @@ inline Report Profiler::report() {
       instances.push_back(snapshot);
     }
   }
+  // Replays of scopes captured under kernel capture: their intervals come
+  // from the captured activities, already on the host clock.
+  std::size_t captured_without_work = 0;
+  const std::vector<detail::CapturedScope> captured = recorder.graph_timings().unstamped();
+  if (!captured.empty()) {
+    std::vector<detail::GraphInterval> intervals;
+    recorder.with_graph_interval_source(
+        [&](detail::GraphIntervalSource& source) { intervals = source.graph_intervals(captured); });
+    std::unordered_map<std::uint64_t, const detail::CapturedScope*> scope_of;
+    for (const detail::CapturedScope& scope : captured) scope_of.emplace(scope.id, &scope);
+    for (const detail::GraphInterval& interval : intervals) {
+      const auto scope = scope_of.find(interval.scope);
+      if (scope == scope_of.end()) continue;  // not one of ours: nothing to place it in
+      detail::InstanceSnapshot snapshot;
+      snapshot.id = recorder.fresh_instance_id();
+      snapshot.node = scope->second->node;
+      snapshot.thread = scope->second->thread;
+      snapshot.host_begin_ns = interval.begin_ns;
+      snapshot.host_end_ns = interval.end_ns;
+      snapshot.gpu_ms = ns_to_ms(interval.end_ns - interval.begin_ns);
+      instances.push_back(snapshot);
+    }
+    captured_without_work = detail::scopes_without_work(captured, intervals);
+  }
 #endif
 
   Report report;
@@ -170,6 +196,10 @@ inline Report Profiler::report() {
   const std::string lost_replays = graph_replays_lost_note();
   if (!lost_replays.empty())
     report.timing_note += (report.timing_note.empty() ? "" : "; ") + lost_replays;
+  if (captured_without_work > 0)
+    report.timing_note += (report.timing_note.empty() ? "" : "; ") + std::to_string(captured_without_work) +
+                          " scope instance(s) captured into a replayed CUDA graph ran no kernel, copy or memset: "
+                          "with kernel capture on, such a scope has no GPU time (none is made up)";
 #endif
   detail::build_scope_tree(
       recorder.nodes_snapshot(), [&](std::uint32_t id) { return recorder.names().text(id); },

@@ -15,7 +15,9 @@
 //
 // Inside a CUDA stream capture a scope puts two time-stamp kernels into the
 // graph instead, and every replay of the graph becomes an instance of it
-// (detail/graph_timing.hpp); the capture itself is not an instance.
+// (detail/graph_timing.hpp); the capture itself is not an instance. While a
+// KernelCapture is capturing it adds nothing to the graph: its replays are
+// timed from the captured kernels (detail/graph_intervals.hpp).
 // Profiler::set_nvtx_only(true): scopes push and pop their NVTX range and do
 // nothing else (no clock, no record), for runs under Nsight.
 //
@@ -79,6 +81,7 @@ class Scope {
 #if GPUPROF_WITH_CUDA
     graph_site_ = nullptr;
     timed_ = false;
+    captured_ = false;
 #endif
     thread_ = &recorder.this_thread();
     const detail::NameEntry& entry = detail::resolve_name(recorder, *thread_, site, name);
@@ -93,6 +96,8 @@ class Scope {
     id_ = recorder.next_instance_id(*thread_);
     entry.nvtx.push();
     thread_->current = node_;
+    parent_instance_ = thread_->current_instance;
+    thread_->current_instance = id_;
     // A throwing observer, event record or calibration must not leave the NVTX
     // range open and this node as the thread's current one: no destructor will run.
     try {
@@ -126,10 +131,11 @@ class Scope {
         detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
       }
     }
-    if (graph_site_) {
+    if (captured_) {
       // Captured, not executed: the graph's replays are the instances.
-      if (const char* failure = detail::recorder().graph_timings().end(graph_site_, stream_))
-        detail::recorder().note_lost_gpu_time(failure);
+      if (graph_site_)
+        if (const char* failure = detail::recorder().graph_timings().end(graph_site_, stream_))
+          detail::recorder().note_lost_gpu_time(failure);
       close();
       return;
     }
@@ -169,16 +175,26 @@ class Scope {
     }
     nvtx_pop();
     thread_->current = parent_;
+    thread_->current_instance = parent_instance_;
     --thread_->open_scopes;
   }
 #if GPUPROF_WITH_CUDA
   // An eager stream gets an event pair. A capturing stream gets stamp nodes
-  // in the graph (detail/graph_timing.hpp): every replay is timed later.
+  // in the graph (detail/graph_timing.hpp), or with kernel capture on, only a
+  // note (detail/graph_intervals.hpp): every replay is timed later.
   void begin_gpu_timing(detail::Recorder& recorder) {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     GPUPROF_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
     if (capture == cudaStreamCaptureStatusActive) {
-      graph_site_ = recorder.graph_timings().begin(stream_, thread_->local_nodes[node_].global, thread_->thread_id);
+      const std::uint32_t node = thread_->local_nodes[node_].global;
+      if (recorder.graph_intervals_derived()) {
+        unsigned long long capture_id = 0;
+        GPUPROF_CUDA_CHECK(cudaStreamGetCaptureInfo(stream_, &capture, &capture_id));
+        recorder.graph_timings().note_unstamped({id_, parent_instance_, capture_id, node, thread_->thread_id});
+      } else {
+        graph_site_ = recorder.graph_timings().begin(stream_, node, thread_->thread_id);
+      }
+      captured_ = true;
       return;
     }
     if (capture != cudaStreamCaptureStatusNone) return;  // an invalidated capture: host time only
@@ -193,14 +209,16 @@ class Scope {
   }
   // Set by open(); left uninitialised in NVTX-only mode, which reads none of them.
   EventPair events_;
-  detail::GraphSite* graph_site_;
+  detail::GraphSite* graph_site_;  // stamped
   bool timed_;
+  bool captured_;  // entered on a capturing stream: not an instance itself
 #endif
 
   detail::ThreadState* thread_;  // null: NVTX-only mode
   Stream stream_;
   Work work_;
   std::uint64_t id_;
+  std::uint64_t parent_instance_;
   std::int64_t begin_ticks_;
   std::uint32_t parent_;
   std::uint32_t node_;

@@ -3,12 +3,15 @@
 // with its CUDA-event time, nothing is dropped, memory peaks see allocations
 // made and freed inside a scope, and a captured CUDA graph's replays are
 // charged to the scope nodes its nodes were captured in, as an eager run is,
-// without gpuprof's own stamp kernels.
+// without gpuprof's own stamp kernels; with capture on, the scopes captured
+// into a graph are timed from its kernels (no stamps in the graph), as long
+// as the stamps and the eager CUDA events say.
 // Prints the capture overhead per launch (information, not asserted). Exits
 // 77 (skipped) without a GPU.
 #include <doctest/doctest.h>
 
 #include <gpuprof/cupti.hpp>
+#include <gpuprof/graph.hpp>
 #include <gpuprof/kernel_summary.hpp>
 #include <gpuprof/memory.hpp>
 #include <gpuprof/profiler.hpp>
@@ -334,7 +337,8 @@ TEST_CASE("graph replays charge each scope what an eager run does, launch scope 
 
   // GPU projection and categories: one execution of "step" per launch, each
   // with the activities of one eager step; the recorder's replay instances of
-  // "step" carry the stamps' GPU time, and the kernels lie between the stamps.
+  // "step" carry the GPU time derived from those activities (capture is on:
+  // no stamps), so their sum is the projection's.
   const int step = node_index(replayed, "step");
   CHECK(replayed.nodes[static_cast<std::size_t>(step)].count == replays + 1);
   std::size_t step_executions = 0, step_replays = 0;
@@ -359,7 +363,7 @@ TEST_CASE("graph replays charge each scope what an eager run does, launch scope 
   }
   CHECK(step_executions == replays + 1);
   CHECK(step_replays == replays + 1);
-  std::printf("step in graphs: stamp time %.4f ms, CUPTI projection %.4f ms over %d replays\n", event_ms,
+  std::printf("step in graphs: replay time %.4f ms, CUPTI projection %.4f ms over %d replays\n", event_ms,
               projection_ms, replays + 1);
   CHECK(projection_ms <= event_ms * 1.02 + 0.005 * (replays + 1));
   const auto eager_summary = gpuprof::scope_gpu_summary(eager, "step");
@@ -378,6 +382,110 @@ TEST_CASE("graph replays charge each scope what an eager run does, launch scope 
                 static_cast<double>(eager_summary[i].projection_ns) * 1e-3,
                 static_cast<double>(graph_summary[i].projection_ns) * 1e-3, replays + 1);
   }
+}
+
+namespace {
+// A step whose scopes' GPU times are known: two "layer" instances spinning
+// 200 and 100 us, and an "idle" scope that launches nothing.
+void spin_step(cudaStream_t stream) {
+  GPUPROF_SCOPE("spin step", stream);
+  for (const long long ns : {200000LL, 100000LL}) {
+    GPUPROF_SCOPE("layer", stream);
+    spin_kernel<<<1, 1, 0, stream>>>(ns);
+  }
+  { GPUPROF_SCOPE("idle", stream); }
+  GPUPROF_CUDA_CHECK(cudaGetLastError());
+}
+
+// spin_step captured once and launched `replays` times; the report of those replays.
+gpuprof::Report replayed_spin_steps(cudaStream_t stream, int replays, std::size_t& graph_nodes) {
+  cudaGraph_t graph = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  spin_step(stream);
+  GPUPROF_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  GPUPROF_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &graph_nodes));
+  cudaGraphExec_t exec = nullptr;
+  GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < replays; ++i) gpuprof::launch_graph(exec, stream);
+  const gpuprof::Report report = gpuprof::profiler().report();
+  GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
+  return report;
+}
+
+const gpuprof::ScopeNode* find_node(const gpuprof::Report& report, const std::string& path) {
+  for (const gpuprof::ScopeNode& node : report.nodes)
+    if (node.path == path) return &node;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("graph scopes under kernel capture: no stamps in the graph, replay times from its kernels") {
+  constexpr int replays = 4;
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&stream));
+
+  start_fresh();
+  for (int i = 0; i < replays; ++i) spin_step(stream);
+  const gpuprof::Report eager = gpuprof::profiler().report();
+
+  // Capture on: the graph holds the two spin kernels and nothing of gpuprof's.
+  start_fresh();
+  const std::size_t sites_before = gpuprof::detail::recorder().graph_timings().sites();
+  std::size_t derived_nodes = 0;
+  const gpuprof::Report derived = replayed_spin_steps(stream, replays, derived_nodes);
+  CHECK(derived_nodes == 2);
+  CHECK(gpuprof::detail::recorder().graph_timings().sites() == sites_before);
+  CHECK(derived.dropped_kernel_records == 0);
+
+  // Capture off while capturing: stamps, the other way of timing the same replays.
+  start_fresh();
+  capture().stop();
+  std::size_t stamped_nodes = 0;
+  const gpuprof::Report stamped = replayed_spin_steps(stream, replays, stamped_nodes);
+  capture().start();
+  CHECK(stamped_nodes == 2 + 2 * 4);  // a begin and an end stamp per captured scope instance
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+
+  // Same paths, count = replays x instances, times as the events and stamps say.
+  for (const std::string path : {"spin step", "spin step/layer"}) {
+    INFO("scope " << path);
+    const gpuprof::ScopeNode* event_node = find_node(eager, path);
+    const gpuprof::ScopeNode* derived_node = find_node(derived, path);
+    const gpuprof::ScopeNode* stamped_node = find_node(stamped, path);
+    REQUIRE(event_node);
+    REQUIRE(derived_node);
+    REQUIRE(stamped_node);
+    const std::uint64_t expected = path == "spin step" ? replays : 2 * replays;
+    CHECK(event_node->count == expected);
+    CHECK(derived_node->count == expected);
+    CHECK(derived_node->gpu_ms.n == expected);
+    CHECK(stamped_node->gpu_ms.n == expected);
+    std::printf("%s: mean %.4f ms eager (events), %.4f ms graph (derived), %.4f ms graph (stamps)\n", path.c_str(),
+                event_node->gpu_ms.mean, derived_node->gpu_ms.mean, stamped_node->gpu_ms.mean);
+    // The derived interval is the kernels' own span: never longer than what
+    // brackets it, and short of it by launch latencies only (a few us; an
+    // eager step's first kernel also waits for its launch after the begin event).
+    const double derived_ms = derived_node->gpu_ms.mean;
+    CHECK(derived_ms <= stamped_node->gpu_ms.mean + 0.002);
+    CHECK(std::abs(derived_ms - stamped_node->gpu_ms.mean) <= 0.05 * stamped_node->gpu_ms.mean + 0.01);
+    CHECK(std::abs(derived_ms - event_node->gpu_ms.mean) <= 0.05 * event_node->gpu_ms.mean + 0.02);
+  }
+  // Each instance apart (not one span over both layers), as eager: the spin
+  // kernels' own lengths, less a %globaltimer tick.
+  const gpuprof::ScopeNode* layer = find_node(derived, "spin step/layer");
+  CHECK(layer->gpu_ms.min >= 0.099);
+  CHECK(layer->gpu_ms.min < 0.15);
+  CHECK(layer->gpu_ms.max >= 0.199);
+  CHECK(layer->gpu_ms.max < 0.25);
+  CHECK(find_node(derived, "spin step")->gpu_ms.min >= 0.298);
+
+  // "idle" launched nothing: no GPU time is made up for it, and the report says so.
+  CHECK(find_node(eager, "spin step/idle") != nullptr);
+  CHECK(find_node(stamped, "spin step/idle") != nullptr);
+  CHECK(find_node(derived, "spin step/idle") == nullptr);
+  CHECK(derived.timing_note.find("1 scope instance(s) captured into a replayed CUDA graph ran no kernel") !=
+        std::string::npos);
 }
 
 TEST_CASE("capture overhead per launch (printed, not asserted)") {

@@ -494,6 +494,81 @@ TEST_CASE("join: graph work goes to its capture scope node, else to the launch's
 }
 
 namespace {
+KernelRecord timed_graph_work(std::uint32_t launch, std::uint64_t node_id, std::int64_t start, std::int64_t end) {
+  KernelRecord record = graph_work(launch, node_id);
+  record.start_ns = start;
+  record.end_ns = end;
+  return record;
+}
+}  // namespace
+
+TEST_CASE("graph scope intervals: first start to last end per captured instance and launch, nested included") {
+  // Captured under the eager scope #1: step#10 { layer#11 { k1 } layer#12 { k2, memset } k3 },
+  // and quiet#13 (inside step, no work). Node 103 was created outside every
+  // captured scope (inside eager #1 only), node 104 before any scope.
+  const std::vector<detail::CapturedScope> scopes = {
+      {10, 1, 7, 5, 0}, {11, 10, 7, 6, 0}, {12, 10, 7, 6, 0}, {13, 10, 7, 8, 0}};
+  detail::GraphNodeScopes nodes;
+  nodes.add_created(100, 6, 11);
+  nodes.add_created(101, 6, 12);
+  nodes.add_created(102, 5, 10);
+  nodes.add_created(105, 6, 12);
+  nodes.add_created(103, 4, 1);
+  nodes.add_created(104, 0, 0);
+  for (const std::uint64_t node : {100u, 101u, 102u, 103u, 104u, 105u}) nodes.add_clone(node + 100, node);
+
+  std::vector<KernelRecord> records;
+  for (const std::uint32_t launch : {50u, 60u}) {
+    const std::int64_t at = launch == 50 ? 1000 : 5000;
+    records.push_back(timed_graph_work(launch, 200, at + 10, at + 100));   // k1, layer#11
+    records.push_back(timed_graph_work(launch, 205, at + 150, at + 160));  // memset, layer#12
+    records.push_back(timed_graph_work(launch, 201, at + 120, at + 300));  // k2, layer#12 (ends last)
+    records.push_back(timed_graph_work(launch, 202, at + 310, at + 400));  // k3, step#10 itself
+    records.push_back(timed_graph_work(launch, 203, at + 0, at + 5));      // not in a captured scope
+    records.push_back(timed_graph_work(launch, 204, at + 500, at + 600));  // captured outside every scope
+  }
+  records.push_back(timed_graph_work(0, 0, 0, 50));  // eager work: no graph node
+
+  const std::vector<detail::GraphInterval> intervals = detail::graph_scope_intervals(records, nodes, scopes);
+  REQUIRE(intervals.size() == 6);
+  const auto expect = [&](std::size_t i, std::uint64_t scope, std::uint32_t launch, std::int64_t begin,
+                          std::int64_t end) {
+    INFO("interval " << i);
+    CHECK(intervals[i].scope == scope);
+    CHECK(intervals[i].launch == launch);
+    CHECK(intervals[i].begin_ns == begin);
+    CHECK(intervals[i].end_ns == end);
+  };
+  for (const std::uint32_t launch : {50u, 60u}) {
+    const std::int64_t at = launch == 50 ? 1000 : 5000;
+    const std::size_t first = launch == 50 ? 0 : 3;
+    expect(first, 10, launch, at + 10, at + 400);  // step spans its layers and its own kernel
+    expect(first + 1, 11, launch, at + 10, at + 100);
+    expect(first + 2, 12, launch, at + 120, at + 300);  // the memset inside does not shorten it
+  }
+  // quiet#13 ran nothing while its graph ran: said, not timed as zero.
+  CHECK(detail::scopes_without_work(scopes, intervals) == 1);
+  // A capture none of whose scopes ran (a graph not launched since the reset) is not counted.
+  std::vector<detail::CapturedScope> with_other_capture = scopes;
+  with_other_capture.push_back({20, 0, 8, 5, 0});
+  CHECK(detail::scopes_without_work(with_other_capture, intervals) == 1);
+  CHECK(detail::scopes_without_work(scopes, {}) == 0);
+  CHECK(detail::graph_scope_intervals(records, nodes, {}).empty());
+}
+
+TEST_CASE("graph nodes remember the scope instance they were created in, through clones") {
+  detail::GraphNodeScopes nodes;
+  nodes.add_created(100, 5, 42);
+  nodes.add_clone(200, 100);
+  nodes.add_clone(300, 200);
+  nodes.add_created(300, 9, 77);  // reported as created after the clone: the original decides
+  CHECK(nodes.instance_of(200) == 42);
+  CHECK(nodes.instance_of(300) == 42);
+  CHECK(nodes.scope_of(300) == 5);
+  CHECK(nodes.instance_of(999) == 0);
+}
+
+namespace {
 KernelRecord captured(KernelRecord record, int scope_node, std::uint32_t launch) {
   record.scope_instance = 0;
   record.scope_node = scope_node;

@@ -35,10 +35,12 @@ struct StepProtocol {
   int warmup = 5;
   int steps = 10;
   bool graph = false;  // timed steps replay the step captured as one CUDA graph
-  // With `graph`: the scopes captured in the step time every replay. Their
-  // stamp kernels cost GPU time (about 3.6 µs per scope per replay on the
-  // H100, hundreds of scopes in a step), so the benchmark's step times come
-  // from a graph without them; the profile keeps them for its per-scope tree.
+  // With `graph`: the scopes captured in the step time every replay. With
+  // no KernelCapture capturing, that takes stamp kernels, which cost GPU time
+  // (about 3.6 µs per scope per replay on the H100, hundreds of scopes in a
+  // step), so the benchmark's step times come from a graph without them; with
+  // one capturing (the profile's analysed runs), the replays are timed from
+  // the captured kernels and the graph holds no stamps either way.
   bool time_captured_scopes = false;
 };
 

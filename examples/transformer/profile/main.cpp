@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 
 #include "harness/options.hpp"
 #include "harness/output.hpp"
+#include "profile/idle_study_run.hpp"
 #include "profile/profile_options.hpp"
 #include "profile/profile_run.hpp"
 #include "profile/report_json.hpp"
@@ -29,17 +31,30 @@ bool any_failed(const ProfileResults& results) {
   return false;
 }
 
-int write_outputs(const ProfileOptions& options, const ProfileResults& results) {
-  const std::string markdown = profile_markdown(results);
+// The markdown on stdout, or DIR/<stem>.md and DIR/<stem>.json, each written whole.
+void write_documents(const ProfileOptions& options, const std::string& stem, const std::string& markdown,
+                     const std::function<std::string()>& json) {
   if (options.out_dir.empty()) {
     std::cout << markdown;
-  } else {
-    const std::filesystem::path dir(options.out_dir);
-    gpuprof::write_file_atomically((dir / "profile.md").string(), markdown);
-    gpuprof::write_file_atomically((dir / "profile.json").string(), profile_json(results));
-    std::fprintf(stderr, "wrote %s and %s\n", (dir / "profile.md").c_str(), (dir / "profile.json").c_str());
+    return;
   }
+  const std::filesystem::path dir(options.out_dir);
+  const std::string markdown_path = (dir / (stem + ".md")).string(), json_path = (dir / (stem + ".json")).string();
+  gpuprof::write_file_atomically(markdown_path, markdown);
+  gpuprof::write_file_atomically(json_path, json());
+  std::fprintf(stderr, "wrote %s and %s\n", markdown_path.c_str(), json_path.c_str());
+}
+
+int write_outputs(const ProfileOptions& options, const ProfileResults& results) {
+  write_documents(options, "profile", profile_markdown(results), [&] { return profile_json(results); });
   return any_failed(results) ? exit_run_failed : exit_ok;
+}
+
+int write_idle_study(const ProfileOptions& options, const IdleStudy& study) {
+  write_documents(options, "idle_study", idle_study_markdown(study), [&] { return idle_study_json(study); });
+  for (const IdleStudyRow& row : study.rows)
+    if (row.status == RunStatus::error) return exit_run_failed;
+  return exit_ok;
 }
 
 }  // namespace
@@ -53,7 +68,9 @@ int main(int argc, char** argv) {
     }
     // Checked before any measurement, so a long run is never lost to a bad path.
     if (!options.out_dir.empty())
-      transformer::harness::prepare_output_directory("--out", (std::filesystem::path(options.out_dir) / "kern_sum").string());
+      transformer::harness::prepare_output_directory(
+          "--out", (std::filesystem::path(options.out_dir) / (options.idle_study ? "" : "kern_sum")).string());
+    if (options.idle_study) return write_idle_study(options, run_idle_study(options));
     return write_outputs(options, run_profile(options));
   } catch (const transformer::harness::UsageError& error) {
     std::fprintf(stderr, "transformer_profile: %s\n(see transformer_profile --help)\n", error.what());

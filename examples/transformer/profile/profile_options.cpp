@@ -6,6 +6,7 @@
 #include <array>
 #include <string_view>
 
+#include "bench/options.hpp"
 #include "harness/options.hpp"
 
 namespace transformer::profile {
@@ -14,9 +15,9 @@ namespace {
 using harness::UsageError;
 
 // transformer_bench flags that mean the same here; each takes a value.
-constexpr std::array<std::string_view, 13> shared_flags = {
-    "--size",   "--ctx",     "--precision", "--attention", "--batch", "--warmup", "--steps",
-    "--seed",   "--d-model", "--d-ff",      "--layers",    "--heads", "--vocab"};
+constexpr std::array<std::string_view, 14> shared_flags = {
+    "--size", "--ctx",     "--precision", "--attention", "--batch", "--warmup", "--steps",
+    "--seed", "--d-model", "--d-ff",      "--layers",    "--heads", "--vocab",  "--mode"};
 
 bool is_shared(const std::string& name) {
   return std::find(shared_flags.begin(), shared_flags.end(), name) != shared_flags.end();
@@ -33,11 +34,12 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
     const std::string name = arg.substr(0, equals);
     const bool value_inline = equals != std::string::npos;
     if (name == "--help" || name == "-h" || name == "--memory-table" || name == "--trace" ||
-        name == "--graph") {
+        name == "--graph" || name == "--idle-study") {
       if (value_inline) throw UsageError(name + ": this flag takes no value");
       if (name == "--memory-table") options.memory_table = true;
       else if (name == "--trace") options.trace = true;
       else if (name == "--graph") options.graph = true;
+      else if (name == "--idle-study") options.idle_study = true;
       else options.help = true;
     } else if (name == "--out") {
       if (!value_inline && i + 1 == args.size()) throw UsageError("--out: missing value");
@@ -53,7 +55,21 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
   if (options.trace && options.out_dir.empty())
     throw UsageError("--trace writes DIR/trace.json: it needs --out DIR");
 
-  const harness::RunFlags parsed = harness::parse_run_flags(shared);
+  harness::RunFlags parsed = harness::parse_run_flags(shared);
+  if (options.idle_study) {
+    if (options.graph) throw UsageError("--graph: the idle study runs every configuration both eager and as a graph");
+    if (options.memory_table || options.trace)
+      throw UsageError(std::string(options.memory_table ? "--memory-table" : "--trace") +
+                       " does not apply to --idle-study");
+    // The lists the user left out: transformer_bench's GPU defaults, its one definition.
+    bench::DriverOptions sweep;
+    static_cast<harness::RunFlags&>(sweep) = parsed;
+    bench::resolve_defaults(sweep, /*on_gpu=*/true);
+    parsed = sweep;
+    options.modes = parsed.modes;
+  } else if (!parsed.modes.empty()) {
+    throw UsageError("--mode applies to --idle-study only (the profile runs forward-only and train step)");
+  }
   if (!parsed.sizes.empty()) options.sizes = parsed.sizes;
   if (!parsed.contexts.empty()) options.contexts = parsed.contexts;
   if (!parsed.precisions.empty()) options.precisions = parsed.precisions;
@@ -83,6 +99,12 @@ std::string profile_usage_text() {
          "  --seed N           parameters and token ids (default 0)\n"
          "  --graph            capture each run's step (after the warm-up) as one CUDA graph\n"
          "                     and profile its replays (the memory table stays eager)\n"
+         "  --idle-study       instead of the questions: for every configuration of\n"
+         "                     transformer_bench's default sweep (small; ctx 128..1024; fwd,\n"
+         "                     fwdbwd, step; fp32, bf16), step time eager vs graph (capture off)\n"
+         "                     and the GPU idle share of the step, eager vs graph (capture on);\n"
+         "                     DIR/idle_study.md and .json with --out. --mode LIST (fwd, fwdbwd,\n"
+         "                     step) and the lists above narrow the sweep\n"
          "  --out DIR          write DIR/profile.md, DIR/profile.json and DIR/kern_sum/*.csv\n"
          "                     (without it the markdown report goes to stdout)\n"
          "  --memory-table     also measure peak memory of the 2.7B model at ctx 128,256,512,\n"

@@ -32,6 +32,10 @@ struct ProfileOptions {
   bool memory_table = false;
   bool trace = false;       // DIR/trace.json: one train step of the first configuration
   bool graph = false;       // time each run's step as replays of one captured CUDA graph
+  // --idle-study: eager vs graph over transformer_bench's default sweep
+  // (profile/idle_study.hpp); the lists default to that sweep's instead.
+  bool idle_study = false;
+  std::vector<Mode> modes;  // --idle-study only
   bool help = false;
 };
 

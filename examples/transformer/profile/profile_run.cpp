@@ -23,6 +23,7 @@
 #include "profile/attention_flops.hpp"
 #include "profile/one_step.hpp"
 #include "profile/questions.hpp"
+#include "profile/report_markdown.hpp"
 
 namespace transformer::profile {
 namespace {
@@ -33,6 +34,8 @@ namespace {
 constexpr const char* memory_model = "2.7B";
 constexpr int memory_contexts[] = {128, 256, 512};
 constexpr harness::StepProtocol memory_protocol{1, 2};
+
+}  // namespace
 
 RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Attention attention,
                      Mode mode, int batch, std::uint64_t seed) {
@@ -56,12 +59,22 @@ StepTimes step_times(const harness::ResultRow& row) {
   return times;
 }
 
+harness::Device require_gpu() {
+  std::string why_not;
+  if (!cuda_backend_available(&why_not)) throw DeviceUnavailable("no usable GPU: " + why_not);
+  gpuprof::profiler();  // probes the device now, so its notice precedes the progress lines
+  return harness::Device::select(harness::DeviceChoice::cuda);
+}
+
+namespace {
+
 class ConfigurationRunner {
  public:
   ConfigurationRunner(const ProfileOptions& options, const harness::Device& device)
       : options_(options),
         device_(device),
-        protocol_{options.warmup, options.steps, options.graph, /*time_captured_scopes=*/true} {}
+        plain_protocol_{options.warmup, options.steps, options.graph, /*time_captured_scopes=*/false},
+        captured_protocol_{options.warmup, options.steps, options.graph, /*time_captured_scopes=*/true} {}
 
   // One row of the bench protocol; an oom row marks `c` and returns nothing.
   std::optional<StepTimes> run(ConfigurationProfile& c, Mode mode, const harness::StepProtocol& protocol) {
@@ -80,10 +93,10 @@ class ConfigurationRunner {
   void plain(ConfigurationProfile& c) {
     progress("plain", c);
     guarded(c, [&] {
-      const std::optional<StepTimes> forward = run(c, Mode::fwd, protocol_);
+      const std::optional<StepTimes> forward = run(c, Mode::fwd, plain_protocol_);
       if (!forward) return;
       c.plain_forward = *forward;
-      if (const std::optional<StepTimes> step = run(c, Mode::step, protocol_)) c.plain_step = *step;
+      if (const std::optional<StepTimes> step = run(c, Mode::step, plain_protocol_)) c.plain_step = *step;
     });
   }
 
@@ -98,6 +111,7 @@ class ConfigurationRunner {
       const std::string train_root = harness::configuration_label(config_of(c, Mode::step));
       c.answers = answer_questions(*inference, inference_root, *train, train_root,
                                    attention_flops(model_for_size(c.size, options_.custom), options_.batch, c.ctx));
+      std::fprintf(stderr, "  capture overhead: %s\n", capture_overhead_text(c).c_str());
       if (options_.out_dir.empty()) return;
       gpuprof::write_kern_sum(output(inference_kern_sum_file(c)),
                               gpuprof::kern_sum(phase_kernels(*inference, inference_root, {forward_scope},
@@ -155,7 +169,7 @@ class ConfigurationRunner {
   // A fresh profile and capture for one run, then its report.
   std::optional<gpuprof::Report> captured_run(ConfigurationProfile& c, Mode mode, StepTimes& times) {
     gpuprof::profiler().reset();  // clears the capture too (ScopeObserver::on_reset)
-    const std::optional<StepTimes> measured = run(c, mode, protocol_);
+    const std::optional<StepTimes> measured = run(c, mode, captured_protocol_);
     if (!measured) return std::nullopt;
     times = *measured;
     return gpuprof::profiler().report();
@@ -186,11 +200,14 @@ class ConfigurationRunner {
 
   const ProfileOptions& options_;
   const harness::Device& device_;
-  harness::StepProtocol protocol_;
+  // Capture off: no stamps in a graph either, as transformer_bench times it.
+  // Capture on: scopes captured into the graph are timed from its kernels
+  // (gpuprof adds nothing to the graph while a KernelCapture captures).
+  harness::StepProtocol plain_protocol_, captured_protocol_;
 };
 
-// Every size x ctx x precision x attention that can run; the ones that
-// cannot (fused attention outside bf16 or its head sizes) go to `notes`.
+}  // namespace
+
 std::vector<ConfigurationProfile> configurations(const ProfileOptions& options,
                                                  std::vector<std::string>& notes) {
   std::vector<ConfigurationProfile> all;
@@ -219,19 +236,10 @@ std::vector<ConfigurationProfile> configurations(const ProfileOptions& options,
   return all;
 }
 
-}  // namespace
-
 ProfileResults run_profile(const ProfileOptions& options) {
-  std::string why_not;
-  if (!cuda_backend_available(&why_not)) throw DeviceUnavailable("no usable GPU: " + why_not);
-  gpuprof::profiler();  // probes the device now, so its notice precedes the progress lines
-  const harness::Device device = harness::Device::select(harness::DeviceChoice::cuda);
-
+  const harness::Device device = require_gpu();
   ProfileResults results;
-  results.device = device.name();
-  results.batch = options.batch;
-  results.warmup = options.warmup;
-  results.steps = options.steps;
+  describe(results, options, device);
   results.graph = options.graph;
   results.seed = options.seed;
 

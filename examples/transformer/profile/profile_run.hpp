@@ -4,6 +4,8 @@
 #pragma once
 #include <stdexcept>
 
+#include "harness/device.hpp"
+#include "harness/results.hpp"
 #include "profile/profile_options.hpp"
 #include "profile/profile_results.hpp"
 
@@ -19,5 +21,23 @@ struct DeviceUnavailable : std::runtime_error {
 // CSVs (and the trace) under options.out_dir as it goes, when one is given;
 // the caller writes profile.md and profile.json from the result.
 ProfileResults run_profile(const ProfileOptions& options);
+
+// Shared by the profile's runs (here and idle_study_run.cpp):
+// throws DeviceUnavailable without a usable GPU, and probes it; then the
+// device to run on. `describe` copies what every result file's header says.
+harness::Device require_gpu();
+template <class Results>
+void describe(Results& results, const ProfileOptions& options, const harness::Device& device) {
+  results.device = device.name();
+  results.batch = options.batch;
+  results.warmup = options.warmup;
+  results.steps = options.steps;
+}
+RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Attention attention,
+                     Mode mode, int batch, std::uint64_t seed);
+StepTimes step_times(const harness::ResultRow& row);
+// Every size x ctx x precision x attention of `options` that can run; the ones
+// that cannot (fused attention outside bf16 or its head sizes) go to `notes`.
+std::vector<ConfigurationProfile> configurations(const ProfileOptions& options, std::vector<std::string>& notes);
 
 }  // namespace transformer::profile

@@ -4,26 +4,20 @@
 #include <gpuprof/json_writer.hpp>
 
 namespace transformer::profile {
-namespace {
 
-using gpuprof::JsonWriter;
-
-template <class T>
-void optional_member(JsonWriter& json, const char* name, const std::optional<T>& value) {
-  json.key(name);
-  if (value) json.value(*value);
-  else json.value(nullptr);
-}
-
-void step_times(JsonWriter& json, const char* name, const StepTimes& times) {
+void write_step_times(gpuprof::JsonWriter& json, const char* name, const StepTimes& times) {
   json.key(name)
-      .begin_object(JsonWriter::one_line)
+      .begin_object(gpuprof::JsonWriter::one_line)
       .member("mean_ms", times.mean_ms)
       .member("std_ms", times.std_ms)
       .member("steps", times.steps)
       .member("clock", times.clock)
       .end_object();
 }
+
+namespace {
+
+using gpuprof::JsonWriter;
 
 void kernel_time(JsonWriter& json, const KernelTime& k) {
   json.begin_object()
@@ -53,7 +47,7 @@ void answers(JsonWriter& json, const ConfigurationProfile& c, const ProfileAnswe
       .begin_object()
       .member("forwards", a.forward.forwards)
       .member("plain_mean_ms", c.plain_forward.mean_ms);
-  optional_member(json, "event_ms", a.forward.event_ms);
+  write_optional(json, "event_ms", a.forward.event_ms);
   json.member("kernel_sum_ms", a.forward.kernel_sum_ms).member("projection_ms", a.forward.projection_ms).end_object();
   json.key("capture_overhead_percent")
       .begin_object(JsonWriter::one_line)
@@ -110,14 +104,14 @@ void configuration(JsonWriter& json, const ConfigurationProfile& c) {
   json.key("oom_mode");
   if (c.oom_mode) json.value(to_string(*c.oom_mode));
   else json.value(nullptr);
-  optional_member(json, "bytes_needed", c.bytes_needed);
+  write_optional(json, "bytes_needed", c.bytes_needed);
   if (c.answers) {
     json.key("plain").begin_object();
-    step_times(json, "forward", c.plain_forward);
-    step_times(json, "train_step", c.plain_step);
+    write_step_times(json, "forward", c.plain_forward);
+    write_step_times(json, "train_step", c.plain_step);
     json.end_object().key("captured").begin_object();
-    step_times(json, "forward", c.captured_forward);
-    step_times(json, "train_step", c.captured_step);
+    write_step_times(json, "forward", c.captured_forward);
+    write_step_times(json, "train_step", c.captured_step);
     json.end_object();
     answers(json, c, *c.answers);
   }
@@ -140,9 +134,9 @@ void memory_table(JsonWriter& json, const MemoryTable& memory) {
         .member("attention", to_string(row.attention))
         .member("status", to_string(row.status))
         .member("note", row.note);
-    optional_member(json, "peak_bytes", row.peak_bytes);
-    optional_member(json, "allocated_bytes", row.allocated_bytes);
-    optional_member(json, "bytes_needed", row.bytes_needed);
+    write_optional(json, "peak_bytes", row.peak_bytes);
+    write_optional(json, "allocated_bytes", row.allocated_bytes);
+    write_optional(json, "bytes_needed", row.bytes_needed);
     json.member("residual_stream_bytes", row.residual_stream_bytes).end_object();
   }
   json.end_array().end_object();

@@ -3,7 +3,10 @@
 // as scripts/plot_profile.py. Schema "gpuprof.transformer_profile", version 1,
 // described in docs/profiling.md. Times in ms, sizes in bytes, shares in %.
 #pragma once
+#include <optional>
 #include <string>
+
+#include <gpuprof/json_writer.hpp>
 
 #include "profile/profile_results.hpp"
 
@@ -13,5 +16,14 @@ inline constexpr const char* json_schema_name = "gpuprof.transformer_profile";
 inline constexpr int json_schema_version = 1;
 
 std::string profile_json(const ProfileResults& results);
+
+// Pieces the idle study's JSON shares: a StepTimes object, and a value or null.
+void write_step_times(gpuprof::JsonWriter& json, const char* name, const StepTimes& times);
+template <class T>
+void write_optional(gpuprof::JsonWriter& json, const char* name, const std::optional<T>& value) {
+  json.key(name);
+  if (value) json.value(*value);
+  else json.value(nullptr);
+}
 
 }  // namespace transformer::profile

@@ -10,4 +10,8 @@ namespace transformer::profile {
 
 std::string profile_markdown(const ProfileResults& results);
 
+// "forward-only step 1.234 -> 1.300 ms (+5.3%), train step ...": what kernel
+// capture cost the configuration's runs (also printed while profiling).
+std::string capture_overhead_text(const ConfigurationProfile& c);
+
 }  // namespace transformer::profile

@@ -16,7 +16,10 @@
 // capture or cudaGraphAdd*Node), and follows clones (instantiation, graph
 // clones, child graphs) back to that original node. A node, not an instance:
 // every replay of the graph runs the node, and the scope's instances in the
-// report are those replays (detail/graph_timing.hpp).
+// report are those replays (detail/graph_timing.hpp). It also remembers the
+// innermost scope *instance* at creation: with stamps off, that is what a
+// captured scope's interval per launch is derived from (graph_scope_intervals,
+// detail/graph_intervals.hpp).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -27,6 +30,7 @@
 
 #include "../config.hpp"
 #include "../kernel_record.hpp"
+#include "graph_intervals.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -50,26 +54,71 @@ struct CorrelationTables {
   }
 };
 
-// Graph node id -> the global scope node innermost on the creating thread
-// when the node was created (0, the root: none, or not seen: created before
-// capture began).
+// Graph node id -> the global scope node and the scope instance innermost on
+// the creating thread when the node was created (0 for both: none, or not
+// seen: created before capture began).
 struct GraphNodeScopes {
-  std::unordered_map<std::uint64_t, std::uint32_t> scope_of_node;
+  struct Origin {
+    std::uint32_t scope_node = 0;
+    std::uint64_t scope_instance = 0;
+  };
+  std::unordered_map<std::uint64_t, Origin> origin_of_node;
 
   // A node created through the API. Never overwrites: when CUPTI reports a
   // node as a clone too, the clone's original decides, whichever came first.
-  void add_created(std::uint64_t node_id, std::uint32_t scope_node) { scope_of_node.emplace(node_id, scope_node); }
+  void add_created(std::uint64_t node_id, std::uint32_t scope_node, std::uint64_t scope_instance = 0) {
+    origin_of_node.emplace(node_id, Origin{scope_node, scope_instance});
+  }
   // `clone` copies `original` (an executable graph's node, a cloned graph's,
   // a child graph's): it belongs where the original was captured.
   void add_clone(std::uint64_t clone_id, std::uint64_t original_id) {
-    scope_of_node[clone_id] = scope_of(original_id);
+    origin_of_node[clone_id] = origin_of(original_id);
   }
-  std::uint32_t scope_of(std::uint64_t node_id) const {
-    const auto found = scope_of_node.find(node_id);
-    return found == scope_of_node.end() ? 0 : found->second;
+  Origin origin_of(std::uint64_t node_id) const {
+    const auto found = origin_of_node.find(node_id);
+    return found == origin_of_node.end() ? Origin{} : found->second;
   }
-  void clear() { scope_of_node.clear(); }
+  std::uint32_t scope_of(std::uint64_t node_id) const { return origin_of(node_id).scope_node; }
+  std::uint64_t instance_of(std::uint64_t node_id) const { return origin_of(node_id).scope_instance; }
+  void clear() { origin_of_node.clear(); }
 };
+
+// Per captured scope instance and graph launch: first start to last end of
+// the graph work (records with a graph node id, before or after the join)
+// whose node was created inside that scope instance or inside a captured scope
+// nested in it. The chain of enclosing instances stops at the first one that
+// is not in `scopes` (an eager scope around the capture). Records of nodes
+// created outside every captured scope count for none. Sorted by begin, then
+// scope id.
+inline std::vector<GraphInterval> graph_scope_intervals(const std::vector<KernelRecord>& records,
+                                                        const GraphNodeScopes& graph_nodes,
+                                                        const std::vector<CapturedScope>& scopes) {
+  std::unordered_map<std::uint64_t, std::uint64_t> parent_of;
+  parent_of.reserve(scopes.size());
+  for (const CapturedScope& scope : scopes) parent_of.emplace(scope.id, scope.parent);
+  std::vector<GraphInterval> intervals;
+  std::unordered_map<std::uint64_t, std::unordered_map<std::uint32_t, std::size_t>> index;  // scope -> launch -> interval
+  for (const KernelRecord& record : records) {
+    if (record.graph_node_id == 0) continue;
+    // A parent opened before its child on the same thread, so its id is
+    // smaller: the walk ends.
+    for (auto up = parent_of.find(graph_nodes.instance_of(record.graph_node_id)); up != parent_of.end();
+         up = parent_of.find(up->second)) {
+      const auto [slot, added] = index[up->first].emplace(record.correlation_id, intervals.size());
+      if (added) {
+        intervals.push_back({up->first, record.correlation_id, record.start_ns, record.end_ns});
+        continue;
+      }
+      GraphInterval& interval = intervals[slot->second];
+      interval.begin_ns = std::min(interval.begin_ns, record.start_ns);
+      interval.end_ns = std::max(interval.end_ns, record.end_ns);
+    }
+  }
+  std::sort(intervals.begin(), intervals.end(), [](const GraphInterval& a, const GraphInterval& b) {
+    return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.scope < b.scope;
+  });
+  return intervals;
+}
 
 // The begin/end stamp kernels that time scopes inside CUDA graphs
 // (detail/graph_timing.hpp names them gpuprof_graph_stamp_begin/_end): gpuprof's

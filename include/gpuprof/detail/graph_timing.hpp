@@ -31,6 +31,10 @@
 // two streams) would share a site's begin time: the stamps count the open
 // instances, and a replay that overlapped another is marked and dropped.
 //
+// While a KernelCapture is capturing, none of this runs: captured scopes are
+// only noted (note_unstamped) and timed from the capture's records instead
+// (detail/graph_intervals.hpp), which costs the replays nothing.
+//
 // The kernels are PTX text embedded here and loaded with cudaLibraryLoadData,
 // so scopes work from plain C++ translation units, as the eager path does.
 //
@@ -56,6 +60,7 @@
 #include "../clock.hpp"
 #include "../cuda_events.hpp"
 #include "../error.hpp"
+#include "graph_intervals.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -246,6 +251,18 @@ class GraphTimings {
     return nullptr;
   }
 
+  // Scope entry on a capturing stream while a GraphIntervalSource times
+  // captured scopes: no stamp, only the note. Kept for good, as sites are:
+  // the graph may be replayed after any number of resets.
+  void note_unstamped(const CapturedScope& scope) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    unstamped_.push_back(scope);
+  }
+  std::vector<CapturedScope> unstamped() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return unstamped_;
+  }
+
   // Reads every completed replay not read yet. Cheap (host loads only).
   void poll() {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -416,6 +433,7 @@ class GraphTimings {
   GraphSite* probe_ = nullptr;
   std::vector<GraphSample> samples_;
   Losses losses_;
+  std::vector<CapturedScope> unstamped_;
 };
 
 }  // namespace detail

@@ -23,6 +23,7 @@
 #include "../config.hpp"
 #include "../cuda_events.hpp"
 #include "device.hpp"
+#include "graph_intervals.hpp"
 #include "graph_timing.hpp"
 #include "names.hpp"
 #include "record_log.hpp"
@@ -57,6 +58,7 @@ struct ThreadState {
 
   const std::uint32_t thread_id;
   std::uint32_t current = root_node;  // local node of the innermost open scope
+  std::uint64_t current_instance = 0;  // its instance id (0: none open)
   // Scopes open on this thread: each entry keeps room in `records` for every
   // open scope, so closing one never allocates (see Scope's constructor).
   std::uint32_t open_scopes = 0;
@@ -157,6 +159,26 @@ class Recorder {
       if (ScopeObserver* observer = slot.load(std::memory_order_acquire)) fn(*observer);
   }
 
+  // --- GPU time of captured scopes from kernel capture (detail/graph_intervals.hpp)
+  // While a source is set, scopes entered on a capturing stream add no stamps.
+  bool graph_intervals_derived() const noexcept {
+    return graph_interval_source_.load(std::memory_order_acquire) != nullptr;
+  }
+  // Replaces the source (nullptr: stamps again). Returns once report() no
+  // longer calls the source it replaced, as remove_observer does.
+  void set_graph_interval_source(GraphIntervalSource* source) {
+    const std::unique_lock<std::shared_mutex> no_calls_in_progress(observer_calls_);
+    graph_interval_source_.store(source, std::memory_order_release);
+  }
+  // fn(GraphIntervalSource&) if one is set, for report().
+  template <class Fn>
+  void with_graph_interval_source(Fn&& fn) {
+    const std::shared_lock<std::shared_mutex> calling(observer_calls_);
+    if (GraphIntervalSource* source = graph_interval_source_.load(std::memory_order_acquire)) fn(*source);
+  }
+  // An instance id for a scope instance that report() derives (a replay).
+  std::uint64_t fresh_instance_id() noexcept { return next_instance_.fetch_add(1, std::memory_order_relaxed); }
+
   // --- errors a destructor could not throw ---------------------------------------
   void note_lost_gpu_time(const char* what) noexcept;
   std::pair<std::uint64_t, std::string> lost_gpu_time() const;
@@ -194,7 +216,8 @@ class Recorder {
   std::vector<std::unique_ptr<ThreadState>> threads_;
 
   std::mutex observers_mutex_;
-  std::shared_mutex observer_calls_;  // shared while report()/reset() call observers
+  std::shared_mutex observer_calls_;  // shared while report()/reset() call observers or the source
+  std::atomic<GraphIntervalSource*> graph_interval_source_{nullptr};
   std::atomic<ScopeObserver*> observers_[max_observers]{};
   std::atomic<int> observer_count_{0};
 

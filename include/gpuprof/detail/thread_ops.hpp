@@ -68,6 +68,10 @@ inline std::uint32_t innermost_scope_node() {
   return thread.local_nodes[thread.current].global;
 }
 
+// The instance id of the innermost scope open on the calling thread (0 when
+// none is): the captured scope a graph node created now belongs to.
+inline std::uint64_t innermost_scope_instance() { return recorder().this_thread().current_instance; }
+
 // The local node for `name` under `parent`, created (and given a global id)
 // on first sight. Children are a short linked list: scanning it beats
 // hashing for the handful of children a scope usually has.

@@ -60,3 +60,20 @@ TEST_CASE("bad flags are usage errors") {
   CHECK_THROWS_AS(parse_profile_options({"--steps", "0"}), UsageError);
   CHECK_THROWS_AS(parse_profile_options({"stray"}), UsageError);
 }
+
+TEST_CASE("--idle-study: transformer_bench's default GPU sweep, narrowed by the shared lists and --mode") {
+  const ProfileOptions options = parse_profile_options({"--idle-study"});
+  CHECK(options.idle_study);
+  CHECK(options.sizes == std::vector<std::string>{"small"});
+  CHECK(options.contexts == std::vector<int>{128, 256, 512, 1024});
+  CHECK(options.precisions == std::vector<Precision>{Precision::fp32, Precision::bf16});
+  CHECK(options.modes == std::vector<Mode>{Mode::fwd, Mode::fwdbwd, Mode::step});
+  const ProfileOptions narrowed = parse_profile_options({"--idle-study", "--ctx", "128", "--mode", "step"});
+  CHECK(narrowed.contexts == std::vector<int>{128});
+  CHECK(narrowed.modes == std::vector<Mode>{Mode::step});
+  CHECK(narrowed.precisions == std::vector<Precision>{Precision::fp32, Precision::bf16});
+  CHECK_THROWS_AS(parse_profile_options({"--idle-study", "--graph"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--idle-study", "--memory-table"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--idle-study=yes"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--idle-study", "--mode", "train"}), UsageError);
+}

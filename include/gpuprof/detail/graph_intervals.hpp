@@ -1,0 +1,82 @@
+// gpuprof/detail/graph_intervals.hpp: GPU time of scopes captured into CUDA
+// graphs, derived from kernel capture instead of stamp kernels.
+//
+// Stamps (detail/graph_timing.hpp) cost GPU time on every replay: two
+// one-thread kernels per captured scope instance, about 3.6 us per replay on
+// the H100, which a train step with hundreds of scopes pays as a millisecond.
+// When a KernelCapture is capturing, the same information is already there:
+// every kernel, copy and memset a graph launch runs comes with its GPU start
+// and end, the launch's correlation id and the graph node it ran, and the
+// capture knows which scope instance was innermost when that node was
+// captured. So while a capture is registered as the recorder's
+// GraphIntervalSource, a scope entered on a capturing stream adds nothing to
+// the graph: the recorder only notes it as a CapturedScope, and report() asks
+// the source for the scope's interval on every launch: first start to last
+// end of the activities captured in it or in a scope nested in it, exactly
+// what the stamps bracket (less the stamps' own launch latency). Each
+// (scope instance, launch) is one report instance, as one replay is with
+// stamps: count = launches x instances.
+//
+// What this cannot see: a captured scope that ran no GPU work has no
+// interval. report() says how many such scopes its graphs had (never a made-up
+// zero). Records CUPTI dropped shorten intervals: report.dropped_kernel_records
+// says when that happened.
+//
+// Plain host code: the core includes this without CUPTI; the capture side
+// (cupti_join.hpp) computes intervals from KernelRecords, tested on synthetic
+// records without a GPU.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "../config.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+namespace detail {
+
+// One scope instance entered on a capturing stream without stamps.
+struct CapturedScope {
+  std::uint64_t id = 0;       // its instance id at capture time
+  std::uint64_t parent = 0;   // the instance around it on its thread (0: none); may be an eager scope
+  std::uint64_t capture = 0;  // the stream capture's id (cudaStreamGetCaptureInfo)
+  std::uint32_t node = 0;     // global scope node id
+  std::uint32_t thread = 0;   // the capturing thread's dense id
+};
+
+// The GPU interval of one captured scope instance in one graph launch, on
+// gpuprof's host clock (steady_clock ns, as KernelRecord times are).
+struct GraphInterval {
+  std::uint64_t scope = 0;   // CapturedScope::id
+  std::uint32_t launch = 0;  // the graph launch's correlation id
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+// Implemented by KernelCapture. Called by report() with every scope captured
+// without stamps so far; returns their intervals for the launches it saw
+// since the last reset, in any order.
+class GraphIntervalSource {
+ public:
+  virtual ~GraphIntervalSource() = default;
+  virtual std::vector<GraphInterval> graph_intervals(const std::vector<CapturedScope>& scopes) = 0;
+};
+
+// Captured scopes with no interval although another scope of the same
+// capture has one: their graph ran, they launched no GPU work.
+inline std::size_t scopes_without_work(const std::vector<CapturedScope>& scopes,
+                                       const std::vector<GraphInterval>& intervals) {
+  std::unordered_set<std::uint64_t> timed;
+  for (const GraphInterval& interval : intervals) timed.insert(interval.scope);
+  std::unordered_set<std::uint64_t> launched_captures;
+  for (const CapturedScope& scope : scopes)
+    if (timed.count(scope.id) != 0) launched_captures.insert(scope.capture);
+  std::size_t without = 0;
+  for (const CapturedScope& scope : scopes)
+    if (timed.count(scope.id) == 0 && launched_captures.count(scope.capture) != 0) ++without;
+  return without;
+}
+
+}  // namespace detail
+GPUPROF_NAMESPACE_END
