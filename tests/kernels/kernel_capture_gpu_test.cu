@@ -407,6 +407,9 @@ gpuprof::Report replayed_spin_steps(cudaStream_t stream, int replays, std::size_
   cudaGraphExec_t exec = nullptr;
   GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   for (int i = 0; i < replays; ++i) gpuprof::launch_graph(exec, stream);
+  // Stamps of replays still running are read by a later report(): wait, so
+  // this one has all of them, as the derived times have.
+  GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
   const gpuprof::Report report = gpuprof::profiler().report();
   GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(exec));
   GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));

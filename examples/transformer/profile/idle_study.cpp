@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <gpuprof/comm_overlap.hpp>
 #include <gpuprof/json_writer.hpp>
 #include <gpuprof/kernel_summary.hpp>
 
@@ -40,6 +41,11 @@ std::vector<StepGpuTime> step_gpu_times(const gpuprof::Report& report, const std
     steps = phase.size();
   }
   if (steps == 0) throw std::runtime_error("no timed step of '" + root + "' ran GPU work");
+  // Busy time: the union of every activity's interval, clipped to the step.
+  std::vector<gpuprof::TimeInterval> activity;
+  activity.reserve(report.kernels.size());
+  for (const gpuprof::KernelRecord& record : report.kernels) activity.push_back({record.start_ns, record.end_ns});
+  const std::vector<gpuprof::TimeInterval> busy = gpuprof::interval_union(std::move(activity));
   std::vector<StepGpuTime> times(steps);
   for (std::size_t k = 0; k < steps; ++k) {
     std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
@@ -47,9 +53,10 @@ std::vector<StepGpuTime> step_gpu_times(const gpuprof::Report& report, const std
       if (phase.empty()) continue;
       first = std::min(first, phase[k].first_start_ns);
       last = std::max(last, phase[k].last_end_ns);
-      times[k].busy_ns += phase[k].summed_ns;
     }
     times[k].projection_ns = last - first;
+    for (const gpuprof::TimeInterval& interval : busy)
+      times[k].busy_ns += std::max<std::int64_t>(0, std::min(interval.end_ns, last) - std::max(interval.begin_ns, first));
   }
   return times;
 }
@@ -94,7 +101,7 @@ std::string idle_study_markdown(const IdleStudy& study) {
       << study.steps << " timed steps per run, each configuration of transformer_bench's default sweep. "
       << "Step times: mean of the timed steps with kernel capture off (CUDA events around each step; a graph "
          "step is one replay of the step captured after the warm-up). Idle share: over the timed steps of a "
-         "second pair of runs with kernel capture on, (GPU projection - summed kernel, copy and memset time) / "
+         "second pair of runs with kernel capture on, (GPU projection - time covered by kernels, copies and memsets) / "
          "GPU projection, the projection running from a step's first activity start to its last activity end. "
          "Capture overhead: graph step with capture on vs off.\n\n";
   for (const std::string& note : study.notes) out << "- Note: " << note << "\n";

@@ -23,7 +23,10 @@ namespace transformer::profile {
 // (forward, backward, optimizer step under the run's root scope).
 struct StepGpuTime {
   std::int64_t projection_ns = 0;  // first activity start to last activity end of the step
-  std::int64_t busy_ns = 0;        // summed time of its kernels, copies and memsets
+  // Time at least one of its kernels, copies or memsets ran: the union of
+  // their intervals, not their sum, since the optimizer's pieces run beside
+  // backward on a second stream.
+  std::int64_t busy_ns = 0;
 };
 
 // Every timed step of the run under `root`, in order. An eager step's phases

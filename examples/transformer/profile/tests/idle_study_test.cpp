@@ -99,6 +99,20 @@ TEST_CASE("graph steps: one launch is one step, whatever the replay instances sa
   }
   CHECK(*idle_percent(steps) == doctest::Approx(100.0 * 100 / 450));
 
+  // The optimizer's pieces beside backward on a second stream: the busy time
+  // is the union of the intervals, never more than the projection.
+  gpuprof::Report overlapped = report;
+  gpuprof::ScopeNode optimizer;
+  optimizer.path = "run/optimizer step";
+  optimizer.parent = 0;
+  overlapped.nodes.push_back(optimizer);
+  for (const std::uint32_t launch : {7u, 8u})
+    overlapped.kernels.push_back(graph_record(4, launch, launch * 1000 + 300, launch * 1000 + 500));
+  for (const StepGpuTime& step : step_gpu_times(overlapped, "run")) {
+    CHECK(step.projection_ns == 500);
+    CHECK(step.busy_ns == 150 + 250);  // 250..500 covered once, though two kernels ran in 300..450
+  }
+
   report.kernels.push_back(graph_record(3, 9, 9000, 9100));  // a backward with no forward
   CHECK_THROWS_AS(step_gpu_times(report, "run"), std::runtime_error);
   CHECK_THROWS_AS(step_gpu_times(report, "another run"), std::runtime_error);
