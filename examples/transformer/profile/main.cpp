@@ -29,6 +29,15 @@ bool any_failed(const ProfileResults& results) {
   return false;
 }
 
+int write_memory_timeline(const ProfileOptions& options, const MemoryTimelineResults& results) {
+  const std::string path = (std::filesystem::path(options.out_dir) / memory_timeline_markdown_file).string();
+  gpuprof::write_file_atomically(path, memory_timeline_markdown(results));
+  std::fprintf(stderr, "wrote %s and the pictures beside it\n", path.c_str());
+  for (const MemoryTimelineRun& run : results.runs)
+    if (run.status == RunStatus::error) return exit_run_failed;
+  return exit_ok;
+}
+
 int write_outputs(const ProfileOptions& options, const ProfileResults& results) {
   const std::string markdown = profile_markdown(results);
   if (options.out_dir.empty()) {
@@ -52,6 +61,10 @@ int main(int argc, char** argv) {
       return exit_ok;
     }
     // Checked before any measurement, so a long run is never lost to a bad path.
+    if (options.memory_timeline) {
+      transformer::harness::prepare_output_directory("--out", options.out_dir);
+      return write_memory_timeline(options, run_memory_timelines(options));
+    }
     if (!options.out_dir.empty())
       transformer::harness::prepare_output_directory("--out", (std::filesystem::path(options.out_dir) / "kern_sum").string());
     return write_outputs(options, run_profile(options));

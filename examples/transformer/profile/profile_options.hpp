@@ -32,8 +32,20 @@ struct ProfileOptions {
   bool memory_table = false;
   bool trace = false;       // DIR/trace.json: one train step of the first configuration
   bool graph = false;       // time each run's step as replays of one captured CUDA graph
+  // Instead of the questions: device memory over each run (forward-only and
+  // train step), drawn per configuration, with different defaults (below).
+  bool memory_timeline = false;
   bool help = false;
 };
+
+// --memory-timeline's defaults where the flag is not given: the course's
+// 2.7B model at ctx 128 and 512, one warm-up and one timed step (every
+// buffer is allocated when the backend is built, so more steps repeat the
+// same picture).
+inline const std::vector<std::string> memory_timeline_sizes = {"2.7B"};
+inline const std::vector<int> memory_timeline_contexts = {128, 512};
+inline constexpr int memory_timeline_warmup = 1;
+inline constexpr int memory_timeline_steps = 1;
 
 // Throws transformer::harness::UsageError naming the flag and value at fault.
 ProfileOptions parse_profile_options(const std::vector<std::string>& args);

@@ -4,6 +4,7 @@
 #pragma once
 #include <stdexcept>
 
+#include "profile/memory_timeline_results.hpp"
 #include "profile/profile_options.hpp"
 #include "profile/profile_results.hpp"
 
@@ -19,5 +20,11 @@ struct DeviceUnavailable : std::runtime_error {
 // CSVs (and the trace) under options.out_dir as it goes, when one is given;
 // the caller writes profile.md and profile.json from the result.
 ProfileResults run_profile(const ProfileOptions& options);
+
+// --memory-timeline: every configuration forward-only and as a train step,
+// on a fresh backend built while kernel capture records allocations and
+// MemoryWatch samples every scope boundary. Writes each run's SVG picture and
+// HTML report under options.out_dir as it goes; the caller writes the markdown.
+MemoryTimelineResults run_memory_timelines(const ProfileOptions& options);
 
 }  // namespace transformer::profile
