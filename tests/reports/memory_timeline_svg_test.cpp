@@ -84,7 +84,7 @@ TEST_CASE("memory timeline svg: one polygon per allocation, one band per span, o
 TEST_CASE("memory timeline svg: the allocations' outline follows the stacking") {
   // 1 GiB from 0 to 1 ms, 1 GiB on top from 0.5 ms to 1.5 ms: the second
   // starts at 1 GiB and drops to the floor at 1 ms. Plot: x from 70 to 980
-  // over 1.5 ms; y from 408 (0 GiB) up 360 px to the top tick, 2 GiB.
+  // over 1.5 ms; y from 414 (0 GiB) up 360 px to the top tick, 2 GiB.
   constexpr std::int64_t gib = std::int64_t{1} << 30;
   gpuprof::MemoryTimeline timeline;
   timeline.allocations = {allocation(gib, 0, 1'000'000, "a"), allocation(gib, 500'000, 1'500'000, "b")};
@@ -93,7 +93,7 @@ TEST_CASE("memory timeline svg: the allocations' outline follows the stacking") 
   const std::size_t begin = svg.find("points=\"", second) + 8;
   const std::string points = svg.substr(begin, svg.find('"', begin) - begin);
   // Top edge: (x(0.5), 2 GiB) to (x(1), 2 GiB), (x(1), 1 GiB) to (x(1.5), 1 GiB); then the bottom back.
-  CHECK(points == "373.3,48.0 676.7,48.0 676.7,228.0 980.0,228.0 980.0,408.0 676.7,408.0 676.7,228.0 373.3,228.0");
+  CHECK(points == "373.3,54.0 676.7,54.0 676.7,234.0 980.0,234.0 980.0,414.0 676.7,414.0 676.7,234.0 373.3,234.0");
   CHECK(svg.find(">2 GiB</text>") != std::string::npos);
 }
 

@@ -1,8 +1,9 @@
 // gpuprof/report/memory_timeline_svg.hpp: Report::memory_timeline as one
 // SVG picture, the one PyTorch's memory viewer draws: the live allocations
 // stacked over time, coloured by the scope that made them, with the device
-// memory in use sampled at scope boundaries as a line over them and chosen
-// stretches of the run (phases such as forward and backward) shaded.
+// memory in use sampled at scope boundaries as a line over them, and chosen
+// stretches of the run (phases such as forward and backward) as a ribbon
+// above the plot with their beginnings marked across it.
 //
 //   gpuprof::MemoryTimelineSvgOptions options;
 //   options.title = "2.7B ctx 512 train step";
@@ -124,7 +125,7 @@ inline std::pair<std::int64_t, std::int64_t> timeline_extent(const MemoryTimelin
 
 struct MemoryTimelineSvgOptions {
   std::string title = "Device memory over time";
-  std::vector<TimelineSpan> spans;  // shaded behind the allocations
+  std::vector<TimelineSpan> spans;  // the phase ribbon
   int width = 1000;                 // px
   int plot_height = 360;            // px, the chart without title, axis labels and legend
 };
@@ -186,7 +187,7 @@ inline std::string memory_timeline_svg(const MemoryTimeline& timeline, const Mem
   for (const MemoryUsePoint& p : timeline.in_use) top_bytes = std::max(top_bytes, p.bytes_in_use);
 
   // Layout: title, span labels, plot, time axis, legend rows.
-  const double left = 70, right = options.width - 20.0, top = 48, height = options.plot_height;
+  const double left = 70, right = options.width - 20.0, top = 54, height = options.plot_height;
   const double bottom = top + height;
   const double ms_range = static_cast<double>(t1 - t0) / 1e6;
   const double gib_step = detail::nice_tick_step(static_cast<double>(top_bytes) / gib, 6);
@@ -218,18 +219,18 @@ inline std::string memory_timeline_svg(const MemoryTimeline& timeline, const Mem
   svg += "<text x=\"" + detail::svg_number(left) + "\" y=\"20\" font-size=\"15\" font-weight=\"bold\">" +
          detail::html_escaped(options.title) + "</text>\n";
 
-  // Phases behind everything, labelled above the plot where the label fits.
+  // Phases: a ribbon above the plot, labelled where the label fits.
   for (const TimelineSpan& s : options.spans) {
     const std::size_t order = static_cast<std::size_t>(
         std::find(span_labels.begin(), span_labels.end(), s.label) - span_labels.begin());
     const double x0 = x(s.begin_ns), w = std::max(x(s.end_ns) - x0, 0.5);
-    svg += "<rect class=\"span\" x=\"" + detail::svg_number(x0) + "\" y=\"" + detail::svg_number(top) + "\" width=\"" +
-           detail::svg_number(w) + "\" height=\"" + detail::svg_number(height) + "\" fill=\"" +
-           detail::span_colour(order) + "\" fill-opacity=\"0.12\"><title>" + detail::html_escaped(s.label) + ": " +
+    svg += "<rect class=\"span\" x=\"" + detail::svg_number(x0) + "\" y=\"" + detail::svg_number(top - 20) +
+           "\" width=\"" + detail::svg_number(w) + "\" height=\"14\" fill=\"" + detail::span_colour(order) +
+           "\" fill-opacity=\"0.35\"><title>" + detail::html_escaped(s.label) + ": " +
            detail::svg_short_number(static_cast<double>(s.end_ns - s.begin_ns) / 1e6) + " ms</title></rect>\n";
     if (w > 6.5 * static_cast<double>(s.label.size()) + 4)
-      svg += "<text x=\"" + detail::svg_number(x0 + 2) + "\" y=\"" + detail::svg_number(top - 5) + "\" fill=\"" +
-             detail::span_colour(order) + "\">" + detail::html_escaped(s.label) + "</text>\n";
+      svg += "<text x=\"" + detail::svg_number(x0 + 2) + "\" y=\"" + detail::svg_number(top - 9) + "\">" +
+             detail::html_escaped(s.label) + "</text>\n";
   }
 
   // One polygon per allocation: its top edge left to right, its bottom edge back.
@@ -254,6 +255,12 @@ inline std::string memory_timeline_svg(const MemoryTimeline& timeline, const Mem
            (a.free_ns >= 0 ? detail::svg_short_number(static_cast<double>(a.free_ns - t0) / 1e6) + " ms" : "the end (live)") +
            "</title></polygon>\n";
   }
+
+  // Where each phase begins, over the allocations.
+  for (const TimelineSpan& s : options.spans)
+    svg += "<line x1=\"" + detail::svg_number(x(s.begin_ns)) + "\" y1=\"" + detail::svg_number(top - 6) + "\" x2=\"" +
+           detail::svg_number(x(s.begin_ns)) + "\" y2=\"" + detail::svg_number(bottom) +
+           "\" stroke=\"#1d2330\" stroke-opacity=\"0.3\" stroke-dasharray=\"3,3\"/>\n";
 
   if (!timeline.in_use.empty()) {
     svg += "<polyline class=\"in-use\" fill=\"none\" stroke=\"#1d2330\" stroke-width=\"1.5\" points=\"";
