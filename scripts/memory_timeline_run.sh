@@ -37,7 +37,8 @@ build/device/examples/transformer/profile/transformer_profile --memory-timeline 
 
 echo "== $(date +%T) done (exit status $status)" | tee -a "$LOG"
 ls -l "$WORK" | tee -a "$LOG"
-# Per run: its heading and its one-line summary; then each run's largest allocation.
+# Per run: its heading and its summary (the arena against the bytes its allocation scopes
+# made: they should be equal); then each run's largest allocation.
 grep -E '^## |allocations captured|^Out of memory|^Failed' "$WORK/memory-timeline.md" 2>/dev/null || true
 grep -E '^\| 1 \|' "$WORK/memory-timeline.md" 2>/dev/null || true
 exit "$status"

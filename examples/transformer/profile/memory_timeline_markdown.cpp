@@ -54,8 +54,15 @@ void run_section(std::ostream& out, const MemoryTimelineRun& run) {
     in_use_low = in_use_low < 0 ? point.bytes_in_use : std::min(in_use_low, point.bytes_in_use);
     in_use_high = std::max(in_use_high, point.bytes_in_use);
   }
+  // The backend's regions, to check against its own count: every byte of its
+  // arena should have been seen allocated in one of its allocation scopes.
+  const std::string region_scope = std::string(build_scope) + "/allocate ";
+  std::int64_t in_regions = 0;
+  for (const gpuprof::TimelineAllocation& a : run.timeline.allocations)
+    if (a.scope_path.rfind(region_scope, 0) == 0) in_regions += a.bytes;
   out << run.timeline.allocations.size() << " allocations captured, " << size_text(stacked.peak_bytes)
-      << " live at most; the backend's arena: " << size_text(static_cast<std::int64_t>(run.allocated_bytes)) << ".";
+      << " live at most; the backend's arena: " << size_text(static_cast<std::int64_t>(run.allocated_bytes))
+      << ", allocated in `" << region_scope << "…` scopes: " << size_text(in_regions) << ".";
   if (in_use_high >= 0)
     out << " Device memory in use at scope boundaries: " << size_text(in_use_low) << " to "
         << size_text(in_use_high) << ".";

@@ -95,7 +95,8 @@ TEST_CASE("memory timeline: the markdown shows each picture and its largest allo
   CHECK(md.find("## 2.7B ctx 128 bf16 fused, train step") != std::string::npos);
   CHECK(md.find("![2.7B ctx 128 bf16 fused, train step](memory-timeline-2.7B-ctx128-bf16-fused-step.svg)") !=
         std::string::npos);
-  CHECK(md.find("3 allocations captured, 8.00 GiB live at most; the backend's arena: 8.00 GiB.") != std::string::npos);
+  CHECK(md.find("3 allocations captured, 8.00 GiB live at most; the backend's arena: 8.00 GiB, allocated in "
+                "`build backend/allocate …` scopes: 8.00 GiB.") != std::string::npos);
   CHECK(md.find("Device memory in use at scope boundaries: 600.00 MiB to 8.59 GiB.") != std::string::npos);
   // Largest first; times from the picture's origin (the first sample, at 0).
   const std::size_t parameters = md.find("| 1 | 6.00 GiB | build backend/allocate parameters (fp32) | 1.0 | 900.0 | 899.0 |");
