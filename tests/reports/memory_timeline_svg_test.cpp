@@ -11,6 +11,8 @@
 #include "support/synthetic_report.hpp"
 #include "support/temporary_directory.hpp"
 
+using gpuprof_test::timeline_allocation;
+
 namespace {
 
 std::size_t occurrences(const std::string& text, const std::string& part) {
@@ -19,21 +21,12 @@ std::size_t occurrences(const std::string& text, const std::string& part) {
   return count;
 }
 
-gpuprof::TimelineAllocation allocation(std::int64_t bytes, std::int64_t alloc_ns, std::int64_t free_ns,
-                                       const std::string& scope) {
-  gpuprof::TimelineAllocation a;
-  a.bytes = bytes;
-  a.alloc_ns = alloc_ns;
-  a.free_ns = free_ns;
-  a.scope_path = scope;
-  return a;
-}
-
 // A (100 B, 0-50 ns), B (200 B, from 10, never freed), C (50 B, 20-30 ns).
 gpuprof::MemoryTimeline three_allocations() {
   gpuprof::MemoryTimeline timeline;
-  timeline.allocations = {allocation(100, 0, 50, "build/weights"), allocation(200, 10, -1, "step/forward"),
-                          allocation(50, 20, 30, "step/forward")};
+  timeline.allocations = {timeline_allocation(100, 0, 50, "build/weights"),
+                          timeline_allocation(200, 10, -1, "step/forward"),
+                          timeline_allocation(50, 20, 30, "step/forward")};
   return timeline;
 }
 
@@ -57,7 +50,7 @@ TEST_CASE("memory timeline svg: allocations stack in allocation order and drop w
 
 TEST_CASE("memory timeline svg: a release and an allocation at the same time are not stacked together") {
   gpuprof::MemoryTimeline timeline;
-  timeline.allocations = {allocation(100, 0, 10, "a"), allocation(100, 10, 20, "b")};
+  timeline.allocations = {timeline_allocation(100, 0, 10, "a"), timeline_allocation(100, 10, 20, "b")};
   const gpuprof::StackedAllocations stacked = gpuprof::stack_allocations(timeline);
   CHECK(stacked.peak_bytes == 100);
   CHECK(stacked.steps[1][0].offset == 0);
@@ -87,7 +80,8 @@ TEST_CASE("memory timeline svg: the allocations' outline follows the stacking") 
   // over 1.5 ms; y from 414 (0 GiB) up 360 px to the top tick, 2 GiB.
   constexpr std::int64_t gib = std::int64_t{1} << 30;
   gpuprof::MemoryTimeline timeline;
-  timeline.allocations = {allocation(gib, 0, 1'000'000, "a"), allocation(gib, 500'000, 1'500'000, "b")};
+  timeline.allocations = {timeline_allocation(gib, 0, 1'000'000, "a"),
+                          timeline_allocation(gib, 500'000, 1'500'000, "b")};
   const std::string svg = gpuprof::memory_timeline_svg(timeline);
   const std::size_t second = svg.find("<polygon", svg.find("<polygon") + 1);
   const std::size_t begin = svg.find("points=\"", second) + 8;

@@ -6,23 +6,16 @@
 
 #include "profile/memory_timeline_results.hpp"
 #include "profile/questions.hpp"
+#include "support/synthetic_report.hpp"
 
 using namespace transformer;
 using namespace transformer::profile;
 
+using gpuprof_test::timeline_allocation;
+
 namespace {
 
 constexpr std::int64_t mib = 1 << 20;
-
-gpuprof::TimelineAllocation allocation(std::int64_t bytes, std::int64_t alloc_ns, std::int64_t free_ns,
-                                       const std::string& scope) {
-  gpuprof::TimelineAllocation a;
-  a.bytes = bytes;
-  a.alloc_ns = alloc_ns;
-  a.free_ns = free_ns;
-  a.scope_path = scope;
-  return a;
-}
 
 // Built at 1 ms (parameters 6 GiB, activations 2 GiB), freed at 900 ms; a
 // small buffer no scope made, never freed.
@@ -32,9 +25,9 @@ MemoryTimelineRun synthetic_run() {
   run.slug = "2.7B-ctx128-bf16-fused";
   run.mode = Mode::step;
   run.allocated_bytes = 8192 * mib;
-  run.timeline.allocations = {allocation(6144 * mib, 1'000'000, 900'000'000, "build backend/allocate parameters (fp32)"),
-                              allocation(2048 * mib, 2'000'000, 901'000'000, "build backend/allocate activations"),
-                              allocation(mib / 2, 3'000'000, -1, "")};
+  run.timeline.allocations = {timeline_allocation(6144 * mib, 1'000'000, 900'000'000, "build backend/allocate parameters (fp32)"),
+                              timeline_allocation(2048 * mib, 2'000'000, 901'000'000, "build backend/allocate activations"),
+                              timeline_allocation(mib / 2, 3'000'000, -1, "")};
   run.timeline.in_use = {{0, 600 * mib}, {500'000'000, 8800 * mib}};
   run.spans = {{"build backend", 500'000, 10'000'000}, {"forward", 100'000'000, 200'000'000}};
   return run;
