@@ -8,18 +8,14 @@
 #include <sstream>
 #include <string>
 
+#include "support/occurrences.hpp"
 #include "support/synthetic_report.hpp"
 #include "support/temporary_directory.hpp"
 
+using gpuprof_test::occurrences;
 using gpuprof_test::timeline_allocation;
 
 namespace {
-
-std::size_t occurrences(const std::string& text, const std::string& part) {
-  std::size_t count = 0;
-  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
-  return count;
-}
 
 // A (100 B, 0-50 ns), B (200 B, from 10, never freed), C (50 B, 20-30 ns).
 gpuprof::MemoryTimeline three_allocations() {
