@@ -119,7 +119,7 @@ struct ArenaRegion {
 // without memory to size the regions (every pointer null), then again over
 // those regions, each allocated. seek() lets buffers with disjoint lifetimes
 // share bytes; high_water() is where the furthest buffer taken so far ends.
-// A buffer never spans two regions: a region begins at the high-water mark.
+// A buffer never spans two regions: a region begins past every buffer taken.
 class Carver {
  public:
   explicit Carver(const std::vector<ArenaRegion>* placed = nullptr) : placed_(placed) {}
@@ -148,9 +148,10 @@ class Carver {
   void seek(std::size_t offset) { offset_ = offset; }
   std::size_t high_water() const { return high_water_; }
 
-  // Ends the current region (if any) and begins the next one here.
+  // Ends the current region (if any) and begins the next one here, which
+  // must be past every buffer taken so far.
   void begin_region(std::string name, bool per_step) {
-    if (round_up(offset_) != round_up(high_water_))
+    if (offset_ < high_water_)
       throw std::logic_error("CUDA backend: region '" + name + "' must begin at the high-water mark");
     end_region();
     regions_.push_back({std::move(name), align(), 0, per_step, nullptr});
@@ -170,8 +171,10 @@ class Carver {
   }
 
  private:
+  // A region ends after its last buffer, or where the last seek() went if
+  // that is further (the gradients are placed by offset, not taken).
   void end_region() {
-    if (!regions_.empty()) regions_.back().end = round_up(high_water_);
+    if (!regions_.empty()) regions_.back().end = round_up(std::max(offset_, high_water_));
   }
 
   const std::vector<ArenaRegion>* placed_;

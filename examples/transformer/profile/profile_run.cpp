@@ -274,16 +274,23 @@ harness::Device select_device() {
   return harness::Device::select(harness::DeviceChoice::cuda);
 }
 
+// The fields ProfileResults and MemoryTimelineResults both begin with.
+template <class Results>
+Results results_of(const harness::Device& device, const ProfileOptions& options) {
+  Results results;
+  results.device = device.name();
+  results.batch = options.batch;
+  results.warmup = options.warmup;
+  results.steps = options.steps;
+  return results;
+}
+
 }  // namespace
 
 ProfileResults run_profile(const ProfileOptions& options) {
   const harness::Device device = select_device();
 
-  ProfileResults results;
-  results.device = device.name();
-  results.batch = options.batch;
-  results.warmup = options.warmup;
-  results.steps = options.steps;
+  ProfileResults results = results_of<ProfileResults>(device, options);
   results.graph = options.graph;
   results.seed = options.seed;
 
@@ -318,11 +325,7 @@ ProfileResults run_profile(const ProfileOptions& options) {
 
 MemoryTimelineResults run_memory_timelines(const ProfileOptions& options) {
   const harness::Device device = select_device();
-  MemoryTimelineResults results;
-  results.device = device.name();
-  results.batch = options.batch;
-  results.warmup = options.warmup;
-  results.steps = options.steps;
+  MemoryTimelineResults results = results_of<MemoryTimelineResults>(device, options);
   // Both observe every scope from here on; the capture exists before any
   // backend, so every allocation a backend makes has its record.
   gpuprof::KernelCaptureOptions capture_options;
