@@ -1,10 +1,11 @@
 # Comparing runs (compare.hpp, gpuprof-compare), where a run happened
 # (environment.hpp), reports read back (report/read_json.hpp) and the HTML
 # page (report/html.hpp, gpuprof-report; drawn in a headless browser where
-# one is installed).
+# one is installed) and the memory timeline's SVG (report/memory_timeline_svg.hpp).
 target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/compare/compare_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/report_html_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reports/memory_timeline_svg_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/trace_and_bench_files_test.cpp)
 if(TARGET gpuprof_compare)
   target_compile_definitions(gpuprof_tests PRIVATE GPUPROF_COMPARE_TOOL="$<TARGET_FILE:gpuprof_compare>")

@@ -11,6 +11,7 @@ target_sources(gpuprof_tests PRIVATE
 # GPUPROF_DISABLE is a compile flag.
 add_executable(gpuprof_host_fallback_test scopes/host_fallback_test.cpp)
 target_link_libraries(gpuprof_host_fallback_test PRIVATE gpuprof::gpuprof gpuprof_test_main)
+target_include_directories(gpuprof_host_fallback_test PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 gpuprof_strict_warnings(gpuprof_host_fallback_test)
 add_test(NAME gpuprof_host_fallback COMMAND gpuprof_host_fallback_test)
 

@@ -26,6 +26,7 @@
 #include "report/bench_json.hpp"
 #include "report/gbench_json.hpp"
 #include "report/memory_timeline.hpp"
+#include "report/memory_timeline_svg.hpp"
 #include "report/merged.hpp"
 #include "report/read_json.hpp"
 #include "scope.hpp"

@@ -13,18 +13,13 @@
 #include <fstream>
 #include <string>
 
+#include "support/occurrences.hpp"
 #include "support/synthetic_report.hpp"
 #include "support/temporary_directory.hpp"
 
 using doctest::Approx;
 
-namespace {
-std::size_t occurrences(const std::string& text, const std::string& part) {
-  std::size_t count = 0;
-  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
-  return count;
-}
-}  // namespace
+using gpuprof_test::occurrences;
 
 TEST_CASE("memory timeline: allocations paired with their release and attributed to the innermost scope") {
   const gpuprof::Report report = gpuprof_test::synthetic_training_report();

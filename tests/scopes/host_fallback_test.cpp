@@ -22,6 +22,10 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "support/occurrences.hpp"
+
+using gpuprof_test::occurrences;
+
 namespace {
 
 // Redirects file descriptor 2 into a temporary file until read().
@@ -51,12 +55,6 @@ class StderrCapture {
   int saved_ = -1;
   std::FILE* file_ = nullptr;
 };
-
-std::size_t occurrences(const std::string& text, const std::string& part) {
-  std::size_t count = 0;
-  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
-  return count;
-}
 
 bool device_present() {
 #if GPUPROF_WITH_CUDA

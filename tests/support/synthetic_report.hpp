@@ -1,6 +1,7 @@
 // tests/support/synthetic_report.hpp: a small, fully known training-step
 // report (scopes, instances, kernels, allocations, memory in use) for the
-// tests of writers that draw or transform a whole report.
+// tests of writers that draw or transform a whole report, and single
+// timeline allocations for tests that build their own.
 #pragma once
 #include <gpuprof/report.hpp>
 #include <gpuprof/report/memory_timeline.hpp>
@@ -12,6 +13,18 @@
 #include <vector>
 
 namespace gpuprof_test {
+
+// One allocation of a memory timeline, made inside `scope` ("" for none);
+// free_ns -1: never freed.
+inline gpuprof::TimelineAllocation timeline_allocation(std::int64_t bytes, std::int64_t alloc_ns,
+                                                       std::int64_t free_ns, const std::string& scope) {
+  gpuprof::TimelineAllocation allocation;
+  allocation.bytes = bytes;
+  allocation.alloc_ns = alloc_ns;
+  allocation.free_ns = free_ns;
+  allocation.scope_path = scope;
+  return allocation;
+}
 
 // Three train steps: step > forward > {attention, mlp}, step > backward,
 // step > optimizer, then one "eval" root. Each step allocates activations in

@@ -1,5 +1,5 @@
 // cuda/model.cu: the CUDA backend: the CS336 Transformer LM on cuBLAS GEMMs
-// and the kernels of this folder, one CUDA stream, one device allocation.
+// and the kernels of this folder, one CUDA stream, its memory allocated once.
 //
 // Precisions: fp32 and tf32 keep every tensor in fp32 (they differ only in
 // the GEMMs' compute type); bf16 keeps fp32 master weights, gradients and
@@ -9,8 +9,13 @@
 // adds promote to fp32); GEMMs that feed it accumulate into it with beta = 1.
 //
 // Memory: everything the configuration needs is computed up front and taken
-// from ONE cudaMalloc (the arena), cuBLAS workspace included (layout: see
-// carve()). Buffers whose lifetimes are disjoint share bytes: the logits
+// from the arena, cuBLAS workspace included (layout: see carve()): a few
+// regions of one purpose each (parameters, AdamW state, activations, ...),
+// each one cudaMalloc made in a gpuprof scope named after it ("build
+// backend/allocate AdamW state"), so kernel capture's allocation records and
+// transformer_profile --memory-timeline say what every block of device memory
+// holds. Nothing is allocated or freed after construction. Buffers whose
+// lifetimes are disjoint share bytes (within one region): the logits
 // share with everything only the blocks use (scratch, and Mode::fwd's one set
 // of activations, reused by every layer, whose own buffers also share bytes
 // wherever their lifetimes within the block allow); in the training modes the
@@ -111,13 +116,23 @@ std::size_t flat_count(const ParameterLayout& layout) {
   return padded_to_vectors(layout.total + padding_rows * head.cols);
 }
 
-// Carves typed, 256-byte aligned buffers out of one allocation. Run once with
-// base = nullptr to size the arena, then again over the real allocation.
-// seek() lets buffers with disjoint lifetimes share bytes; high_water() is
-// where the furthest buffer taken so far ends.
+// A run of the arena's buffers with one purpose, allocated on its own:
+// [begin, end) in arena offsets, at `base` once allocated.
+struct ArenaRegion {
+  std::string name;
+  std::size_t begin = 0, end = 0;
+  bool per_step = false;  // written by every step (poisoned on request)
+  char* base = nullptr;
+};
+
+// Carves typed, 256-byte aligned buffers out of the arena's regions. Run once
+// without memory to size the regions (every pointer null), then again over
+// those regions, each allocated. seek() lets buffers with disjoint lifetimes
+// share bytes; high_water() is where the furthest buffer taken so far ends.
+// A buffer never spans two regions: a region begins past every buffer taken.
 class Carver {
  public:
-  explicit Carver(char* base) : base_(base) {}
+  explicit Carver(const std::vector<ArenaRegion>* placed = nullptr) : placed_(placed) {}
   // Aligns the next buffer's start and returns its offset.
   std::size_t align() {
     offset_ = round_up(offset_);
@@ -128,11 +143,37 @@ class Carver {
     const std::size_t offset = align();
     offset_ += count * sizeof(T);
     high_water_ = std::max(high_water_, offset_);
-    return base_ ? reinterpret_cast<T*>(base_ + offset) : nullptr;
+    return reinterpret_cast<T*>(at(offset));
   }
-  char* at(std::size_t offset) const { return base_ ? base_ + offset : nullptr; }
+  // The address of an arena offset: in the last allocated region that begins
+  // at or before it (empty regions are not allocated).
+  char* at(std::size_t offset) const {
+    if (!placed_) return nullptr;
+    const ArenaRegion* region = nullptr;
+    for (const ArenaRegion& r : *placed_)
+      if (r.begin <= offset) region = &r;
+    if (!region) throw std::logic_error("CUDA backend: arena offset before the first region");
+    return region->base + (offset - region->begin);
+  }
   void seek(std::size_t offset) { offset_ = offset; }
   std::size_t high_water() const { return high_water_; }
+
+  // Ends the current region (if any) and begins the next one here, which
+  // must be past every buffer taken so far.
+  void begin_region(std::string name, bool per_step) {
+    if (offset_ < high_water_)
+      throw std::logic_error("CUDA backend: region '" + name + "' must begin at the high-water mark");
+    end_region();
+    regions_.push_back({std::move(name), align(), 0, per_step, nullptr});
+  }
+  // Every non-empty region, in order; call after the last take().
+  std::vector<ArenaRegion> regions() {
+    end_region();
+    std::vector<ArenaRegion> kept;
+    for (const ArenaRegion& region : regions_)
+      if (region.end > region.begin) kept.push_back(region);
+    return kept;
+  }
 
   static constexpr std::size_t kAlignment = 256;  // cuBLAS workspace and vector accesses
   static std::size_t round_up(std::size_t bytes) {
@@ -140,9 +181,16 @@ class Carver {
   }
 
  private:
-  char* base_;
+  // A region ends after its last buffer, or where the last seek() went if
+  // that is further (the gradients are placed by offset, not taken).
+  void end_region() {
+    if (!regions_.empty()) regions_.back().end = round_up(std::max(offset_, high_water_));
+  }
+
+  const std::vector<ArenaRegion>* placed_;
   std::size_t offset_ = 0;
   std::size_t high_water_ = 0;
+  std::vector<ArenaRegion> regions_;
 };
 
 // What one block keeps for its backward pass. The norms' outputs and the
@@ -175,8 +223,7 @@ struct Buffers {
   float* rope_cos = nullptr;
   float* rope_sin = nullptr;
   void* cublas_workspace = nullptr;
-  // Volatile: written by every step; poisoned on request.
-  char* volatile_begin = nullptr;
+  // Volatile (the per_step regions): written by every step; poisoned on request.
   float* grads = nullptr;  // training modes only
   std::vector<LayerActivations<Act>> layers;
   // The output of the RMSNorm that ran last, for the one GEMM that reads it:
@@ -205,7 +252,7 @@ struct Buffers {
   Act* dgated = nullptr;
   float* flash_workspace = nullptr;  // fused attention's backward scratch
   float* gain_partials = nullptr;    // the norms' gain-gradient reduction scratch
-  std::size_t volatile_bytes = 0;
+  std::vector<ArenaRegion> regions;  // in arena order; their sizes add up to total_bytes
   std::size_t total_bytes = 0;
 };
 
@@ -388,8 +435,10 @@ std::vector<UpdatePiece> update_pieces(const ParameterLayout& layout, int layers
 // scratch is take_forward_block()'s one set of activations, reused by every
 // layer; the final norm reads the last block's output before the lm_head
 // GEMM writes the logits over it.
+// `placed`: the regions of a sizing pass (carve(nullptr, ...)), allocated.
 template <class Act>
-Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& layout) {
+Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& config,
+                   const ParameterLayout& layout) {
   constexpr bool mixed = std::is_same_v<Act, __nv_bfloat16>;
   const ModelConfig& m = config.model;
   const bool training = config.mode != Mode::fwd;
@@ -403,15 +452,21 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   const std::size_t rope = static_cast<std::size_t>(config.ctx) * (m.d_head() / 2);
   const ActivationSizes sizes{N, d, F, fused, scores, rows};
 
-  Carver arena(base);
+  Carver arena(placed);
   Buffers<Act> b;
+  arena.begin_region("parameters (fp32)", false);
   b.params = arena.take<float>(P);
-  if (mixed) b.params_bf16 = arena.take<__nv_bfloat16>(P);
+  if (mixed) {
+    arena.begin_region("parameters (bf16 copy)", false);
+    b.params_bf16 = arena.take<__nv_bfloat16>(P);
+  }
   if (config.mode == Mode::step) {
+    arena.begin_region("AdamW state", false);
     b.adam_m = arena.take<float>(P);
     b.adam_v = arena.take<float>(P);
     b.adam_step = arena.take<AdamWStep>(1);
   }
+  arena.begin_region("tokens, RoPE tables, cuBLAS workspace", false);
   b.tokens = arena.take<std::int32_t>(N);
   b.targets = arena.take<std::int32_t>(N);
   b.token_offsets = arena.take<std::int32_t>(V + 1);
@@ -420,8 +475,7 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   b.rope_sin = arena.take<float>(rope);
   b.cublas_workspace = arena.take<char>(Gemm::kWorkspaceBytes);
 
-  const std::size_t volatile_start = arena.align();
-  b.volatile_begin = arena.at(volatile_start);
+  arena.begin_region("norm and loss buffers", true);
   b.normed = arena.take<Act>(N * d);
   b.final_inv_rms = arena.take<float>(N);
   b.logsumexp = arena.take<float>(N);
@@ -435,6 +489,7 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
         rmsnorm_gain_partials_floats(static_cast<int>(N), static_cast<int>(d)));
   }
 
+  arena.begin_region(training ? "logits and block scratch" : "logits and block activations", true);
   const std::size_t shared_start = arena.align();
   b.logits = arena.take<Act>(N * logits_ld);
   arena.seek(shared_start);
@@ -466,8 +521,9 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   arena.seek(arena.high_water());  // past the logits and the block scratch
 
   if (training) {
+    arena.begin_region("saved activations and gradients", true);
     std::vector<std::size_t> relative_ends;
-    Carver probe(nullptr);
+    Carver probe;
     take_saved_layers<Act>(probe, sizes, m.layers, &relative_ends);
     const long long grads_offset = gradients_offset(layout, m.layers, relative_ends);
     // Starts stay 256-aligned, so the layers' relative layout is the probe's.
@@ -484,8 +540,10 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   }
   for (LayerActivations<Act>& a : b.layers) a.attention.scores = score_scratch;
   b.final_input = b.layers.back().output;
-  b.total_bytes = arena.align();
-  b.volatile_bytes = b.total_bytes - volatile_start;
+  b.regions = arena.regions();
+  b.total_bytes = b.regions.back().end;
+  if (placed)
+    for (std::size_t i = 0; i < b.regions.size(); ++i) b.regions[i].base = (*placed)[i].base;
   return b;
 }
 
@@ -518,21 +576,34 @@ struct EventOwner {
 
 struct DeviceMemory {
   void* data = nullptr;
+  DeviceMemory() = default;
+  DeviceMemory(DeviceMemory&& other) noexcept : data(std::exchange(other.data, nullptr)) {}
+  DeviceMemory& operator=(DeviceMemory&&) = delete;
   ~DeviceMemory() { cudaFree(data); }
 };
 
-// Allocates `bytes` or throws OutOfMemory (never a crash, never a half state).
-void allocate_or_throw(DeviceMemory& memory, std::size_t bytes) {
+// Allocates every region (setting its base) into `memory`, each in a scope
+// named after it, or throws OutOfMemory for the whole arena (never a crash;
+// the regions allocated so far are freed with `memory`).
+void allocate_regions(std::vector<ArenaRegion>& regions, std::vector<DeviceMemory>& memory) {
+  std::size_t bytes = 0;
+  for (const ArenaRegion& region : regions) bytes += region.end - region.begin;
   std::size_t free_bytes = 0, total_bytes = 0;
   GPUPROF_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (bytes > free_bytes) throw OutOfMemory(bytes, free_bytes);
-  const cudaError_t status = cudaMalloc(&memory.data, bytes);
-  if (status == cudaErrorMemoryAllocation) {
-    cudaGetLastError();  // clear the sticky-free allocation error
-    memory.data = nullptr;
-    throw OutOfMemory(bytes, free_bytes);
+  memory.reserve(regions.size());
+  for (ArenaRegion& region : regions) {
+    GPUPROF_SCOPE("allocate " + region.name);
+    memory.emplace_back();
+    const cudaError_t status = cudaMalloc(&memory.back().data, region.end - region.begin);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // clear the sticky-free allocation error
+      memory.back().data = nullptr;
+      throw OutOfMemory(bytes, free_bytes);
+    }
+    GPUPROF_CUDA_CHECK(status);
+    region.base = static_cast<char*>(memory.back().data);
   }
-  GPUPROF_CUDA_CHECK(status);
 }
 
 struct GraphOwner {
@@ -594,10 +665,15 @@ class CudaBackend final : public Backend {
       update_pieces_ = update_pieces(layout_, config_.model.layers, flat_count_);
       gradients_ready_.resize(update_pieces_.size());
     }
-    gemm_ = std::make_unique<Gemm>(config_.precision, stream());
-    buffers_ = carve<Act>(nullptr, config_, layout_);
-    allocate_or_throw(arena_, buffers_.total_bytes);
-    buffers_ = carve<Act>(static_cast<char*>(arena_.data), config_, layout_);
+    // Host-timed scopes: what memory_timeline attributes the allocations to.
+    GPUPROF_SCOPE("build backend");
+    {
+      GPUPROF_SCOPE("create cuBLAS handle");
+      gemm_ = std::make_unique<Gemm>(config_.precision, stream());
+    }
+    std::vector<ArenaRegion> regions = carve<Act>(nullptr, config_, layout_).regions;
+    allocate_regions(regions, arena_);
+    buffers_ = carve<Act>(&regions, config_, layout_);
     gemm_->set_workspace(buffers_.cublas_workspace, Gemm::kWorkspaceBytes);
     const RopeTables rope =
         make_rope_tables(config_.ctx, config_.model.d_head(), config_.model.rope_theta);
@@ -655,8 +731,10 @@ class CudaBackend final : public Backend {
   void forward() override {
     enter(Phase::forward);
     if (config_.poison_buffers)
-      GPUPROF_CUDA_CHECK(
-          cudaMemsetAsync(buffers_.volatile_begin, 0xFF, buffers_.volatile_bytes, stream()));
+      for (const ArenaRegion& region : buffers_.regions)
+        if (region.per_step)
+          GPUPROF_CUDA_CHECK(
+              cudaMemsetAsync(region.base, 0xFF, region.end - region.begin, stream()));
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
     const int padded_vocab = padded_to_vectors(V);  // the lm_head's rows, the logits' columns
     {
@@ -1126,7 +1204,7 @@ class CudaBackend final : public Backend {
   std::vector<UpdatePiece> update_pieces_;  // in the order backward finishes them
   std::vector<EventOwner> gradients_ready_;  // one per piece
   EventOwner optimizer_done_;
-  DeviceMemory arena_;
+  std::vector<DeviceMemory> arena_;  // one per region of buffers_.regions
   std::unique_ptr<Gemm> gemm_;
   Buffers<Act> buffers_;
   bool have_batch_ = false;

@@ -135,7 +135,7 @@ class Backend {
 // Throw OutOfMemory when the configuration does not fit; std::runtime_error
 // when there is no usable GPU.
 std::unique_ptr<Backend> make_cuda_backend(const RunConfig& config);
-// The bytes make_cuda_backend would allocate for `config` (its one arena);
+// The bytes make_cuda_backend would allocate for `config` (its arena, all regions);
 // needs no device. Throws std::invalid_argument for an unsupported config.
 std::size_t cuda_backend_bytes(const RunConfig& config);
 std::unique_ptr<Backend> make_cpu_backend(const RunConfig& config);

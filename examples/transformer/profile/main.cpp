@@ -31,6 +31,15 @@ bool any_failed(const ProfileResults& results) {
   return false;
 }
 
+int write_memory_timeline(const ProfileOptions& options, const MemoryTimelineResults& results) {
+  const std::string path = (std::filesystem::path(options.out_dir) / memory_timeline_markdown_file).string();
+  gpuprof::write_file_atomically(path, memory_timeline_markdown(results));
+  std::fprintf(stderr, "wrote %s and the pictures beside it\n", path.c_str());
+  for (const MemoryTimelineRun& run : results.runs)
+    if (run.status == RunStatus::error) return exit_run_failed;
+  return exit_ok;
+}
+
 // The markdown on stdout, or DIR/<stem>.md and DIR/<stem>.json, each written whole.
 void write_documents(const ProfileOptions& options, const std::string& stem, const std::string& markdown,
                      const std::function<std::string()>& json) {
@@ -67,6 +76,10 @@ int main(int argc, char** argv) {
       return exit_ok;
     }
     // Checked before any measurement, so a long run is never lost to a bad path.
+    if (options.memory_timeline) {
+      transformer::harness::prepare_output_directory("--out", options.out_dir);
+      return write_memory_timeline(options, run_memory_timelines(options));
+    }
     if (!options.out_dir.empty())
       transformer::harness::prepare_output_directory(
           "--out", (std::filesystem::path(options.out_dir) / (options.idle_study ? "" : "kern_sum")).string());

@@ -28,15 +28,17 @@ bool is_shared(const std::string& name) {
 ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
   ProfileOptions options;
   std::vector<std::string> shared;
+  std::vector<std::string> given;  // names of the shared flags on the command line
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     const std::size_t equals = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string::npos;
     const std::string name = arg.substr(0, equals);
     const bool value_inline = equals != std::string::npos;
     if (name == "--help" || name == "-h" || name == "--memory-table" || name == "--trace" ||
-        name == "--graph" || name == "--idle-study") {
+        name == "--graph" || name == "--idle-study" || name == "--memory-timeline") {
       if (value_inline) throw UsageError(name + ": this flag takes no value");
       if (name == "--memory-table") options.memory_table = true;
+      else if (name == "--memory-timeline") options.memory_timeline = true;
       else if (name == "--trace") options.trace = true;
       else if (name == "--graph") options.graph = true;
       else if (name == "--idle-study") options.idle_study = true;
@@ -46,6 +48,7 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
       options.out_dir = value_inline ? arg.substr(equals + 1) : args[++i];
       if (options.out_dir.empty()) throw UsageError("--out '': empty path");
     } else if (is_shared(name)) {
+      given.push_back(name);
       shared.push_back(arg);
       if (!value_inline && i + 1 < args.size()) shared.push_back(args[++i]);
     } else {
@@ -54,6 +57,13 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
   }
   if (options.trace && options.out_dir.empty())
     throw UsageError("--trace writes DIR/trace.json: it needs --out DIR");
+  if (options.memory_timeline) {
+    if (options.out_dir.empty())
+      throw UsageError("--memory-timeline writes its pictures to DIR: it needs --out DIR");
+    if (options.memory_table || options.trace || options.graph || options.idle_study)
+      throw UsageError(
+          "--memory-timeline runs on its own: leave out --memory-table, --trace, --graph and --idle-study");
+  }
 
   harness::RunFlags parsed = harness::parse_run_flags(shared);
   if (options.idle_study) {
@@ -79,6 +89,13 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
   options.steps = parsed.steps;
   options.seed = parsed.seed;
   options.custom = parsed.custom;
+  if (options.memory_timeline) {
+    const auto absent = [&](const char* flag) { return std::find(given.begin(), given.end(), flag) == given.end(); };
+    if (absent("--size")) options.sizes = memory_timeline_sizes;
+    if (absent("--ctx")) options.contexts = memory_timeline_contexts;
+    if (absent("--warmup")) options.warmup = memory_timeline_warmup;
+    if (absent("--steps")) options.steps = memory_timeline_steps;
+  }
   return options;
 }
 
@@ -111,6 +128,13 @@ std::string profile_usage_text() {
          "                     forward-only vs train step, fp32 vs bf16\n"
          "  --trace            write DIR/trace.json: one profiled train step of the first\n"
          "                     configuration (Perfetto / chrome://tracing); needs --out\n"
+         "  --memory-timeline  instead of the questions: device memory over a forward-only run\n"
+         "                     and a train-step run per configuration, from the backend's\n"
+         "                     construction to its release, as DIR/memory-timeline-*.svg (live\n"
+         "                     allocations stacked, coloured by the scope that made them) and\n"
+         "                     .html, and DIR/memory-timeline.md (the largest allocations).\n"
+         "                     Defaults then: --size 2.7B --ctx 128,512 --warmup 1 --steps 1;\n"
+         "                     needs --out; not with --memory-table, --trace or --graph\n"
          "\n"
          "Exit status: 0 done, 1 a configuration failed (other than OOM) or an output could\n"
          "not be written, 2 bad flags, 3 no usable GPU or CUPTI cannot capture.\n";

@@ -36,8 +36,20 @@ struct ProfileOptions {
   // (profile/idle_study.hpp); the lists default to that sweep's instead.
   bool idle_study = false;
   std::vector<Mode> modes;  // --idle-study only
+  // Instead of the questions: device memory over each run (forward-only and
+  // train step), drawn per configuration, with different defaults (below).
+  bool memory_timeline = false;
   bool help = false;
 };
+
+// --memory-timeline's defaults where the flag is not given: the course's
+// 2.7B model at ctx 128 and 512, one warm-up and one timed step (every
+// buffer is allocated when the backend is built, so more steps repeat the
+// same picture).
+inline const std::vector<std::string> memory_timeline_sizes = {"2.7B"};
+inline const std::vector<int> memory_timeline_contexts = {128, 512};
+inline constexpr int memory_timeline_warmup = 1;
+inline constexpr int memory_timeline_steps = 1;
 
 // Throws transformer::harness::UsageError naming the flag and value at fault.
 ProfileOptions parse_profile_options(const std::vector<std::string>& args);

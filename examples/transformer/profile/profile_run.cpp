@@ -5,7 +5,9 @@
 #include "profile/profile_run.hpp"
 
 #include <gpuprof/cupti.hpp>
+#include <gpuprof/report/html.hpp>
 #include <gpuprof/report/kernel_summary_writers.hpp>
+#include <gpuprof/report/memory_timeline_svg.hpp>
 #include <gpuprof/memory.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/report.hpp>
@@ -206,6 +208,51 @@ class ConfigurationRunner {
   harness::StepProtocol plain_protocol_, captured_protocol_;
 };
 
+// One --memory-timeline run, its picture and HTML report written to `out_dir`.
+MemoryTimelineRun memory_timeline_run(const ProfileOptions& options, const harness::Device& device,
+                                      const ConfigurationProfile& c, Mode mode) {
+  MemoryTimelineRun run;
+  run.label = c.label();
+  run.slug = c.slug();
+  run.mode = mode;
+  const RunConfig config = run_config(model_for_size(c.size, options.custom), c.ctx, c.precision, c.attention,
+                                      mode, options.batch, options.seed);
+  std::fprintf(stderr, "memory timeline: %s ...\n", harness::configuration_label(config).c_str());
+  try {
+    gpuprof::profiler().reset();  // clears the capture's records and the watch's samples
+    const harness::ResultRow row =
+        harness::run_configuration(device, config, {options.warmup, options.steps}, {});
+    if (row.status == harness::RowStatus::oom) {
+      run.status = RunStatus::oom;
+      run.bytes_needed = row.bytes_requested;
+      std::fprintf(stderr, "  OOM (needs %.2f GiB)\n",
+                   static_cast<double>(row.bytes_requested.value_or(0)) / (1024.0 * 1024.0 * 1024.0));
+      return run;
+    }
+    run.allocated_bytes = row.allocated_bytes.value_or(0);
+    // The backend is gone: its releases are in the timeline too.
+    gpuprof::Report report = gpuprof::profiler().report();
+    run.timeline = report.memory_timeline;
+    run.spans = memory_timeline_phases(report);
+    if (run.timeline.allocations.empty())
+      throw std::runtime_error("kernel capture recorded no allocation (CUPTI MEMORY2 records missing)");
+    const std::filesystem::path dir(options.out_dir);
+    gpuprof::MemoryTimelineSvgOptions picture;
+    picture.title = memory_timeline_title(run);
+    picture.spans = run.spans;
+    gpuprof::write_memory_timeline_svg(run.timeline, (dir / memory_timeline_file(run, "svg")).string(), picture);
+    // The page is for the scopes and the memory: the kernels (tens of
+    // thousands of records for 2.7B) would only make it heavy.
+    report.kernels.clear();
+    gpuprof::write_html(report, (dir / memory_timeline_file(run, "html")).string(), picture.title);
+  } catch (const std::exception& error) {
+    run.status = RunStatus::error;
+    run.note = error.what();
+    std::fprintf(stderr, "  failed: %s\n", error.what());
+  }
+  return run;
+}
+
 }  // namespace
 
 std::vector<ConfigurationProfile> configurations(const ProfileOptions& options,
@@ -269,6 +316,25 @@ ProfileResults run_profile(const ProfileOptions& options) {
     runner.captured(c, options.trace && first);
     first = false;
   }
+  return results;
+}
+
+MemoryTimelineResults run_memory_timelines(const ProfileOptions& options) {
+  const harness::Device device = require_gpu();
+  MemoryTimelineResults results;
+  describe(results, options, device);
+  // Both observe every scope from here on; the capture exists before any
+  // backend, so every allocation a backend makes has its record.
+  gpuprof::KernelCaptureOptions capture_options;
+  capture_options.allocations = true;
+  gpuprof::KernelCapture capture(capture_options);
+  if (!capture.active()) throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
+  gpuprof::MemoryWatch watch;
+  if (!watch.active()) throw DeviceUnavailable("memory watch is unavailable: " + watch.why_inactive());
+  watch.use_allocations([&capture] { return capture.allocations(); });
+  for (const ConfigurationProfile& c : configurations(options, results.notes))
+    for (const Mode mode : {Mode::fwd, Mode::step})
+      results.runs.push_back(memory_timeline_run(options, device, c, mode));
   return results;
 }
 

@@ -6,6 +6,7 @@
 
 #include "harness/device.hpp"
 #include "harness/results.hpp"
+#include "profile/memory_timeline_results.hpp"
 #include "profile/profile_options.hpp"
 #include "profile/profile_results.hpp"
 
@@ -39,5 +40,10 @@ StepTimes step_times(const harness::ResultRow& row);
 // Every size x ctx x precision x attention of `options` that can run; the ones
 // that cannot (fused attention outside bf16 or its head sizes) go to `notes`.
 std::vector<ConfigurationProfile> configurations(const ProfileOptions& options, std::vector<std::string>& notes);
+// --memory-timeline: every configuration forward-only and as a train step,
+// on a fresh backend built while kernel capture records allocations and
+// MemoryWatch samples every scope boundary. Writes each run's SVG picture and
+// HTML report under options.out_dir as it goes; the caller writes the markdown.
+MemoryTimelineResults run_memory_timelines(const ProfileOptions& options);
 
 }  // namespace transformer::profile

@@ -209,7 +209,7 @@ void memory_section(std::ostream& out, const MemoryTable& memory) {
   out << "## Memory: " << memory.model << " model, batch " << memory.batch << "\n\n"
       << "Peak device memory: cudaMemGetInfo's memory in use, sampled at every scope boundary (gpuprof "
          "MemoryWatch), highest value minus the value before the backend existed (so it includes cuBLAS's "
-         "and the CUDA context's growth). Allocated: the backend's one arena. Residual-stream tensor: "
+         "and the CUDA context's growth). Allocated: the backend's arena (all its regions). Residual-stream tensor: "
          "batch·ctx·d_model·4 bytes, d_model "
       << memory.d_model << ".\n\n"
       << t.markdown() << "\n";

@@ -77,3 +77,35 @@ TEST_CASE("--idle-study: transformer_bench's default GPU sweep, narrowed by the 
   CHECK_THROWS_AS(parse_profile_options({"--idle-study=yes"}), UsageError);
   CHECK_THROWS_AS(parse_profile_options({"--idle-study", "--mode", "train"}), UsageError);
 }
+
+TEST_CASE("--memory-timeline: the 2.7B model at ctx 128 and 512, one warm-up and one timed step, unless told") {
+  const ProfileOptions options = parse_profile_options({"--memory-timeline", "--out", "dir"});
+  CHECK(options.memory_timeline);
+  CHECK(options.sizes == std::vector<std::string>{"2.7B"});
+  CHECK(options.contexts == std::vector<int>{128, 512});
+  CHECK(options.precisions == std::vector<Precision>{Precision::bf16});
+  CHECK(options.warmup == 1);
+  CHECK(options.steps == 1);
+  CHECK(options.batch == 4);
+
+  const ProfileOptions told = parse_profile_options(
+      {"--memory-timeline", "--out=dir", "--size", "small", "--ctx=256", "--warmup", "0", "--steps=2"});
+  CHECK(told.sizes == std::vector<std::string>{"small"});
+  CHECK(told.contexts == std::vector<int>{256});
+  CHECK(told.warmup == 0);
+  CHECK(told.steps == 2);
+
+  CHECK_FALSE(parse_profile_options({}).memory_timeline);
+  CHECK(parse_profile_options({"--size", "small"}).warmup == 5);  // the defaults change only with the flag
+}
+
+TEST_CASE("--memory-timeline needs --out and runs on its own") {
+  CHECK_THROWS_AS(parse_profile_options({"--memory-timeline"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--memory-timeline=yes", "--out", "dir"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--memory-timeline", "--out", "dir", "--memory-table"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--memory-timeline", "--out", "dir", "--trace"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--memory-timeline", "--out", "dir", "--graph"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--memory-timeline", "--out", "dir", "--idle-study"}), UsageError);
+  CHECK_THROWS_AS(parse_profile_options({"--memory-timeline", "--out", "dir", "--ctx", "0"}), UsageError);
+  CHECK(profile_usage_text().find("--memory-timeline") != std::string::npos);
+}
