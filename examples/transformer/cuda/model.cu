@@ -635,14 +635,35 @@ class CudaBackend final : public Backend {
       linear_backward(buffers_.logits, buffers_.normed, weights_at("lm_head"),
                       grads_at("lm_head"), buffers_.dnorm, N, padded_vocab, d);
     }
+    // The lm_head's range takes the flat buffer's padding with it.
+    const std::size_t head = layout_.find("lm_head").offset;
+    gradients_ready(head, flat_count_);
+    const std::size_t final_norm = layout_.find("final_norm").offset;
     norm_backward(buffers_.dnorm, buffers_.final_input, "final_norm", buffers_.final_inv_rms,
                   /*residual=*/nullptr);
-    for (int layer = config_.model.layers - 1; layer >= 0; --layer) block_backward(layer);
+    gradients_ready(final_norm, head);
+    for (int layer = config_.model.layers - 1; layer >= 0; --layer) {
+      block_backward(layer);
+      gradients_ready(layout_.block_offset(layer), layout_.block_offset(layer) + block_.size);
+    }
     {
       GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d + 4.0 * V * d});
       embedding_backward(buffers_.token_offsets, buffers_.token_positions, buffers_.dstream,
                          grads_at("emb"), V, d, stream());
     }
+    gradients_ready(0, layout_.block_offset(0));
+  }
+
+  void set_gradient_ready_hook(GradientReadyHook hook) override {
+    if (config_.mode == Mode::fwd)
+      throw std::logic_error("set_gradient_ready_hook() on a backend built for Mode::fwd");
+    gradient_ready_ = std::move(hook);
+  }
+
+  DeviceGradients gradient_buffer() override {
+    if (config_.mode == Mode::fwd)
+      throw std::logic_error("gradient_buffer() on a backend built for Mode::fwd");
+    return {buffers_.grads, flat_count_};
   }
 
   void optimizer_step() override {
@@ -751,6 +772,14 @@ class CudaBackend final : public Backend {
 
  private:
   int tokens_count() const { return config_.batch * config_.ctx; }
+
+  // Each gradient lies in the range of the block (or tensor) whose backward
+  // writes it, and the gradients share memory only with activations of layers
+  // above that block, which backward has spent by then: so a range announced
+  // here is final until the next forward() (see gradients_offset()).
+  void gradients_ready(std::size_t begin, std::size_t end) {
+    if (gradient_ready_) gradient_ready_(GradientRange{begin, end});
+  }
 
   void enter(Phase phase) {
     switch (phase) {
@@ -1029,6 +1058,7 @@ class CudaBackend final : public Backend {
   PhaseState phase_state_;
   std::vector<Phase>* capture_phases_ = nullptr;  // set while capture() runs
   ExecutableGraph graph_;
+  GradientReadyHook gradient_ready_;  // data-parallel training only
 };
 
 }  // namespace

@@ -64,6 +64,29 @@ struct RunConfig {
   bool poison_buffers = false;
 };
 
+// Elements [begin, end) of the backend's flat gradient buffer.
+struct GradientRange {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::size_t size() const { return end - begin; }
+};
+
+// Data-parallel training's hook into backward() (ddp/): called on the host
+// while backward() enqueues, right after the work that writes a range's last
+// gradient is on stream(), so the caller can record an event there and start
+// reducing that range on another stream while the rest of backward runs.
+// Ranges arrive in descending order (lm_head and final norm, blocks L-1 ... 0,
+// embedding), adjacent, and cover [0, gradient_buffer().count) once per
+// backward(). Nothing in backward() writes a range again after announcing it.
+using GradientReadyHook = std::function<void(GradientRange)>;
+
+// The device's flat fp32 gradients in ParameterLayout order, with the CUDA
+// backend's zero padding (vector widths) after the layout's total.
+struct DeviceGradients {
+  float* data = nullptr;
+  std::size_t count = 0;
+};
+
 // Thrown by a backend's constructor when its buffers do not fit.
 struct OutOfMemory : std::runtime_error {
   std::size_t bytes_requested;  // what this configuration needs in total
@@ -124,6 +147,12 @@ class Backend {
   // backend turns the logits into their gradient in place (throws after backward()).
   virtual std::vector<float> logits() = 0;
   virtual std::vector<float> gradients() = 0;  // ParameterLayout order
+
+  // Data parallelism (GradientReadyHook above). An empty hook removes it: a
+  // backend without one pays one test per layer. The CPU backend throws
+  // std::logic_error: it has no device buffers to reduce.
+  virtual void set_gradient_ready_hook(GradientReadyHook hook);
+  virtual DeviceGradients gradient_buffer();
 
   // Device (or host) bytes this backend allocated for its configuration.
   virtual std::size_t allocated_bytes() const = 0;
