@@ -112,18 +112,20 @@ int rank_main(const RunConfig& config, int rank, int world, IdChannel& ids,
   return 0;
 }
 
-bool check(Precision precision, int world, Tolerance tolerance) {
-  const RunConfig config = per_rank_config(precision);
-  gpuprof_test::TemporaryDirectory dir;
+// The ranks' run of `config`, its files left in `dir`.
+bool run_ranks(const RunConfig& config, int world, const gpuprof_test::TemporaryDirectory& dir) {
   LaunchOptions launch;
   launch.world = world;
   launch.timeout = std::chrono::minutes(3);
-  if (launch_forked(launch, [&](int rank, IdChannel& ids) {
-        return rank_main(config, rank, world, ids, dir);
-      }) != 0)
-    return false;
+  return launch_forked(launch, [&](int rank, IdChannel& ids) {
+           return rank_main(config, rank, world, ids, dir);
+         }) == 0;
+}
 
-  // The single GPU's run, in this process (CUDA starts here, after the forks).
+// The single GPU's run against the ranks' files.
+bool compare(const RunConfig& config, int world, const gpuprof_test::TemporaryDirectory& dir,
+             Tolerance tolerance) {
+  const Precision precision = config.precision;
   RunConfig global = config;
   global.batch = config.batch * world;
   const std::unique_ptr<Backend> single = make_cuda_backend(global);
@@ -191,11 +193,16 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
+    // Every fork before this process starts CUDA (for the single-GPU runs):
+    // a child of a process that initialised CUDA cannot use it.
+    const RunConfig fp32 = per_rank_config(Precision::fp32), bf16 = per_rank_config(Precision::bf16);
+    const gpuprof_test::TemporaryDirectory fp32_dir, bf16_dir;
+    if (!run_ranks(fp32, world, fp32_dir) || !run_ranks(bf16, world, bf16_dir)) return 1;
     // fp32: the same arithmetic up to summation order; bf16: bf16 activations
     // of a differently shaped batch round differently.
-    const bool fp32 = check(Precision::fp32, world, {1e-4, 1e-3});
-    const bool bf16 = check(Precision::bf16, world, {5e-2, 0.25});
-    return fp32 && bf16 ? 0 : 1;
+    const bool fp32_ok = compare(fp32, world, fp32_dir, {1e-4, 1e-3});
+    const bool bf16_ok = compare(bf16, world, bf16_dir, {5e-2, 0.25});
+    return fp32_ok && bf16_ok ? 0 : 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "error: %s\n", error.what());
     return 1;
