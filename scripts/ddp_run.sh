@@ -28,14 +28,17 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$SUMMARY" 2>
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$WORK/configure.log" 2>&1 \
   || { tail -30 "$WORK/configure.log" | tee -a "$SUMMARY"; exit 1; }
 grep -E "transformer_ddp|NCCL" "$WORK/configure.log" | tee -a "$SUMMARY"
-cmake --build "$BUILD" -j16 --target transformer_ddp transformer_ddp_gpu_tests transformer_ddp_host_tests transformer_bench \
+cmake --build "$BUILD" -j16 --target transformer_ddp transformer_ddp_gpu_tests transformer_ddp_host_tests transformer_bench gpuprof_merge \
   >"$WORK/build.log" 2>&1 || { grep -B2 -A12 -m5 'error' "$WORK/build.log" | head -80 | tee -a "$SUMMARY"; exit 1; }
 
 GPUS=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
 say "== $(date +%T) tests ($GPUS GPU(s) visible)"
 ctest --test-dir "$BUILD" -R 'transformer_ddp' --output-on-failure --timeout 180 >"$WORK/ctest.log" 2>&1
 grep -E '^ *[0-9]+/[0-9]+ Test|tests passed' "$WORK/ctest.log" | tee -a "$SUMMARY"
-grep -hE '^(ok|FAIL|SKIPPED)' "$WORK/ctest.log" | sort -u | tee -a "$SUMMARY"
+# ctest shows a passing test's output only with -V: its error figures, directly.
+for world in 1 2; do
+  timeout 120 "$BUILD"/examples/transformer/ddp/transformer_ddp_gpu_tests --world $world 2>&1 | tail -8 | tee -a "$SUMMARY"
+done
 
 # One configuration: ours on N GPUs and transformer_bench on one.
 run_config() {
@@ -73,15 +76,22 @@ for path in sorted(glob.glob(os.path.join(work, "bench_*.json"))):
 for path in sorted(glob.glob(os.path.join(work, "ddp_*.json"))):
     name = os.path.basename(path)[4:-5]
     out["ddp"][name] = json.load(open(path))
-print("config          bench median ms   ddp step ms   ratio   tokens/s (ddp, all GPUs)   comm share  hidden")
+print("config             bench median ms   ddp step ms   ratio   tokens/s (ddp, all GPUs)   comm share  hidden")
 for name, d in out["ddp"].items():
     b = out["bench"].get(d["size"], {}).get("median_ms")
     r0 = d["ranks"][0]
     share = r0.get("communication_share")
     hidden = r0["overlap_ms"] / r0["communication_ms"] if r0.get("communication_ms") else None
-    print(f"{name:15s} {b if b is not None else float('nan'):15.3f}   {d['step_ms']:11.3f}   "
+    print(f"{name:18s} {b if b is not None else float('nan'):15.3f}   {d['step_ms']:11.3f}   "
           f"{(d['step_ms'] / b) if b else float('nan'):5.3f}   {d['tokens_per_s']:24.0f}   "
           f"{'' if share is None else f'{100*share:9.1f}%'}  {'' if hidden is None else f'{100*hidden:5.1f}%'}")
 json.dump(out, open(dest, "w"), indent=1)
 PY
+# The profiled run's per-rank reports, merged (ranks.md): skew and comm/compute per step.
+for dir in "$WORK"/reports_small_g*_profiled; do
+  [ -d "$dir" ] || continue
+  say "== gpuprof-merge $(basename "$dir")"
+  timeout 60 "$BUILD"/tools/gpuprof-merge "$dir"/transformer_ddp.rank*.json --step-scope step >"$dir/merged.txt" 2>&1
+  tail -25 "$dir/merged.txt" | tee -a "$SUMMARY"
+done
 say "== $(date +%T) done"
