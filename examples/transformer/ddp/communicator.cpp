@@ -11,17 +11,19 @@
 namespace transformer::ddp {
 
 Communicator::Communicator(IdChannel& ids, int rank, int world) : rank_(rank), world_(world) {
+  // A world of one has no one to tell (and a launched single rank no id file).
+  const bool share = world > 1;
   ncclUniqueId id{};
   if (rank == 0) {
     DDP_NCCL_CHECK(ncclGetUniqueId(&id));
-    ids.publish(std::string(id.internal, sizeof id.internal));
+    if (share) ids.publish(std::string(id.internal, sizeof id.internal));
   } else {
     const std::string bytes = ids.receive(sizeof id.internal);
     std::memcpy(id.internal, bytes.data(), sizeof id.internal);
   }
   DDP_NCCL_CHECK(ncclCommInitRank(&comm_, world, id, rank));
   // Init returns once every rank joined: they all hold the id now.
-  if (rank == 0) ids.everyone_joined();
+  if (rank == 0 && share) ids.everyone_joined();
 }
 
 Communicator::~Communicator() {

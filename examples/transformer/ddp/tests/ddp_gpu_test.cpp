@@ -132,14 +132,26 @@ bool compare(const RunConfig& config, int world, const gpuprof_test::TemporaryDi
   const std::vector<float> initial = single->parameters();
   const harness::TokenBatch batch = global_batch(config, world);
   single->set_batch(batch.tokens, batch.targets);
+  // The ranges the backend announces are those backward_gradient_ranges()
+  // (and so the bucket plans) assume.
+  std::vector<GradientRange> announced;
+  single->set_gradient_ready_hook([&announced](GradientRange range) { announced.push_back(range); });
   single->forward();
   single->backward();
+  single->set_gradient_ready_hook({});
+  const std::size_t padded = single->gradient_buffer().count;
+  const std::vector<GradientRange> expected = backward_gradient_ranges(config.model, padded);
+  bool ranges_ok = announced.size() == expected.size();
+  for (std::size_t i = 0; ranges_ok && i < announced.size(); ++i)
+    ranges_ok = announced[i].begin == expected[i].begin && announced[i].end == expected[i].end;
+  std::printf("%s %s: the backend announced %zu gradient range(s), %zu expected\n",
+              ranges_ok ? "ok  " : "FAIL", to_string(precision), announced.size(), expected.size());
   const std::vector<float> grads = single->gradients();
   single->optimizer_step();
   for (int step = 1; step < kSteps; ++step) single->train_step();
   const std::vector<float> params = single->parameters();
 
-  bool ok = true;
+  bool ok = ranges_ok;
   const std::vector<float> rank0 = load(dir.file("params.0"), params.size());
   for (int rank = 0; rank < world; ++rank) {
     const std::vector<float> mine = load(dir.file("params." + std::to_string(rank)), params.size());
