@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
@@ -54,9 +55,14 @@ __global__ void grad_sum_squares_kernel(const float* grads, std::size_t vectors,
   if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
+// Updates `vectors` vectors of kVec elements from the pointers on. Only the
+// last launch of a step (`advances_step`) moves the step count: the launches
+// of one step run one after another on one stream, so each reads the count
+// before that last one's final block advances it.
 __global__ void adamw_kernel(float* params, const float* grads, float* m, float* v,
                              __nv_bfloat16* params_bf16, std::size_t vectors,
-                             const float* norm_partials, AdamWStep* step, UpdateConstants k) {
+                             const float* norm_partials, AdamWStep* step, UpdateConstants k,
+                             bool advances_step) {
   __shared__ float step_size;  // α_t
   if (threadIdx.x == 0) step_size = adam_step_size(k, step->step + 1);
   __syncthreads();
@@ -87,7 +93,30 @@ __global__ void adamw_kernel(float* params, const float* grads, float* m, float*
     store_vec(v + at, vv);
     if (params_bf16) store_vec(params_bf16 + at, theta);
   }
-  if (threadIdx.x == 0) finish_block(step);
+  if (advances_step && threadIdx.x == 0) finish_block(step);
+}
+
+UpdateConstants update_constants(const AdamWConfig& config) {
+  UpdateConstants k;
+  k.lr = config.lr;
+  k.beta1 = config.beta1;
+  k.beta2 = config.beta2;
+  k.eps = config.eps;
+  k.decay_factor = 1.0f - config.lr * config.weight_decay;
+  k.clip_norm = config.clip_norm;
+  return k;
+}
+
+void launch_update(const AdamWConfig& config, const AdamWBuffers& buffers, std::size_t begin,
+                   std::size_t end, bool advances_step, cudaStream_t stream) {
+  const std::size_t vectors = (end - begin) / kVec;
+  const unsigned blocks = static_cast<unsigned>(
+      std::min<std::size_t>(blocks_for(vectors, kThreads), kMaxUpdateBlocks));
+  adamw_kernel<<<std::max(blocks, 1u), kThreads, 0, stream>>>(
+      buffers.params + begin, buffers.grads + begin, buffers.m + begin, buffers.v + begin,
+      buffers.params_bf16 ? buffers.params_bf16 + begin : nullptr, vectors,
+      buffers.norm_partials, buffers.step, update_constants(config), advances_step);
+  EXAMPLE_LAUNCH_CHECK();
 }
 
 }  // namespace
@@ -100,19 +129,23 @@ void adamw_step(const AdamWConfig& config, const AdamWBuffers& buffers, cudaStre
                                                                    buffers.norm_partials);
     EXAMPLE_LAUNCH_CHECK();
   }
-  UpdateConstants k;
-  k.lr = config.lr;
-  k.beta1 = config.beta1;
-  k.beta2 = config.beta2;
-  k.eps = config.eps;
-  k.decay_factor = 1.0f - config.lr * config.weight_decay;
-  k.clip_norm = config.clip_norm;
-  const unsigned blocks = static_cast<unsigned>(
-      std::min<std::size_t>(blocks_for(vectors, kThreads), kMaxUpdateBlocks));
-  adamw_kernel<<<std::max(blocks, 1u), kThreads, 0, stream>>>(
-      buffers.params, buffers.grads, buffers.m, buffers.v, buffers.params_bf16, vectors,
-      buffers.norm_partials, buffers.step, k);
-  EXAMPLE_LAUNCH_CHECK();
+  launch_update(config, buffers, 0, vectors * kVec, /*advances_step=*/true, stream);
+}
+
+void adamw_update_range(const AdamWConfig& config, const AdamWBuffers& buffers,
+                        std::size_t begin, std::size_t end, bool last_of_step,
+                        cudaStream_t stream) {
+  whole_vectors("adamw_update_range", buffers.count);
+  if (buffers.step == nullptr) throw std::invalid_argument("adamw_update_range: no step counter");
+  if (config.clip_norm > 0)
+    throw std::invalid_argument(
+        "adamw_update_range: clipping needs the norm of every gradient first; use adamw_step");
+  if (begin % kVec != 0 || end % kVec != 0 || begin >= end || end > buffers.count)
+    throw std::invalid_argument("adamw_update_range: [" + std::to_string(begin) + ", " +
+                                std::to_string(end) + ") is not a non-empty range of whole " +
+                                std::to_string(kVec) + "-element vectors within " +
+                                std::to_string(buffers.count));
+  launch_update(config, buffers, begin, end, last_of_step, stream);
 }
 
 }  // namespace transformer::cuda

@@ -47,4 +47,14 @@ struct AdamWBuffers {
 // One step: t = 1 on the first call after the counter was zeroed, then 2, ...
 void adamw_step(const AdamWConfig& config, const AdamWBuffers& buffers, cudaStream_t stream);
 
+// The same step in pieces, so that each piece can start as soon as backward
+// has written its gradients: updates elements [begin, end) (both multiples of
+// 8) with this step's t. The piece with `last_of_step` advances t; it must
+// come last, on the stream of the step's other pieces. No clipping (that
+// needs the norm of every gradient first): throws std::invalid_argument if
+// configured.
+void adamw_update_range(const AdamWConfig& config, const AdamWBuffers& buffers,
+                        std::size_t begin, std::size_t end, bool last_of_step,
+                        cudaStream_t stream);
+
 }  // namespace transformer::cuda

@@ -40,6 +40,21 @@
 // CUDA graphs: a step reads no host value that changes between steps (AdamW
 // counts t on the device, clipping's norm stays there, cuBLAS works in the
 // arena's workspace), so capture() can record it once for replay_graph().
+//
+// The optimizer overlaps backward (Mode::step without clipping): AdamW is
+// memory-bound and the backward GEMMs of a small model leave most of the GPU
+// idle, so each piece of the flat parameters is updated on a second,
+// low-priority stream as soon as backward has written its gradients (an
+// event per piece), instead of in one pass after backward. Nothing backward
+// still reads is written by those updates (block l's weights are not read
+// once block l's backward is done), and each element is updated exactly as
+// in one pass, so results are bit-identical. The main stream waits for the
+// last piece before anything follows the step.
+//
+// Data parallelism (ddp/): a gradient-ready hook hears of each range of
+// gradients as backward finishes it (gradients_ready()), to average it over
+// the ranks on its own stream meanwhile. Those gradients are final only after
+// that, so with a hook AdamW runs in one pass once the caller's stream waits.
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -345,6 +360,32 @@ long long gradients_offset(const ParameterLayout& layout, int layers,
   return rounded < offset ? rounded + step : rounded;
 }
 
+// A stretch of the flat parameters that one AdamW launch updates.
+struct UpdatePiece {
+  std::size_t begin, end;  // elements, whole vectors
+};
+
+// The flat parameters cut where backward finishes their gradients, in that
+// order: the lm_head and final norm (stored last), blocks L−1 … 0, the
+// embedding (stored first). A vector that straddles a cut goes to the piece
+// on its lower side, which backward finishes later, so no piece reads a
+// gradient before it is written.
+std::vector<UpdatePiece> update_pieces(const ParameterLayout& layout, int layers,
+                                       std::size_t flat_count) {
+  const auto cut = [](std::size_t element) { return padded_to_vectors(element); };
+  std::vector<std::size_t> starts{cut(layout.find("final_norm").offset)};
+  for (int layer = layers - 1; layer >= 0; --layer)
+    starts.push_back(cut(layout.block_offset(layer)));
+  starts.push_back(0);
+  std::vector<UpdatePiece> pieces;
+  std::size_t end = flat_count;
+  for (const std::size_t begin : starts) {
+    pieces.push_back({begin, end});
+    end = begin;
+  }
+  return pieces;
+}
+
 // The arena: [persistent | small volatile buffers | logits ∪ block scratch |
 // (training) saved activations ∪ gradients]. The logits live from the lm_head
 // GEMM to the lm_head backward GEMM, a stretch in which no block runs, so
@@ -453,12 +494,31 @@ Buffers<Act> carve(char* base, const RunConfig& config, const ParameterLayout& l
   return b;
 }
 
+enum class StreamPriority { highest, lowest };
+
 struct StreamOwner {
   cudaStream_t stream = nullptr;
-  StreamOwner() { GPUPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+  explicit StreamOwner(StreamPriority priority) {
+    int lowest = 0, highest = 0;
+    GPUPROF_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lowest, &highest));
+    GPUPROF_CUDA_CHECK(cudaStreamCreateWithPriority(
+        &stream, cudaStreamNonBlocking, priority == StreamPriority::highest ? highest : lowest));
+  }
   ~StreamOwner() { cudaStreamDestroy(stream); }
   StreamOwner(const StreamOwner&) = delete;
   StreamOwner& operator=(const StreamOwner&) = delete;
+};
+
+// An event used only to order streams (no timing: cheaper to record).
+struct EventOwner {
+  cudaEvent_t event = nullptr;
+  EventOwner() { GPUPROF_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming)); }
+  ~EventOwner() {
+    if (event) cudaEventDestroy(event);
+  }
+  EventOwner(EventOwner&& other) noexcept : event(std::exchange(other.event, nullptr)) {}
+  EventOwner(const EventOwner&) = delete;
+  EventOwner& operator=(const EventOwner&) = delete;
 };
 
 struct DeviceMemory {
@@ -490,9 +550,15 @@ struct GraphOwner {
 // The host's record of what has run, which decides which call may come next:
 // each phase checks and updates it, also when a graph replay stands for it.
 enum class Phase { forward, backward, optimizer_step };
+// Where backward() last recorded its gradient-ready events: an overlapped
+// optimizer step may wait only on events of its own kind of enqueueing (a
+// capture cannot wait on an event recorded outside it, and a replay records
+// none the host can wait on).
+enum class ReadyEvents { none, eager, captured };
 struct PhaseState {
   bool have_forward = false;
   bool logits_are_gradient = false;
+  ReadyEvents gradients_ready = ReadyEvents::none;
 };
 
 // The instantiated graph of capture_graph() and the phases it stands for.
@@ -529,6 +595,10 @@ class CudaBackend final : public Backend {
       : config_(config), layout_(config.model), block_(config.model),
         flat_count_(flat_count(layout_)) {
     check_supported(config);
+    if (overlaps_optimizer()) {
+      update_pieces_ = update_pieces(layout_, config_.model.layers, flat_count_);
+      gradients_ready_.resize(update_pieces_.size());
+    }
     gemm_ = std::make_unique<Gemm>(config_.precision, stream());
     buffers_ = carve<Act>(nullptr, config_, layout_);
     allocate_or_throw(arena_, buffers_.total_bytes);
@@ -642,9 +712,12 @@ class CudaBackend final : public Backend {
     norm_backward(buffers_.dnorm, buffers_.final_input, "final_norm", buffers_.final_inv_rms,
                   /*residual=*/nullptr);
     gradients_ready(final_norm, head);
+    std::size_t piece = 0;
+    mark_gradients_ready(piece++);
     for (int layer = config_.model.layers - 1; layer >= 0; --layer) {
       block_backward(layer);
       gradients_ready(layout_.block_offset(layer), layout_.block_offset(layer) + block_.size);
+      mark_gradients_ready(piece++);
     }
     {
       GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d + 4.0 * V * d});
@@ -652,12 +725,20 @@ class CudaBackend final : public Backend {
                          grads_at("emb"), V, d, stream());
     }
     gradients_ready(0, layout_.block_offset(0));
+    mark_gradients_ready(piece++);
+    // Set on every backward, so an optimizer step never waits on the events
+    // of an earlier one (the hook may have come or gone in between).
+    phase_state_.gradients_ready = !overlaps_optimizer() ? ReadyEvents::none
+                                   : capture_phases_     ? ReadyEvents::captured
+                                                         : ReadyEvents::eager;
   }
 
   void set_gradient_ready_hook(GradientReadyHook hook) override {
     if (config_.mode == Mode::fwd)
       throw std::logic_error("set_gradient_ready_hook() on a backend built for Mode::fwd");
+    refuse_inside_capture("set_gradient_ready_hook()");
     gradient_ready_ = std::move(hook);
+    phase_state_.gradients_ready = ReadyEvents::none;
   }
 
   DeviceGradients gradient_buffer() override {
@@ -675,7 +756,21 @@ class CudaBackend final : public Backend {
                              buffers_.adam_m,      buffers_.adam_v,
                              buffers_.params_bf16, buffers_.norm_partials,
                              buffers_.adam_step,   flat_count_};
-    adamw_step(config_.adamw, adamw, stream());
+    const ReadyEvents here = capture_phases_ ? ReadyEvents::captured : ReadyEvents::eager;
+    if (phase_state_.gradients_ready != here) {
+      // No events of this backward to wait on (no backward since the last
+      // replay, or clipping, which needs every gradient first): one pass.
+      adamw_step(config_.adamw, adamw, stream());
+      return;
+    }
+    const cudaStream_t side = optimizer_stream_.stream;
+    for (std::size_t i = 0; i < update_pieces_.size(); ++i) {
+      GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(side, gradients_ready_[i].event, 0));
+      adamw_update_range(config_.adamw, adamw, update_pieces_[i].begin, update_pieces_[i].end,
+                         /*last_of_step=*/i + 1 == update_pieces_.size(), side);
+    }
+    GPUPROF_CUDA_CHECK(cudaEventRecord(optimizer_done_.event, side));
+    GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(stream(), optimizer_done_.event, 0));
   }
 
   void replay_graph() override {
@@ -693,6 +788,7 @@ class CudaBackend final : public Backend {
     // launch_graph: the NVTX range Nsight shows for the replay, and gpuprof
     // reads the time stamps of the scopes captured in the step as it goes.
     gpuprof::launch_graph(graph_.exec, stream());
+    phase_state_.gradients_ready = ReadyEvents::none;
   }
 
   bool has_graph() const override { return graph_.exec != nullptr; }
@@ -763,7 +859,9 @@ class CudaBackend final : public Backend {
           "capture_graph(): nothing captured (call forward(), backward(), optimizer_step() or "
           "run() inside it)");
     ExecutableGraph executable;
-    GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&executable.exec, graph.graph, 0));
+    // Node priorities: the optimizer's pieces yield to backward inside the graph too.
+    GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&executable.exec, graph.graph,
+                                            cudaGraphInstantiateFlagUseNodePriority));
     // Uploads it now, so the first replay costs what every replay does.
     GPUPROF_CUDA_CHECK(cudaGraphUpload(executable.exec, stream()));
     executable.phases = std::move(phases);
@@ -772,6 +870,21 @@ class CudaBackend final : public Backend {
 
  private:
   int tokens_count() const { return config_.batch * config_.ctx; }
+
+  // With a gradient-ready hook the gradients backward writes are not final:
+  // data-parallel training averages them over the ranks on its own stream
+  // after backward has written them, so AdamW runs in one pass after the
+  // caller's reductions (on stream(), which the caller made wait for them),
+  // never in pieces on the optimizer stream as backward goes.
+  bool overlaps_optimizer() const {
+    return config_.mode == Mode::step && config_.adamw.clip_norm <= 0 && !gradient_ready_;
+  }
+
+  // Backward has written the gradients of update piece `piece`.
+  void mark_gradients_ready(std::size_t piece) {
+    if (overlaps_optimizer())
+      GPUPROF_CUDA_CHECK(cudaEventRecord(gradients_ready_.at(piece).event, stream()));
+  }
 
   // Each gradient lies in the range of the block (or tensor) whose backward
   // writes it, and the gradients share memory only with activations of layers
@@ -1050,7 +1163,11 @@ class CudaBackend final : public Backend {
   std::size_t flat_count_;  // elements of each flat parameter buffer, padding included
   // Declaration order = reverse destruction order: cuBLAS goes before the
   // memory and the stream it uses.
-  StreamOwner stream_;
+  StreamOwner stream_{StreamPriority::highest};
+  StreamOwner optimizer_stream_{StreamPriority::lowest};
+  std::vector<UpdatePiece> update_pieces_;  // in the order backward finishes them
+  std::vector<EventOwner> gradients_ready_;  // one per piece
+  EventOwner optimizer_done_;
   DeviceMemory arena_;
   std::unique_ptr<Gemm> gemm_;
   Buffers<Act> buffers_;

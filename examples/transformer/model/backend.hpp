@@ -78,6 +78,9 @@ struct GradientRange {
 // Ranges arrive in descending order (lm_head and final norm, blocks L-1 ... 0,
 // embedding), adjacent, and cover [0, gradient_buffer().count) once per
 // backward(). Nothing in backward() writes a range again after announcing it.
+// With a hook the backend takes the gradients as final only when
+// optimizer_step() is enqueued (one AdamW pass on stream(), not in pieces
+// during backward): the caller makes stream() wait for its reductions first.
 using GradientReadyHook = std::function<void(GradientRange)>;
 
 // The device's flat fp32 gradients in ParameterLayout order, with the CUDA
