@@ -5,7 +5,7 @@
 # two GPUs are visible, else it reports itself skipped), then
 # transformer_ddp --gpus 1 (and --gpus 2 where possible) against
 # transformer_bench on the same configurations (small and large, ctx 512,
-# bf16, batch 4 per GPU), one profiled run for the communication share, and
+# bf16, batch 4 per GPU; bench eager and graph), one profiled run for the communication share, and
 # writes $OUT/ddp/{summary.txt,ddp.json,logs.tgz}.
 #   bash scripts/ddp_run.sh
 set -uo pipefail
@@ -51,14 +51,18 @@ run_config() {
   cat "$WORK/ddp_$name.log" | tail -12 | tee -a "$SUMMARY"
   [ $status -eq 0 ] || say "transformer_ddp exited with status $status"
 }
+# transformer_bench: --eager is the same step as ours (no CUDA graph); its
+# default, --graph, shows what a graph would add.
 run_bench() {
-  local size=$1
-  say "== $(date +%T) transformer_bench --size $size --ctx 512 --precision bf16 --mode step"
-  timeout 120 "$BENCH" --size "$size" --ctx 512 --precision bf16 --mode step \
-    --json "$WORK/bench_$size.json" >"$WORK/bench_$size.log" 2>&1 || say "transformer_bench failed: $(tail -3 "$WORK/bench_$size.log")"
+  local size=$1 mode=$2
+  say "== $(date +%T) transformer_bench --size $size --ctx 512 --precision bf16 --mode step --$mode"
+  timeout 120 "$BENCH" --size "$size" --ctx 512 --precision bf16 --mode step --$mode \
+    --json "$WORK/bench_${mode}_$size.json" >"$WORK/bench_${mode}_$size.log" 2>&1 \
+    || say "transformer_bench failed: $(tail -3 "$WORK/bench_${mode}_$size.log")"
 }
 for size in small large; do
-  run_bench "$size"
+  run_bench "$size" eager
+  run_bench "$size" graph
   run_config "$size" 1
   [ "$GPUS" -ge 2 ] && run_config "$size" 2
 done
@@ -71,19 +75,22 @@ import glob, json, os, sys
 work, dest = sys.argv[1], sys.argv[2]
 out = {"bench": {}, "ddp": {}}
 for path in sorted(glob.glob(os.path.join(work, "bench_*.json"))):
+    mode = os.path.basename(path).split("_")[1]
     rows = [r for r in json.load(open(path))["rows"] if r.get("status") == "ok"]
-    if rows: out["bench"][rows[0]["size"]] = {"median_ms": rows[0]["median_ms"], "tokens_per_s": rows[0]["tokens_per_s"]}
+    if rows: out["bench"].setdefault(rows[0]["size"], {})[mode] = {"median_ms": rows[0]["median_ms"], "tokens_per_s": rows[0]["tokens_per_s"]}
 for path in sorted(glob.glob(os.path.join(work, "ddp_*.json"))):
     name = os.path.basename(path)[4:-5]
     out["ddp"][name] = json.load(open(path))
-print("config             bench median ms   ddp step ms   ratio   tokens/s (ddp, all GPUs)   comm share  hidden")
+nan = float("nan")
+print("config             bench eager ms  bench graph ms  ddp step ms  vs eager  tokens/s (ddp, all GPUs)  comm share  hidden")
 for name, d in out["ddp"].items():
-    b = out["bench"].get(d["size"], {}).get("median_ms")
+    bench = out["bench"].get(d["size"], {})
+    eager = bench.get("eager", {}).get("median_ms") or nan
+    graph = bench.get("graph", {}).get("median_ms") or nan
     r0 = d["ranks"][0]
     share = r0.get("communication_share")
     hidden = r0["overlap_ms"] / r0["communication_ms"] if r0.get("communication_ms") else None
-    print(f"{name:18s} {b if b is not None else float('nan'):15.3f}   {d['step_ms']:11.3f}   "
-          f"{(d['step_ms'] / b) if b else float('nan'):5.3f}   {d['tokens_per_s']:24.0f}   "
+    print(f"{name:18s} {eager:14.3f}  {graph:14.3f}  {d['step_ms']:11.3f}  {d['step_ms'] / eager:8.3f}  {d['tokens_per_s']:24.0f}  "
           f"{'' if share is None else f'{100*share:9.1f}%'}  {'' if hidden is None else f'{100*hidden:5.1f}%'}")
 json.dump(out, open(dest, "w"), indent=1)
 PY
