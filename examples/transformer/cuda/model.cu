@@ -54,7 +54,8 @@
 // Data parallelism (ddp/): a gradient-ready hook hears of each range of
 // gradients as backward finishes it (gradients_ready()), to average it over
 // the ranks on its own stream meanwhile. Those gradients are final only after
-// that, so with a hook AdamW runs in one pass once the caller's stream waits.
+// that: the caller names an event per reduced range (gradients_final_after()),
+// and each AdamW piece waits for the one of its range instead of backward's.
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -598,6 +599,7 @@ class CudaBackend final : public Backend {
     if (overlaps_optimizer()) {
       update_pieces_ = update_pieces(layout_, config_.model.layers, flat_count_);
       gradients_ready_.resize(update_pieces_.size());
+      pieces_reduced_.resize(update_pieces_.size());
     }
     gemm_ = std::make_unique<Gemm>(config_.precision, stream());
     buffers_ = carve<Act>(nullptr, config_, layout_);
@@ -694,6 +696,7 @@ class CudaBackend final : public Backend {
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
     const int padded_vocab = padded_to_vectors(V);
     zero_flat_padding(buffers_.grads);  // the gradient memory is shared: garbage until now
+    std::fill(pieces_reduced_.begin(), pieces_reduced_.end(), nullptr);
     {
       GPUPROF_SCOPE("cross_entropy", stream(),
                     gpuprof::Work{3.0 * N * V, 2.0 * sizeof(Act) * N * V});
@@ -741,6 +744,17 @@ class CudaBackend final : public Backend {
     phase_state_.gradients_ready = ReadyEvents::none;
   }
 
+  void gradients_final_after(GradientRange range, cudaEvent_t done) override {
+    if (!gradient_ready_)
+      throw std::logic_error("gradients_final_after() without a gradient-ready hook");
+    refuse_inside_capture("gradients_final_after()");
+    // A piece's lowest element is reduced last of all its elements (the
+    // caller reduces in the order backward announced, top-down, on one stream).
+    for (std::size_t i = 0; i < update_pieces_.size(); ++i)
+      if (range.begin <= update_pieces_[i].begin && update_pieces_[i].begin < range.end)
+        pieces_reduced_[i] = done;
+  }
+
   DeviceGradients gradient_buffer() override {
     if (config_.mode == Mode::fwd)
       throw std::logic_error("gradient_buffer() on a backend built for Mode::fwd");
@@ -756,16 +770,26 @@ class CudaBackend final : public Backend {
                              buffers_.adam_m,      buffers_.adam_v,
                              buffers_.params_bf16, buffers_.norm_partials,
                              buffers_.adam_step,   flat_count_};
+    // Each piece waits for backward's event, or with a hook for the caller's
+    // reduction of its gradients.
+    std::vector<cudaEvent_t> ready;
     const ReadyEvents here = capture_phases_ ? ReadyEvents::captured : ReadyEvents::eager;
-    if (phase_state_.gradients_ready != here) {
+    if (phase_state_.gradients_ready == here)
+      for (const EventOwner& event : gradients_ready_) ready.push_back(event.event);
+    else if (gradient_ready_ && !capture_phases_ && !pieces_reduced_.empty() &&
+             std::find(pieces_reduced_.begin(), pieces_reduced_.end(), nullptr) ==
+                 pieces_reduced_.end())
+      ready = pieces_reduced_;
+    if (ready.empty()) {
       // No events of this backward to wait on (no backward since the last
-      // replay, or clipping, which needs every gradient first): one pass.
+      // replay, clipping, which needs every gradient first, or a hook's
+      // caller who did not say when its reductions end): one pass.
       adamw_step(config_.adamw, adamw, stream());
       return;
     }
     const cudaStream_t side = optimizer_stream_.stream;
     for (std::size_t i = 0; i < update_pieces_.size(); ++i) {
-      GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(side, gradients_ready_[i].event, 0));
+      GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(side, ready[i], 0));
       adamw_update_range(config_.adamw, adamw, update_pieces_[i].begin, update_pieces_[i].end,
                          /*last_of_step=*/i + 1 == update_pieces_.size(), side);
     }
@@ -873,9 +897,8 @@ class CudaBackend final : public Backend {
 
   // With a gradient-ready hook the gradients backward writes are not final:
   // data-parallel training averages them over the ranks on its own stream
-  // after backward has written them, so AdamW runs in one pass after the
-  // caller's reductions (on stream(), which the caller made wait for them),
-  // never in pieces on the optimizer stream as backward goes.
+  // after backward has written them. Then the pieces wait for the caller's
+  // events (gradients_final_after()), never for backward's.
   bool overlaps_optimizer() const {
     return config_.mode == Mode::step && config_.adamw.clip_norm <= 0 && !gradient_ready_;
   }
@@ -1167,6 +1190,7 @@ class CudaBackend final : public Backend {
   StreamOwner optimizer_stream_{StreamPriority::lowest};
   std::vector<UpdatePiece> update_pieces_;  // in the order backward finishes them
   std::vector<EventOwner> gradients_ready_;  // one per piece
+  std::vector<cudaEvent_t> pieces_reduced_;  // per piece, the hook's caller's event (not ours)
   EventOwner optimizer_done_;
   DeviceMemory arena_;
   std::unique_ptr<Gemm> gemm_;

@@ -29,6 +29,7 @@ DataParallelTrainer::~DataParallelTrainer() {
   // The stream's work finished or the communicator is being aborted; either
   // way nothing waits on these any more.
   cudaEventDestroy(reductions_done_);
+  for (const cudaEvent_t event : bucket_reduced_) cudaEventDestroy(event);
   cudaEventDestroy(gradients_written_);
   cudaStreamDestroy(comm_stream_);
 }
@@ -45,6 +46,14 @@ void DataParallelTrainer::reduce(GradientRange bucket) {
   float* data = grads_.data + bucket.begin;
   DDP_NCCL_CHECK(
       ncclAllReduce(data, data, bucket.size(), ncclFloat, ncclAvg, comm_.get(), comm_stream_));
+  if (buckets_.size() == bucket_reduced_.size()) {
+    cudaEvent_t event = nullptr;
+    GPUPROF_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    bucket_reduced_.push_back(event);
+  }
+  const cudaEvent_t reduced = bucket_reduced_[buckets_.size()];
+  GPUPROF_CUDA_CHECK(cudaEventRecord(reduced, comm_stream_));
+  backend_.gradients_final_after(bucket, reduced);
   buckets_.push_back(bucket);
 }
 

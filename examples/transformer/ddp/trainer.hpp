@@ -3,9 +3,12 @@
 // gradients (buckets.hpp) is averaged over the ranks (ncclAllReduce with
 // ncclAvg, in place) on a second stream as soon as its last gradient is
 // written: an event recorded on the compute stream after that layer's
-// backward, which the communication stream waits for. AdamW runs once the
-// compute stream has waited for the last bucket, so every rank applies the
-// mean gradient to the same parameters and the ranks stay identical.
+// backward, which the communication stream waits for. AdamW updates each
+// piece of the parameters once the bucket holding its gradients is reduced
+// (an event per bucket, Backend::gradients_final_after), and the compute
+// stream waits for the last bucket before anything follows: every rank
+// applies the mean gradient to the same parameters, so the ranks stay
+// identical.
 #pragma once
 #include <cstddef>
 #include <vector>
@@ -49,6 +52,9 @@ class DataParallelTrainer {
   BucketPlanner planner_;
   cudaStream_t comm_stream_ = nullptr;
   cudaEvent_t gradients_written_ = nullptr;  // re-recorded per bucket (a wait takes the latest record)
+  // One per bucket of a backward: AdamW waits on them after the last bucket
+  // is launched, so each needs its own event. Grown on demand, reused per step.
+  std::vector<cudaEvent_t> bucket_reduced_;
   cudaEvent_t reductions_done_ = nullptr;
   std::vector<GradientRange> buckets_;
 };

@@ -101,5 +101,6 @@ void Backend::capture(const std::function<void()>&) { refuse_graphs(*this); }
 void Backend::replay_graph() { refuse_graphs(*this); }
 void Backend::set_gradient_ready_hook(GradientReadyHook) { refuse_data_parallel(*this); }
 DeviceGradients Backend::gradient_buffer() { refuse_data_parallel(*this); }
+void Backend::gradients_final_after(GradientRange, CUevent_st*) { refuse_data_parallel(*this); }
 
 }  // namespace transformer

@@ -16,6 +16,7 @@
 // The runtime's stream type (cudaStream_t is CUstream_st*), declared here so
 // this header needs no CUDA include.
 struct CUstream_st;
+struct CUevent_st;  // cudaEvent_t, likewise
 
 namespace transformer {
 
@@ -78,9 +79,12 @@ struct GradientRange {
 // Ranges arrive in descending order (lm_head and final norm, blocks L-1 ... 0,
 // embedding), adjacent, and cover [0, gradient_buffer().count) once per
 // backward(). Nothing in backward() writes a range again after announcing it.
-// With a hook the backend takes the gradients as final only when
-// optimizer_step() is enqueued (one AdamW pass on stream(), not in pieces
-// during backward): the caller makes stream() wait for its reductions first.
+// With a hook the backend does not take the gradients as final when backward
+// has written them: the caller names, for each range it reduced, an event
+// that completes when the range is final (gradients_final_after()), and
+// optimizer_step() updates each piece of the parameters once its event has
+// completed. Without such events for every range it runs AdamW in one pass on
+// stream(), which the caller must then have made wait for its reductions.
 using GradientReadyHook = std::function<void(GradientRange)>;
 
 // The device's flat fp32 gradients in ParameterLayout order, with the CUDA
@@ -156,6 +160,10 @@ class Backend {
   // std::logic_error: it has no device buffers to reduce.
   virtual void set_gradient_ready_hook(GradientReadyHook hook);
   virtual DeviceGradients gradient_buffer();
+  // The gradients in `range` (announced ranges, whole) are final once `done`
+  // completes; valid until the next backward(). Keep `done` unrecorded until
+  // optimizer_step() has been enqueued.
+  virtual void gradients_final_after(GradientRange range, CUevent_st* done);
 
   // Device (or host) bytes this backend allocated for its configuration.
   virtual std::size_t allocated_bytes() const = 0;
