@@ -33,11 +33,14 @@ cmake --build "$BUILD" -j16 --target transformer_ddp transformer_ddp_gpu_tests t
 
 GPUS=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
 say "== $(date +%T) tests ($GPUS GPU(s) visible)"
-ctest --test-dir "$BUILD" -R 'transformer_ddp' --output-on-failure --timeout 180 >"$WORK/ctest.log" 2>&1
+ctest --test-dir "$BUILD" -R 'transformer_ddp_(host_tests|too_many_gpus)' --output-on-failure --timeout 60 >"$WORK/ctest.log" 2>&1
 grep -E '^ *[0-9]+/[0-9]+ Test|tests passed' "$WORK/ctest.log" | tee -a "$SUMMARY"
-# ctest shows a passing test's output only with -V: its error figures, directly.
+# The correctness tests directly (ctest would hide their error figures): exit 0 pass, 77 skipped.
 for world in 1 2; do
-  timeout 120 "$BUILD"/examples/transformer/ddp/transformer_ddp_gpu_tests --world $world 2>&1 | tail -8 | tee -a "$SUMMARY"
+  timeout 150 "$BUILD"/examples/transformer/ddp/transformer_ddp_gpu_tests --world $world >"$WORK/gpu_test_$world.log" 2>&1
+  status=$?
+  tail -8 "$WORK/gpu_test_$world.log" | tee -a "$SUMMARY"
+  say "transformer_ddp_gpu_tests --world $world: exit $status ($( [ $status -eq 0 ] && echo passed || { [ $status -eq 77 ] && echo skipped || echo FAILED; }))"
 done
 
 # One configuration: ours on N GPUs and transformer_bench on one.
