@@ -48,7 +48,7 @@ run_config() {
   local size=$1 gpus=$2 extra=${3:-}
   local name="${size}_g${gpus}${extra:+_profiled}"
   say "== $(date +%T) transformer_ddp --gpus $gpus --size $size --ctx 512 --precision bf16 $extra"
-  timeout 120 "$DDP" --gpus "$gpus" --size "$size" --ctx 512 --precision bf16 $extra \
+  timeout 120 "$DDP" --gpus "$gpus" --size "$size" --ctx 512 --precision bf16 $extra --timeout 100 \
     --json "$WORK/ddp_$name.json" --reports "$WORK/reports_$name" >"$WORK/ddp_$name.log" 2>&1
   local status=$?
   cat "$WORK/ddp_$name.log" | tail -12 | tee -a "$SUMMARY"

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <memory>
 #include <stdexcept>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -222,6 +223,7 @@ int launch_forked(const LaunchOptions& options, const RankMain& rank_main) {
   std::fflush(stdout);  // buffered output would be written again by every child
   std::fflush(stderr);
   std::vector<Child> children(static_cast<std::size_t>(options.world));
+  const pid_t parent = ::getpid();
   for (int rank = 0; rank < options.world; ++rank) {
     const pid_t pid = ::fork();
     if (pid < 0) {
@@ -230,6 +232,9 @@ int launch_forked(const LaunchOptions& options, const RankMain& rank_main) {
       throw error;
     }
     if (pid == 0) {
+      // A launcher killed outright (SIGKILL, a job scheduler) cannot stop its
+      // ranks: the kernel does, so none is left holding a GPU. (Linux)
+      if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) exit_child(1);
       int status = 1;
       try {
         keep_own_ends(rank, pipes);
