@@ -813,6 +813,7 @@ class CudaBackend final : public Backend {
     // reads the time stamps of the scopes captured in the step as it goes.
     gpuprof::launch_graph(graph_.exec, stream());
     phase_state_.gradients_ready = ReadyEvents::none;
+    std::fill(pieces_reduced_.begin(), pieces_reduced_.end(), nullptr);
   }
 
   bool has_graph() const override { return graph_.exec != nullptr; }
