@@ -55,6 +55,12 @@
 // once block l's backward is done), and each element is updated exactly as
 // in one pass, so results are bit-identical. The main stream waits for the
 // last piece before anything follows the step.
+//
+// Data parallelism (ddp/): a gradient-ready hook hears of each range of
+// gradients as backward finishes it (gradients_ready()), to average it over
+// the ranks on its own stream meanwhile. Those gradients are final only after
+// that: the caller names an event per reduced range (gradients_final_after()),
+// and each AdamW piece waits for the one of its range instead of backward's.
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -664,6 +670,7 @@ class CudaBackend final : public Backend {
     if (overlaps_optimizer()) {
       update_pieces_ = update_pieces(layout_, config_.model.layers, flat_count_);
       gradients_ready_.resize(update_pieces_.size());
+      pieces_reduced_.resize(update_pieces_.size());
     }
     // Host-timed scopes: what memory_timeline attributes the allocations to.
     GPUPROF_SCOPE("build backend");
@@ -767,6 +774,7 @@ class CudaBackend final : public Backend {
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
     const int padded_vocab = padded_to_vectors(V);
     zero_flat_padding(buffers_.grads);  // the gradient memory is shared: garbage until now
+    std::fill(pieces_reduced_.begin(), pieces_reduced_.end(), nullptr);
     {
       GPUPROF_SCOPE("cross_entropy", stream(),
                     gpuprof::Work{3.0 * N * V, 2.0 * sizeof(Act) * N * V});
@@ -778,12 +786,18 @@ class CudaBackend final : public Backend {
       linear_backward(buffers_.logits, buffers_.normed, weights_at("lm_head"),
                       grads_at("lm_head"), buffers_.dnorm, N, padded_vocab, d);
     }
+    // The lm_head's range takes the flat buffer's padding with it.
+    const std::size_t head = layout_.find("lm_head").offset;
+    gradients_ready(head, flat_count_);
+    const std::size_t final_norm = layout_.find("final_norm").offset;
     norm_backward(buffers_.dnorm, buffers_.final_input, "final_norm", buffers_.final_inv_rms,
                   /*residual=*/nullptr);
+    gradients_ready(final_norm, head);
     std::size_t piece = 0;
     mark_gradients_ready(piece++);
     for (int layer = config_.model.layers - 1; layer >= 0; --layer) {
       block_backward(layer);
+      gradients_ready(layout_.block_offset(layer), layout_.block_offset(layer) + block_.size);
       mark_gradients_ready(piece++);
     }
     {
@@ -791,9 +805,38 @@ class CudaBackend final : public Backend {
       embedding_backward(buffers_.token_offsets, buffers_.token_positions, buffers_.dstream,
                          grads_at("emb"), V, d, stream());
     }
+    gradients_ready(0, layout_.block_offset(0));
     mark_gradients_ready(piece++);
-    if (overlaps_optimizer())
-      phase_state_.gradients_ready = capture_phases_ ? ReadyEvents::captured : ReadyEvents::eager;
+    // Set on every backward, so an optimizer step never waits on the events
+    // of an earlier one (the hook may have come or gone in between).
+    phase_state_.gradients_ready = !overlaps_optimizer() ? ReadyEvents::none
+                                   : capture_phases_     ? ReadyEvents::captured
+                                                         : ReadyEvents::eager;
+  }
+
+  void set_gradient_ready_hook(GradientReadyHook hook) override {
+    if (config_.mode == Mode::fwd)
+      throw std::logic_error("set_gradient_ready_hook() on a backend built for Mode::fwd");
+    refuse_inside_capture("set_gradient_ready_hook()");
+    gradient_ready_ = std::move(hook);
+    phase_state_.gradients_ready = ReadyEvents::none;
+  }
+
+  void gradients_final_after(GradientRange range, cudaEvent_t done) override {
+    if (!gradient_ready_)
+      throw std::logic_error("gradients_final_after() without a gradient-ready hook");
+    refuse_inside_capture("gradients_final_after()");
+    // A piece's lowest element is reduced last of all its elements (the
+    // caller reduces in the order backward announced, top-down, on one stream).
+    for (std::size_t i = 0; i < update_pieces_.size(); ++i)
+      if (range.begin <= update_pieces_[i].begin && update_pieces_[i].begin < range.end)
+        pieces_reduced_[i] = done;
+  }
+
+  DeviceGradients gradient_buffer() override {
+    if (config_.mode == Mode::fwd)
+      throw std::logic_error("gradient_buffer() on a backend built for Mode::fwd");
+    return {buffers_.grads, flat_count_};
   }
 
   void optimizer_step() override {
@@ -805,16 +848,26 @@ class CudaBackend final : public Backend {
                              buffers_.adam_m,      buffers_.adam_v,
                              buffers_.params_bf16, buffers_.norm_partials,
                              buffers_.adam_step,   flat_count_};
+    // Each piece waits for backward's event, or with a hook for the caller's
+    // reduction of its gradients.
+    std::vector<cudaEvent_t> ready;
     const ReadyEvents here = capture_phases_ ? ReadyEvents::captured : ReadyEvents::eager;
-    if (phase_state_.gradients_ready != here) {
+    if (phase_state_.gradients_ready == here)
+      for (const EventOwner& event : gradients_ready_) ready.push_back(event.event);
+    else if (gradient_ready_ && !capture_phases_ && !pieces_reduced_.empty() &&
+             std::find(pieces_reduced_.begin(), pieces_reduced_.end(), nullptr) ==
+                 pieces_reduced_.end())
+      ready = pieces_reduced_;
+    if (ready.empty()) {
       // No events of this backward to wait on (no backward since the last
-      // replay, or clipping, which needs every gradient first): one pass.
+      // replay, clipping, which needs every gradient first, or a hook's
+      // caller who did not say when its reductions end): one pass.
       adamw_step(config_.adamw, adamw, stream());
       return;
     }
     const cudaStream_t side = optimizer_stream_.stream;
     for (std::size_t i = 0; i < update_pieces_.size(); ++i) {
-      GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(side, gradients_ready_[i].event, 0));
+      GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(side, ready[i], 0));
       adamw_update_range(config_.adamw, adamw, update_pieces_[i].begin, update_pieces_[i].end,
                          /*last_of_step=*/i + 1 == update_pieces_.size(), side);
     }
@@ -838,6 +891,7 @@ class CudaBackend final : public Backend {
     // reads the time stamps of the scopes captured in the step as it goes.
     gpuprof::launch_graph(graph_.exec, stream());
     phase_state_.gradients_ready = ReadyEvents::none;
+    std::fill(pieces_reduced_.begin(), pieces_reduced_.end(), nullptr);
   }
 
   bool has_graph() const override { return graph_.exec != nullptr; }
@@ -920,14 +974,26 @@ class CudaBackend final : public Backend {
  private:
   int tokens_count() const { return config_.batch * config_.ctx; }
 
+  // With a gradient-ready hook the gradients backward writes are not final:
+  // data-parallel training averages them over the ranks on its own stream
+  // after backward has written them. Then the pieces wait for the caller's
+  // events (gradients_final_after()), never for backward's.
   bool overlaps_optimizer() const {
-    return config_.mode == Mode::step && config_.adamw.clip_norm <= 0;
+    return config_.mode == Mode::step && config_.adamw.clip_norm <= 0 && !gradient_ready_;
   }
 
   // Backward has written the gradients of update piece `piece`.
   void mark_gradients_ready(std::size_t piece) {
     if (overlaps_optimizer())
       GPUPROF_CUDA_CHECK(cudaEventRecord(gradients_ready_.at(piece).event, stream()));
+  }
+
+  // Each gradient lies in the range of the block (or tensor) whose backward
+  // writes it, and the gradients share memory only with activations of layers
+  // above that block, which backward has spent by then: so a range announced
+  // here is final until the next forward() (see gradients_offset()).
+  void gradients_ready(std::size_t begin, std::size_t end) {
+    if (gradient_ready_) gradient_ready_(GradientRange{begin, end});
   }
 
   void enter(Phase phase) {
@@ -1203,6 +1269,7 @@ class CudaBackend final : public Backend {
   StreamOwner optimizer_stream_{StreamPriority::lowest};
   std::vector<UpdatePiece> update_pieces_;  // in the order backward finishes them
   std::vector<EventOwner> gradients_ready_;  // one per piece
+  std::vector<cudaEvent_t> pieces_reduced_;  // per piece, the hook's caller's event (not ours)
   EventOwner optimizer_done_;
   std::vector<DeviceMemory> arena_;  // one per region of buffers_.regions
   std::unique_ptr<Gemm> gemm_;
@@ -1211,6 +1278,7 @@ class CudaBackend final : public Backend {
   PhaseState phase_state_;
   std::vector<Phase>* capture_phases_ = nullptr;  // set while capture() runs
   ExecutableGraph graph_;
+  GradientReadyHook gradient_ready_;  // data-parallel training only
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // model/backend.cpp: the backend-independent pieces of backend.hpp (names of
 // the enums, the OOM error, Backend::run, the refusal of graphs by backends
-// that have none).
+// that have none, and of data parallelism by backends without device gradients).
 #include "model/backend.hpp"
 
 #include <cstdio>
@@ -20,6 +20,12 @@ std::string out_of_memory_message(std::size_t requested, std::size_t free_bytes)
 [[noreturn]] void refuse_graphs(const Backend& backend) {
   throw std::logic_error("the " + backend.name() +
                          " backend has no CUDA graphs: graph mode needs the CUDA backend");
+}
+
+[[noreturn]] void refuse_data_parallel(const Backend& backend) {
+  throw std::logic_error("the " + backend.name() +
+                         " backend has no device gradients to reduce: data parallelism needs the "
+                         "CUDA backend");
 }
 
 }  // namespace
@@ -93,5 +99,8 @@ void Backend::run(Mode mode) {
 
 void Backend::capture(const std::function<void()>&) { refuse_graphs(*this); }
 void Backend::replay_graph() { refuse_graphs(*this); }
+void Backend::set_gradient_ready_hook(GradientReadyHook) { refuse_data_parallel(*this); }
+DeviceGradients Backend::gradient_buffer() { refuse_data_parallel(*this); }
+void Backend::gradients_final_after(GradientRange, CUevent_st*) { refuse_data_parallel(*this); }
 
 }  // namespace transformer

@@ -16,6 +16,7 @@
 // The runtime's stream type (cudaStream_t is CUstream_st*), declared here so
 // this header needs no CUDA include.
 struct CUstream_st;
+struct CUevent_st;  // cudaEvent_t, likewise
 
 namespace transformer {
 
@@ -62,6 +63,35 @@ struct RunConfig {
   // Tests: fill every activation, gradient and output buffer with NaN before
   // each forward, so an element the kernels fail to write shows up.
   bool poison_buffers = false;
+};
+
+// Elements [begin, end) of the backend's flat gradient buffer.
+struct GradientRange {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::size_t size() const { return end - begin; }
+};
+
+// Data-parallel training's hook into backward() (ddp/): called on the host
+// while backward() enqueues, right after the work that writes a range's last
+// gradient is on stream(), so the caller can record an event there and start
+// reducing that range on another stream while the rest of backward runs.
+// Ranges arrive in descending order (lm_head and final norm, blocks L-1 ... 0,
+// embedding), adjacent, and cover [0, gradient_buffer().count) once per
+// backward(). Nothing in backward() writes a range again after announcing it.
+// With a hook the backend does not take the gradients as final when backward
+// has written them: the caller names, for each range it reduced, an event
+// that completes when the range is final (gradients_final_after()), and
+// optimizer_step() updates each piece of the parameters once its event has
+// completed. Without such events for every range it runs AdamW in one pass on
+// stream(), which the caller must then have made wait for its reductions.
+using GradientReadyHook = std::function<void(GradientRange)>;
+
+// The device's flat fp32 gradients in ParameterLayout order, with the CUDA
+// backend's zero padding (vector widths) after the layout's total.
+struct DeviceGradients {
+  float* data = nullptr;
+  std::size_t count = 0;
 };
 
 // Thrown by a backend's constructor when its buffers do not fit.
@@ -124,6 +154,16 @@ class Backend {
   // backend turns the logits into their gradient in place (throws after backward()).
   virtual std::vector<float> logits() = 0;
   virtual std::vector<float> gradients() = 0;  // ParameterLayout order
+
+  // Data parallelism (GradientReadyHook above). An empty hook removes it: a
+  // backend without one pays one test per layer. The CPU backend throws
+  // std::logic_error: it has no device buffers to reduce.
+  virtual void set_gradient_ready_hook(GradientReadyHook hook);
+  virtual DeviceGradients gradient_buffer();
+  // The gradients in `range` (announced ranges, whole) are final once `done`
+  // completes; valid until the next backward(). Keep `done` unrecorded until
+  // optimizer_step() has been enqueued.
+  virtual void gradients_final_after(GradientRange range, CUevent_st* done);
 
   // Device (or host) bytes this backend allocated for its configuration.
   virtual std::size_t allocated_bytes() const = 0;

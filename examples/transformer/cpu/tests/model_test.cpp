@@ -194,6 +194,9 @@ TEST_CASE("CPU backend rejects what it cannot do") {
   CHECK_THROWS_WITH_AS(inference->replay_graph(), doctest::Contains("needs the CUDA backend"),
                        std::logic_error);
   CHECK_FALSE(inference->has_graph());
+  CHECK_THROWS_WITH_AS(inference->set_gradient_ready_hook([](GradientRange) {}),
+                       doctest::Contains("data parallelism needs the CUDA backend"), std::logic_error);
+  CHECK_THROWS_AS(inference->gradient_buffer(), std::logic_error);
 
   // Far beyond any host's memory: reported as OutOfMemory, not a crash.
   RunConfig huge = little_run(Mode::step);

@@ -1,0 +1,52 @@
+// ddp/main.cpp: transformer_ddp, data-parallel training of the Transformer LM
+// over NCCL (see --help). Exit status: 0 done, 1 a rank failed, 2 bad input.
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "ddp/launcher.hpp"
+#include "ddp/options.hpp"
+#include "ddp/rank_run.hpp"
+#include "harness/output.hpp"
+
+int main(int argc, char** argv) {
+  using namespace transformer;
+  using namespace transformer::ddp;
+  try {
+    const DdpOptions options = parse_ddp_options(std::vector<std::string>(argv + 1, argv + argc));
+    if (options.help) {
+      std::cout << ddp_usage_text();
+      return 0;
+    }
+    if (!options.json_path.empty()) harness::check_output_file("--json", options.json_path);
+    if (!options.report_dir.empty())
+      harness::prepare_output_directory("--reports", options.report_dir);
+    const std::chrono::seconds timeout(options.timeout_s);
+
+    if (options.launched_rank) {
+      FileIdChannel ids(options.id_file, timeout);
+      return run_rank(options, *options.launched_rank, ids);
+    }
+    const int visible = visible_gpus();
+    if (visible == 0) {
+      std::fprintf(stderr, "transformer_ddp: no CUDA device visible\n");
+      return 2;
+    }
+    if (options.gpus > visible)
+      throw harness::UsageError("--gpus " + std::to_string(options.gpus) + ": only " +
+                                std::to_string(visible) + " GPU(s) visible");
+    LaunchOptions launch;
+    launch.world = options.gpus > 0 ? options.gpus : visible;
+    launch.timeout = timeout;
+    return launch_forked(launch, [&](int rank, IdChannel& ids) {
+      return run_rank(options, gpuprof::RankInfo{rank, launch.world, rank}, ids);
+    });
+  } catch (const harness::UsageError& error) {
+    std::fprintf(stderr, "transformer_ddp: %s\n(see transformer_ddp --help)\n", error.what());
+    return 2;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "transformer_ddp: error: %s\n", error.what());
+    return 1;
+  }
+}
