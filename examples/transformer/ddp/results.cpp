@@ -59,11 +59,13 @@ std::string ddp_table(const DdpResults& r) {
                   f.step_mean_ms, f.step_min_ms, f.loss);
     text += line;
     if (r.profiled) {
-      std::snprintf(line, sizeof line, "  %7.3f  %7.3f  %10.3f  %9.1f%%  %5.1f%%",
-                    f.communication_ms, f.computation_ms, f.overlap_ms,
-                    100 * share(f.communication_ms, f.step_median_ms),
-                    100 * share(f.overlap_ms, f.communication_ms));
+      std::snprintf(line, sizeof line, "  %7.3f  %7.3f  %10.3f  %9.1f%%", f.communication_ms,
+                    f.computation_ms, f.overlap_ms,
+                    100 * share(f.communication_ms, f.step_median_ms));
       text += line;
+      // No communication kernel ran (one rank: NCCL copies nothing): nothing to hide.
+      const double hidden = share(f.overlap_ms, f.communication_ms);
+      text += std::isnan(hidden) ? std::string("      -") : format("  %5.1f%%", 100 * hidden);
     }
     text += "\n";
   }
