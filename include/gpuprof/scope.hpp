@@ -31,8 +31,8 @@
 #include "cuda_events.hpp"
 #include "detail/names.hpp"
 #include "detail/recorder.hpp"
-#include "detail/tick_clock.hpp"
 #include "detail/thread_ops.hpp"
+#include "detail/tick_clock.hpp"
 #include "work.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -42,23 +42,23 @@ class Scope {
   // `name`: a string literal (identified by address after the first use) or
   // anything convertible to std::string_view (looked up by text).
   template <class Name>
-  Scope(detail::CallSite& site, const Name& name, Stream stream = nullptr, const Work& work = {}) {
-    if (detail::nvtx_only_mode.load(std::memory_order_relaxed)) {  // the range and nothing else
-      thread_ = nullptr;
-      detail::nvtx_only_name(site, name).nvtx.push();
-      return;
-    }
-    open(detail::recorder(), site, name, stream, work);
+  Scope(detail::CallSite& site, const Name& name, Stream stream = nullptr) {
+    begin(site, name, stream, nullptr);
   }
   template <class Name>
-  Scope(detail::CallSite& site, const Name& name, const Work& work) : Scope(site, name, nullptr, work) {}
+  Scope(detail::CallSite& site, const Name& name, Stream stream, const Work& work) {
+    begin(site, name, stream, &work);
+  }
+  template <class Name>
+  Scope(detail::CallSite& site, const Name& name, const Work& work) {
+    begin(site, name, nullptr, &work);
+  }
 
   ~Scope() {
-    if (thread_) {
-      finish();
-    } else {
+    if (mode_ & detail::mode_nvtx_only)
       nvtx_pop();
-    }
+    else
+      finish();
   }
 
   Scope(const Scope&) = delete;
@@ -66,41 +66,71 @@ class Scope {
   Scope(Scope&&) = delete;
   Scope& operator=(Scope&&) = delete;
 
-  std::uint64_t instance_id() const noexcept { return thread_ ? id_ : 0; }  // 0 in NVTX-only mode
+  // 0 in NVTX-only mode
+  std::uint64_t instance_id() const noexcept { return (mode_ & detail::mode_nvtx_only) ? 0 : id_; }
 
  private:
-  // Out of line, so the NVTX-only path stays a few instructions.
+  // One relaxed load of the mode word decides everything; NVTX-only mode is
+  // then the call site's cached range name and the push, inline.
   template <class Name>
-  GPUPROF_DETAIL_NOINLINE void open(detail::Recorder& recorder, detail::CallSite& site, const Name& name,
-                                    Stream stream, const Work& work) {
+  void begin(detail::CallSite& site, const Name& name, Stream stream, const Work* work) {
+    mode_ = detail::scope_mode.load(std::memory_order_relaxed);
+    if (mode_ & detail::mode_nvtx_only) {
+      detail::nvtx_only_name(site, name).push();
+      return;
+    }
+    open(site, name, stream, work);
+  }
+
+  // Out of line, so that the NVTX-only path stays a few instructions. The
+  // host clock's path reads and writes the thread's state only, plus the call
+  // site's binding: no recorder(), no shared atomics, no string work.
+  template <class Name>
+  GPUPROF_DETAIL_NOINLINE void open(detail::CallSite& site, const Name& name, Stream stream, const Work* work) {
+    detail::ThreadState& thread = detail::this_thread();  // creates the Recorder on the first scope
+    // Read before the Recorder existed: read again. NVTX-only was not set
+    // when this scope began, so it is timed even if that changed meanwhile.
+    if (mode_ & detail::mode_unready)
+      mode_ = detail::scope_mode.load(std::memory_order_relaxed) & ~std::uint32_t{detail::mode_nvtx_only};
+    thread_ = &thread;
     stream_ = stream;
-    work_ = work;
-    observed_ = 0;
-#if GPUPROF_WITH_CUDA
-    graph_site_ = nullptr;
-    timed_ = false;
-#endif
-    thread_ = &recorder.this_thread();
-    const detail::NameEntry& entry = detail::resolve_name(recorder, *thread_, site, name);
-    parent_ = thread_->current;
-    node_ = detail::enter_child(recorder, *thread_, parent_, entry);
+    work_ = work ? *work : Work{};
+    const detail::NameEntry& entry = detail::resolve_name(thread, site, name);
+    parent_ = thread.current;
+    node_ = detail::child_node(thread, parent_, entry.id);
     // Room for this scope's record and every enclosing one's: taken here, where
     // a failed allocation may throw, so that no destructor allocates.
-    detail::RecordLog& records = thread_->records;
-    const std::uint64_t needed = records.size() + thread_->open_scopes + 1;
+    detail::RecordLog& records = thread.records;
+    const std::uint64_t needed = records.size() + thread.open_scopes + 1;
     if (needed > records.capacity()) records.reserve(needed);
-    ++thread_->open_scopes;
-    id_ = recorder.next_instance_id(*thread_);
+    ++thread.open_scopes;
+    id_ = detail::next_instance_id(thread);
     entry.nvtx.push();
-    thread_->current = node_;
-    // A throwing observer, event record or calibration must not leave the NVTX
-    // range open and this node as the thread's current one: no destructor will run.
-    try {
-      if (recorder.has_observers()) notify_begin(recorder);
+    thread.current = node_;
+    if ((mode_ & (detail::mode_observers | detail::mode_gpu)) || thread.last_exit_ticks >= thread.calibration_due)
+      open_rest();
+    begin_ticks_ = detail::host_ticks();
+  }
+
+  // Observers, GPU timing and a due clock calibration, which a plain
+  // host-clock scope skips. A throwing observer, event record or calibration
+  // must not leave the NVTX range open and this node as the thread's current
+  // one: no destructor will run.
+  GPUPROF_DETAIL_NOINLINE void open_rest() {
+    observed_ = 0;
 #if GPUPROF_WITH_CUDA
-      if (recorder.gpu_timing()) begin_gpu_timing(recorder);
+    timed_ = false;
 #endif
-      recorder.tick_clock().calibrate_if_due(thread_->last_exit_ticks);
+    try {
+      if (mode_ & detail::mode_observers) notify_begin();
+#if GPUPROF_WITH_CUDA
+      if (mode_ & detail::mode_gpu) begin_gpu_timing();
+#endif
+      if (thread_->last_exit_ticks >= thread_->calibration_due) {
+        detail::TickClock& clock = detail::recorder().tick_clock();
+        clock.calibrate_if_due(thread_->last_exit_ticks);
+        thread_->calibration_due = clock.next_due();
+      }
     } catch (...) {
 #if GPUPROF_WITH_CUDA
       if (timed_) thread_->events.release(events_);
@@ -108,37 +138,39 @@ class Scope {
       close();
       throw;
     }
-    begin_ticks_ = detail::host_ticks();
   }
 
   // Allocates nothing and throws nothing: what could fail (room for the
   // record, an event pair, a graph site) was taken at entry.
   GPUPROF_DETAIL_NOINLINE void finish() noexcept {
     const std::int64_t end_ticks = detail::host_ticks();
-    thread_->last_exit_ticks = end_ticks;
+    detail::ThreadState& thread = *thread_;
+    thread.last_exit_ticks = end_ticks;
     bool gpu_pending = false;
 #if GPUPROF_WITH_CUDA
-    if (timed_) {
-      const cudaError_t status = cudaEventRecord(events_.end, stream_);
-      gpu_pending = status == cudaSuccess;
-      if (!gpu_pending) {
-        thread_->events.release(events_);
-        detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
+    if (mode_ & detail::mode_gpu) {
+      if (timed_) {
+        const cudaError_t status = cudaEventRecord(events_.end, stream_);
+        gpu_pending = status == cudaSuccess;
+        if (!gpu_pending) {
+          thread.events.release(events_);
+          detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
+        }
       }
-    }
-    if (graph_site_) {
-      // Captured, not executed: the graph's replays are the instances.
-      if (const char* failure = detail::recorder().graph_timings().end(graph_site_, stream_))
-        detail::recorder().note_lost_gpu_time(failure);
-      close();
-      return;
+      if (graph_site_) {
+        // Captured, not executed: the graph's replays are the instances.
+        if (const char* failure = detail::recorder().graph_timings().end(graph_site_, stream_))
+          detail::recorder().note_lost_gpu_time(failure);
+        close();
+        return;
+      }
     }
 #endif
     close();
     // Taken only now: an observer's on_scope_end may itself have used scopes.
-    detail::InstanceRecord& record = thread_->records.next_slot();
+    detail::InstanceRecord& record = thread.records.next_slot();
     record.id = id_;
-    record.node = thread_->local_nodes[node_].global;
+    record.node = node_;
     record.host_begin_ticks = begin_ticks_;
     record.host_end_ticks = end_ticks;
     record.work = work_;
@@ -147,11 +179,12 @@ class Scope {
 #if GPUPROF_WITH_CUDA
     if (gpu_pending) record.events = events_;
 #endif
-    thread_->records.publish_next();
-    detail::reclaim_after_reset(*thread_);
+    thread.records.publish_next();
+    detail::reclaim_after_reset(thread);
   }
 
-  void notify_begin(detail::Recorder& recorder) {
+  void notify_begin() {
+    const detail::Recorder& recorder = detail::recorder();
     for (int slot = 0; slot < detail::Recorder::max_observers; ++slot) {
       if (ScopeObserver* observer = recorder.observer(slot)) {
         observer->on_scope_begin(id_);
@@ -161,8 +194,8 @@ class Scope {
   }
   // Everything after the events, in reverse order of opening.
   void close() noexcept {
-    if (observed_) {
-      detail::Recorder& recorder = detail::recorder();
+    if ((mode_ & detail::mode_observers) && observed_) {
+      const detail::Recorder& recorder = detail::recorder();
       for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
         if ((observed_ >> slot) & 1u)
           if (ScopeObserver* observer = recorder.observer(slot)) observer->on_scope_end(id_);
@@ -174,11 +207,12 @@ class Scope {
 #if GPUPROF_WITH_CUDA
   // An eager stream gets an event pair. A capturing stream gets stamp nodes
   // in the graph (detail/graph_timing.hpp): every replay is timed later.
-  void begin_gpu_timing(detail::Recorder& recorder) {
+  void begin_gpu_timing() {
+    graph_site_ = nullptr;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     GPUPROF_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
     if (capture == cudaStreamCaptureStatusActive) {
-      graph_site_ = recorder.graph_timings().begin(stream_, thread_->local_nodes[node_].global, thread_->thread_id);
+      graph_site_ = detail::recorder().graph_timings().begin(stream_, node_, thread_->thread_id);
       return;
     }
     if (capture != cudaStreamCaptureStatusNone) return;  // an invalidated capture: host time only
@@ -191,20 +225,22 @@ class Scope {
     }
     timed_ = true;
   }
-  // Set by open(); left uninitialised in NVTX-only mode, which reads none of them.
+  // Set by open_rest() in GPU mode; no other mode reads them.
   EventPair events_;
   detail::GraphSite* graph_site_;
   bool timed_;
 #endif
 
-  detail::ThreadState* thread_;  // null: NVTX-only mode
+  std::uint32_t mode_;  // detail::scope_mode as this scope read it
+  // Set by open(); NVTX-only mode reads none of the others.
+  detail::ThreadState* thread_;
   Stream stream_;
   Work work_;
   std::uint64_t id_;
   std::int64_t begin_ticks_;
   std::uint32_t parent_;
   std::uint32_t node_;
-  std::uint8_t observed_;  // bit i: observer slot i saw on_scope_begin
+  std::uint8_t observed_;  // set by open_rest() with observers: bit i, observer slot i saw on_scope_begin
 };
 
 GPUPROF_NAMESPACE_END
