@@ -23,6 +23,7 @@
 // arguments are not evaluated. Works from plain C++17 translation units.
 #pragma once
 #include <cstdint>
+#include <new>
 
 #include "config.hpp"
 
@@ -67,7 +68,7 @@ class Scope {
   Scope& operator=(Scope&&) = delete;
 
   // 0 in NVTX-only mode
-  std::uint64_t instance_id() const noexcept { return (mode_ & detail::mode_nvtx_only) ? 0 : id_; }
+  std::uint64_t instance_id() const noexcept { return (mode_ & detail::mode_nvtx_only) ? 0 : s_.id; }
 
  private:
   // One relaxed load of the mode word decides everything; NVTX-only mode is
@@ -92,24 +93,25 @@ class Scope {
     // when this scope began, so it is timed even if that changed meanwhile.
     if (mode_ & detail::mode_unready)
       mode_ = detail::scope_mode.load(std::memory_order_relaxed) & ~std::uint32_t{detail::mode_nvtx_only};
-    thread_ = &thread;
-    stream_ = stream;
-    work_ = work ? *work : Work{};
+    new (&s_) State;
+    s_.thread = &thread;
+    s_.stream = stream;
+    s_.work = work ? *work : Work{};
     const detail::NameEntry& entry = detail::resolve_name(thread, site, name);
-    parent_ = thread.current;
-    node_ = detail::child_node(thread, parent_, entry.id);
+    s_.parent = thread.current;
+    s_.node = detail::child_node(thread, s_.parent, entry.id);
     // Room for this scope's record and every enclosing one's: taken here, where
     // a failed allocation may throw, so that no destructor allocates.
     detail::RecordLog& records = thread.records;
     const std::uint64_t needed = records.size() + thread.open_scopes + 1;
     if (needed > records.capacity()) records.reserve(needed);
     ++thread.open_scopes;
-    id_ = detail::next_instance_id(thread);
+    s_.id = detail::next_instance_id(thread);
     entry.nvtx.push();
-    thread.current = node_;
+    thread.current = s_.node;
     if ((mode_ & (detail::mode_observers | detail::mode_gpu)) || thread.last_exit_ticks >= thread.calibration_due)
       open_rest();
-    begin_ticks_ = detail::host_ticks();
+    s_.begin_ticks = detail::host_ticks();
   }
 
   // Observers, GPU timing and a due clock calibration, which a plain
@@ -117,23 +119,23 @@ class Scope {
   // must not leave the NVTX range open and this node as the thread's current
   // one: no destructor will run.
   GPUPROF_DETAIL_NOINLINE void open_rest() {
-    observed_ = 0;
+    s_.observed = 0;
 #if GPUPROF_WITH_CUDA
-    timed_ = false;
+    s_.timed = false;
 #endif
     try {
       if (mode_ & detail::mode_observers) notify_begin();
 #if GPUPROF_WITH_CUDA
       if (mode_ & detail::mode_gpu) begin_gpu_timing();
 #endif
-      if (thread_->last_exit_ticks >= thread_->calibration_due) {
+      if (s_.thread->last_exit_ticks >= s_.thread->calibration_due) {
         detail::TickClock& clock = detail::recorder().tick_clock();
-        clock.calibrate_if_due(thread_->last_exit_ticks);
-        thread_->calibration_due = clock.next_due();
+        clock.calibrate_if_due(s_.thread->last_exit_ticks);
+        s_.thread->calibration_due = clock.next_due();
       }
     } catch (...) {
 #if GPUPROF_WITH_CUDA
-      if (timed_) thread_->events.release(events_);
+      if (s_.timed) s_.thread->events.release(s_.events);
 #endif
       close();
       throw;
@@ -144,22 +146,22 @@ class Scope {
   // record, an event pair, a graph site) was taken at entry.
   GPUPROF_DETAIL_NOINLINE void finish() noexcept {
     const std::int64_t end_ticks = detail::host_ticks();
-    detail::ThreadState& thread = *thread_;
+    detail::ThreadState& thread = *s_.thread;
     thread.last_exit_ticks = end_ticks;
     bool gpu_pending = false;
 #if GPUPROF_WITH_CUDA
     if (mode_ & detail::mode_gpu) {
-      if (timed_) {
-        const cudaError_t status = cudaEventRecord(events_.end, stream_);
+      if (s_.timed) {
+        const cudaError_t status = cudaEventRecord(s_.events.end, s_.stream);
         gpu_pending = status == cudaSuccess;
         if (!gpu_pending) {
-          thread.events.release(events_);
+          thread.events.release(s_.events);
           detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
         }
       }
-      if (graph_site_) {
+      if (s_.graph_site) {
         // Captured, not executed: the graph's replays are the instances.
-        if (const char* failure = detail::recorder().graph_timings().end(graph_site_, stream_))
+        if (const char* failure = detail::recorder().graph_timings().end(s_.graph_site, s_.stream))
           detail::recorder().note_lost_gpu_time(failure);
         close();
         return;
@@ -169,15 +171,15 @@ class Scope {
     close();
     // Taken only now: an observer's on_scope_end may itself have used scopes.
     detail::InstanceRecord& record = thread.records.next_slot();
-    record.id = id_;
-    record.node = node_;
-    record.host_begin_ticks = begin_ticks_;
+    record.id = s_.id;
+    record.node = s_.node;
+    record.host_begin_ticks = s_.begin_ticks;
     record.host_end_ticks = end_ticks;
-    record.work = work_;
+    record.work = s_.work;
     record.gpu_ms = -1;
     record.gpu_pending = gpu_pending;
 #if GPUPROF_WITH_CUDA
-    if (gpu_pending) record.events = events_;
+    if (gpu_pending) record.events = s_.events;
 #endif
     thread.records.publish_next();
     detail::reclaim_after_reset(thread);
@@ -187,60 +189,68 @@ class Scope {
     const detail::Recorder& recorder = detail::recorder();
     for (int slot = 0; slot < detail::Recorder::max_observers; ++slot) {
       if (ScopeObserver* observer = recorder.observer(slot)) {
-        observer->on_scope_begin(id_);
-        observed_ |= static_cast<std::uint8_t>(1u << slot);
+        observer->on_scope_begin(s_.id);
+        s_.observed |= static_cast<std::uint8_t>(1u << slot);
       }
     }
   }
   // Everything after the events, in reverse order of opening.
   void close() noexcept {
-    if ((mode_ & detail::mode_observers) && observed_) {
+    if ((mode_ & detail::mode_observers) && s_.observed) {
       const detail::Recorder& recorder = detail::recorder();
       for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
-        if ((observed_ >> slot) & 1u)
-          if (ScopeObserver* observer = recorder.observer(slot)) observer->on_scope_end(id_);
+        if ((s_.observed >> slot) & 1u)
+          if (ScopeObserver* observer = recorder.observer(slot)) observer->on_scope_end(s_.id);
     }
     nvtx_pop();
-    thread_->current = parent_;
-    --thread_->open_scopes;
+    s_.thread->current = s_.parent;
+    --s_.thread->open_scopes;
   }
 #if GPUPROF_WITH_CUDA
   // An eager stream gets an event pair. A capturing stream gets stamp nodes
   // in the graph (detail/graph_timing.hpp): every replay is timed later.
   void begin_gpu_timing() {
-    graph_site_ = nullptr;
+    s_.graph_site = nullptr;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    GPUPROF_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
+    GPUPROF_CUDA_CHECK(cudaStreamIsCapturing(s_.stream, &capture));
     if (capture == cudaStreamCaptureStatusActive) {
-      graph_site_ = detail::recorder().graph_timings().begin(stream_, node_, thread_->thread_id);
+      s_.graph_site = detail::recorder().graph_timings().begin(s_.stream, s_.node, s_.thread->thread_id);
       return;
     }
     if (capture != cudaStreamCaptureStatusNone) return;  // an invalidated capture: host time only
-    events_ = detail::acquire_event_pair(*thread_);
+    s_.events = detail::acquire_event_pair(*s_.thread);
     try {
-      events_.record_begin(stream_);
+      s_.events.record_begin(s_.stream);
     } catch (...) {
-      thread_->events.release(events_);
+      s_.thread->events.release(s_.events);
       throw;
     }
-    timed_ = true;
+    s_.timed = true;
   }
-  // Set by open_rest() in GPU mode; no other mode reads them.
-  EventPair events_;
-  detail::GraphSite* graph_site_;
-  bool timed_;
 #endif
 
+  // What open() sets, in a union so that NVTX-only mode constructs none of
+  // it (not even its members' default initializers: stores on every scope).
+  struct State {
+    detail::ThreadState* thread;
+    Stream stream;
+    Work work;
+    std::uint64_t id;
+    std::int64_t begin_ticks;
+    std::uint32_t parent;
+    std::uint32_t node;
+    std::uint8_t observed;  // set by open_rest() with observers: bit i, observer slot i saw on_scope_begin
+#if GPUPROF_WITH_CUDA
+    // Set by open_rest() in GPU mode; no other mode reads them.
+    EventPair events;
+    detail::GraphSite* graph_site;
+    bool timed;
+#endif
+  };
   std::uint32_t mode_;  // detail::scope_mode as this scope read it
-  // Set by open(); NVTX-only mode reads none of the others.
-  detail::ThreadState* thread_;
-  Stream stream_;
-  Work work_;
-  std::uint64_t id_;
-  std::int64_t begin_ticks_;
-  std::uint32_t parent_;
-  std::uint32_t node_;
-  std::uint8_t observed_;  // set by open_rest() with observers: bit i, observer slot i saw on_scope_begin
+  union {
+    State s_;  // constructed by open(); trivially destructible
+  };
 };
 
 GPUPROF_NAMESPACE_END
