@@ -85,7 +85,7 @@ class Scope {
 
   // Out of line, so that the NVTX-only path stays a few instructions. The
   // host clock's path reads and writes the thread's state only, plus the call
-  // site's binding: no recorder(), no shared atomics, no string work.
+  // site's binding: no recorder(), no atomic read-modify-write, no string work.
   template <class Name>
   GPUPROF_DETAIL_NOINLINE void open(detail::CallSite& site, const Name& name, Stream stream, const Work* work) {
     detail::ThreadState& thread = detail::this_thread();  // creates the Recorder on the first scope
