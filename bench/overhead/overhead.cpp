@@ -14,8 +14,11 @@
 //   cudaStreamIsCapturing   the capture check a GPU-timed scope makes, for reference
 //   captured scope, GPU     GPU ns a scope captured into a graph adds to each
 //                           replay (its two stamp kernels), for reference
-// Each case: best and median of 7 runs of N scopes; goals compare best with
-// best. Without a GPU the event rows are reported as not available.
+// Each case: best and median of 15 runs of N scopes; goals compare best with
+// best. A goal's scope row and its raw row are timed in alternation, run by
+// run, so both see the same machine (clock frequency, a busy neighbour on a
+// VM host) rather than one getting the calm half of the benchmark. Without a
+// GPU the event rows are reported as not available.
 // Usage: scope_overhead [--json PATH]
 #include <algorithm>
 #include <cstring>
@@ -48,21 +51,45 @@ struct Row {
   std::string note;
 };
 
-constexpr int runs = 7;
+constexpr int runs = 15;
 
-// Times `loop(iterations)` `runs` times; ns per iteration, best and median.
-void measure(Row& row, long iterations, const std::function<void(long)>& loop) {
-  std::vector<double> per_scope;
+// The profiler settings a case runs under.
+struct Settings {
+  bool nvtx_only = false;
+  bool gpu_timing = true;
+};
+
+struct Case {
+  Row& row;
+  long iterations;
+  std::function<void(long)> loop;
+  Settings settings = {};
+};
+
+// Times each case's `loop(iterations)` `runs` times, the cases taking turns
+// run by run; ns per iteration, best and median. Leaves the default settings.
+void measure(const std::vector<Case>& cases) {
+  auto& profiler = gpuprof::profiler();
+  std::vector<std::vector<double>> per_scope(cases.size());
   for (int run = 0; run < runs; ++run) {
-    gpuprof::profiler().reset();  // recorded instances do not pile up across runs
-    const std::int64_t begin = gpuprof::host_now_ns();
-    loop(iterations);
-    per_scope.push_back(static_cast<double>(gpuprof::host_now_ns() - begin) / static_cast<double>(iterations));
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      profiler.set_nvtx_only(cases[c].settings.nvtx_only);
+      profiler.set_gpu_timing(cases[c].settings.gpu_timing);
+      profiler.reset();  // recorded instances do not pile up across runs
+      const std::int64_t begin = gpuprof::host_now_ns();
+      cases[c].loop(cases[c].iterations);
+      per_scope[c].push_back(static_cast<double>(gpuprof::host_now_ns() - begin) /
+                             static_cast<double>(cases[c].iterations));
+    }
   }
-  std::sort(per_scope.begin(), per_scope.end());
-  row.iterations = iterations;
-  row.min_ns = per_scope.front();
-  row.median_ns = per_scope[per_scope.size() / 2];
+  profiler.set_nvtx_only(false);
+  profiler.set_gpu_timing(true);
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    std::sort(per_scope[c].begin(), per_scope[c].end());
+    cases[c].row.iterations = cases[c].iterations;
+    cases[c].row.min_ns = per_scope[c].front();
+    cases[c].row.median_ns = per_scope[c][per_scope[c].size() / 2];
+  }
 }
 
 void scope_loop(long iterations) {
@@ -146,8 +173,9 @@ double captured_scope_gpu_ns(gpuprof::Stream stream) {
     GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
     return 1e6 * events->elapsed_ms() / replays;
   };
+  constexpr int graph_runs = 7;
   std::vector<double> added;
-  for (int run = 0; run < runs; ++run) added.push_back((replay_ns(true) - replay_ns(false)) / count);
+  for (int run = 0; run < graph_runs; ++run) added.push_back((replay_ns(true) - replay_ns(false)) / count);
   GPUPROF_CUDA_CHECK(cudaFree(scratch));
   std::sort(added.begin(), added.end());
   return added[added.size() / 2];
@@ -209,27 +237,24 @@ int main(int argc, char** argv) {
                           {"cudaStreamIsCapturing (raw)"},
                           {"captured scope: GPU ns added per replay"}};
     rows[disabled].goal_ns = 1;
-    measure(rows[disabled], 2'000'000, disabled_scope_loop);
-    measure(rows[raw_nvtx], 2'000'000, raw_nvtx_loop);
-    profiler.set_nvtx_only(true);
-    measure(rows[nvtx_only], 2'000'000, scope_loop);
-    profiler.set_nvtx_only(false);
-    measure(rows[steady_pair], 2'000'000, clock_pair_loop<gpuprof::host_now_ns>);
-    measure(rows[tick_pair], 2'000'000, clock_pair_loop<gpuprof::detail::host_ticks>);
+    const Settings nvtx_only_mode{true, true}, host_clock_mode{false, false};
+    measure({{rows[disabled], 2'000'000, disabled_scope_loop},
+             {rows[raw_nvtx], 2'000'000, raw_nvtx_loop},
+             {rows[nvtx_only], 2'000'000, scope_loop, nvtx_only_mode}});
+    measure({{rows[steady_pair], 2'000'000, clock_pair_loop<gpuprof::host_now_ns>},
+             {rows[tick_pair], 2'000'000, clock_pair_loop<gpuprof::detail::host_ticks>},
+             {rows[host_scope], 20'000, scope_loop, host_clock_mode}});
     rows[tick_pair].note = gpuprof::detail::ticks_are_tsc() ? "TSC" : "steady_clock (no invariant TSC)";
-    profiler.set_gpu_timing(false);
-    measure(rows[host_scope], 20'000, scope_loop);
-    measure(rows[host_scope_big_log], 200'000, scope_loop);
+    measure({{rows[host_scope_big_log], 200'000, scope_loop, host_clock_mode}});
     rows[host_scope_big_log].note = "a log beyond the caches: the loop waits on DRAM writes";
-    profiler.set_gpu_timing(true);
     if (gpu) {
 #if GPUPROF_WITH_CUDA
       gpuprof::Stream stream = nullptr;
       GPUPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
       const gpuprof::ScopedEventPair pair;
-      measure(rows[raw_events], 20'000, [&](long n) { raw_event_loop(n, *pair, stream); });
-      measure(rows[event_scope], 20'000, [stream](long n) { event_scope_loop(n, stream); });
-      measure(rows[capture_check], 200'000, [stream](long n) { capture_check_loop(n, stream); });
+      measure({{rows[raw_events], 20'000, [&](long n) { raw_event_loop(n, *pair, stream); }},
+               {rows[event_scope], 20'000, [stream](long n) { event_scope_loop(n, stream); }}});
+      measure({{rows[capture_check], 200'000, [stream](long n) { capture_check_loop(n, stream); }}});
       const double added = captured_scope_gpu_ns(stream);
       rows[captured_gpu].min_ns = rows[captured_gpu].median_ns = added;
       rows[captured_gpu].note = "median of 7: graphs of 100 memsets, scoped vs not";

@@ -30,7 +30,7 @@ inline void launch_graph(cudaGraphExec_t exec, Stream stream) {
   static const detail::NameEntry& unscoped = recorder.names().intern("gpuprof graph launch");
   const NvtxName& range = thread.current == detail::root_node
                               ? unscoped.nvtx
-                              : recorder.names().entry(thread.local_nodes[thread.current].name).nvtx;
+                              : recorder.names().entry(recorder.node_name(thread.current)).nvtx;
   range.push();
   const cudaError_t status = cudaGraphLaunch(exec, stream);
   nvtx_pop();

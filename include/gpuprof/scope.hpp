@@ -25,6 +25,7 @@
 // arguments are not evaluated. Works from plain C++17 translation units.
 #pragma once
 #include <cstdint>
+#include <new>
 
 #include "config.hpp"
 
@@ -33,8 +34,8 @@
 #include "cuda_events.hpp"
 #include "detail/names.hpp"
 #include "detail/recorder.hpp"
-#include "detail/tick_clock.hpp"
 #include "detail/thread_ops.hpp"
+#include "detail/tick_clock.hpp"
 #include "work.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -44,23 +45,23 @@ class Scope {
   // `name`: a string literal (identified by address after the first use) or
   // anything convertible to std::string_view (looked up by text).
   template <class Name>
-  Scope(detail::CallSite& site, const Name& name, Stream stream = nullptr, const Work& work = {}) {
-    if (detail::nvtx_only_mode.load(std::memory_order_relaxed)) {  // the range and nothing else
-      thread_ = nullptr;
-      detail::nvtx_only_name(site, name).nvtx.push();
-      return;
-    }
-    open(detail::recorder(), site, name, stream, work);
+  Scope(detail::CallSite& site, const Name& name, Stream stream = nullptr) {
+    begin(site, name, stream, nullptr);
   }
   template <class Name>
-  Scope(detail::CallSite& site, const Name& name, const Work& work) : Scope(site, name, nullptr, work) {}
+  Scope(detail::CallSite& site, const Name& name, Stream stream, const Work& work) {
+    begin(site, name, stream, &work);
+  }
+  template <class Name>
+  Scope(detail::CallSite& site, const Name& name, const Work& work) {
+    begin(site, name, nullptr, &work);
+  }
 
   ~Scope() {
-    if (thread_) {
-      finish();
-    } else {
+    if (mode_ & detail::mode_nvtx_only)
       nvtx_pop();
-    }
+    else
+      finish();
   }
 
   Scope(const Scope&) = delete;
@@ -68,161 +69,209 @@ class Scope {
   Scope(Scope&&) = delete;
   Scope& operator=(Scope&&) = delete;
 
-  std::uint64_t instance_id() const noexcept { return thread_ ? id_ : 0; }  // 0 in NVTX-only mode
+  // 0 in NVTX-only mode
+  std::uint64_t instance_id() const noexcept { return (mode_ & detail::mode_nvtx_only) ? 0 : s_.id; }
 
  private:
-  // Out of line, so the NVTX-only path stays a few instructions.
+  // One relaxed load of the mode word decides everything; NVTX-only mode is
+  // then the call site's cached range name and the push, inline.
   template <class Name>
-  GPUPROF_DETAIL_NOINLINE void open(detail::Recorder& recorder, detail::CallSite& site, const Name& name,
-                                    Stream stream, const Work& work) {
-    stream_ = stream;
-    work_ = work;
-    observed_ = 0;
-#if GPUPROF_WITH_CUDA
-    graph_site_ = nullptr;
-    timed_ = false;
-    captured_ = false;
-#endif
-    thread_ = &recorder.this_thread();
-    const detail::NameEntry& entry = detail::resolve_name(recorder, *thread_, site, name);
-    parent_ = thread_->current;
-    node_ = detail::enter_child(recorder, *thread_, parent_, entry);
+  void begin(detail::CallSite& site, const Name& name, Stream stream, const Work* work) {
+    mode_ = detail::scope_mode.load(std::memory_order_relaxed);
+    if (mode_ & detail::mode_nvtx_only) {
+      detail::nvtx_only_name(site, name).push();
+      return;
+    }
+    open(site, name, stream, work);
+  }
+
+  // Out of line, so that the NVTX-only path stays a few instructions. The
+  // host clock's path reads and writes the thread's state only, plus the call
+  // site's binding: no recorder(), no atomic read-modify-write, no string work.
+  template <class Name>
+  GPUPROF_DETAIL_NOINLINE void open(detail::CallSite& site, const Name& name, Stream stream, const Work* work) {
+    detail::ThreadState& thread = detail::this_thread();  // creates the Recorder on the first scope
+    // Read before the Recorder existed: read again. NVTX-only was not set
+    // when this scope began, so it is timed even if that changed meanwhile.
+    if (mode_ & detail::mode_unready)
+      mode_ = detail::scope_mode.load(std::memory_order_relaxed) & ~std::uint32_t{detail::mode_nvtx_only};
+    new (&s_) State;
+    s_.thread = &thread;
+    s_.stream = stream;
+    s_.work = work ? *work : Work{};
+    const detail::NameEntry& entry = detail::resolve_name(thread, site, name);
+    s_.parent = thread.current;
+    s_.node = detail::child_node(thread, s_.parent, entry.id);
     // Room for this scope's record and every enclosing one's: taken here, where
     // a failed allocation may throw, so that no destructor allocates.
-    detail::RecordLog& records = thread_->records;
-    const std::uint64_t needed = records.size() + thread_->open_scopes + 1;
+    detail::RecordLog& records = thread.records;
+    const std::uint64_t needed = records.size() + thread.open_scopes + 1;
     if (needed > records.capacity()) records.reserve(needed);
-    ++thread_->open_scopes;
-    id_ = recorder.next_instance_id(*thread_);
+    ++thread.open_scopes;
+    s_.id = detail::next_instance_id(thread);
     entry.nvtx.push();
-    thread_->current = node_;
-    parent_instance_ = thread_->current_instance;
-    thread_->current_instance = id_;
-    // A throwing observer, event record or calibration must not leave the NVTX
-    // range open and this node as the thread's current one: no destructor will run.
-    try {
-      if (recorder.has_observers()) notify_begin(recorder);
+    thread.current = s_.node;
+    // Kept on every timed scope, not only in GPU mode: a graph node captured
+    // now is attributed to this instance (detail::innermost_scope_instance()).
+    s_.parent_instance = thread.current_instance;
+    thread.current_instance = s_.id;
+    if ((mode_ & (detail::mode_observers | detail::mode_gpu)) || thread.last_exit_ticks >= thread.calibration_due)
+      open_rest();
+    s_.begin_ticks = detail::host_ticks();
+  }
+
+  // Observers, GPU timing and a due clock calibration, which a plain
+  // host-clock scope skips. A throwing observer, event record or calibration
+  // must not leave the NVTX range open and this node as the thread's current
+  // one: no destructor will run.
+  GPUPROF_DETAIL_NOINLINE void open_rest() {
+    s_.observed = 0;
 #if GPUPROF_WITH_CUDA
-      if (recorder.gpu_timing()) begin_gpu_timing(recorder);
+    s_.timed = false;
 #endif
-      recorder.tick_clock().calibrate_if_due(thread_->last_exit_ticks);
+    try {
+      if (mode_ & detail::mode_observers) notify_begin();
+#if GPUPROF_WITH_CUDA
+      if (mode_ & detail::mode_gpu) begin_gpu_timing();
+#endif
+      if (s_.thread->last_exit_ticks >= s_.thread->calibration_due) {
+        detail::TickClock& clock = detail::recorder().tick_clock();
+        clock.calibrate_if_due(s_.thread->last_exit_ticks);
+        s_.thread->calibration_due = clock.next_due();
+      }
     } catch (...) {
 #if GPUPROF_WITH_CUDA
-      if (timed_) thread_->events.release(events_);
+      if (s_.timed) s_.thread->events.release(s_.events);
 #endif
       close();
       throw;
     }
-    begin_ticks_ = detail::host_ticks();
   }
 
   // Allocates nothing and throws nothing: what could fail (room for the
   // record, an event pair, a graph site) was taken at entry.
   GPUPROF_DETAIL_NOINLINE void finish() noexcept {
     const std::int64_t end_ticks = detail::host_ticks();
-    thread_->last_exit_ticks = end_ticks;
+    detail::ThreadState& thread = *s_.thread;
+    thread.last_exit_ticks = end_ticks;
     bool gpu_pending = false;
 #if GPUPROF_WITH_CUDA
-    if (timed_) {
-      const cudaError_t status = cudaEventRecord(events_.end, stream_);
-      gpu_pending = status == cudaSuccess;
-      if (!gpu_pending) {
-        thread_->events.release(events_);
-        detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
+    if (mode_ & detail::mode_gpu) {
+      if (s_.timed) {
+        const cudaError_t status = cudaEventRecord(s_.events.end, s_.stream);
+        gpu_pending = status == cudaSuccess;
+        if (!gpu_pending) {
+          thread.events.release(s_.events);
+          detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
+        }
       }
-    }
-    if (captured_) {
-      // Captured, not executed: the graph's replays are the instances.
-      if (graph_site_)
-        if (const char* failure = detail::recorder().graph_timings().end(graph_site_, stream_))
-          detail::recorder().note_lost_gpu_time(failure);
-      close();
-      return;
+      if (s_.captured) {
+        // Captured, not executed: the graph's replays are the instances.
+        if (s_.graph_site)
+          if (const char* failure = detail::recorder().graph_timings().end(s_.graph_site, s_.stream))
+            detail::recorder().note_lost_gpu_time(failure);
+        close();
+        return;
+      }
     }
 #endif
     close();
     // Taken only now: an observer's on_scope_end may itself have used scopes.
-    detail::InstanceRecord& record = thread_->records.next_slot();
-    record.id = id_;
-    record.node = thread_->local_nodes[node_].global;
-    record.host_begin_ticks = begin_ticks_;
+    detail::InstanceRecord& record = thread.records.next_slot();
+    record.id = s_.id;
+    record.node = s_.node;
+    record.host_begin_ticks = s_.begin_ticks;
     record.host_end_ticks = end_ticks;
-    record.work = work_;
+    record.work = s_.work;
     record.gpu_ms = -1;
     record.gpu_pending = gpu_pending;
 #if GPUPROF_WITH_CUDA
-    if (gpu_pending) record.events = events_;
+    if (gpu_pending) record.events = s_.events;
 #endif
-    thread_->records.publish_next();
-    detail::reclaim_after_reset(*thread_);
+    thread.records.publish_next();
+    detail::reclaim_after_reset(thread);
   }
 
-  void notify_begin(detail::Recorder& recorder) {
+  void notify_begin() {
+    const detail::Recorder& recorder = detail::recorder();
     for (int slot = 0; slot < detail::Recorder::max_observers; ++slot) {
       if (ScopeObserver* observer = recorder.observer(slot)) {
-        observer->on_scope_begin(id_);
-        observed_ |= static_cast<std::uint8_t>(1u << slot);
+        observer->on_scope_begin(s_.id);
+        s_.observed |= static_cast<std::uint8_t>(1u << slot);
       }
     }
   }
   // Everything after the events, in reverse order of opening.
   void close() noexcept {
-    if (observed_) {
-      detail::Recorder& recorder = detail::recorder();
+    if ((mode_ & detail::mode_observers) && s_.observed) {
+      const detail::Recorder& recorder = detail::recorder();
       for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
-        if ((observed_ >> slot) & 1u)
-          if (ScopeObserver* observer = recorder.observer(slot)) observer->on_scope_end(id_);
+        if ((s_.observed >> slot) & 1u)
+          if (ScopeObserver* observer = recorder.observer(slot)) observer->on_scope_end(s_.id);
     }
     nvtx_pop();
-    thread_->current = parent_;
-    thread_->current_instance = parent_instance_;
-    --thread_->open_scopes;
+    s_.thread->current = s_.parent;
+    s_.thread->current_instance = s_.parent_instance;
+    --s_.thread->open_scopes;
   }
 #if GPUPROF_WITH_CUDA
   // An eager stream gets an event pair. A capturing stream gets stamp nodes
   // in the graph (detail/graph_timing.hpp), or with kernel capture on, only a
   // note (detail/graph_intervals.hpp): every replay is timed later.
-  void begin_gpu_timing(detail::Recorder& recorder) {
+  void begin_gpu_timing() {
+    s_.graph_site = nullptr;
+    s_.captured = false;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    GPUPROF_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
+    GPUPROF_CUDA_CHECK(cudaStreamIsCapturing(s_.stream, &capture));
     if (capture == cudaStreamCaptureStatusActive) {
-      const std::uint32_t node = thread_->local_nodes[node_].global;
+      detail::Recorder& recorder = detail::recorder();
       if (recorder.graph_intervals_derived()) {
         unsigned long long capture_id = 0;
-        GPUPROF_CUDA_CHECK(cudaStreamGetCaptureInfo(stream_, &capture, &capture_id));
-        recorder.graph_timings().note_unstamped({id_, parent_instance_, capture_id, node, thread_->thread_id});
+        GPUPROF_CUDA_CHECK(cudaStreamGetCaptureInfo(s_.stream, &capture, &capture_id));
+        recorder.graph_timings().note_unstamped(
+            {s_.id, s_.parent_instance, capture_id, s_.node, s_.thread->thread_id});
       } else {
-        graph_site_ = recorder.graph_timings().begin(stream_, node, thread_->thread_id);
+        s_.graph_site = recorder.graph_timings().begin(s_.stream, s_.node, s_.thread->thread_id);
       }
-      captured_ = true;
+      s_.captured = true;
       return;
     }
     if (capture != cudaStreamCaptureStatusNone) return;  // an invalidated capture: host time only
-    events_ = detail::acquire_event_pair(*thread_);
+    s_.events = detail::acquire_event_pair(*s_.thread);
     try {
-      events_.record_begin(stream_);
+      s_.events.record_begin(s_.stream);
     } catch (...) {
-      thread_->events.release(events_);
+      s_.thread->events.release(s_.events);
       throw;
     }
-    timed_ = true;
+    s_.timed = true;
   }
-  // Set by open(); left uninitialised in NVTX-only mode, which reads none of them.
-  EventPair events_;
-  detail::GraphSite* graph_site_;  // stamped
-  bool timed_;
-  bool captured_;  // entered on a capturing stream: not an instance itself
 #endif
 
-  detail::ThreadState* thread_;  // null: NVTX-only mode
-  Stream stream_;
-  Work work_;
-  std::uint64_t id_;
-  std::uint64_t parent_instance_;
-  std::int64_t begin_ticks_;
-  std::uint32_t parent_;
-  std::uint32_t node_;
-  std::uint8_t observed_;  // bit i: observer slot i saw on_scope_begin
+  // What open() sets, in a union so that NVTX-only mode constructs none of
+  // it (not even its members' default initializers: stores on every scope).
+  struct State {
+    detail::ThreadState* thread;
+    Stream stream;
+    Work work;
+    std::uint64_t id;
+    std::uint64_t parent_instance;  // the thread's current_instance before this scope
+    std::int64_t begin_ticks;
+    std::uint32_t parent;
+    std::uint32_t node;
+    std::uint8_t observed;  // set by open_rest() with observers: bit i, observer slot i saw on_scope_begin
+#if GPUPROF_WITH_CUDA
+    // Set by open_rest() in GPU mode; no other mode reads them.
+    EventPair events;
+    detail::GraphSite* graph_site;  // stamped
+    bool timed;
+    bool captured;  // entered on a capturing stream: not an instance itself
+#endif
+  };
+  std::uint32_t mode_;  // detail::scope_mode as this scope read it
+  union {
+    State s_;  // constructed by open(); trivially destructible
+  };
 };
 
 GPUPROF_NAMESPACE_END

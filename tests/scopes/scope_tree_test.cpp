@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -186,6 +187,40 @@ TEST_CASE("an exception unwinding through scopes leaves a correct tree and an em
   CHECK(paths_in_order(report) ==
         std::vector<std::string>{"step", "step/forward", "step/forward/attention", "after"});
   for (const auto& node : report.nodes) CHECK(node.count == 1);
+}
+
+// What a graph node created now is charged to (cupti.hpp reads both when
+// CUPTI names a captured node): the innermost open scope's node and instance.
+TEST_CASE("the innermost open scope's node and instance are the thread's, restored on exit and unwind") {
+  using gpuprof::detail::innermost_scope_instance;
+  using gpuprof::detail::innermost_scope_node;
+  gpuprof::profiler().reset();
+  CHECK(innermost_scope_node() == gpuprof::detail::root_node);
+  CHECK(innermost_scope_instance() == 0);
+  static gpuprof::detail::CallSite outer_site, inner_site, throwing_site;
+  {
+    const gpuprof::Scope outer(outer_site, "outer");
+    const std::uint32_t outer_node = innermost_scope_node();
+    CHECK(outer_node != gpuprof::detail::root_node);
+    CHECK(innermost_scope_instance() == outer.instance_id());
+    {
+      const gpuprof::Scope inner(inner_site, "inner");
+      CHECK(innermost_scope_node() != outer_node);
+      CHECK(inner.instance_id() != outer.instance_id());
+      CHECK(innermost_scope_instance() == inner.instance_id());
+    }
+    CHECK(innermost_scope_node() == outer_node);
+    CHECK(innermost_scope_instance() == outer.instance_id());
+    CHECK_THROWS_AS(([] {
+                      const gpuprof::Scope throwing(throwing_site, "throwing");
+                      throw std::runtime_error("unwind");
+                    }()),
+                    std::runtime_error);
+    CHECK(innermost_scope_node() == outer_node);
+    CHECK(innermost_scope_instance() == outer.instance_id());
+  }
+  CHECK(innermost_scope_node() == gpuprof::detail::root_node);
+  CHECK(innermost_scope_instance() == 0);
 }
 
 TEST_CASE("reset forgets finished instances; scopes open across it are kept") {

@@ -63,6 +63,7 @@ class CallSite {
   struct Binding {
     const char* pointer;  // the argument's address, for the literal fast path
     const NameEntry* entry;
+    NvtxName nvtx;  // entry->nvtx, copied: an NVTX-only scope reads this line only
   };
   constexpr CallSite() = default;
   CallSite(const CallSite&) = delete;
@@ -74,7 +75,7 @@ class CallSite {
   void bind(const char* pointer, const NameEntry& entry) {
     if (binding()) return;
     const Binding* expected = nullptr;
-    const Binding* mine = new Binding{pointer, &entry};
+    const Binding* mine = new Binding{pointer, &entry, entry.nvtx};
     if (!binding_.compare_exchange_strong(expected, mine, std::memory_order_acq_rel)) delete mine;
   }
 

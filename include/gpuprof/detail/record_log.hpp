@@ -53,10 +53,17 @@ class RecordLog {
   }
   std::uint64_t capacity() const noexcept { return capacity_; }
   // Owner: the slot after the last published record, within what reserve()
-  // made room for.
-  InstanceRecord& next_slot() noexcept { return at(size_); }
+  // made room for. A cursor walks the current chunk, so a scope computes no
+  // chunk location unless it starts a new chunk.
+  InstanceRecord& next_slot() noexcept {
+    if (cursor_ == chunk_end_) place_cursor();
+    return *cursor_;
+  }
   // Owner: makes the slot from next_slot() visible to readers.
-  void publish_next() noexcept { published_.store(++size_, std::memory_order_release); }
+  void publish_next() noexcept {
+    ++cursor_;
+    published_.store(++size_, std::memory_order_release);
+  }
   std::uint64_t size() const noexcept { return size_; }  // owner's view
 
   // Readers and the owner holding `access`.
@@ -71,6 +78,7 @@ class RecordLog {
     const std::uint64_t kept = size_ - from;
     for (std::uint64_t i = 0; i < kept; ++i) at(i) = at(from + i);
     size_ = kept;
+    cursor_ = chunk_end_ = nullptr;  // placed again by the next next_slot()
     published_.store(kept, std::memory_order_release);
   }
 
@@ -115,11 +123,20 @@ class RecordLog {
 #endif
   }
 
-  std::unique_ptr<InstanceRecord[]> chunks_[max_chunks];
+  void place_cursor() noexcept {
+    const Location where = locate(size_);
+    cursor_ = &chunks_[where.chunk][where.offset];
+    chunk_end_ = chunks_[where.chunk].get() + chunk_capacity(where.chunk);
+  }
+
+  // What every scope touches first, the chunk table last.
+  InstanceRecord* cursor_ = nullptr;     // at(size_) while below chunk_end_
+  InstanceRecord* chunk_end_ = nullptr;  // end of cursor_'s chunk; equal to cursor_: place it
   std::uint64_t size_ = 0;
   std::uint64_t capacity_ = 0;  // records the allocated chunks hold
   std::atomic<std::uint64_t> published_{0};
   std::atomic<int> access_{0};
+  std::unique_ptr<InstanceRecord[]> chunks_[max_chunks];
 };
 
 // Holds a RecordLog's access flag for reading for the lifetime of the guard.

@@ -41,48 +41,62 @@ struct GlobalNode {
   std::uint32_t name;
 };
 
+// What a scope does, in one word that it loads once (relaxed) at entry:
+// settings change rarely, and a scope that starts just before a change
+// finishes in the mode it started in. Written by the Recorder's setters.
+enum ScopeMode : std::uint32_t {
+  mode_nvtx_only = 1u,  // Profiler::set_nvtx_only(true): the range and nothing else
+  mode_gpu = 2u,        // record CUDA events: a usable device and set_gpu_timing(true)
+  mode_observers = 4u,  // at least one ScopeObserver is registered
+  mode_unready = 8u,    // no Recorder yet: the first scope creates it, then reads the word again
+};
+inline std::atomic<std::uint32_t> scope_mode{mode_unready};
+
 // Everything one thread records. Only its own thread writes it, except for
-// the RecordLog's published records (see record_log.hpp).
-struct ThreadState {
-  struct LocalNode {
-    std::uint32_t global;
-    std::uint32_t name;
-    std::uint32_t first_child = no_node;
-    std::uint32_t next_sibling = no_node;
-  };
+// the RecordLog's published records (see record_log.hpp). What every scope
+// touches comes first; aligned so that no other thread's state shares its
+// cache lines.
+struct alignas(64) ThreadState {
+  explicit ThreadState(std::uint32_t dense_id) : thread_id(dense_id) {}
 
-  explicit ThreadState(std::uint32_t dense_id) : thread_id(dense_id) {
-    local_nodes.reserve(64);
-    local_nodes.push_back({root_node, 0});
-  }
-
-  const std::uint32_t thread_id;
-  std::uint32_t current = root_node;  // local node of the innermost open scope
-  std::uint64_t current_instance = 0;  // its instance id (0: none open)
+  std::uint32_t current = root_node;  // global node of the innermost open scope
   // Scopes open on this thread: each entry keeps room in `records` for every
   // open scope, so closing one never allocates (see Scope's constructor).
   std::uint32_t open_scopes = 0;
-  std::int64_t last_exit_ticks = 0;  // the tick clock is calibrated at entry from this
+  std::uint64_t current_instance = 0;  // instance id of the innermost open scope (0: none open)
   // Instance ids are handed out to threads in blocks: one shared atomic
   // increment per block, not per scope.
   std::uint64_t next_instance_id = 0;
   std::uint64_t instance_id_end = 0;
-  std::vector<LocalNode> local_nodes;
-  std::unordered_map<std::string_view, const NameEntry*> names;  // run-time names seen here
+  std::int64_t last_exit_ticks = 0;  // the tick clock is calibrated at entry from this
+  std::int64_t calibration_due = 0;  // TickClock::next_due() as this thread last read it
+  std::atomic<bool> reset_pending{false};
+  const std::uint32_t thread_id;
   RecordLog records;
+
+  // (parent node, name) -> child node, for the node a scope enters: a
+  // direct-mapped cache in front of `children`, which holds every pair this
+  // thread has seen (the Recorder's table behind both is shared and locked).
+  struct ChildSlot {
+    std::uint64_t key = ~std::uint64_t{0};  // no pair: the root has no parent
+    std::uint32_t child = 0;
+  };
+  static constexpr int child_cache_bits = 8;
+  ChildSlot child_cache[1u << child_cache_bits];
+  std::unordered_map<std::uint64_t, std::uint32_t> children;
+  std::unordered_map<std::string_view, const NameEntry*> names;  // run-time names seen here
   std::uint64_t resolve_from = 0;  // first record that may still hold a pending event pair
   // reset(): records before this index are gone; the owner compacts the log
   // when it next can (see reclaim_after_reset() in thread_ops.hpp).
   std::atomic<std::uint64_t> discard_before{0};
-  std::atomic<bool> reset_pending{false};
 #if GPUPROF_WITH_CUDA
   EventPool events;
 #endif
 };
 
-// Profiler::set_nvtx_only(): a plain global, so that a scope checks it
-// before touching anything else.
-inline std::atomic<bool> nvtx_only_mode{false};
+// The calling thread's state; null until it opens its first scope. One
+// trivially initialized thread_local: no guard, no TLS wrapper call.
+inline thread_local ThreadState* this_thread_state = nullptr;
 
 class Recorder {
  public:
@@ -90,6 +104,8 @@ class Recorder {
 
   Recorder() : device_(probe_device()) {
     if (!device_.usable) std::cerr << "gpuprof: " << device_.reason << "; timing with the host clock\n";
+    update_mode(mode_gpu, device_.usable);
+    update_mode(mode_unready, false);
   }
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
@@ -99,18 +115,20 @@ class Recorder {
   bool gpu_timing() const noexcept {
     return device_.usable && gpu_enabled_.load(std::memory_order_relaxed);
   }
-  void set_gpu_timing(bool enabled) noexcept { gpu_enabled_.store(enabled, std::memory_order_relaxed); }
+  void set_gpu_timing(bool enabled) {
+    const std::lock_guard<std::mutex> lock(mode_mutex_);
+    gpu_enabled_.store(enabled, std::memory_order_relaxed);
+    update_mode(mode_gpu, enabled && device_.usable);
+  }
   bool gpu_timing_requested() const noexcept { return gpu_enabled_.load(std::memory_order_relaxed); }
-  void set_nvtx_only(bool enabled) noexcept { nvtx_only_mode.store(enabled, std::memory_order_relaxed); }
+  void set_nvtx_only(bool enabled) { update_mode(mode_nvtx_only, enabled); }
 
   // --- identities --------------------------------------------------------------
   static constexpr std::uint64_t instance_id_block = 4096;
-  std::uint64_t next_instance_id(ThreadState& thread) noexcept {
-    if (thread.next_instance_id == thread.instance_id_end) {
-      thread.next_instance_id = next_instance_.fetch_add(instance_id_block, std::memory_order_relaxed);
-      thread.instance_id_end = thread.next_instance_id + instance_id_block;
-    }
-    return thread.next_instance_id++;
+  // Gives `thread` its next block of ids (see next_instance_id()).
+  void take_instance_ids(ThreadState& thread) noexcept {
+    thread.next_instance_id = next_instance_.fetch_add(instance_id_block, std::memory_order_relaxed);
+    thread.instance_id_end = thread.next_instance_id + instance_id_block;
   }
   NameTable& names() noexcept { return names_; }
   TickClock& tick_clock() noexcept { return tick_clock_; }
@@ -118,11 +136,7 @@ class Recorder {
   GraphTimings& graph_timings() noexcept { return graph_timings_; }
 #endif
 
-  ThreadState& this_thread() {
-    static thread_local ThreadState* state = nullptr;  // trivially initialized: no guard
-    if (!state) state = &register_thread();
-    return *state;
-  }
+  ThreadState& this_thread();
 
   // Global id of (parent, name), created on first sight.
   std::uint32_t global_node(std::uint32_t parent, std::uint32_t name) {
@@ -135,13 +149,16 @@ class Recorder {
     node_index_.emplace(key, id);
     return id;
   }
+  std::uint32_t node_name(std::uint32_t node) const {
+    const std::lock_guard<std::mutex> lock(nodes_mutex_);
+    return nodes_.at(node).name;
+  }
   std::vector<GlobalNode> nodes_snapshot() const {
     const std::lock_guard<std::mutex> lock(nodes_mutex_);
     return nodes_;
   }
 
   // --- observers ---------------------------------------------------------------
-  bool has_observers() const noexcept { return observer_count_.load(std::memory_order_acquire) > 0; }
   ScopeObserver* observer(int slot) const noexcept {
     return observers_[slot].load(std::memory_order_acquire);
   }
@@ -193,6 +210,14 @@ class Recorder {
   }
 
  private:
+  // Sets or clears `bits` of scope_mode (fetch_or/fetch_and: each setter owns its bits).
+  static void update_mode(std::uint32_t bits, bool on) noexcept {
+    if (on)
+      scope_mode.fetch_or(bits, std::memory_order_release);
+    else
+      scope_mode.fetch_and(~bits, std::memory_order_release);
+  }
+  friend ThreadState& register_this_thread();
   ThreadState& register_thread() {
     const std::lock_guard<std::mutex> lock(threads_mutex_);
     threads_.push_back(std::make_unique<ThreadState>(static_cast<std::uint32_t>(threads_.size())));
@@ -200,6 +225,7 @@ class Recorder {
   }
 
   const DeviceStatus device_;
+  std::mutex mode_mutex_;  // set_gpu_timing: the request and mode_gpu change together
   std::atomic<bool> gpu_enabled_{true};
   std::atomic<std::uint64_t> next_instance_{1};
   NameTable names_;
@@ -219,7 +245,7 @@ class Recorder {
   std::shared_mutex observer_calls_;  // shared while report()/reset() call observers or the source
   std::atomic<GraphIntervalSource*> graph_interval_source_{nullptr};
   std::atomic<ScopeObserver*> observers_[max_observers]{};
-  std::atomic<int> observer_count_{0};
+  int observer_count_ = 0;  // under observers_mutex_; mode_observers says whether it is > 0
 
   mutable std::mutex errors_mutex_;
   std::uint64_t lost_gpu_time_ = 0;
@@ -233,7 +259,8 @@ inline void Recorder::add_observer(ScopeObserver* observer) {
   for (auto& slot : observers_) {
     if (slot.load() == nullptr) {
       slot.store(observer, std::memory_order_release);
-      observer_count_.fetch_add(1, std::memory_order_release);
+      ++observer_count_;
+      update_mode(mode_observers, true);
       return;
     }
   }
@@ -246,9 +273,10 @@ inline void Recorder::remove_observer(ScopeObserver* observer) {
   for (auto& slot : observers_) {
     if (slot.load() == observer) {
       slot.store(nullptr, std::memory_order_release);
-      observer_count_.fetch_sub(1, std::memory_order_release);
+      --observer_count_;
     }
   }
+  update_mode(mode_observers, observer_count_ > 0);
 }
 
 inline void Recorder::note_lost_gpu_time(const char* what) noexcept {
@@ -268,6 +296,24 @@ inline std::pair<std::uint64_t, std::string> Recorder::lost_gpu_time() const {
 inline Recorder& recorder() {
   static Recorder* const instance = new Recorder();
   return *instance;
+}
+
+// The calling thread's state, registered (and the Recorder created) on its
+// first scope. A scope reaches its thread through this, not through recorder().
+GPUPROF_DETAIL_NOINLINE inline ThreadState& register_this_thread() {
+  this_thread_state = &recorder().register_thread();
+  return *this_thread_state;
+}
+inline ThreadState& this_thread() {
+  if (ThreadState* state = this_thread_state) return *state;
+  return register_this_thread();
+}
+inline ThreadState& Recorder::this_thread() { return detail::this_thread(); }
+
+// The scope's instance id: from the thread's block, a new block when it is used up.
+inline std::uint64_t next_instance_id(ThreadState& thread) noexcept {
+  if (thread.next_instance_id == thread.instance_id_end) recorder().take_instance_ids(thread);
+  return thread.next_instance_id++;
 }
 
 }  // namespace detail

@@ -17,76 +17,84 @@
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
 
-inline const NameEntry& thread_cached_name(Recorder& recorder, ThreadState& thread,
-                                           std::string_view text) {
+inline const NameEntry& thread_cached_name(ThreadState& thread, std::string_view text) {
   const auto found = thread.names.find(text);
   if (found != thread.names.end()) return *found->second;
-  const NameEntry& entry = recorder.names().intern(text);
+  const NameEntry& entry = recorder().names().intern(text);
   thread.names.emplace(entry.text, &entry);
   return entry;
 }
 
-// A string literal (any const char array) is recognised by its address, so a
-// call site costs one pointer comparison; anything else is compared by text.
+// The call site's binding when it names `name`, else null. A string literal
+// (any const char array) is recognised by its address, so a call site costs
+// one pointer comparison; anything else is compared by text.
 template <class Name>
-const NameEntry& resolve_name(Recorder& recorder, ThreadState& thread, CallSite& site,
-                              const Name& name) {
+const CallSite::Binding* bound_name(const CallSite& site, const Name& name) noexcept {
   const CallSite::Binding* bound = site.binding();
   if constexpr (std::is_array_v<Name>) {
     static_assert(std::is_same_v<std::remove_cv_t<std::remove_extent_t<Name>>, char>,
                   "a scope name is a string");
-    const char* pointer = name;
-    if (bound && bound->pointer == pointer) return *bound->entry;
-    const NameEntry& entry = thread_cached_name(recorder, thread, std::string_view(pointer));
-    if (!bound) site.bind(pointer, entry);
-    return entry;
+    if (bound && bound->pointer == static_cast<const char*>(name)) return bound;
   } else {
-    const std::string_view text(name);
-    if (bound && bound->entry->text == text) return *bound->entry;
-    const NameEntry& entry = thread_cached_name(recorder, thread, text);
-    if (!bound) site.bind(nullptr, entry);
-    return entry;
+    if (bound && bound->entry->text == std::string_view(name)) return bound;
   }
+  return nullptr;
 }
 
-// NVTX-only mode: the call site's bound entry when it matches (the pointer
-// for a literal), the full lookup otherwise.
+// The name's entry when the call site is not bound to it (its first use, or
+// a call site whose name changes): looked up by text, and bound if unbound.
 template <class Name>
-const NameEntry& nvtx_only_name(CallSite& site, const Name& name) {
-  if constexpr (std::is_array_v<Name>) {
-    const CallSite::Binding* bound = site.binding();
-    if (bound && bound->pointer == static_cast<const char*>(name)) return *bound->entry;
-  }
-  Recorder& recorder = detail::recorder();
-  return resolve_name(recorder, recorder.this_thread(), site, name);
+GPUPROF_DETAIL_NOINLINE const NameEntry& resolve_unbound_name(ThreadState& thread, CallSite& site,
+                                                              const Name& name) {
+  const std::string_view text(name);
+  const NameEntry& entry = thread_cached_name(thread, text);
+  if (!site.binding()) site.bind(std::is_array_v<Name> ? text.data() : nullptr, entry);
+  return entry;
+}
+
+template <class Name>
+const NameEntry& resolve_name(ThreadState& thread, CallSite& site, const Name& name) {
+  if (const CallSite::Binding* bound = bound_name(site, name)) return *bound->entry;
+  return resolve_unbound_name(thread, site, name);
+}
+
+// NVTX-only mode: the range's name, from the call site's binding when it
+// matches; the full lookup otherwise (which needs the thread's state).
+template <class Name>
+const NvtxName& nvtx_only_name(CallSite& site, const Name& name) {
+  if (const CallSite::Binding* bound = bound_name(site, name)) return bound->nvtx;
+  return resolve_unbound_name(recorder().this_thread(), site, name).nvtx;
 }
 
 // The global node id of the innermost scope open on the calling thread
 // (root_node when none is): what a graph node created now belongs to.
-inline std::uint32_t innermost_scope_node() {
-  ThreadState& thread = recorder().this_thread();
-  return thread.local_nodes[thread.current].global;
-}
+inline std::uint32_t innermost_scope_node() { return recorder().this_thread().current; }
 
 // The instance id of the innermost scope open on the calling thread (0 when
 // none is): the captured scope a graph node created now belongs to.
 inline std::uint64_t innermost_scope_instance() { return recorder().this_thread().current_instance; }
 
-// The local node for `name` under `parent`, created (and given a global id)
-// on first sight. Children are a short linked list: scanning it beats
-// hashing for the handful of children a scope usually has.
-inline std::uint32_t enter_child(Recorder& recorder, ThreadState& thread, std::uint32_t parent,
-                                 const NameEntry& name) {
-  for (std::uint32_t child = thread.local_nodes[parent].first_child; child != no_node;
-       child = thread.local_nodes[child].next_sibling)
-    if (thread.local_nodes[child].name == name.id) return child;
-  const std::uint32_t global = recorder.global_node(thread.local_nodes[parent].global, name.id);
-  const auto child = static_cast<std::uint32_t>(thread.local_nodes.size());
-  ThreadState::LocalNode node{global, name.id};
-  node.next_sibling = thread.local_nodes[parent].first_child;
-  thread.local_nodes.push_back(node);
-  thread.local_nodes[parent].first_child = child;
+// The child of `parent` named `name_id`, created (and given a global id) on
+// first sight: the thread's direct-mapped cache, then its map of every pair
+// it has seen, then the Recorder's shared table.
+GPUPROF_DETAIL_NOINLINE inline std::uint32_t child_node_slow(ThreadState& thread, std::uint64_t key) {
+  const auto found = thread.children.find(key);
+  if (found != thread.children.end()) return found->second;
+  const std::uint32_t child =
+      recorder().global_node(static_cast<std::uint32_t>(key >> 32), static_cast<std::uint32_t>(key));
+  thread.children.emplace(key, child);
   return child;
+}
+inline std::uint32_t child_node(ThreadState& thread, std::uint32_t parent, std::uint32_t name_id) {
+  const std::uint64_t key = (std::uint64_t{parent} << 32) | name_id;
+  // Fibonacci hashing: the top bits of key * 2^64 / golden ratio.
+  ThreadState::ChildSlot& slot =
+      thread.child_cache[(key * 0x9E3779B97F4A7C15ull) >> (64 - ThreadState::child_cache_bits)];
+  if (slot.key != key) {
+    slot.child = child_node_slow(thread, key);
+    slot.key = key;
+  }
+  return slot.child;
 }
 
 // Holds the owner's side of a RecordLog's access flag, if it could get it.

@@ -116,10 +116,12 @@ class TickClock {
   TickClock(const TickClock&) = delete;
   TickClock& operator=(const TickClock&) = delete;
 
-  // Scopes pass each tick they take: one relaxed load until a point is due.
+  // Scopes keep a copy of next_due() and call this once their ticks reach it;
+  // the copy is then read again (another thread may have added the point).
   void calibrate_if_due(std::int64_t ticks) {
-    if (ticks >= next_due_.load(std::memory_order_relaxed)) calibrate();
+    if (ticks >= next_due()) calibrate();
   }
+  std::int64_t next_due() const noexcept { return next_due_.load(std::memory_order_relaxed); }
   // Adds a point now; nothing to do for steady_clock ticks.
   void calibrate() {
 #if GPUPROF_DETAIL_HAVE_TSC
