@@ -467,12 +467,15 @@ TEST_CASE("graph scopes under kernel capture: no stamps in the graph, replay tim
     std::printf("%s: mean %.4f ms eager (events), %.4f ms graph (derived), %.4f ms graph (stamps)\n", path.c_str(),
                 event_node->gpu_ms.mean, derived_node->gpu_ms.mean, stamped_node->gpu_ms.mean);
     // The derived interval is the kernels' own span: never longer than what
-    // brackets it, and short of it by launch latencies only (a few us; an
-    // eager step's first kernel also waits for its launch after the begin event).
+    // brackets it (the same graph's stamps, the eager events), and short of
+    // the stamps by the stamp kernels' own latency only. The eager events are
+    // no yardstick for its length: each eager kernel also waits for its
+    // launch after the begin event, tens of us on a slow host (76 us over
+    // this step's three launches on the H100 machine).
     const double derived_ms = derived_node->gpu_ms.mean;
     CHECK(derived_ms <= stamped_node->gpu_ms.mean + 0.002);
     CHECK(std::abs(derived_ms - stamped_node->gpu_ms.mean) <= 0.05 * stamped_node->gpu_ms.mean + 0.01);
-    CHECK(std::abs(derived_ms - event_node->gpu_ms.mean) <= 0.05 * event_node->gpu_ms.mean + 0.02);
+    CHECK(derived_ms <= event_node->gpu_ms.mean + 0.002);
   }
   // Each instance apart (not one span over both layers), as eager: the spin
   // kernels' own lengths, less a %globaltimer tick.
