@@ -135,7 +135,9 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     capturing_ = true;
     detail::recorder().set_graph_interval_source(this);
   }
-  // Disables them; what ran before stays and is delivered by flush().
+  // Disables them; what ran before stays and is delivered by flush(). It also
+  // ends the derived timing of graph scopes: replays of scopes captured
+  // without stamps are timed only by a report() taken while capturing.
   void stop() {
     if (!active() || !capturing_) return;
     // Scopes captured from now on get stamps: no records would time them.

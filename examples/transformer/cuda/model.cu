@@ -1,5 +1,6 @@
 // cuda/model.cu: the CUDA backend: the CS336 Transformer LM on cuBLAS GEMMs
-// and the kernels of this folder, one CUDA stream, its memory allocated once.
+// and the kernels of this folder, on one CUDA stream (and a second one for
+// the optimizer's pieces, below), its memory allocated once.
 //
 // Precisions: fp32 and tf32 keep every tensor in fp32 (they differ only in
 // the GEMMs' compute type); bf16 keeps fp32 master weights, gradients and
@@ -75,6 +76,7 @@
 #include "cuda/adamw.hpp"
 #include "cuda/attention.hpp"
 #include "common/cuda_check.hpp"
+#include "common/stream_event.hpp"
 #include "cuda/cross_entropy.hpp"
 #include "cuda/device_utils.cuh"
 #include "cuda/embedding.hpp"
@@ -553,33 +555,6 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
   return b;
 }
 
-enum class StreamPriority { highest, lowest };
-
-struct StreamOwner {
-  cudaStream_t stream = nullptr;
-  explicit StreamOwner(StreamPriority priority) {
-    int lowest = 0, highest = 0;
-    GPUPROF_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lowest, &highest));
-    GPUPROF_CUDA_CHECK(cudaStreamCreateWithPriority(
-        &stream, cudaStreamNonBlocking, priority == StreamPriority::highest ? highest : lowest));
-  }
-  ~StreamOwner() { cudaStreamDestroy(stream); }
-  StreamOwner(const StreamOwner&) = delete;
-  StreamOwner& operator=(const StreamOwner&) = delete;
-};
-
-// An event used only to order streams (no timing: cheaper to record).
-struct EventOwner {
-  cudaEvent_t event = nullptr;
-  EventOwner() { GPUPROF_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming)); }
-  ~EventOwner() {
-    if (event) cudaEventDestroy(event);
-  }
-  EventOwner(EventOwner&& other) noexcept : event(std::exchange(other.event, nullptr)) {}
-  EventOwner(const EventOwner&) = delete;
-  EventOwner& operator=(const EventOwner&) = delete;
-};
-
 struct DeviceMemory {
   void* data = nullptr;
   DeviceMemory() = default;
@@ -661,7 +636,7 @@ class CudaBackend final : public Backend {
   static constexpr bool kMixed = std::is_same_v<Act, __nv_bfloat16>;
 
  public:
-  cudaStream_t stream() const override { return stream_.stream; }
+  cudaStream_t stream() const override { return stream_.get(); }
 
   explicit CudaBackend(const RunConfig& config)
       : config_(config), layout_(config.model), block_(config.model),
@@ -820,6 +795,8 @@ class CudaBackend final : public Backend {
     refuse_inside_capture("set_gradient_ready_hook()");
     gradient_ready_ = std::move(hook);
     phase_state_.gradients_ready = ReadyEvents::none;
+    // The events named for the old hook's reductions may be gone with it.
+    std::fill(pieces_reduced_.begin(), pieces_reduced_.end(), nullptr);
   }
 
   void gradients_final_after(GradientRange range, cudaEvent_t done) override {
@@ -853,7 +830,7 @@ class CudaBackend final : public Backend {
     std::vector<cudaEvent_t> ready;
     const ReadyEvents here = capture_phases_ ? ReadyEvents::captured : ReadyEvents::eager;
     if (phase_state_.gradients_ready == here)
-      for (const EventOwner& event : gradients_ready_) ready.push_back(event.event);
+      for (const examples::OrderingEvent& event : gradients_ready_) ready.push_back(event.get());
     else if (gradient_ready_ && !capture_phases_ && !pieces_reduced_.empty() &&
              std::find(pieces_reduced_.begin(), pieces_reduced_.end(), nullptr) ==
                  pieces_reduced_.end())
@@ -865,14 +842,14 @@ class CudaBackend final : public Backend {
       adamw_step(config_.adamw, adamw, stream());
       return;
     }
-    const cudaStream_t side = optimizer_stream_.stream;
+    const cudaStream_t side = optimizer_stream_.get();
     for (std::size_t i = 0; i < update_pieces_.size(); ++i) {
       GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(side, ready[i], 0));
       adamw_update_range(config_.adamw, adamw, update_pieces_[i].begin, update_pieces_[i].end,
                          /*last_of_step=*/i + 1 == update_pieces_.size(), side);
     }
-    GPUPROF_CUDA_CHECK(cudaEventRecord(optimizer_done_.event, side));
-    GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(stream(), optimizer_done_.event, 0));
+    GPUPROF_CUDA_CHECK(cudaEventRecord(optimizer_done_.get(), side));
+    GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(stream(), optimizer_done_.get(), 0));
   }
 
   void replay_graph() override {
@@ -985,7 +962,7 @@ class CudaBackend final : public Backend {
   // Backward has written the gradients of update piece `piece`.
   void mark_gradients_ready(std::size_t piece) {
     if (overlaps_optimizer())
-      GPUPROF_CUDA_CHECK(cudaEventRecord(gradients_ready_.at(piece).event, stream()));
+      GPUPROF_CUDA_CHECK(cudaEventRecord(gradients_ready_.at(piece).get(), stream()));
   }
 
   // Each gradient lies in the range of the block (or tensor) whose backward
@@ -1265,12 +1242,12 @@ class CudaBackend final : public Backend {
   std::size_t flat_count_;  // elements of each flat parameter buffer, padding included
   // Declaration order = reverse destruction order: cuBLAS goes before the
   // memory and the stream it uses.
-  StreamOwner stream_{StreamPriority::highest};
-  StreamOwner optimizer_stream_{StreamPriority::lowest};
+  examples::Stream stream_{examples::StreamPriority::highest};
+  examples::Stream optimizer_stream_{examples::StreamPriority::lowest};
   std::vector<UpdatePiece> update_pieces_;  // in the order backward finishes them
-  std::vector<EventOwner> gradients_ready_;  // one per piece
+  std::vector<examples::OrderingEvent> gradients_ready_;  // one per piece
   std::vector<cudaEvent_t> pieces_reduced_;  // per piece, the hook's caller's event (not ours)
-  EventOwner optimizer_done_;
+  examples::OrderingEvent optimizer_done_;
   std::vector<DeviceMemory> arena_;  // one per region of buffers_.regions
   std::unique_ptr<Gemm> gemm_;
   Buffers<Act> buffers_;

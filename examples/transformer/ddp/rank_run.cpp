@@ -13,6 +13,7 @@
 
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/comm_overlap.hpp>
+#include <gpuprof/cuda_events.hpp>
 #include <gpuprof/cupti.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
@@ -29,20 +30,6 @@ namespace {
 
 constexpr const char* kStepScope = "step";
 
-struct EventPair {
-  cudaEvent_t begin = nullptr, end = nullptr;
-  EventPair() {
-    GPUPROF_CUDA_CHECK(cudaEventCreate(&begin));
-    GPUPROF_CUDA_CHECK(cudaEventCreate(&end));
-  }
-  ~EventPair() {
-    cudaEventDestroy(begin);
-    cudaEventDestroy(end);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-};
-
 // Warm-up steps, then timed ones, each in the step scope, timed by CUDA
 // events on the compute stream (which waits for the reductions before AdamW,
 // so the step's end covers them).
@@ -54,18 +41,18 @@ std::vector<double> timed_steps(DataParallelTrainer& trainer, Backend& backend, 
     trainer.step();
   }
   backend.synchronize();
-  EventPair events;
+  const gpuprof::ScopedEventPair events;
   std::vector<double> samples;
   for (int i = 0; i < steps; ++i) {
     {
       GPUPROF_SCOPE(kStepScope, stream);
-      GPUPROF_CUDA_CHECK(cudaEventRecord(events.begin, stream));
+      GPUPROF_CUDA_CHECK(cudaEventRecord(events->begin, stream));
       trainer.step();
-      GPUPROF_CUDA_CHECK(cudaEventRecord(events.end, stream));
+      GPUPROF_CUDA_CHECK(cudaEventRecord(events->end, stream));
     }
-    GPUPROF_CUDA_CHECK(cudaEventSynchronize(events.end));
+    GPUPROF_CUDA_CHECK(cudaEventSynchronize(events->end));
     float ms = 0;
-    GPUPROF_CUDA_CHECK(cudaEventElapsedTime(&ms, events.begin, events.end));
+    GPUPROF_CUDA_CHECK(cudaEventElapsedTime(&ms, events->begin, events->end));
     samples.push_back(ms);
   }
   return samples;

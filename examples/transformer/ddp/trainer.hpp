@@ -15,6 +15,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "common/stream_event.hpp"
 #include "ddp/buckets.hpp"
 #include "ddp/communicator.hpp"
 #include "model/backend.hpp"
@@ -50,12 +51,14 @@ class DataParallelTrainer {
   Communicator& comm_;
   DeviceGradients grads_;
   BucketPlanner planner_;
-  cudaStream_t comm_stream_ = nullptr;
-  cudaEvent_t gradients_written_ = nullptr;  // re-recorded per bucket (a wait takes the latest record)
+  // Priority over the compute stream, so a reduction's kernels start as soon
+  // as the SMs the backward GEMMs leave free allow.
+  examples::Stream comm_stream_{examples::StreamPriority::highest};
+  examples::OrderingEvent gradients_written_;  // re-recorded per bucket (a wait takes the latest record)
   // One per bucket of a backward: AdamW waits on them after the last bucket
   // is launched, so each needs its own event. Grown on demand, reused per step.
-  std::vector<cudaEvent_t> bucket_reduced_;
-  cudaEvent_t reductions_done_ = nullptr;
+  std::vector<examples::OrderingEvent> bucket_reduced_;
+  examples::OrderingEvent reductions_done_;
   std::vector<GradientRange> buckets_;
 };
 

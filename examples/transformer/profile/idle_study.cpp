@@ -55,8 +55,7 @@ std::vector<StepGpuTime> step_gpu_times(const gpuprof::Report& report, const std
       last = std::max(last, phase[k].last_end_ns);
     }
     times[k].projection_ns = last - first;
-    for (const gpuprof::TimeInterval& interval : busy)
-      times[k].busy_ns += std::max<std::int64_t>(0, std::min(interval.end_ns, last) - std::max(interval.begin_ns, first));
+    times[k].busy_ns = gpuprof::covered_ns(gpuprof::interval_intersection(busy, {{first, last}}));
   }
   return times;
 }
