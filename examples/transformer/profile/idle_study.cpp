@@ -14,6 +14,7 @@
 #include "harness/cells.hpp"
 #include "profile/questions.hpp"
 #include "profile/report_json.hpp"
+#include "profile/report_markdown.hpp"
 
 namespace transformer::profile {
 
@@ -103,8 +104,7 @@ std::string idle_study_markdown(const IdleStudy& study) {
          "second pair of runs with kernel capture on, (GPU projection - time covered by kernels, copies and memsets) / "
          "GPU projection, the projection running from a step's first activity start to its last activity end. "
          "Capture overhead: graph step with capture on vs off.\n\n";
-  for (const std::string& note : study.notes) out << "- Note: " << note << "\n";
-  if (!study.notes.empty()) out << "\n";
+  write_notes_markdown(out, study.notes);
   out << harness::numbers_right_table({"configuration", "eager (ms)", "graph (ms)", "eager / graph",
                                        "idle eager (%)", "idle graph (%)", "capture overhead, graph (%)", "note"},
                                       std::move(rows))
@@ -114,17 +114,9 @@ std::string idle_study_markdown(const IdleStudy& study) {
 
 std::string idle_study_json(const IdleStudy& study) {
   gpuprof::JsonWriter json;
-  json.begin_object()
-      .member("schema", "gpuprof.transformer_idle_study")
-      .member("version", 1)
-      .member("device", study.device)
-      .member("batch", study.batch)
-      .member("warmup", study.warmup)
-      .member("steps", study.steps)
-      .key("notes")
-      .begin_array();
-  for (const std::string& note : study.notes) json.value(note);
-  json.end_array().key("rows").begin_array();
+  begin_results_json(json, "gpuprof.transformer_idle_study", 1, study);
+  write_notes(json, study.notes);
+  json.key("rows").begin_array();
   for (const IdleStudyRow& row : study.rows) {
     json.begin_object()
         .member("configuration", row.configuration)

@@ -8,6 +8,7 @@
 #include "harness/cells.hpp"
 #include "profile/memory_timeline_results.hpp"
 #include "profile/questions.hpp"
+#include "profile/report_markdown.hpp"
 
 namespace transformer::profile {
 namespace {
@@ -120,8 +121,7 @@ std::string memory_timeline_markdown(const MemoryTimelineResults& results) {
          "through the steps, unlike PyTorch's, where activations rise through the forward pass and fall through "
          "the backward pass. Buffers with disjoint lifetimes share bytes inside a region (the gradients share "
          "with the saved activations), so a region is one block here.\n\n";
-  for (const std::string& note : results.notes) out << "- Note: " << note << "\n";
-  if (!results.notes.empty()) out << "\n";
+  write_notes_markdown(out, results.notes);
   for (const MemoryTimelineRun& run : results.runs) run_section(out, run);
   return out.str();
 }

@@ -144,21 +144,18 @@ void memory_table(JsonWriter& json, const MemoryTable& memory) {
 
 }  // namespace
 
+void write_notes(JsonWriter& json, const std::vector<std::string>& notes) {
+  json.key("notes").begin_array();
+  for (const std::string& note : notes) json.value(note);
+  json.end_array();
+}
+
 std::string profile_json(const ProfileResults& results) {
   JsonWriter json;
-  json.begin_object()
-      .member("schema", json_schema_name)
-      .member("version", json_schema_version)
-      .member("device", results.device)
-      .member("batch", results.batch)
-      .member("warmup", results.warmup)
-      .member("steps", results.steps)
-      .member("graph", results.graph)
-      .member("seed", results.seed)
-      .key("notes")
-      .begin_array();
-  for (const std::string& note : results.notes) json.value(note);
-  json.end_array().key("configurations").begin_array();
+  begin_results_json(json, json_schema_name, json_schema_version, results);
+  json.member("graph", results.graph).member("seed", results.seed);
+  write_notes(json, results.notes);
+  json.key("configurations").begin_array();
   for (const ConfigurationProfile& c : results.configurations) configuration(json, c);
   json.end_array();
   if (results.memory) memory_table(json, *results.memory);

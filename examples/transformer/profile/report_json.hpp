@@ -5,6 +5,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <gpuprof/json_writer.hpp>
 
@@ -17,7 +18,22 @@ inline constexpr int json_schema_version = 1;
 
 std::string profile_json(const ProfileResults& results);
 
-// Pieces the idle study's JSON shares: a StepTimes object, and a value or null.
+// Pieces the idle study's JSON shares. The header every result file of the
+// profile begins with (Results: ProfileResults, IdleStudy: device, batch,
+// warmup, steps), opening the document's object:
+template <class Results>
+void begin_results_json(gpuprof::JsonWriter& json, const char* schema, int version, const Results& results) {
+  json.begin_object()
+      .member("schema", schema)
+      .member("version", version)
+      .member("device", results.device)
+      .member("batch", results.batch)
+      .member("warmup", results.warmup)
+      .member("steps", results.steps);
+}
+// "notes": [...], what could not run and why.
+void write_notes(gpuprof::JsonWriter& json, const std::vector<std::string>& notes);
+// A StepTimes object, and a value or null.
 void write_step_times(gpuprof::JsonWriter& json, const char* name, const StepTimes& times);
 template <class T>
 void write_optional(gpuprof::JsonWriter& json, const char* name, const std::optional<T>& value) {

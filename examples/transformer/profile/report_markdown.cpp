@@ -224,6 +224,11 @@ std::string capture_overhead_text(const ConfigurationProfile& c) {
          signed_percent(capture_overhead_percent(c.plain_step, c.captured_step)) + ")";
 }
 
+void write_notes_markdown(std::ostream& out, const std::vector<std::string>& notes) {
+  for (const std::string& note : notes) out << "- Note: " << note << "\n";
+  if (!notes.empty()) out << "\n";
+}
+
 std::string profile_markdown(const ProfileResults& results) {
   std::ostringstream out;
   out << "# Transformer LM profile\n\n"
@@ -235,8 +240,7 @@ std::string profile_markdown(const ProfileResults& results) {
       << ". Kernels captured with gpuprof::KernelCapture (CUPTI) and attributed to gpuprof scopes; every "
          "number below is measured. Each configuration runs four times on fresh backends: forward-only "
          "and train step with capture off (plain benchmark), then the same with capture on (analysed).\n\n";
-  for (const std::string& note : results.notes) out << "- Note: " << note << "\n";
-  if (!results.notes.empty()) out << "\n";
+  write_notes_markdown(out, results.notes);
   if (!results.configurations.empty()) summary(out, results);
   for (const ConfigurationProfile& c : results.configurations) configuration_section(out, c);
   if (results.memory) memory_section(out, *results.memory);
