@@ -61,23 +61,23 @@ inline nvtxDomainHandle_t nvtx_domain() {
 class NvtxName {
  public:
   explicit NvtxName(const std::string& text)
-      : handle_(nvtxDomainRegisterStringA(detail::nvtx_domain(), text.c_str())),
-        argb_(nvtx_colour(text)) {}
+      : domain_(detail::nvtx_domain()), argb_(nvtx_colour(text)) {
+    attributes_.version = NVTX_VERSION;
+    attributes_.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    attributes_.colorType = NVTX_COLOR_ARGB;
+    attributes_.color = argb_;
+    attributes_.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    attributes_.message.registered = nvtxDomainRegisterStringA(domain_, text.c_str());
+  }
   std::uint32_t argb() const noexcept { return argb_; }
 
-  void push() const noexcept {
-    nvtxEventAttributes_t attributes{};
-    attributes.version = NVTX_VERSION;
-    attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    attributes.colorType = NVTX_COLOR_ARGB;
-    attributes.color = argb_;
-    attributes.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-    attributes.message.registered = handle_;
-    nvtxDomainRangePushEx(detail::nvtx_domain(), &attributes);
-  }
+  // The attributes are built once, here: a push is the NVTX call and nothing
+  // else (a scope pushes one per instance).
+  void push() const noexcept { nvtxDomainRangePushEx(domain_, &attributes_); }
 
  private:
-  nvtxStringHandle_t handle_;
+  nvtxDomainHandle_t domain_;
+  nvtxEventAttributes_t attributes_{};
   std::uint32_t argb_;
 };
 

@@ -117,7 +117,7 @@ class Scope {
     thread.current_instance = s_.id;
     if ((mode_ & (detail::mode_observers | detail::mode_gpu)) || thread.last_exit_ticks >= thread.calibration_due)
       open_rest();
-    s_.begin_ticks = detail::host_ticks();
+    s_.begin_ticks = detail::scope_ticks(mode_);
   }
 
   // Observers, GPU timing and a due clock calibration, which a plain
@@ -151,25 +151,15 @@ class Scope {
   // Allocates nothing and throws nothing: what could fail (room for the
   // record, an event pair, a graph site) was taken at entry.
   GPUPROF_DETAIL_NOINLINE void finish() noexcept {
-    const std::int64_t end_ticks = detail::host_ticks();
+    const std::int64_t end_ticks = detail::scope_ticks(mode_);
     detail::ThreadState& thread = *s_.thread;
     thread.last_exit_ticks = end_ticks;
     bool gpu_pending = false;
 #if GPUPROF_WITH_CUDA
     if (mode_ & detail::mode_gpu) {
-      if (s_.timed) {
-        const cudaError_t status = cudaEventRecord(s_.events.end, s_.stream);
-        gpu_pending = status == cudaSuccess;
-        if (!gpu_pending) {
-          thread.events.release(s_.events);
-          detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
-        }
-      }
+      gpu_pending = finish_gpu_timing();
       if (s_.captured) {
         // Captured, not executed: the graph's replays are the instances.
-        if (s_.graph_site)
-          if (const char* failure = detail::recorder().graph_timings().end(s_.graph_site, s_.stream))
-            detail::recorder().note_lost_gpu_time(failure);
         close();
         return;
       }
@@ -201,20 +191,36 @@ class Scope {
       }
     }
   }
+  GPUPROF_DETAIL_NOINLINE void notify_end() noexcept {
+    const detail::Recorder& recorder = detail::recorder();
+    for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
+      if ((s_.observed >> slot) & 1u)
+        if (ScopeObserver* observer = recorder.observer(slot)) observer->on_scope_end(s_.id);
+  }
   // Everything after the events, in reverse order of opening.
   void close() noexcept {
-    if ((mode_ & detail::mode_observers) && s_.observed) {
-      const detail::Recorder& recorder = detail::recorder();
-      for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
-        if ((s_.observed >> slot) & 1u)
-          if (ScopeObserver* observer = recorder.observer(slot)) observer->on_scope_end(s_.id);
-    }
+    if ((mode_ & detail::mode_observers) && s_.observed) notify_end();
     nvtx_pop();
     s_.thread->current = s_.parent;
     s_.thread->current_instance = s_.parent_instance;
     --s_.thread->open_scopes;
   }
 #if GPUPROF_WITH_CUDA
+  // The end event, or the end stamp of a captured scope. True: the pair is in
+  // flight and the record waits for it.
+  GPUPROF_DETAIL_NOINLINE bool finish_gpu_timing() noexcept {
+    if (s_.timed) {
+      const cudaError_t status = cudaEventRecord(s_.events.end, s_.stream);
+      if (status == cudaSuccess) return true;
+      s_.thread->events.release(s_.events);
+      detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
+      return false;
+    }
+    if (s_.captured && s_.graph_site)
+      if (const char* failure = detail::recorder().graph_timings().end(s_.graph_site, s_.stream))
+        detail::recorder().note_lost_gpu_time(failure);
+    return false;
+  }
   // An eager stream gets an event pair. A capturing stream gets stamp nodes
   // in the graph (detail/graph_timing.hpp), or with kernel capture on, only a
   // note (detail/graph_intervals.hpp): every replay is timed later.

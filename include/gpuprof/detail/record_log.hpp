@@ -60,8 +60,18 @@ class RecordLog {
     return *cursor_;
   }
   // Owner: makes the slot from next_slot() visible to readers.
+  // It also asks for the cache lines of the slot a dozen records on, for
+  // writing: their read-for-ownership is then done before a scope stores into
+  // them (2-3 ns a scope on the GPU machine's Xeon host, where the stores
+  // otherwise wait). Integer arithmetic: the address may lie past the chunk,
+  // which a prefetch may name (it never faults) and a pointer may not.
   void publish_next() noexcept {
     ++cursor_;
+#if defined(__GNUC__) || defined(__clang__)
+    const std::uintptr_t ahead = reinterpret_cast<std::uintptr_t>(cursor_) + prefetch_distance;
+    __builtin_prefetch(reinterpret_cast<const void*>(ahead), 1, 3);
+    __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64), 1, 3);  // a record spans two lines
+#endif
     published_.store(++size_, std::memory_order_release);
   }
   std::uint64_t size() const noexcept { return size_; }  // owner's view
@@ -101,6 +111,7 @@ class RecordLog {
   static constexpr std::uint64_t first_chunk = 1024;
   static constexpr int max_chunks = 48;  // 1024 * (2^48 - 1) records: never reached
   static constexpr int reader = 1, owner = 2;
+  static constexpr std::uintptr_t prefetch_distance = 12 * sizeof(InstanceRecord);
   struct Location {
     int chunk;
     std::uint64_t offset;

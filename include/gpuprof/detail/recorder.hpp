@@ -49,8 +49,19 @@ enum ScopeMode : std::uint32_t {
   mode_gpu = 2u,        // record CUDA events: a usable device and set_gpu_timing(true)
   mode_observers = 4u,  // at least one ScopeObserver is registered
   mode_unready = 8u,    // no Recorder yet: the first scope creates it, then reads the word again
+  mode_tsc = 16u,       // ticks_are_tsc(): scope_ticks() reads the TSC without asking again
 };
 inline std::atomic<std::uint32_t> scope_mode{mode_unready};
+
+// host_ticks() for a scope that read `mode` once the Recorder existed: the
+// mode word carries ticks_are_tsc(), so the hot path tests a bit it already
+// holds instead of a function-local static's guard.
+inline std::int64_t scope_ticks(std::uint32_t mode) noexcept {
+#if GPUPROF_DETAIL_HAVE_TSC
+  if (mode & mode_tsc) return static_cast<std::int64_t>(__rdtsc());
+#endif
+  return host_now_ns();
+}
 
 // Everything one thread records. Only its own thread writes it, except for
 // the RecordLog's published records (see record_log.hpp). What every scope
@@ -105,6 +116,7 @@ class Recorder {
   Recorder() : device_(probe_device()) {
     if (!device_.usable) std::cerr << "gpuprof: " << device_.reason << "; timing with the host clock\n";
     update_mode(mode_gpu, device_.usable);
+    update_mode(mode_tsc, ticks_are_tsc());
     update_mode(mode_unready, false);
   }
   Recorder(const Recorder&) = delete;

@@ -115,8 +115,8 @@ class OwnerGuard {
 
 // After reset(): drop the discarded records (handing their event pairs back)
 // and keep the ones that finished since. Postponed while a report reads.
-inline void reclaim_after_reset(ThreadState& thread) {
-  if (!thread.reset_pending.load(std::memory_order_acquire)) return;
+// Every scope asks (reclaim_after_reset); only one after a reset does this.
+GPUPROF_DETAIL_NOINLINE inline void reclaim_discarded(ThreadState& thread) {
   const OwnerGuard guard(thread.records);
   if (!guard.held()) return;
   const std::uint64_t discard = thread.discard_before.load(std::memory_order_relaxed);
@@ -131,6 +131,9 @@ inline void reclaim_after_reset(ThreadState& thread) {
   thread.resolve_from = thread.resolve_from > discard ? thread.resolve_from - discard : 0;
   thread.discard_before.store(0, std::memory_order_relaxed);
   thread.reset_pending.store(false, std::memory_order_release);
+}
+inline void reclaim_after_reset(ThreadState& thread) {
+  if (thread.reset_pending.load(std::memory_order_acquire)) reclaim_discarded(thread);
 }
 
 #if GPUPROF_WITH_CUDA
