@@ -17,8 +17,12 @@
 // Each case: best and median of 15 runs of N scopes; goals compare best with
 // best. A goal's scope row and its raw row are timed in alternation, run by
 // run, so both see the same machine (clock frequency, a busy neighbour on a
-// VM host) rather than one getting the calm half of the benchmark. Without a
-// GPU the event rows are reported as not available.
+// VM host) rather than one getting the calm half of the benchmark. Each timed
+// run follows an untimed run of the same loop (a tenth of its iterations), so
+// no case pays for the caches and branch predictors the previous case left
+// behind: on the GPU machine's host a host-clock scope run straight after
+// the clock-pair loops measured 7-9 ns a scope slower than one after a run of
+// scopes. Without a GPU the event rows are reported as not available.
 // Usage: scope_overhead [--json PATH]
 #include <algorithm>
 #include <cstring>
@@ -75,6 +79,8 @@ void measure(const std::vector<Case>& cases) {
     for (std::size_t c = 0; c < cases.size(); ++c) {
       profiler.set_nvtx_only(cases[c].settings.nvtx_only);
       profiler.set_gpu_timing(cases[c].settings.gpu_timing);
+      profiler.reset();
+      cases[c].loop(std::max(cases[c].iterations / 10, 1L));  // warm-up, untimed
       profiler.reset();  // recorded instances do not pile up across runs
       const std::int64_t begin = gpuprof::host_now_ns();
       cases[c].loop(cases[c].iterations);
