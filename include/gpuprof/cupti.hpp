@@ -136,14 +136,26 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     detail::recorder().set_graph_interval_source(this);
   }
   // Disables them; what ran before stays and is delivered by flush(). It also
-  // ends the derived timing of graph scopes: replays of scopes captured
-  // without stamps are timed only by a report() taken while capturing.
+  // ends the derived timing of graph scopes: the replays of scopes captured
+  // without stamps that ran so far are timed now (after waiting for the
+  // device, if any such scope exists) and left with the recorder, so reports
+  // taken later still have them; replays launched after stop() are not
+  // timed (no records). Throws gpuprof::Error if CUPTI or CUDA fails; the
+  // capture is stopped either way.
   void stop() {
     if (!active() || !capturing_) return;
+    std::string keep_failure;
+    try {
+      keep_graph_intervals();
+    } catch (const std::exception& error) {
+      keep_failure = error.what();
+    }
     // Scopes captured from now on get stamps: no records would time them.
     detail::recorder().set_graph_interval_source(nullptr);
     for (const CUpti_ActivityKind kind : activity_kinds()) GPUPROF_CUPTI_CHECK(cuptiActivityDisable(kind));
     capturing_ = false;
+    if (!keep_failure.empty())
+      throw Error("gpuprof: kernel capture stopped without timing the graph replays it saw: " + keep_failure);
   }
 
   // Waits for the current device's work, then has CUPTI hand over every buffer.
@@ -229,6 +241,13 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   static Shared& shared() {
     static Shared state;
     return state;
+  }
+
+  // The replays derived so far, left with the recorder (see stop()).
+  void keep_graph_intervals() {
+    detail::Recorder& recorder = detail::recorder();
+    const std::vector<detail::CapturedScope> captured = recorder.graph_timings().unstamped();
+    if (!captured.empty()) recorder.graph_timings().keep_derived(graph_intervals(captured));
   }
 
   static std::uint64_t CUPTIAPI host_clock() { return static_cast<std::uint64_t>(host_now_ns()); }

@@ -153,9 +153,10 @@ inline Report Profiler::report() {
   std::size_t captured_without_work = 0;
   const std::vector<detail::CapturedScope> captured = recorder.graph_timings().unstamped();
   if (!captured.empty()) {
-    std::vector<detail::GraphInterval> intervals;
-    recorder.with_graph_interval_source(
-        [&](detail::GraphIntervalSource& source) { intervals = source.graph_intervals(captured); });
+    std::vector<detail::GraphInterval> intervals = recorder.graph_timings().kept_derived();
+    recorder.with_graph_interval_source([&](detail::GraphIntervalSource& source) {
+      detail::add_new_intervals(intervals, source.graph_intervals(captured));
+    });
     std::unordered_map<std::uint64_t, const detail::CapturedScope*> scope_of;
     for (const detail::CapturedScope& scope : captured) scope_of.emplace(scope.id, &scope);
     for (const detail::GraphInterval& interval : intervals) {

@@ -494,6 +494,57 @@ TEST_CASE("graph scopes under kernel capture: no stamps in the graph, replay tim
         std::string::npos);
 }
 
+TEST_CASE("graph scope replays timed under kernel capture stay in the reports after stop(), each once") {
+  constexpr int replays = 3;
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&stream));
+  start_fresh();
+  cudaGraph_t graph = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  spin_step(stream);
+  GPUPROF_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const auto launch = [&](int times) {
+    for (int i = 0; i < times; ++i) gpuprof::launch_graph(exec, stream);
+    GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  };
+  launch(replays);
+  const gpuprof::Report capturing = gpuprof::profiler().report();
+  capture().stop();
+  const gpuprof::Report stopped = gpuprof::profiler().report();
+  launch(1);  // no records while stopped: not timed, nothing made up
+  const gpuprof::Report launched_while_stopped = gpuprof::profiler().report();
+  capture().start();
+  launch(replays);  // the restarted capture derives the first launches again: counted once
+  const gpuprof::Report restarted = gpuprof::profiler().report();
+  GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+
+  for (const std::string path : {"spin step", "spin step/layer"}) {
+    INFO("scope " << path);
+    const std::uint64_t per_launch = path == "spin step" ? 1 : 2;
+    const gpuprof::ScopeNode* before = find_node(capturing, path);
+    const gpuprof::ScopeNode* after = find_node(stopped, path);
+    const gpuprof::ScopeNode* idle = find_node(launched_while_stopped, path);
+    const gpuprof::ScopeNode* again = find_node(restarted, path);
+    REQUIRE(before);
+    REQUIRE(after);
+    REQUIRE(idle);
+    REQUIRE(again);
+    CHECK(before->gpu_ms.n == per_launch * replays);
+    // The same intervals, derived once more at stop(): the same statistics.
+    CHECK(after->gpu_ms.n == before->gpu_ms.n);
+    CHECK(after->gpu_ms.mean == doctest::Approx(before->gpu_ms.mean).epsilon(1e-9));
+    CHECK(after->gpu_ms.max == doctest::Approx(before->gpu_ms.max).epsilon(1e-9));
+    CHECK(idle->gpu_ms.n == per_launch * replays);
+    CHECK(again->gpu_ms.n == per_launch * 2 * replays);
+  }
+  start_fresh();  // reset() forgets the kept replays too
+  CHECK(find_node(gpuprof::profiler().report(), "spin step") == nullptr);
+}
+
 TEST_CASE("capture overhead per launch (printed, not asserted)") {
   start_fresh();
   cudaStream_t stream = nullptr;

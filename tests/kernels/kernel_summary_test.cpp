@@ -556,6 +556,24 @@ TEST_CASE("graph scope intervals: first start to last end per captured instance 
   CHECK(detail::graph_scope_intervals(records, nodes, {}).empty());
 }
 
+TEST_CASE("graph scope intervals: a replay derived twice (kept at stop(), derived again after a restart) counts once") {
+  std::vector<detail::GraphInterval> kept = {{10, 50, 1000, 1400}, {11, 50, 1010, 1100}};
+  // A restarted capture still holds launch 50's records and derives it again, plus launch 60.
+  const std::vector<detail::GraphInterval> derived = {
+      {10, 50, 1000, 1400}, {11, 50, 1010, 1100}, {10, 60, 5000, 5400}, {11, 60, 5010, 5100}};
+  detail::add_new_intervals(kept, derived);
+  REQUIRE(kept.size() == 4);
+  CHECK(kept[2].scope == 10);
+  CHECK(kept[2].launch == 60);
+  CHECK(kept[3].scope == 11);
+  CHECK(kept[3].launch == 60);
+  // The same scope in another launch, or another scope in the same launch, is new.
+  detail::add_new_intervals(kept, {{12, 50, 1200, 1300}, {10, 70, 9000, 9400}, {10, 60, 5000, 5400}});
+  CHECK(kept.size() == 6);
+  detail::add_new_intervals(kept, {});
+  CHECK(kept.size() == 6);
+}
+
 TEST_CASE("graph nodes remember the scope instance they were created in, through clones") {
   detail::GraphNodeScopes nodes;
   nodes.add_created(100, 5, 42);

@@ -17,6 +17,10 @@
 // (scope instance, launch) is one report instance, as one replay is with
 // stamps: count = launches x instances.
 //
+// KernelCapture::stop() derives the intervals of every launch it saw and
+// leaves them with the recorder, so a report() taken after it still has
+// them; launches after stop() have no records and no interval.
+//
 // What this cannot see: a captured scope that ran no GPU work has no
 // interval. report() says how many such scopes its graphs had (never a made-up
 // zero). Records CUPTI dropped shorten intervals: report.dropped_kernel_records
@@ -28,7 +32,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "../config.hpp"
@@ -62,6 +68,21 @@ class GraphIntervalSource {
   virtual ~GraphIntervalSource() = default;
   virtual std::vector<GraphInterval> graph_intervals(const std::vector<CapturedScope>& scopes) = 0;
 };
+
+// Adds to `into` the intervals of `more` it does not hold yet: a (scope,
+// launch) pair is one replay of one scope instance, however many times it is
+// derived. Intervals a KernelCapture derived when it stopped are kept for
+// later reports (GraphTimings::keep_derived), and a capture started again
+// derives the same launches once more from the records it still holds.
+inline void add_new_intervals(std::vector<GraphInterval>& into, const std::vector<GraphInterval>& more) {
+  const auto key = [](const GraphInterval& interval) {
+    return std::pair<std::uint64_t, std::uint32_t>(interval.scope, interval.launch);
+  };
+  std::set<std::pair<std::uint64_t, std::uint32_t>> held;
+  for (const GraphInterval& interval : into) held.insert(key(interval));
+  for (const GraphInterval& interval : more)
+    if (held.insert(key(interval)).second) into.push_back(interval);
+}
 
 // Captured scopes with no interval although another scope of the same
 // capture has one: their graph ran, they launched no GPU work.

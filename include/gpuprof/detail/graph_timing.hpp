@@ -262,6 +262,16 @@ class GraphTimings {
     const std::lock_guard<std::mutex> lock(mutex_);
     return unstamped_;
   }
+  // Replays of unstamped scopes that a KernelCapture derived as it stopped:
+  // until the next reset(), every report() includes them.
+  void keep_derived(const std::vector<GraphInterval>& intervals) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    add_new_intervals(kept_derived_, intervals);
+  }
+  std::vector<GraphInterval> kept_derived() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return kept_derived_;
+  }
 
   // Reads every completed replay not read yet. Cheap (host loads only).
   void poll() {
@@ -294,6 +304,7 @@ class GraphTimings {
     poll();
     const std::lock_guard<std::mutex> lock(mutex_);
     samples_.clear();
+    kept_derived_.clear();
     losses_ = {};
   }
   // Pinned host bytes held for graph timing: grows with captured scope
@@ -434,6 +445,7 @@ class GraphTimings {
   std::vector<GraphSample> samples_;
   Losses losses_;
   std::vector<CapturedScope> unstamped_;
+  std::vector<GraphInterval> kept_derived_;
 };
 
 }  // namespace detail
