@@ -421,6 +421,12 @@ const gpuprof::ScopeNode* find_node(const gpuprof::Report& report, const std::st
     if (node.path == path) return &node;
   return nullptr;
 }
+// The report's node at `path`; the test case stops if there is none.
+const gpuprof::ScopeNode& require_node(const gpuprof::Report& report, const std::string& path) {
+  const gpuprof::ScopeNode* node = find_node(report, path);
+  REQUIRE_MESSAGE(node != nullptr, "no scope " << path);
+  return *node;
+}
 }  // namespace
 
 TEST_CASE("graph scopes under kernel capture: no stamps in the graph, replay times from its kernels") {
@@ -453,12 +459,9 @@ TEST_CASE("graph scopes under kernel capture: no stamps in the graph, replay tim
   // Same paths, count = replays x instances, times as the events and stamps say.
   for (const std::string path : {"spin step", "spin step/layer"}) {
     INFO("scope " << path);
-    const gpuprof::ScopeNode* event_node = find_node(eager, path);
-    const gpuprof::ScopeNode* derived_node = find_node(derived, path);
-    const gpuprof::ScopeNode* stamped_node = find_node(stamped, path);
-    REQUIRE(event_node);
-    REQUIRE(derived_node);
-    REQUIRE(stamped_node);
+    const gpuprof::ScopeNode* event_node = &require_node(eager, path);
+    const gpuprof::ScopeNode* derived_node = &require_node(derived, path);
+    const gpuprof::ScopeNode* stamped_node = &require_node(stamped, path);
     const std::uint64_t expected = path == "spin step" ? replays : 2 * replays;
     CHECK(event_node->count == expected);
     CHECK(derived_node->count == expected);
@@ -525,21 +528,15 @@ TEST_CASE("graph scope replays timed under kernel capture stay in the reports af
   for (const std::string path : {"spin step", "spin step/layer"}) {
     INFO("scope " << path);
     const std::uint64_t per_launch = path == "spin step" ? 1 : 2;
-    const gpuprof::ScopeNode* before = find_node(capturing, path);
-    const gpuprof::ScopeNode* after = find_node(stopped, path);
-    const gpuprof::ScopeNode* idle = find_node(launched_while_stopped, path);
-    const gpuprof::ScopeNode* again = find_node(restarted, path);
-    REQUIRE(before);
-    REQUIRE(after);
-    REQUIRE(idle);
-    REQUIRE(again);
-    CHECK(before->gpu_ms.n == per_launch * replays);
+    const gpuprof::Summary& before = require_node(capturing, path).gpu_ms;
+    const gpuprof::Summary& after = require_node(stopped, path).gpu_ms;
+    CHECK(before.n == per_launch * replays);
     // The same intervals, derived once more at stop(): the same statistics.
-    CHECK(after->gpu_ms.n == before->gpu_ms.n);
-    CHECK(after->gpu_ms.mean == doctest::Approx(before->gpu_ms.mean).epsilon(1e-9));
-    CHECK(after->gpu_ms.max == doctest::Approx(before->gpu_ms.max).epsilon(1e-9));
-    CHECK(idle->gpu_ms.n == per_launch * replays);
-    CHECK(again->gpu_ms.n == per_launch * 2 * replays);
+    CHECK(after.n == before.n);
+    CHECK(after.mean == doctest::Approx(before.mean).epsilon(1e-9));
+    CHECK(after.max == doctest::Approx(before.max).epsilon(1e-9));
+    CHECK(require_node(launched_while_stopped, path).gpu_ms.n == per_launch * replays);
+    CHECK(require_node(restarted, path).gpu_ms.n == per_launch * 2 * replays);
   }
   start_fresh();  // reset() forgets the kept replays too
   CHECK(find_node(gpuprof::profiler().report(), "spin step") == nullptr);
