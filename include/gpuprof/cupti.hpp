@@ -139,9 +139,11 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   // ends the derived timing of graph scopes: the replays of scopes captured
   // without stamps that ran so far are timed now (after waiting for the
   // device, if any such scope exists) and left with the recorder, so reports
-  // taken later still have them; replays launched after stop() are not
-  // timed (no records). Throws gpuprof::Error if CUPTI or CUDA fails; the
-  // capture is stopped either way.
+  // taken later still have them (until Profiler::reset()); replays launched
+  // after stop() are not timed (no records). Waiting for the device is not
+  // allowed while another thread captures a stream in global mode: stop the
+  // capture outside stream captures. Throws gpuprof::Error if CUPTI or CUDA
+  // fails; the capture is stopped either way.
   void stop() {
     if (!active() || !capturing_) return;
     std::string keep_failure;
@@ -186,6 +188,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   }
   // Forgets everything captured so far (e.g. after warm-up). Which scope each
   // graph node was captured in is kept: graphs are replayed after warm-up.
+  // Graph replays an earlier stop() left with the recorder stay until
+  // Profiler::reset(), which also calls this.
   void clear() {
     flush();
     const std::lock_guard<std::mutex> lock(shared().mutex);

@@ -153,10 +153,14 @@ inline Report Profiler::report() {
   std::size_t captured_without_work = 0;
   const std::vector<detail::CapturedScope> captured = recorder.graph_timings().unstamped();
   if (!captured.empty()) {
-    std::vector<detail::GraphInterval> intervals = recorder.graph_timings().kept_derived();
-    recorder.with_graph_interval_source([&](detail::GraphIntervalSource& source) {
-      detail::add_new_intervals(intervals, source.graph_intervals(captured));
-    });
+    // The live source first: KernelCapture::stop() keeps its intervals before
+    // it unregisters, so a stop() between these two reads loses nothing, and
+    // where both hold a replay the live one (derived last) wins.
+    std::vector<detail::GraphInterval> intervals;
+    recorder.with_graph_interval_source(
+        [&](detail::GraphIntervalSource& source) { intervals = source.graph_intervals(captured); });
+    const std::vector<detail::GraphInterval> kept = recorder.graph_timings().kept_derived();
+    if (!kept.empty()) detail::add_new_intervals(intervals, kept);
     std::unordered_map<std::uint64_t, const detail::CapturedScope*> scope_of;
     for (const detail::CapturedScope& scope : captured) scope_of.emplace(scope.id, &scope);
     for (const detail::GraphInterval& interval : intervals) {

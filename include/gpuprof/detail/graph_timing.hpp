@@ -263,7 +263,8 @@ class GraphTimings {
     return unstamped_;
   }
   // Replays of unstamped scopes that a KernelCapture derived as it stopped:
-  // until the next reset(), every report() includes them.
+  // until the next reset(), every report() includes them. (A stop() on one
+  // thread racing a reset() on another may keep replays from before it.)
   void keep_derived(const std::vector<GraphInterval>& intervals) {
     const std::lock_guard<std::mutex> lock(mutex_);
     add_new_intervals(kept_derived_, intervals);

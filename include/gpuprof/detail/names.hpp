@@ -63,7 +63,7 @@ class CallSite {
   struct Binding {
     const char* pointer;  // the argument's address, for the literal fast path
     const NameEntry* entry;
-    NvtxName nvtx;  // entry->nvtx, copied: an NVTX-only scope reads this line only
+    NvtxName nvtx;  // entry->nvtx, copied: an NVTX-only scope reads this binding only
   };
   constexpr CallSite() = default;
   CallSite(const CallSite&) = delete;

@@ -60,10 +60,10 @@ class RecordLog {
     return *cursor_;
   }
   // Owner: makes the slot from next_slot() visible to readers.
-  // It also asks for the cache lines of the slot a dozen records on, for
-  // writing: their read-for-ownership is then done before a scope stores into
-  // them (2-3 ns a scope on the GPU machine's Xeon host, where the stores
-  // otherwise wait). Integer arithmetic: the address may lie past the chunk,
+  // It also prefetches the cache lines of the slot a dozen records on (as a
+  // write prefetch where the build targets PREFETCHW, else into L1): the line
+  // is then there before a scope stores into it (2-3 ns a scope on the GPU
+  // machine's Xeon host, default flags, where the stores otherwise wait). Integer arithmetic: the address may lie past the chunk,
   // which a prefetch may name (it never faults) and a pointer may not.
   void publish_next() noexcept {
     ++cursor_;
