@@ -42,7 +42,8 @@ __device__ void finish_block(AdamWStep* step) {
   }
 }
 
-__global__ void grad_sum_squares_kernel(const float* grads, std::size_t vectors, float* partials) {
+template <class Grad>
+__global__ void grad_sum_squares_kernel(const Grad* grads, std::size_t vectors, float* partials) {
   float sum = 0;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < vectors;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -59,7 +60,8 @@ __global__ void grad_sum_squares_kernel(const float* grads, std::size_t vectors,
 // last launch of a step (`advances_step`) moves the step count: the launches
 // of one step run one after another on one stream, so each reads the count
 // before that last one's final block advances it.
-__global__ void adamw_kernel(float* params, const float* grads, float* m, float* v,
+template <class Grad>
+__global__ void adamw_kernel(float* params, const Grad* grads, float* m, float* v,
                              __nv_bfloat16* params_bf16, std::size_t vectors,
                              const float* norm_partials, AdamWStep* step, UpdateConstants k,
                              bool advances_step) {
@@ -107,7 +109,8 @@ UpdateConstants update_constants(const AdamWConfig& config) {
   return k;
 }
 
-void launch_update(const AdamWConfig& config, const AdamWBuffers& buffers, std::size_t begin,
+template <class Grad>
+void launch_update(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, std::size_t begin,
                    std::size_t end, bool advances_step, cudaStream_t stream) {
   const std::size_t vectors = (end - begin) / kVec;
   const unsigned blocks = static_cast<unsigned>(
@@ -121,7 +124,8 @@ void launch_update(const AdamWConfig& config, const AdamWBuffers& buffers, std::
 
 }  // namespace
 
-void adamw_step(const AdamWConfig& config, const AdamWBuffers& buffers, cudaStream_t stream) {
+template <class Grad>
+void adamw_step(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, cudaStream_t stream) {
   const std::size_t vectors = whole_vectors("adamw_step", buffers.count);
   if (buffers.step == nullptr) throw std::invalid_argument("adamw_step: no step counter");
   if (config.clip_norm > 0) {
@@ -132,7 +136,8 @@ void adamw_step(const AdamWConfig& config, const AdamWBuffers& buffers, cudaStre
   launch_update(config, buffers, 0, vectors * kVec, /*advances_step=*/true, stream);
 }
 
-void adamw_update_range(const AdamWConfig& config, const AdamWBuffers& buffers,
+template <class Grad>
+void adamw_update_range(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers,
                         std::size_t begin, std::size_t end, bool last_of_step,
                         cudaStream_t stream) {
   whole_vectors("adamw_update_range", buffers.count);
@@ -147,5 +152,13 @@ void adamw_update_range(const AdamWConfig& config, const AdamWBuffers& buffers,
                                 std::to_string(buffers.count));
   launch_update(config, buffers, begin, end, last_of_step, stream);
 }
+
+#define TRANSFORMER_INSTANTIATE(Grad)                                                          \
+  template void adamw_step<Grad>(const AdamWConfig&, const AdamWBuffers<Grad>&, cudaStream_t);  \
+  template void adamw_update_range<Grad>(const AdamWConfig&, const AdamWBuffers<Grad>&,         \
+                                         std::size_t, std::size_t, bool, cudaStream_t);
+TRANSFORMER_INSTANTIATE(float)
+TRANSFORMER_INSTANTIATE(__nv_bfloat16)
+#undef TRANSFORMER_INSTANTIATE
 
 }  // namespace transformer::cuda

@@ -33,9 +33,13 @@ struct AdamWStep {
   unsigned int blocks_done;
 };
 
+// Grad: float, or __nv_bfloat16 under mixed precision (the gradients
+// backward writes there are bf16, as PyTorch's autocast GEMMs produce them;
+// the update itself is fp32).
+template <class Grad>
 struct AdamWBuffers {
   float* params;               // fp32 master
-  const float* grads;
+  const Grad* grads;
   float* m;
   float* v;
   __nv_bfloat16* params_bf16;  // null outside mixed precision
@@ -45,7 +49,8 @@ struct AdamWBuffers {
 };
 
 // One step: t = 1 on the first call after the counter was zeroed, then 2, ...
-void adamw_step(const AdamWConfig& config, const AdamWBuffers& buffers, cudaStream_t stream);
+template <class Grad>
+void adamw_step(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, cudaStream_t stream);
 
 // The same step in pieces, so that each piece can start as soon as backward
 // has written its gradients: updates elements [begin, end) (both multiples of
@@ -53,7 +58,8 @@ void adamw_step(const AdamWConfig& config, const AdamWBuffers& buffers, cudaStre
 // come last, on the stream of the step's other pieces. No clipping (that
 // needs the norm of every gradient first): throws std::invalid_argument if
 // configured.
-void adamw_update_range(const AdamWConfig& config, const AdamWBuffers& buffers,
+template <class Grad>
+void adamw_update_range(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers,
                         std::size_t begin, std::size_t end, bool last_of_step,
                         cudaStream_t stream);
 

@@ -23,10 +23,10 @@ __global__ void embedding_forward_kernel(const std::int32_t* tokens, const float
   store_vec(out + row * d + col, values);
 }
 
-template <int W>
+template <class Grad, int W>
 __global__ void embedding_backward_kernel(const std::int32_t* offsets,
                                           const std::int32_t* positions, const float* dout,
-                                          float* dtable, int vocab, int d) {
+                                          Grad* dtable, int vocab, int d) {
   const int vecs_per_row = d / W;
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= static_cast<std::size_t>(vocab) * vecs_per_row) return;
@@ -67,15 +67,22 @@ void embedding_forward(const std::int32_t* tokens, const float* table, float* ou
   });
 }
 
+template <class Grad>
 void embedding_backward(const std::int32_t* offsets, const std::int32_t* positions,
-                        const float* dout, float* dtable, int vocab, int d, cudaStream_t stream) {
+                        const float* dout, Grad* dtable, int vocab, int d, cudaStream_t stream) {
   with_vector_width(vector_aligned(d, dout, dtable), [&](auto width) {
     constexpr int W = decltype(width)::value;
     const std::size_t work = static_cast<std::size_t>(vocab) * (d / W);
-    embedding_backward_kernel<W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
+    embedding_backward_kernel<Grad, W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
         offsets, positions, dout, dtable, vocab, d);
     EXAMPLE_LAUNCH_CHECK();
   });
 }
+
+template void embedding_backward<float>(const std::int32_t*, const std::int32_t*, const float*,
+                                        float*, int, int, cudaStream_t);
+template void embedding_backward<__nv_bfloat16>(const std::int32_t*, const std::int32_t*,
+                                                const float*, __nv_bfloat16*, int, int,
+                                                cudaStream_t);
 
 }  // namespace transformer::cuda

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
 namespace transformer::cuda {
@@ -25,8 +26,10 @@ TokenGroups group_positions_by_token(const std::vector<std::int32_t>& tokens, in
 void embedding_forward(const std::int32_t* tokens, const float* table, float* out, int rows, int d,
                        cudaStream_t stream);
 
-// dtable[v, :] = Σ over positions p of token v of dout[p, :] (zero rows for absent tokens).
+// dtable[v, :] = Σ over positions p of token v of dout[p, :] (zero rows for
+// absent tokens), summed in fp32 and rounded once to Grad (float or bf16).
+template <class Grad>
 void embedding_backward(const std::int32_t* offsets, const std::int32_t* positions,
-                        const float* dout, float* dtable, int vocab, int d, cudaStream_t stream);
+                        const float* dout, Grad* dtable, int vocab, int d, cudaStream_t stream);
 
 }  // namespace transformer::cuda

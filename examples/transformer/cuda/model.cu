@@ -3,9 +3,14 @@
 // the optimizer's pieces, below), its memory allocated once.
 //
 // Precisions: fp32 and tf32 keep every tensor in fp32 (they differ only in
-// the GEMMs' compute type); bf16 keeps fp32 master weights, gradients and
-// AdamW state, a bf16 copy of the weights (refreshed by the AdamW kernel) for
-// the GEMMs, and bf16 activations. The residual stream and its gradient are
+// the GEMMs' compute type); bf16 keeps fp32 master weights and AdamW state, a
+// bf16 copy of the weights (refreshed by the AdamW kernel) for the GEMMs,
+// bf16 activations and bf16 gradients. The weight gradients are what PyTorch's
+// autocast produces too (its bf16 GEMM output, cast to the fp32 parameter's
+// dtype afterwards); the embedding's and the norm gains' are summed in fp32
+// and rounded once, where PyTorch keeps fp32 (docs/model.md). Gradients in
+// bf16 save 2 bytes per parameter in the weight-gradient GEMMs' output and in
+// AdamW's read, which moves the step's largest memory-bound kernel. The residual stream and its gradient are
 // fp32 in every precision (as under PyTorch autocast, where the residual
 // adds promote to fp32); GEMMs that feed it accumulate into it with beta = 1.
 //
@@ -232,7 +237,7 @@ struct Buffers {
   float* rope_sin = nullptr;
   void* cublas_workspace = nullptr;
   // Volatile (the per_step regions): written by every step; poisoned on request.
-  float* grads = nullptr;  // training modes only
+  Act* grads = nullptr;  // training modes only (Act: see the precisions above)
   std::vector<LayerActivations<Act>> layers;
   // The output of the RMSNorm that ran last, for the one GEMM that reads it:
   // every block's two norms in forward (and their recomputation in
@@ -394,16 +399,17 @@ ForwardBlock<Act> take_forward_block(Carver& arena, const ActivationSizes& s, fl
 // block l's while only layers ≤ l are, and the embedding's last, when none
 // is. The layout stores emb, blocks 0…L−1, final_norm, lm_head, so each
 // block's gradients must lie above its own layer's end.
+template <class Grad>
 long long gradients_offset(const ParameterLayout& layout, int layers,
                            const std::vector<std::size_t>& layer_ends) {
-  const auto float_bytes = [](std::size_t index) {
-    return static_cast<long long>(index * sizeof(float));
+  const auto grad_bytes = [](std::size_t index) {
+    return static_cast<long long>(index * sizeof(Grad));
   };
   long long offset = static_cast<long long>(layer_ends.back()) -
-                     float_bytes(layout.find("final_norm").offset);
+                     grad_bytes(layout.find("final_norm").offset);
   for (int layer = 0; layer < layers; ++layer)
     offset = std::max(offset, static_cast<long long>(layer_ends[layer]) -
-                                  float_bytes(layout.block_offset(layer)));
+                                  grad_bytes(layout.block_offset(layer)));
   // Round up (towards +∞ for negatives too) to keep the gradients aligned.
   const long long step = static_cast<long long>(Carver::kAlignment);
   const long long rounded = offset / step * step;
@@ -533,7 +539,7 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
     std::vector<std::size_t> relative_ends;
     Carver probe;
     take_saved_layers<Act>(probe, sizes, m.layers, &relative_ends);
-    const long long grads_offset = gradients_offset(layout, m.layers, relative_ends);
+    const long long grads_offset = gradients_offset<Act>(layout, m.layers, relative_ends);
     // Starts stay 256-aligned, so the layers' relative layout is the probe's.
     const std::size_t region_start = arena.align();
     const std::size_t layers_start =
@@ -543,8 +549,8 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
     arena.seek(layers_start);
     std::vector<std::size_t> layer_ends;
     b.layers = take_saved_layers<Act>(arena, sizes, m.layers, &layer_ends);
-    b.grads = reinterpret_cast<float*>(arena.at(grads_start));
-    arena.seek(std::max(layer_ends.back(), grads_start + P * sizeof(float)));
+    b.grads = reinterpret_cast<Act*>(arena.at(grads_start));
+    arena.seek(std::max(layer_ends.back(), grads_start + P * sizeof(Act)));
   }
   for (LayerActivations<Act>& a : b.layers) a.attention.scores = score_scratch;
   b.final_input = b.layers.back().output;
@@ -813,15 +819,15 @@ class CudaBackend final : public Backend {
   DeviceGradients gradient_buffer() override {
     if (config_.mode == Mode::fwd)
       throw std::logic_error("gradient_buffer() on a backend built for Mode::fwd");
-    return {buffers_.grads, flat_count_};
+    return {buffers_.grads, flat_count_, kMixed ? GradientType::bf16 : GradientType::fp32};
   }
 
   void optimizer_step() override {
     enter(Phase::optimizer_step);
     const double count = static_cast<double>(layout_.total);
     GPUPROF_SCOPE("adamw", stream(),
-                  gpuprof::Work{12.0 * count, (28.0 + (kMixed ? 2.0 : 0.0)) * count});
-    const AdamWBuffers adamw{buffers_.params,      buffers_.grads,
+                  gpuprof::Work{12.0 * count, (24.0 + sizeof(Act) + (kMixed ? 2.0 : 0.0)) * count});
+    const AdamWBuffers<Act> adamw{buffers_.params,      buffers_.grads,
                              buffers_.adam_m,      buffers_.adam_v,
                              buffers_.params_bf16, buffers_.norm_partials,
                              buffers_.adam_step,   flat_count_};
@@ -904,8 +910,11 @@ class CudaBackend final : public Backend {
   std::vector<float> gradients() override {
     if (config_.mode == Mode::fwd)
       throw std::logic_error("gradients() on a backend built for Mode::fwd");
-    std::vector<float> host(layout_.total);
-    download(host.data(), buffers_.grads, host.size());
+    std::vector<Act> raw(layout_.total);
+    download(raw.data(), buffers_.grads, raw.size());
+    std::vector<float> host(raw.size());
+    std::transform(raw.begin(), raw.end(), host.begin(),
+                   [](Act x) { return static_cast<float>(x); });
     return host;
   }
 
@@ -1008,7 +1017,7 @@ class CudaBackend final : public Backend {
   const float* params_at(const char* tensor) const {
     return buffers_.params + layout_.find(tensor).offset;
   }
-  float* grads_at(const char* tensor) const { return buffers_.grads + layout_.find(tensor).offset; }
+  Act* grads_at(const char* tensor) const { return buffers_.grads + layout_.find(tensor).offset; }
   // What the GEMMs read: the fp32 master, or its bf16 copy.
   const Act* weights_at(std::size_t offset) const {
     if constexpr (kMixed)
@@ -1038,11 +1047,12 @@ class CudaBackend final : public Backend {
   }
 
   // Zeroes the elements past the layout's total of a flat parameter buffer.
-  void zero_flat_padding(float* flat) {
+  template <class T>
+  void zero_flat_padding(T* flat) {
     const std::size_t padding = flat_count_ - layout_.total;
     if (padding > 0)
       GPUPROF_CUDA_CHECK(
-          cudaMemsetAsync(flat + layout_.total, 0, padding * sizeof(float), stream()));
+          cudaMemsetAsync(flat + layout_.total, 0, padding * sizeof(T), stream()));
   }
 
   template <class T>
@@ -1086,16 +1096,16 @@ class CudaBackend final : public Backend {
            {y, y_type, out});
   }
 
-  // dw[out, in] = dyᵀ·x (overwritten, fp32) and dx[rows, in] = dy·w.
-  void linear_backward(const Act* dy, const Act* x, const Act* w, float* dw, Act* dx, int rows,
+  // dw[out, in] = dyᵀ·x (overwritten, Act) and dx[rows, in] = dy·w.
+  void linear_backward(const Act* dy, const Act* x, const Act* w, Act* dw, Act* dx, int rows,
                        int out, int in) {
     linear_weight_gradient(dy, x, dw, rows, out, in);
     linear_input_gradient(dy, w, dx, rows, out, in);
   }
-  void linear_weight_gradient(const Act* dy, const Act* x, float* dw, int rows, int out, int in) {
+  void linear_weight_gradient(const Act* dy, const Act* x, Act* dw, int rows, int out, int in) {
     const cudaDataType_t act = data_type<Act>();
     matmul(*gemm_, Op::transpose, Op::none, out, in, rows, 1.0f, {dy, act, out}, {x, act, in},
-           0.0f, {dw, CUDA_R_32F, in});
+           0.0f, {dw, act, in});
   }
   void linear_input_gradient(const Act* dy, const Act* w, Act* dx, int rows, int out, int in) {
     const cudaDataType_t act = data_type<Act>();

@@ -156,13 +156,15 @@ __global__ void rmsnorm_gain_partials_kernel(const Act* dy, const float* x, cons
   }
 }
 
-// Stage 2: dgain[col] = Σ_chunk partials[chunk, col], chunks in order.
-__global__ void rmsnorm_gain_sum_kernel(const float* partials, float* dgain, int chunks, int d) {
+// Stage 2: dgain[col] = Σ_chunk partials[chunk, col], chunks in order,
+// rounded once to the gradients' type.
+template <class Grad>
+__global__ void rmsnorm_gain_sum_kernel(const float* partials, Grad* dgain, int chunks, int d) {
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= d) return;
   float total = 0;
   for (int chunk = 0; chunk < chunks; ++chunk) total += partials[static_cast<std::size_t>(chunk) * d + col];
-  dgain[col] = total;
+  dgain[col] = from_float<Grad>(total);
 }
 
 }  // namespace
@@ -197,7 +199,7 @@ void rmsnorm_recompute(const float* x, const float* gain, const float* inv_rms, 
 
 template <class Act>
 void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const float* inv_rms,
-                      const float* residual, float* dx, Act* dx_act, float* dgain,
+                      const float* residual, float* dx, Act* dx_act, Act* dgain,
                       float* gain_partials, int rows, int d, cudaStream_t stream) {
   with_vector_width(vector_aligned(d, dy, x, gain, residual, dx, dx_act), [&](auto width) {
     rmsnorm_backward_kernel<Act, decltype(width)::value>
@@ -225,7 +227,7 @@ void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const fl
   template void rmsnorm_recompute<Act>(const float*, const float*, const float*, Act*, int, int, \
                                        cudaStream_t);                                            \
   template void rmsnorm_backward<Act>(const Act*, const float*, const float*, const float*,       \
-                                      const float*, float*, Act*, float*, float*, int, int,      \
+                                      const float*, float*, Act*, Act*, float*, int, int,        \
                                       cudaStream_t);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(__nv_bfloat16)

@@ -34,10 +34,11 @@ std::size_t rmsnorm_gain_partials_floats(int rows, int d);
 // dy [rows, d] -> dx = residual + ∂loss/∂x (fp32; residual may be null = 0,
 // and may alias dx); dx_act, when not null, receives dx rounded to Act for
 // the GEMMs that consume it; dgain [d] is overwritten with Σ_rows dy·x·inv_rms
-// (summed in a fixed order, through gain_partials).
+// (summed in fp32 in a fixed order, through gain_partials, and rounded once
+// to Act: the gradients are Act, like the weight gradients of the GEMMs).
 template <class Act>
 void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const float* inv_rms,
-                      const float* residual, float* dx, Act* dx_act, float* dgain,
+                      const float* residual, float* dx, Act* dx_act, Act* dgain,
                       float* gain_partials, int rows, int d, cudaStream_t stream);
 
 }  // namespace transformer::cuda

@@ -102,8 +102,8 @@ RunConfig rank_run_config(const DdpOptions& options) {
   return config;
 }
 
-std::size_t bucket_cap_elements(double bucket_mb) {
-  const double elements = bucket_mb * 1024.0 * 1024.0 / sizeof(float);
+std::size_t bucket_cap_elements(double bucket_mb, std::size_t element_bytes) {
+  const double elements = bucket_mb * 1024.0 * 1024.0 / static_cast<double>(element_bytes);
   return elements < 1 ? 1 : static_cast<std::size_t>(elements);
 }
 

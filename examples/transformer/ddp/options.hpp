@@ -43,8 +43,9 @@ DdpOptions parse_ddp_options(const std::vector<std::string>& args);
 // The run configuration of one rank (Mode::step, per-GPU batch).
 RunConfig rank_run_config(const DdpOptions& options);
 
-// The bucket cap in gradient elements (fp32).
-std::size_t bucket_cap_elements(double bucket_mb);
+// The bucket cap in gradient elements of `element_bytes` each (4 for fp32
+// gradients, 2 for bf16): the cap counts bytes, as PyTorch DDP's does.
+std::size_t bucket_cap_elements(double bucket_mb, std::size_t element_bytes);
 
 std::string ddp_usage_text();
 

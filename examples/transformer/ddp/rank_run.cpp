@@ -94,7 +94,9 @@ int run(const DdpOptions& options, const gpuprof::RankInfo& me, IdChannel& ids) 
 
   DdpResults results;
   {
-    DataParallelTrainer trainer(*backend, comm, bucket_cap_elements(options.bucket_mb));
+    DataParallelTrainer trainer(
+        *backend, comm,
+        bucket_cap_elements(options.bucket_mb, backend->gradient_buffer().element_bytes()));
     const std::vector<double> samples =
         timed_steps(trainer, *backend, options.run.warmup, options.run.steps);
     results.buckets = trainer.last_buckets().size();

@@ -37,10 +37,11 @@ void DataParallelTrainer::reduce(GradientRange bucket) {
   GPUPROF_CUDA_CHECK(cudaEventRecord(gradients_written_.get(), backend_.stream()));
   GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(comm_stream_.get(), gradients_written_.get(), 0));
   GPUPROF_SCOPE("all-reduce", comm_stream_.get(),
-                gpuprof::Work{0, 2.0 * static_cast<double>(bucket.size() * sizeof(float))});
-  float* data = grads_.data + bucket.begin;
+                gpuprof::Work{0, 2.0 * static_cast<double>(bucket.size() * grads_.element_bytes())});
+  void* data = static_cast<char*>(grads_.data) + bucket.begin * grads_.element_bytes();
+  const ncclDataType_t type = grads_.type == GradientType::bf16 ? ncclBfloat16 : ncclFloat;
   DDP_NCCL_CHECK(
-      ncclAllReduce(data, data, bucket.size(), ncclFloat, ncclAvg, comm_.get(), comm_stream_.get()));
+      ncclAllReduce(data, data, bucket.size(), type, ncclAvg, comm_.get(), comm_stream_.get()));
   if (buckets_.size() == bucket_reduced_.size()) bucket_reduced_.emplace_back();
   const cudaEvent_t reduced = bucket_reduced_[buckets_.size()].get();
   GPUPROF_CUDA_CHECK(cudaEventRecord(reduced, comm_stream_.get()));

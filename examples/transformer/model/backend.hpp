@@ -87,11 +87,15 @@ struct GradientRange {
 // stream(), which the caller must then have made wait for its reductions.
 using GradientReadyHook = std::function<void(GradientRange)>;
 
-// The device's flat fp32 gradients in ParameterLayout order, with the CUDA
-// backend's zero padding (vector widths) after the layout's total.
+// The device's flat gradients in ParameterLayout order, with the CUDA
+// backend's zero padding (vector widths) after the layout's total: fp32, or
+// bf16 under mixed precision (docs/model.md).
+enum class GradientType { fp32, bf16 };
 struct DeviceGradients {
-  float* data = nullptr;
+  void* data = nullptr;
   std::size_t count = 0;
+  GradientType type = GradientType::fp32;
+  std::size_t element_bytes() const { return type == GradientType::bf16 ? 2 : 4; }
 };
 
 // Thrown by a backend's constructor when its buffers do not fit.

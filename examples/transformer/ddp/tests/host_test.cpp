@@ -89,9 +89,10 @@ TEST_CASE("the backend's ranges cover the layout top-down, one per block") {
   CHECK_THROWS_AS(backward_gradient_ranges(tiny, layout.total - 1), std::invalid_argument);
 }
 
-TEST_CASE("bucket caps in MiB become fp32 elements") {
-  CHECK(bucket_cap_elements(25) == 25u * 1024 * 1024 / 4);
-  CHECK(bucket_cap_elements(1e-9) == 1);
+TEST_CASE("bucket caps in MiB become gradient elements (fp32 or bf16)") {
+  CHECK(bucket_cap_elements(25, 4) == 25u * 1024 * 1024 / 4);
+  CHECK(bucket_cap_elements(25, 2) == 25u * 1024 * 1024 / 2);
+  CHECK(bucket_cap_elements(1e-9, 4) == 1);
 }
 
 TEST_CASE("transformer_ddp's flags") {
