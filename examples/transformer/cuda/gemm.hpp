@@ -2,7 +2,9 @@
 // matmul(), a row-major front end to cuBLAS (which is column-major). It keeps
 // the precision policy in one place: fp32 = CUBLAS_COMPUTE_32F with TF32 off,
 // tf32 = CUBLAS_COMPUTE_32F_FAST_TF32, bf16 = bf16 operands with fp32
-// accumulation (CUBLAS_COMPUTE_32F).
+// accumulation (CUBLAS_COMPUTE_32F). Where cuBLAS splits K, it may add the
+// partial sums of a bf16 output in bf16 (its default math mode allows it, as
+// PyTorch's allow_bf16_reduced_precision_reduction does by default).
 #pragma once
 #include <cstddef>
 

@@ -782,7 +782,7 @@ class CudaBackend final : public Backend {
       mark_gradients_ready(piece++);
     }
     {
-      GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d + 4.0 * V * d});
+      GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d + sizeof(Act) * static_cast<double>(V) * d});
       embedding_backward(buffers_.token_offsets, buffers_.token_positions, buffers_.dstream,
                          grads_at("emb"), V, d, stream());
     }
