@@ -28,9 +28,9 @@
 // gradients share with the per-layer saved activations, because backward
 // writes block l's gradients only once layers above l are spent. The
 // training modes keep per layer only the residual input and mid-point, the
-// norms' statistics, q, k, v, P (naive attention) or the per-row
+// norms' statistics and outputs, q, k, v, P (naive attention) or the per-row
 // log-sum-exp (fused attention), the attention output and the w1|w3 output;
-// backward recomputes the norms' outputs and the SwiGLU gate (elementwise).
+// backward recomputes the SwiGLU gate (elementwise).
 // With fused attention no buffer anywhere is T×T: the score scratch of the
 // naive path becomes the flash backward's workspace (linear in T).
 //
@@ -206,17 +206,21 @@ class Carver {
   std::vector<ArenaRegion> regions_;
 };
 
-// What one block keeps for its backward pass. The norms' outputs and the
-// SwiGLU gate's output are not kept: backward recomputes them (elementwise)
-// from `input`/`mid`, the saved statistics and `h13`.
+// What one block keeps for its backward pass. The norms' outputs are kept
+// for the weight gradients of the GEMMs they feed (recomputing them cost a
+// kernel per norm and read the fp32 input again); the SwiGLU gate's output
+// is not: the SwiGLU backward recomputes it in the pass over `h13` it makes
+// anyway.
 template <class Act>
 struct LayerActivations {
   float* input;     // residual stream entering the block [N, d]
   float* inv_rms1;  // [N]
+  Act* normed1;     // rmsnorm(input), the QKV GEMM's input [N, d]
   AttentionTensors<Act> attention;
   Act* context;     // attention output before the projection, heads merged
   float* mid;       // input + attention
   float* inv_rms2;
+  Act* normed2;     // rmsnorm(mid), the FFN's input
   Act* h13;         // [N, 2·d_ff]
   float* output;    // mid + ffn: the next block's input
 };
@@ -239,9 +243,7 @@ struct Buffers {
   // Volatile (the per_step regions): written by every step; poisoned on request.
   Act* grads = nullptr;  // training modes only (Act: see the precisions above)
   std::vector<LayerActivations<Act>> layers;
-  // The output of the RMSNorm that ran last, for the one GEMM that reads it:
-  // every block's two norms in forward (and their recomputation in
-  // backward), and the final norm between the lm_head's forward and backward.
+  // The final norm's output, between the lm_head's forward and backward.
   Act* normed = nullptr;
   Act* qkv = nullptr;    // the QKV GEMM's output, before RoPE
   Act* gated = nullptr;  // silu(a)⊙b for the w2 GEMM (recomputed in backward)
@@ -284,6 +286,7 @@ LayerActivations<Act> take_layer(Carver& arena, const ActivationSizes& s, float*
   LayerActivations<Act> a{};
   a.input = input ? input : arena.take<float>(N * d);
   a.inv_rms1 = arena.take<float>(N);
+  a.normed1 = arena.take<Act>(N * d);
   a.attention.q = arena.take<Act>(N * d);
   a.attention.k = arena.take<Act>(N * d);
   a.attention.v = arena.take<Act>(N * d);
@@ -294,6 +297,7 @@ LayerActivations<Act> take_layer(Carver& arena, const ActivationSizes& s, float*
   a.context = arena.take<Act>(N * d);
   a.mid = arena.take<float>(N * d);
   a.inv_rms2 = arena.take<float>(N);
+  a.normed2 = arena.take<Act>(N * d);
   a.h13 = arena.take<Act>(N * 2 * s.d_ff);
   return a;
 }
@@ -510,7 +514,10 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
   float* score_scratch = nullptr;
   if (!training) {
     // The statistics go to final_inv_rms too: fwd mode reads none of them.
-    const ForwardBlock<Act> block = take_forward_block<Act>(arena, sizes, b.final_inv_rms);
+    ForwardBlock<Act> block = take_forward_block<Act>(arena, sizes, b.final_inv_rms);
+    // Without a backward pass a norm's output lives only until the GEMM
+    // after it: every norm writes the one `normed` buffer.
+    block.layer.normed1 = block.layer.normed2 = b.normed;
     b.layers.assign(m.layers, block.layer);
     b.qkv = block.qkv;
     score_scratch = block.scores;
@@ -1137,7 +1144,7 @@ class CudaBackend final : public Backend {
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
       // Also copies the input into `mid`, which the output projection adds onto.
-      rmsnorm_forward<Act>(a.input, buffers_.params + base + block_.norm1, buffers_.normed, a.inv_rms1,
+      rmsnorm_forward<Act>(a.input, buffers_.params + base + block_.norm1, a.normed1, a.inv_rms1,
                            a.mid, N, d, eps, stream());
     }
     {
@@ -1145,7 +1152,7 @@ class CudaBackend final : public Backend {
                     gpuprof::Work{matmul_flops(N, 4.0 * d, d) + attention_core, 0});
       {
         GPUPROF_SCOPE("qkv projection", stream(), gpuprof::Work{matmul_flops(N, 3.0 * d, d), 0});
-        linear(buffers_.normed, weights_at(base + block_.wq), buffers_.qkv, data_type<Act>(), N, 3 * d, d,
+        linear(a.normed1, weights_at(base + block_.wq), buffers_.qkv, data_type<Act>(), N, 3 * d, d,
                0.0f);
       }
       if constexpr (kMixed)
@@ -1164,12 +1171,12 @@ class CudaBackend final : public Backend {
     }
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
-      rmsnorm_forward<Act>(a.mid, buffers_.params + base + block_.norm2, buffers_.normed, a.inv_rms2,
+      rmsnorm_forward<Act>(a.mid, buffers_.params + base + block_.norm2, a.normed2, a.inv_rms2,
                            a.output, N, d, eps, stream());
     }
     {
       GPUPROF_SCOPE("ffn", stream(), gpuprof::Work{matmul_flops(N, 3.0 * F, d), 0});
-      linear(buffers_.normed, weights_at(base + block_.w1), a.h13, data_type<Act>(), N, 2 * F, d,
+      linear(a.normed2, weights_at(base + block_.w1), a.h13, data_type<Act>(), N, 2 * F, d,
              0.0f);
       swiglu_forward<Act>(a.h13, buffers_.gated, N, F, stream());
       linear(buffers_.gated, weights_at(base + block_.w2), a.output, CUDA_R_32F, N, d, F, 1.0f);
@@ -1180,21 +1187,14 @@ class CudaBackend final : public Backend {
   void norm_backward(const Act* dy, const float* x, const std::string& gain, const float* inv_rms,
                      const float* residual) {
     const int N = tokens_count(), d = config_.model.d_model;
+    // dy, x and the residual read once (the gain sums ride along), dx and its
+    // Act copy written.
     GPUPROF_SCOPE("rmsnorm", stream(),
-                  gpuprof::Work{8.0 * N * d, (16.0 + 2.0 * sizeof(Act)) * N * d});
+                  gpuprof::Work{8.0 * N * d, (12.0 + 2.0 * sizeof(Act)) * N * d});
     const std::size_t offset = layout_.find(gain).offset;
     rmsnorm_backward<Act>(dy, x, buffers_.params + offset, inv_rms, residual, buffers_.dstream,
                           dstream_act_copy(), buffers_.grads + offset, buffers_.gain_partials, N,
                           d, stream());
-  }
-
-  // A block's norm output, which backward needs for a weight gradient but the
-  // forward pass does not keep, back into `normed` (bit-identical).
-  void recompute_norm(const float* x, std::size_t gain_offset, const float* inv_rms) {
-    const int N = tokens_count(), d = config_.model.d_model;
-    GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{2.0 * N * d, (8.0 + sizeof(Act)) * N * d});
-    rmsnorm_recompute<Act>(x, buffers_.params + gain_offset, inv_rms, buffers_.normed, N, d,
-                           stream());
   }
 
   void block_backward(int layer) {
@@ -1211,8 +1211,7 @@ class CudaBackend final : public Backend {
       swiglu_backward<Act>(a.h13, buffers_.dgated, buffers_.dh13, buffers_.gated, N, F, stream());
       linear_weight_gradient(dstream_act(), buffers_.gated, buffers_.grads + base + block_.w2, N,
                              d, F);
-      recompute_norm(a.mid, base + block_.norm2, a.inv_rms2);
-      linear_backward(buffers_.dh13, buffers_.normed, weights_at(base + block_.w1),
+      linear_backward(buffers_.dh13, a.normed2, weights_at(base + block_.w1),
                       buffers_.grads + base + block_.w1, buffers_.dnorm, N, 2 * F, d);
     }
     norm_backward(buffers_.dnorm, a.mid, prefix + "norm2", a.inv_rms2, buffers_.dstream);
@@ -1238,8 +1237,7 @@ class CudaBackend final : public Backend {
                                 buffers_.dv, buffers_.dqkv, stream());
       {
         GPUPROF_SCOPE("qkv projection", stream(), gpuprof::Work{2 * matmul_flops(N, 3.0 * d, d), 0});
-        recompute_norm(a.input, base + block_.norm1, a.inv_rms1);
-        linear_backward(buffers_.dqkv, buffers_.normed, weights_at(base + block_.wq),
+        linear_backward(buffers_.dqkv, a.normed1, weights_at(base + block_.wq),
                         buffers_.grads + base + block_.wq, buffers_.dnorm, N, 3 * d, d);
       }
     }

@@ -3,14 +3,16 @@
 // multiple of kVec); the row is read twice (statistics, then the
 // output), the second time mostly from L1/L2. The gain gradient, a column
 // sum over all rows, is a two-stage reduction in a fixed order (so gradients
-// are bit-for-bit reproducible): chunks of rows × 256-column slabs spread
-// over the whole GPU write per-chunk partial sums, then one thread per
-// column adds its chunks in order. (The one-stage kernel it replaces ran
-// d/32 blocks, 24 for the small model, and was the train step's most
-// expensive kernel.)
+// are bit-for-bit reproducible): the backward kernel's blocks, each over a
+// chunk of rows, write per-chunk partial sums as they go, then a second
+// kernel adds each column's chunks in order. (A one-stage kernel of d/32
+// blocks, 24 for the small model, was once the train step's most expensive
+// kernel.)
 #include "cuda/rmsnorm.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
@@ -19,25 +21,15 @@ namespace transformer::cuda {
 namespace {
 
 constexpr unsigned kRowsPerBlock = 8;  // one warp each
-constexpr unsigned kRecomputeThreads = 256;
-// Gain gradient, stage 1: a block is 32 threads × kVec columns (256) by
-// kGainRowGroups rows at a time, over one chunk of at least kGainMinChunkRows
-// rows; at most kGainMaxChunks chunks (enough blocks to fill the GPU).
+// The backward kernel's blocks are the gain gradient's chunks: one row per
+// warp where rows allow, at most kGainMaxChunks of them (two blocks per SM
+// on an H100 at the 2.7B model's d, where each takes 80 KB of shared sums);
+// stage 2 adds them with kGainRowGroups threads per column.
+constexpr int kGainMaxChunks = 256;
 constexpr unsigned kGainRowGroups = 8;
-constexpr int kGainMinChunkRows = 32;
-constexpr int kGainMaxChunks = 128;
-constexpr unsigned kGainSumThreads = 256;
 
 int gain_chunks(int rows) {
-  return std::max(1, std::min(kGainMaxChunks, (rows + kGainMinChunkRows - 1) / kGainMinChunkRows));
-}
-
-// The one expression of a norm's output, shared by forward and recompute so
-// that the two agree bit for bit.
-template <int W>
-__device__ inline void normalize(const float (&x)[W], float r, const float (&g)[W], float (&y)[W]) {
-#pragma unroll
-  for (int e = 0; e < W; ++e) y[e] = x[e] * r * g[e];
+  return std::max(1, std::min(kGainMaxChunks, static_cast<int>(blocks_for(rows, kRowsPerBlock))));
 }
 
 template <class Act, int W>
@@ -60,110 +52,107 @@ __global__ void rmsnorm_forward_kernel(const float* x, const float* gain, Act* y
     float v[W], g[W], out[W];
     load_vec(x + base + col, v);
     load_vec(gain + col, g);
-    normalize(v, r, g, out);
+#pragma unroll
+    for (int e = 0; e < W; ++e) out[e] = v[e] * r * g[e];
     store_vec(y + base + col, out);
     if (x_copy) store_vec(x_copy + base + col, v);
   }
 }
 
-// One thread per W outputs.
-template <class Act, int W>
-__global__ void rmsnorm_recompute_kernel(const float* x, const float* gain, const float* inv_rms,
-                                         Act* y, int rows, int d) {
-  const int vecs_per_row = d / W;
-  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
-  if (i >= static_cast<std::size_t>(rows) * vecs_per_row) return;
-  const std::size_t row = i / vecs_per_row;
-  const int col = static_cast<int>(i % vecs_per_row) * W;
-  float v[W], g[W], out[W];
-  load_vec(x + row * d + col, v);
-  load_vec(gain + col, g);
-  normalize(v, inv_rms[row], g, out);
-  store_vec(y + row * d + col, out);
-}
-
-// dx_k = r·(g_k·dy_k − x_k·r²·Σ_j g_j·dy_j·x_j / d), from y_k = g_k·x_k·r.
+// dx_k = r·(g_k·dy_k − x_k·r²·Σ_j g_j·dy_j·x_j / d), from y_k = g_k·x_k·r;
+// and the gain gradient's stage 1 in the same pass: block `chunk` takes rows
+// [chunk·chunk_rows, …), a warp every kRowsPerBlock-th of them, and each
+// warp adds dy·x·r into its own row of shared sums (a lane owns its
+// columns, so no two threads touch one sum); the warps' rows are then added
+// in warp order into partials[chunk, ·]. Fixed order throughout, so the
+// gradient is bit-for-bit reproducible. (The separate stage-1 kernel this
+// replaces read dy and x a second time.) A warp's sums are stored element
+// e of every vector first, so the lanes' shared accesses hit distinct banks.
 template <class Act, int W>
 __global__ void rmsnorm_backward_kernel(const Act* dy, const float* x, const float* gain,
                                         const float* inv_rms, const float* residual, float* dx,
-                                        Act* dx_act, int rows, int d) {
-  const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  if (row >= rows) return;
-  const std::size_t base = static_cast<std::size_t>(row) * d;
-  float dot = 0;
-  for (int col = lane * W; col < d; col += 32 * W) {
-    float dyv[W], xv[W], g[W];
-    load_vec(dy + base + col, dyv);
-    load_vec(x + base + col, xv);
-    load_vec(gain + col, g);
+                                        Act* dx_act, float* partials, int rows, int d,
+                                        int chunk_rows) {
+  extern __shared__ float warp_sums[];  // [kRowsPerBlock][d]
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int vectors = d / W;  // whole: W = 1 unless d is a multiple of kVec
+  float* const sums = warp_sums + static_cast<std::size_t>(warp) * d;
+  for (int i = lane; i < d; i += 32) sums[i] = 0;
+  const int first = blockIdx.x * chunk_rows, last = min(rows, first + chunk_rows);
+  for (int row = first + warp; row < last; row += kRowsPerBlock) {
+    const std::size_t base = static_cast<std::size_t>(row) * d;
+    float dot = 0;
+    for (int col = lane * W; col < d; col += 32 * W) {
+      float dyv[W], xv[W], g[W];
+      load_vec(dy + base + col, dyv);
+      load_vec(x + base + col, xv);
+      load_vec(gain + col, g);
 #pragma unroll
-    for (int e = 0; e < W; ++e) dot += g[e] * dyv[e] * xv[e];
-  }
-  const float r = inv_rms[row];
-  const float coefficient = r * r * warp_sum(dot) / static_cast<float>(d);
-  for (int col = lane * W; col < d; col += 32 * W) {
-    float dyv[W], xv[W], g[W], out[W];
-    load_vec(dy + base + col, dyv);
-    load_vec(x + base + col, xv);
-    load_vec(gain + col, g);
-    if (residual) {
-      load_vec(residual + base + col, out);
-    } else {
-#pragma unroll
-      for (int e = 0; e < W; ++e) out[e] = 0;
+      for (int e = 0; e < W; ++e) dot += g[e] * dyv[e] * xv[e];
     }
+    const float r = inv_rms[row];
+    const float coefficient = r * r * warp_sum(dot) / static_cast<float>(d);
+    for (int col = lane * W; col < d; col += 32 * W) {
+      float dyv[W], xv[W], g[W], out[W];
+      load_vec(dy + base + col, dyv);
+      load_vec(x + base + col, xv);
+      load_vec(gain + col, g);
+      if (residual) {
+        load_vec(residual + base + col, out);
+      } else {
 #pragma unroll
-    for (int e = 0; e < W; ++e) out[e] += r * (g[e] * dyv[e] - xv[e] * coefficient);
-    store_vec(dx + base + col, out);
-    if (dx_act) store_vec(dx_act + base + col, out);
-  }
-}
-
-// Stage 1: partials[chunk, col] = Σ over the chunk's rows of dy·x·inv_rms.
-// Each thread sums every kGainRowGroups-th row of its chunk for its W
-// columns (W = kVec, or 1 where d is not whole vectors); the row groups are
-// then added in order through shared memory.
-template <class Act, int W>
-__global__ void rmsnorm_gain_partials_kernel(const Act* dy, const float* x, const float* inv_rms,
-                                             float* partials, int rows, int d, int chunk_rows) {
-  __shared__ float group_sums[kGainRowGroups][32 * W + 1];
-  const int col = (blockIdx.x * 32 + threadIdx.x) * W;
-  const int chunk = blockIdx.y;
-  const int first = chunk * chunk_rows, last = min(rows, first + chunk_rows);
-  float sum[W] = {};
-  if (col < d) {
-    for (int row = first + threadIdx.y; row < last; row += kGainRowGroups) {
-      const std::size_t i = static_cast<std::size_t>(row) * d + col;
-      float dyv[W], xv[W];
-      load_vec(dy + i, dyv);
-      load_vec(x + i, xv);
-      const float r = inv_rms[row];
+        for (int e = 0; e < W; ++e) out[e] = 0;
+      }
 #pragma unroll
-      for (int e = 0; e < W; ++e) sum[e] += dyv[e] * xv[e] * r;
+      for (int e = 0; e < W; ++e) {
+        out[e] += r * (g[e] * dyv[e] - xv[e] * coefficient);
+        sums[e * vectors + col / W] += dyv[e] * xv[e] * r;
+      }
+      store_vec(dx + base + col, out);
+      if (dx_act) store_vec(dx_act + base + col, out);
     }
   }
-#pragma unroll
-  for (int e = 0; e < W; ++e) group_sums[threadIdx.y][threadIdx.x * W + e] = sum[e];
   __syncthreads();
-  // The block's threads finish one of its 32·W columns each.
-  const int lane_col = threadIdx.y * 32 + threadIdx.x;
-  const int out_col = blockIdx.x * 32 * W + lane_col;
-  if (lane_col < 32 * W && out_col < d) {
+  for (int i = threadIdx.x; i < d; i += blockDim.x) {
     float total = 0;
-    for (unsigned group = 0; group < kGainRowGroups; ++group) total += group_sums[group][lane_col];
-    partials[static_cast<std::size_t>(chunk) * d + out_col] = total;
+    for (unsigned w = 0; w < kRowsPerBlock; ++w) total += warp_sums[w * static_cast<std::size_t>(d) + i];
+    const int col = (i % vectors) * W + i / vectors;
+    partials[static_cast<std::size_t>(blockIdx.x) * d + col] = total;
   }
 }
 
-// Stage 2: dgain[col] = Σ_chunk partials[chunk, col], chunks in order,
-// rounded once to the gradients' type.
+// The backward kernel's per-warp sums grow with d: it opts in to the
+// device's most shared memory per block, once per instantiation.
+template <class Act, int W>
+std::size_t backward_shared_limit() {
+  static const std::size_t limit = [] {
+    int device = 0, bytes = 0;
+    GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
+    GPUPROF_CUDA_CHECK(
+        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    GPUPROF_CUDA_CHECK(cudaFuncSetAttribute(rmsnorm_backward_kernel<Act, W>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    return static_cast<std::size_t>(bytes);
+  }();
+  return limit;
+}
+
+// Stage 2: dgain[col] = Σ_chunk partials[chunk, col] in a fixed order (row
+// group g of the block sums chunks g, g + kGainRowGroups, …; the groups are
+// then added in order), rounded once to the gradients' type.
 template <class Grad>
 __global__ void rmsnorm_gain_sum_kernel(const float* partials, Grad* dgain, int chunks, int d) {
-  const int col = blockIdx.x * blockDim.x + threadIdx.x;
-  if (col >= d) return;
+  __shared__ float group_sums[kGainRowGroups][33];
+  const int col = blockIdx.x * 32 + threadIdx.x;
+  float sum = 0;
+  if (col < d)
+    for (int chunk = threadIdx.y; chunk < chunks; chunk += kGainRowGroups)
+      sum += partials[static_cast<std::size_t>(chunk) * d + col];
+  group_sums[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y != 0 || col >= d) return;
   float total = 0;
-  for (int chunk = 0; chunk < chunks; ++chunk) total += partials[static_cast<std::size_t>(chunk) * d + col];
+  for (unsigned group = 0; group < kGainRowGroups; ++group) total += group_sums[group][threadIdx.x];
   dgain[col] = from_float<Grad>(total);
 }
 
@@ -185,38 +174,23 @@ void rmsnorm_forward(const float* x, const float* gain, Act* y, float* inv_rms, 
 }
 
 template <class Act>
-void rmsnorm_recompute(const float* x, const float* gain, const float* inv_rms, Act* y, int rows,
-                       int d, cudaStream_t stream) {
-  with_vector_width(vector_aligned(d, x, gain, y), [&](auto width) {
-    constexpr int W = decltype(width)::value;
-    const std::size_t work = static_cast<std::size_t>(rows) * (d / W);
-    rmsnorm_recompute_kernel<Act, W>
-        <<<blocks_for(work, kRecomputeThreads), kRecomputeThreads, 0, stream>>>(x, gain, inv_rms,
-                                                                               y, rows, d);
-    EXAMPLE_LAUNCH_CHECK();
-  });
-}
-
-template <class Act>
 void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const float* inv_rms,
                       const float* residual, float* dx, Act* dx_act, Act* dgain,
                       float* gain_partials, int rows, int d, cudaStream_t stream) {
-  with_vector_width(vector_aligned(d, dy, x, gain, residual, dx, dx_act), [&](auto width) {
-    rmsnorm_backward_kernel<Act, decltype(width)::value>
-        <<<blocks_for(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(
-            dy, x, gain, inv_rms, residual, dx, dx_act, rows, d);
-    EXAMPLE_LAUNCH_CHECK();
-  });
   const int chunks = gain_chunks(rows);
   const int chunk_rows = (rows + chunks - 1) / chunks;
-  with_vector_width(vector_aligned(d, dy, x), [&](auto width) {
+  const std::size_t shared_bytes = std::size_t{kRowsPerBlock} * d * sizeof(float);
+  with_vector_width(vector_aligned(d, dy, x, gain, residual, dx, dx_act), [&](auto width) {
     constexpr int W = decltype(width)::value;
-    const dim3 grid(blocks_for(d, 32 * W), chunks);
-    rmsnorm_gain_partials_kernel<Act, W><<<grid, dim3(32, kGainRowGroups), 0, stream>>>(
-        dy, x, inv_rms, gain_partials, rows, d, chunk_rows);
+    if (shared_bytes > backward_shared_limit<Act, W>())
+      throw std::invalid_argument("rmsnorm_backward: d = " + std::to_string(d) + " needs " +
+                                  std::to_string(shared_bytes) +
+                                  " bytes of shared memory per block, more than the device has");
+    rmsnorm_backward_kernel<Act, W><<<chunks, kRowsPerBlock * 32, shared_bytes, stream>>>(
+        dy, x, gain, inv_rms, residual, dx, dx_act, gain_partials, rows, d, chunk_rows);
     EXAMPLE_LAUNCH_CHECK();
   });
-  rmsnorm_gain_sum_kernel<<<blocks_for(d, kGainSumThreads), kGainSumThreads, 0, stream>>>(
+  rmsnorm_gain_sum_kernel<<<blocks_for(d, 32), dim3(32, kGainRowGroups), 0, stream>>>(
       gain_partials, dgain, chunks, d);
   EXAMPLE_LAUNCH_CHECK();
 }
@@ -224,8 +198,6 @@ void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const fl
 #define TRANSFORMER_INSTANTIATE(Act)                                                              \
   template void rmsnorm_forward<Act>(const float*, const float*, Act*, float*, float*, int, int,  \
                                      float, cudaStream_t);                                        \
-  template void rmsnorm_recompute<Act>(const float*, const float*, const float*, Act*, int, int, \
-                                       cudaStream_t);                                            \
   template void rmsnorm_backward<Act>(const Act*, const float*, const float*, const float*,       \
                                       const float*, float*, Act*, Act*, float*, int, int,        \
                                       cudaStream_t);

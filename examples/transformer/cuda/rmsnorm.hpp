@@ -20,13 +20,6 @@ template <class Act>
 void rmsnorm_forward(const float* x, const float* gain, Act* y, float* inv_rms, float* x_copy,
                      int rows, int d, float eps, cudaStream_t stream);
 
-// y = x · inv_rms · g from the inv_rms that rmsnorm_forward saved: the
-// backward pass recomputes a norm's output this way instead of keeping it,
-// and gets forward's values bit for bit (same fp32 expression).
-template <class Act>
-void rmsnorm_recompute(const float* x, const float* gain, const float* inv_rms, Act* y, int rows,
-                       int d, cudaStream_t stream);
-
 // Floats of scratch rmsnorm_backward needs for `rows` rows of width d (the
 // gain gradient's per-chunk partial sums; nothing in it survives the call).
 std::size_t rmsnorm_gain_partials_floats(int rows, int d);

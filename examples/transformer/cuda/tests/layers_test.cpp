@@ -123,11 +123,6 @@ void check_rmsnorm(int rows, int d) {
   check_close("rmsnorm forward y", y.download(), flat(y_ref), stored_tolerance<Act>());
   check_close("rmsnorm forward inv_rms", inv_rms.download(), flat(inv_rms_ref), kFp32Math);
   check_close("rmsnorm forward residual copy", x_copy.download(), x, 1e-12);
-  DeviceArray<Act> y_recomputed(n);
-  rmsnorm_recompute<Act>(x_dev.get(), gain_dev.get(), inv_rms.get(), y_recomputed.get(), rows, d,
-                         nullptr);
-  // Backward feeds the recomputed output to the same GEMMs: it must be forward's, bit for bit.
-  check_close("rmsnorm recompute = forward y", y_recomputed.download(), y.download(), 0.0);
 
   const auto dy = round_to<Act>(random_values(n));
   const auto residual = round_to<float>(random_values(n));
@@ -158,14 +153,15 @@ void check_rmsnorm(int rows, int d) {
                 stored_tolerance<Act>());
 }
 
-TEST_CASE_TEMPLATE("rmsnorm forward, recompute and backward (residual fused, gain gradient)", Act, float,
+TEST_CASE_TEMPLATE("rmsnorm forward and backward (residual fused, gain gradient)", Act, float,
                    bf16) {
-  // d = 272: lanes loop twice over a row, d is not a multiple of 32, and the
-  // gain gradient has a partial 256-column slab; d = 38 is not a multiple of
-  // the vector width: the element-wise kernels. 40 rows are two chunks of the
-  // gain gradient's reduction (the second partial), 4500 the most chunks, the
-  // last ones empty.
-  for (const int d : {272, 38})
+  // d = 272: lanes loop twice over a row and d is not a multiple of 32;
+  // d = 38 is not a multiple of the vector width: the element-wise kernels;
+  // d = 2560, the 2.7B model's, needs more than the default 48 KB of shared
+  // sums per block. 40 rows are five chunks of the gain gradient's
+  // reduction; 4500 the most chunks, the last one partial and those after
+  // it empty.
+  for (const int d : {272, 38, 2560})
     for (const int rows : {40, 4500}) check_rmsnorm<Act>(rows, d);
 }
 
