@@ -7,14 +7,20 @@
 // without, in separate processes: CUPTI, once attached, stays for the process.
 //
 //   gpuprof_graph_capture_overhead [--capture] [--kernel-ns N] [--replays R] [--batches B]
-//                                  [--buffer-mb M] [--device-buffer-mb D]
+//                                  [--buffer-mb M] [--device-buffer-mb D] [--blocks K]
+//                                  [--sync-each]
 //
 // --kernel-ns 0 (default) launches a one-block kernel that does almost
 // nothing (the worst case: overhead against the shortest kernels); N > 0
 // spins each kernel for N ns of GPU time. --buffer-mb sets
 // KernelCaptureOptions::buffer_bytes, --device-buffer-mb CUPTI's device
 // buffer size (CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE), to see what they change.
+// --blocks K launches each kernel with K blocks (does CUPTI's cost grow with
+// them?). --sync-each waits for every replay before launching the next (as a
+// benchmark timing each step does), so the host's time to launch is in the
+// replay's time. Every run prints the mean host time spent in launch_graph.
 #include <gpuprof/cupti.hpp>
+#include <gpuprof/graph.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
 
@@ -53,6 +59,8 @@ struct Options {
   int batches = 7;
   long long buffer_mb = 0;         // 0: KernelCaptureOptions' default
   long long device_buffer_mb = 0;  // 0: CUPTI's default
+  int blocks = 1;
+  bool sync_each = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -67,11 +75,13 @@ Options parse(int argc, char** argv) {
       return parsed;
     };
     if (arg == "--capture") options.capture = true;
+    else if (arg == "--sync-each") options.sync_each = true;
     else if (arg == "--kernel-ns") options.kernel_ns = value();
     else if (arg == "--replays") options.replays = static_cast<int>(std::max(1LL, value()));
     else if (arg == "--batches") options.batches = static_cast<int>(std::max(1LL, value()));
     else if (arg == "--buffer-mb") options.buffer_mb = value();
     else if (arg == "--device-buffer-mb") options.device_buffer_mb = value();
+    else if (arg == "--blocks") options.blocks = static_cast<int>(std::max(1LL, value()));
     else throw std::runtime_error("unknown argument " + arg);
   }
   return options;
@@ -80,25 +90,25 @@ Options parse(int argc, char** argv) {
 constexpr int layers = 10, kernels_per_scope = 10;
 constexpr int kernels_per_replay = layers * 3 * kernels_per_scope;
 
-void launch_some(float* data, long long spin_ns, cudaStream_t stream) {
-  for (int k = 0; k < kernels_per_scope; ++k) work_kernel<<<1, 32, 0, stream>>>(data, spin_ns);
+void launch_some(float* data, long long spin_ns, int blocks, cudaStream_t stream) {
+  for (int k = 0; k < kernels_per_scope; ++k) work_kernel<<<blocks, 32, 0, stream>>>(data, spin_ns);
 }
 
-void scoped_step(float* data, long long spin_ns, cudaStream_t stream) {
+void scoped_step(float* data, long long spin_ns, int blocks, cudaStream_t stream) {
   GPUPROF_SCOPE("step", stream);
   for (int layer = 0; layer < layers; ++layer) {
     GPUPROF_SCOPE("layer", stream);
     {
       GPUPROF_SCOPE("norm", stream);
-      launch_some(data, spin_ns, stream);
+      launch_some(data, spin_ns, blocks, stream);
     }
     {
       GPUPROF_SCOPE("attention", stream);
-      launch_some(data, spin_ns, stream);
+      launch_some(data, spin_ns, blocks, stream);
     }
     {
       GPUPROF_SCOPE("mlp", stream);
-      launch_some(data, spin_ns, stream);
+      launch_some(data, spin_ns, blocks, stream);
     }
   }
   GPUPROF_CUDA_CHECK(cudaGetLastError());
@@ -128,18 +138,24 @@ int run(const Options& options) {
   // the difference is the capture's own cost (as transformer_profile compares).
   if (!capture) gpuprof::profiler().set_gpu_timing(false);
   GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  scoped_step(data, options.kernel_ns, stream);
+  scoped_step(data, options.kernel_ns, options.blocks, stream);
   GPUPROF_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   gpuprof::profiler().set_gpu_timing(true);
   cudaGraphExec_t exec = nullptr;
   GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
 
-  for (int i = 0; i < 20; ++i) GPUPROF_CUDA_CHECK(cudaGraphLaunch(exec, stream));  // warm-up
+  for (int i = 0; i < 20; ++i) gpuprof::launch_graph(exec, stream);  // warm-up
   GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<double> per_replay_us;
+  std::chrono::steady_clock::duration launching{};
   for (int batch = 0; batch < options.batches; ++batch) {
     const auto begin = std::chrono::steady_clock::now();
-    for (int i = 0; i < options.replays; ++i) GPUPROF_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    for (int i = 0; i < options.replays; ++i) {
+      const auto launch_begin = std::chrono::steady_clock::now();
+      gpuprof::launch_graph(exec, stream);
+      launching += std::chrono::steady_clock::now() - launch_begin;
+      if (options.sync_each) GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
     GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
     const auto end = std::chrono::steady_clock::now();
     per_replay_us.push_back(std::chrono::duration<double, std::micro>(end - begin).count() / options.replays);
@@ -156,11 +172,14 @@ int run(const Options& options) {
       if (record.scope_node < 0 || record.graph_launch == 0) ++unattributed;
     dropped = report.dropped_kernel_records;
   }
-  std::printf("graph_replay capture=%s buffer_mb=%lld device_buffer_mb=%lld kernel_ns=%lld kernels=%d replays=%d median_us=%.2f min_us=%.2f "
+  const long long launches = 20 + static_cast<long long>(options.batches) * options.replays;
+  std::printf("graph_replay sync_each=%d launch_host_us=%.2f capture=%s blocks=%d buffer_mb=%lld device_buffer_mb=%lld kernel_ns=%lld kernels=%d replays=%d median_us=%.2f min_us=%.2f "
               "records=%zu expected=%lld unattributed=%zu dropped=%llu\n",
-              options.capture ? "on" : "off", options.buffer_mb, options.device_buffer_mb, options.kernel_ns, kernels_per_replay, options.replays,
+              options.sync_each ? 1 : 0,
+              std::chrono::duration<double, std::micro>(launching).count() / (options.batches * options.replays),
+              options.capture ? "on" : "off", options.blocks, options.buffer_mb, options.device_buffer_mb, options.kernel_ns, kernels_per_replay, options.replays,
               per_replay_us[per_replay_us.size() / 2], per_replay_us.front(), records,
-              options.capture ? static_cast<long long>(kernels_per_replay) * (20 + options.replays * options.batches) : 0LL,
+              options.capture ? static_cast<long long>(kernels_per_replay) * launches : 0LL,
               unattributed, static_cast<unsigned long long>(dropped));
   GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(exec));
   GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
