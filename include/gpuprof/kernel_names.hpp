@@ -129,7 +129,8 @@ class CategoryRules {
         {"communication", {"nccl"}},
         {"memory", {"memcpy", "memset"}},
         {"softmax", {"softmax"}},
-        {"attention", {"attention", "flash", "fmha", "sdpa"}},
+        // dot_do_o / convert_dq: cuDNN's flash backward's rowsum(dO∘O) and dQ cast.
+        {"attention", {"attention", "flash", "fmha", "sdpa", "dot_do_o", "convert_dq"}},
         {"gemm", {"gemm", "gemv", "xmma", "cutlass", "matmul", "cublas", "nvjet", "wgmma"}},
         {"norm", {"norm", "rms"}},
         {"reduction", {"reduce", "reduction"}},

@@ -72,6 +72,12 @@ TEST_CASE("the default rules categorise real-world kernel names") {
   CHECK(category_of("void transformer::cuda::(anonymous namespace)::flash_backward_kernel<80>(__nv_bfloat16 const*)") == "attention");
   CHECK(category_of("transformer::cuda::(anonymous namespace)::flash_backward_preprocess_kernel(__nv_bfloat16 const*, __nv_bfloat16 const*, float*, int, int)") == "attention");
   CHECK(category_of("transformer::cuda::(anonymous namespace)::flash_backward_dq_kernel(float const*, __nv_bfloat16*, float, unsigned long)") == "attention");
+  // cuDNN's fused attention (the example's --attention cudnn): the two flash
+  // kernels and the backward's helpers, as CUPTI names them on an H100/H200.
+  CHECK(category_of("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_32_64x256x64_4x1x1_cga1x1x1_kernel0_0") == "attention");
+  CHECK(category_of("cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x64_1x4x1_cga1x1x1_kernel0_0") == "attention");
+  CHECK(category_of("void cudnn::fusion::compute_dot_do_o_specialized<true, 64>(void const*, void const*, void*, void*, unsigned int, float, void const*, bool, int)") == "attention");
+  CHECK(category_of("void cudnn::fusion::convert_dq_to_16bits<true>(void const*, void*, unsigned int, float const*, float*, void const*, void*, bool, bool)") == "attention");
   CHECK(category_of("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096>)") == "communication");
   CHECK(category_of("void transformer::swiglu_forward_kernel(float const*)") == "elementwise");
   CHECK(category_of("void transformer::adamw_step_kernel(float*)") == "elementwise");

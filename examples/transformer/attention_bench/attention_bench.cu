@@ -1,6 +1,7 @@
-// attention_bench: times the fused causal attention kernels alone
-// (cuda/flash_attention.hpp), forward and forward+backward, bf16, at the head
-// shapes of the model sizes, batch 4, over a list of context lengths.
+// attention_bench: times fused causal attention alone, ours
+// (cuda/flash_attention.hpp) and cuDNN's (cuda/cudnn_attention.hpp) where
+// the build has it, forward and forward+backward, bf16, at the head shapes
+// of the model sizes, batch 4, over a list of context lengths.
 // scripts/torch_sdpa_bench.py times torch's scaled_dot_product_attention the
 // same way at the same shapes and prints both side by side.
 //
@@ -8,12 +9,15 @@
 // calls. FLOPs count the causal half only: forward 4·B·H·T²·D/2, backward
 // 2.5 times that (the convention of the FlashAttention papers).
 //
-//   attention_bench [--ctx 512,1024,2048,4096] [--reps 30] [--warmup 5] [--json PATH]
+//   attention_bench [--ctx 512,1024,2048,4096] [--attention fused,cudnn] [--reps 30]
+//                   [--warmup 5] [--json PATH]
+// (--attention defaults to both where cuDNN is built, else fused.)
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +26,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/cuda_check.hpp"
+#include "cuda/cudnn_attention.hpp"
 #include "cuda/flash_attention.hpp"
 
 namespace {
@@ -40,6 +45,7 @@ constexpr int kBatch = 4;
 
 struct Options {
   std::vector<int> ctx = {512, 1024, 2048, 4096};
+  std::vector<std::string> attention;  // "fused" (ours) and/or "cudnn"
   int reps = 30, warmup = 5;
   std::string json;
 };
@@ -57,6 +63,17 @@ int parse_positive(const std::string& flag, const std::string& text) {
   return value;
 }
 
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    items.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -65,12 +82,12 @@ Options parse(int argc, char** argv) {
     const std::string value = argv[++i];
     if (flag == "--ctx") {
       o.ctx.clear();
-      std::size_t start = 0;
-      while (start <= value.size()) {
-        const std::size_t comma = std::min(value.find(',', start), value.size());
-        o.ctx.push_back(parse_positive(flag, value.substr(start, comma - start)));
-        start = comma + 1;
-      }
+      for (const std::string& item : split(value)) o.ctx.push_back(parse_positive(flag, item));
+    } else if (flag == "--attention") {
+      o.attention = split(value);
+      for (const std::string& item : o.attention)
+        if (item != "fused" && item != "cudnn")
+          throw std::invalid_argument("--attention wants fused and/or cudnn, got '" + item + "'");
     } else if (flag == "--reps") {
       o.reps = parse_positive(flag, value);
     } else if (flag == "--warmup") {
@@ -80,6 +97,10 @@ Options parse(int argc, char** argv) {
     } else {
       throw std::invalid_argument("unknown flag " + flag);
     }
+  }
+  if (o.attention.empty()) {
+    o.attention = {"fused"};
+    if (transformer::cudnn_attention_available()) o.attention.push_back("cudnn");
   }
   return o;
 }
@@ -139,12 +160,14 @@ class EventTimer {
 };
 
 struct Row {
-  std::string size;
+  std::string attention, size;
   AttentionShape shape;
   double fwd_ms, fwdbwd_ms, fwd_tflops, fwdbwd_tflops;
 };
 
-Row measure(const HeadShape& head, int ctx, const Options& o, EventTimer& timer) {
+// cudnn null: ours.
+Row measure(const HeadShape& head, int ctx, const Options& o, EventTimer& timer,
+            transformer::cuda::CudnnAttention* cudnn) {
   const AttentionShape shape{kBatch, ctx, head.heads, head.d_head};
   const std::size_t n = static_cast<std::size_t>(shape.score_rows()) * shape.d_head;
   DeviceBuffer<bf16> q(n), k(n), v(n), context(n), dcontext(n), dq(n), dk(n), dv(n);
@@ -155,17 +178,25 @@ Row measure(const HeadShape& head, int ctx, const Options& o, EventTimer& timer)
     fill_random<<<static_cast<unsigned>((n + 255) / 256), 256>>>(p, n, seed++ * 0x9e3779b9u);
     EXAMPLE_LAUNCH_CHECK();
   }
+  if (cudnn) cudnn->check_shape(shape);  // plans built before timing
   auto forward = [&] {
-    transformer::cuda::flash_attention_forward(shape, q.data, k.data, v.data, context.data,
-                                               lse.data, nullptr);
+    if (cudnn)
+      cudnn->forward(shape, q.data, k.data, v.data, context.data, lse.data, nullptr);
+    else
+      transformer::cuda::flash_attention_forward(shape, q.data, k.data, v.data, context.data,
+                                                 lse.data, nullptr);
   };
   auto forward_backward = [&] {
     forward();
-    transformer::cuda::flash_attention_backward(shape, q.data, k.data, v.data, context.data,
-                                                lse.data, dcontext.data, dq.data, dk.data,
-                                                dv.data, workspace.data, nullptr);
+    if (cudnn)
+      cudnn->backward(shape, q.data, k.data, v.data, context.data, lse.data, dcontext.data,
+                      dq.data, dk.data, dv.data, workspace.data, nullptr);
+    else
+      transformer::cuda::flash_attention_backward(shape, q.data, k.data, v.data, context.data,
+                                                  lse.data, dcontext.data, dq.data, dk.data,
+                                                  dv.data, workspace.data, nullptr);
   };
-  Row row{head.size, shape, 0, 0, 0, 0};
+  Row row{cudnn ? "cudnn" : "fused", head.size, shape, 0, 0, 0, 0};
   row.fwd_ms = timer.median_ms(o, forward);
   row.fwdbwd_ms = timer.median_ms(o, forward_backward);
   GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
@@ -180,17 +211,18 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Opt
   {
     std::ofstream out(temp);
     if (!out) throw std::runtime_error("cannot write " + temp);
-    out << "{\"kernel\": \"gpuprof flash_attention (mma.sync bf16)\", \"batch\": " << kBatch
+    out << "{\"kernels\": {\"fused\": \"gpuprof flash_attention (mma.sync bf16)\", "
+           "\"cudnn\": \"cuDNN fused attention (graph API)\"}, \"batch\": " << kBatch
         << ", \"reps\": " << o.reps << ", \"warmup\": " << o.warmup
         << ", \"statistic\": \"median\", \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       char line[512];
       std::snprintf(line, sizeof line,
-                    "  {\"size\": \"%s\", \"batch\": %d, \"heads\": %d, \"d_head\": %d, \"ctx\": %d, "
+                    "  {\"attention\": \"%s\", \"size\": \"%s\", \"batch\": %d, \"heads\": %d, \"d_head\": %d, \"ctx\": %d, "
                     "\"fwd_ms\": %.5f, \"fwdbwd_ms\": %.5f, \"fwd_tflops\": %.2f, "
                     "\"fwdbwd_tflops\": %.2f}%s\n",
-                    r.size.c_str(), r.shape.batch, r.shape.heads, r.shape.d_head, r.shape.ctx,
+                    r.attention.c_str(), r.size.c_str(), r.shape.batch, r.shape.heads, r.shape.d_head, r.shape.ctx,
                     r.fwd_ms, r.fwdbwd_ms, r.fwd_tflops, r.fwdbwd_tflops,
                     i + 1 < rows.size() ? "," : "");
       out << line;
@@ -212,18 +244,24 @@ int run(const Options& o) {
   GPUPROF_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("attention_bench on %s: causal bf16, batch %d, median of %d after %d warm-up\n",
               prop.name, kBatch, o.reps, o.warmup);
-  std::printf("%-7s %5s %6s %6s  %9s %8s  %10s %8s\n", "size", "heads", "d_head", "ctx", "fwd ms",
-              "TFLOP/s", "fwd+bwd ms", "TFLOP/s");
+  std::printf("%-9s %-7s %5s %6s %6s  %9s %8s  %10s %8s\n", "attention", "size", "heads",
+              "d_head", "ctx", "fwd ms", "TFLOP/s", "fwd+bwd ms", "TFLOP/s");
   EventTimer timer;
+  std::unique_ptr<transformer::cuda::CudnnAttention> cudnn;
   std::vector<Row> rows;
   for (const HeadShape& head : kHeadShapes)
-    for (int ctx : o.ctx) {
-      rows.push_back(measure(head, ctx, o, timer));
-      const Row& r = rows.back();
-      std::printf("%-7s %5d %6d %6d  %9.3f %8.1f  %10.3f %8.1f\n", r.size.c_str(), head.heads,
-                  head.d_head, ctx, r.fwd_ms, r.fwd_tflops, r.fwdbwd_ms, r.fwdbwd_tflops);
-      std::fflush(stdout);
-    }
+    for (int ctx : o.ctx)
+      for (const std::string& attention : o.attention) {
+        if (attention == "cudnn" && !cudnn)
+          cudnn = std::make_unique<transformer::cuda::CudnnAttention>();
+        rows.push_back(measure(head, ctx, o, timer, attention == "cudnn" ? cudnn.get() : nullptr));
+        const Row& r = rows.back();
+        std::printf("%-9s %-7s %5d %6d %6d  %9.3f %8.1f  %10.3f %8.1f\n", r.attention.c_str(),
+                    r.size.c_str(), head.heads, head.d_head, ctx, r.fwd_ms, r.fwd_tflops,
+                    r.fwdbwd_ms, r.fwdbwd_tflops);
+        std::fflush(stdout);
+      }
+  if (cudnn) std::printf("cuDNN's engine: %s\n", cudnn->engine_name().c_str());
   if (!o.json.empty()) write_json(o.json, rows, o);
   return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
+#include "cuda/cudnn_attention.hpp"
 #include "cuda/flash_attention.hpp"
 
 namespace transformer::cuda {
@@ -331,14 +332,17 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
 void fused_attention_forward(const AttentionShape& shape, const float* rope_cos,
                              const float* rope_sin, const __nv_bfloat16* qkv,
                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* context,
-                             cudaStream_t stream) {
+                             CudnnAttention* cudnn, cudaStream_t stream) {
   rope_split_heads(shape, rope_cos, rope_sin, qkv, t, stream);
   // Bytes: q, k, v read and the context written once each, plus the lse.
   const double bytes = 4.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
                        4.0 * static_cast<double>(shape.score_rows());
   GPUPROF_SCOPE("scaled dot product attention", stream,
                 gpuprof::Work{causal_attention_flops(shape), bytes});
-  flash_attention_forward(shape, t.q, t.k, t.v, context, t.lse, stream);
+  if (cudnn)
+    cudnn->forward(shape, t.q, t.k, t.v, context, t.lse, stream);
+  else
+    flash_attention_forward(shape, t.q, t.k, t.v, context, t.lse, stream);
 }
 
 void fused_attention_backward(const AttentionShape& shape, const float* rope_cos,
@@ -346,7 +350,7 @@ void fused_attention_backward(const AttentionShape& shape, const float* rope_cos
                               const __nv_bfloat16* context,
                               const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* dq,
                               __nv_bfloat16* dk, __nv_bfloat16* dv, __nv_bfloat16* dqkv,
-                              float* workspace, cudaStream_t stream) {
+                              float* workspace, CudnnAttention* cudnn, cudaStream_t stream) {
   {
     // q, k, v, context, dcontext read and dq, dk, dv written once each.
     const double bytes = 8.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
@@ -354,8 +358,12 @@ void fused_attention_backward(const AttentionShape& shape, const float* rope_cos
     // Recomputing S and P, then dV, dP, dQ and dK: 2.5× the forward's FLOPs.
     GPUPROF_SCOPE("scaled dot product attention", stream,
                   gpuprof::Work{2.5 * causal_attention_flops(shape), bytes});
-    flash_attention_backward(shape, t.q, t.k, t.v, context, t.lse, dcontext, dq, dk, dv,
-                             workspace, stream);
+    if (cudnn)
+      cudnn->backward(shape, t.q, t.k, t.v, context, t.lse, dcontext, dq, dk, dv, workspace,
+                      stream);
+    else
+      flash_attention_backward(shape, t.q, t.k, t.v, context, t.lse, dcontext, dq, dk, dv,
+                               workspace, stream);
   }
   rope_merge_heads_backward(shape, rope_cos, rope_sin, dq, dk, dv, dqkv, stream);
 }

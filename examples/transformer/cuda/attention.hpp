@@ -78,16 +78,18 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
 // The fused path: the same contract as attention_forward / attention_backward
 // with t.q, t.k, t.v and t.lse (t.probs and t.scores unused). Backward also
 // reads the forward's context, and takes flash_attention_workspace_floats()
-// floats of scratch.
+// floats of scratch. cudnn null runs our kernels (flash_attention.hpp), else
+// cuDNN's engine (cudnn_attention.hpp); the RoPE kernels are the same.
+class CudnnAttention;
 void fused_attention_forward(const AttentionShape& shape, const float* rope_cos,
                              const float* rope_sin, const __nv_bfloat16* qkv,
                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* context,
-                             cudaStream_t stream);
+                             CudnnAttention* cudnn, cudaStream_t stream);
 void fused_attention_backward(const AttentionShape& shape, const float* rope_cos,
                               const float* rope_sin, const __nv_bfloat16* dcontext,
                               const __nv_bfloat16* context,
                               const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* dq,
                               __nv_bfloat16* dk, __nv_bfloat16* dv, __nv_bfloat16* dqkv,
-                              float* workspace, cudaStream_t stream);
+                              float* workspace, CudnnAttention* cudnn, cudaStream_t stream);
 
 }  // namespace transformer::cuda

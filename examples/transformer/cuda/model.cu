@@ -85,6 +85,7 @@
 #include "cuda/cross_entropy.hpp"
 #include "cuda/device_utils.cuh"
 #include "cuda/embedding.hpp"
+#include "cuda/cudnn_attention.hpp"
 #include "cuda/flash_attention.hpp"
 #include "cuda/gemm.hpp"
 #include "cuda/parameters.hpp"
@@ -102,14 +103,13 @@ void check_supported(const RunConfig& config) {
     throw std::invalid_argument("CUDA backend: batch and ctx must be > 0 (got " +
                                 std::to_string(config.batch) + ", " + std::to_string(config.ctx) +
                                 ")");
-  if (config.attention == Attention::fused) {
-    if (config.precision != Precision::bf16)
-      throw std::invalid_argument(std::string("CUDA backend: fused attention is bf16 only (got ") +
-                                  to_string(config.precision) +
-                                  "); use the naive attention for fp32 and tf32");
+  if (is_fused(config.attention) && config.precision != Precision::bf16)
+    throw std::invalid_argument(std::string("CUDA backend: ") + to_string(config.attention) +
+                                " attention is bf16 only (got " + to_string(config.precision) +
+                                "); use the naive attention for fp32 and tf32");
+  if (config.attention == Attention::fused)
     check_flash_attention_shape(
         {config.batch, config.ctx, config.model.heads, config.model.d_head()});
-  }
 }
 
 // Elements of each flat parameter buffer (weights, their bf16 copy, the
@@ -464,7 +464,7 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
   const std::size_t d = m.d_model, F = m.d_ff, P = flat_count(layout);
   const std::size_t V = m.vocab, logits_ld = padded_to_vectors(V);
   const AttentionShape shape{config.batch, config.ctx, m.heads, m.d_head()};
-  const bool fused = config.attention == Attention::fused;
+  const bool fused = is_fused(config.attention);
   const auto rows = static_cast<std::size_t>(shape.score_rows());
   const auto scores = fused ? 0 : static_cast<std::size_t>(shape.score_buffer_elements());
   const std::size_t rope = static_cast<std::size_t>(config.ctx) * (m.d_head() / 2);
@@ -666,6 +666,12 @@ class CudaBackend final : public Backend {
       GPUPROF_SCOPE("create cuBLAS handle");
       gemm_ = std::make_unique<Gemm>(config_.precision, stream());
     }
+    if (config_.attention == Attention::cudnn) {
+      // Plans and their workspace now, so no later step (or capture) allocates.
+      GPUPROF_SCOPE("build cuDNN attention plans");
+      cudnn_ = std::make_unique<CudnnAttention>();
+      cudnn_->check_shape(attention_shape());
+    }
     std::vector<ArenaRegion> regions = carve<Act>(nullptr, config_, layout_).regions;
     allocate_regions(regions, arena_);
     buffers_ = carve<Act>(&regions, config_, layout_);
@@ -690,7 +696,9 @@ class CudaBackend final : public Backend {
 
   std::string name() const override { return "cuda"; }
   const RunConfig& config() const override { return config_; }
-  std::size_t allocated_bytes() const override { return buffers_.total_bytes; }
+  std::size_t allocated_bytes() const override {
+    return buffers_.total_bytes + (cudnn_ ? cudnn_->workspace_bytes() : 0);
+  }
 
   std::vector<float> parameters() override {
     std::vector<float> host(layout_.total);
@@ -1120,7 +1128,7 @@ class CudaBackend final : public Backend {
            {dx, act, in});
   }
 
-  bool fused() const { return config_.attention == Attention::fused; }
+  bool fused() const { return is_fused(config_.attention); }
 
   // S = QKᵀ and P·V: all of T×T on the naive path's GEMMs, the causal half
   // (what the kernel computes) on the fused path.
@@ -1158,7 +1166,7 @@ class CudaBackend final : public Backend {
       if constexpr (kMixed)
         if (fused()) {
           fused_attention_forward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
-                                  buffers_.qkv, a.attention, a.context, stream());
+                                  buffers_.qkv, a.attention, a.context, cudnn_.get(), stream());
         }
       if (!fused())
         attention_forward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
@@ -1229,7 +1237,7 @@ class CudaBackend final : public Backend {
           fused_attention_backward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
                                    buffers_.dcontext, a.context, a.attention, buffers_.dq,
                                    buffers_.dk, buffers_.dv, buffers_.dqkv,
-                                   buffers_.flash_workspace, stream());
+                                   buffers_.flash_workspace, cudnn_.get(), stream());
         }
       if (!fused())
         attention_backward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
@@ -1258,6 +1266,7 @@ class CudaBackend final : public Backend {
   examples::OrderingEvent optimizer_done_;
   std::vector<DeviceMemory> arena_;  // one per region of buffers_.regions
   std::unique_ptr<Gemm> gemm_;
+  std::unique_ptr<CudnnAttention> cudnn_;  // --attention cudnn only
   Buffers<Act> buffers_;
   bool have_batch_ = false;
   PhaseState phase_state_;

@@ -73,11 +73,15 @@ __global__ void rmsnorm_backward_kernel(const Act* dy, const float* x, const flo
                                         const float* inv_rms, const float* residual, float* dx,
                                         Act* dx_act, float* partials, int rows, int d,
                                         int chunk_rows) {
+  static_assert(W == 1 || W == kVec, "the sums' layout assumes d / W whole vectors");
   extern __shared__ float warp_sums[];  // [kRowsPerBlock][d]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int vectors = d / W;  // whole: W = 1 unless d is a multiple of kVec
   float* const sums = warp_sums + static_cast<std::size_t>(warp) * d;
   for (int i = lane; i < d; i += 32) sums[i] = 0;
+  // A lane later adds into sums another lane zeroed (element e of its
+  // vectors lands at e·vectors + …): order the zeroing before those writes.
+  __syncwarp();
   const int first = blockIdx.x * chunk_rows, last = min(rows, first + chunk_rows);
   for (int row = first + warp; row < last; row += kRowsPerBlock) {
     const std::size_t base = static_cast<std::size_t>(row) * d;

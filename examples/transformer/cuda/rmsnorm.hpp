@@ -29,6 +29,9 @@ std::size_t rmsnorm_gain_partials_floats(int rows, int d);
 // the GEMMs that consume it; dgain [d] is overwritten with Σ_rows dy·x·inv_rms
 // (summed in fp32 in a fixed order, through gain_partials, and rounded once
 // to Act: the gradients are Act, like the weight gradients of the GEMMs).
+// Each block keeps 8 rows of d fp32 sums in shared memory, so d is bounded by
+// the device's shared memory per block (7,264 on an H100, where the largest
+// model has d = 2,560); beyond it the call throws std::invalid_argument.
 template <class Act>
 void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const float* inv_rms,
                       const float* residual, float* dx, Act* dx_act, Act* dgain,

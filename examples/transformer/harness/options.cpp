@@ -187,13 +187,21 @@ RunFlags parse_run_flags(const std::vector<std::string>& args) {
 std::vector<Attention> attentions_for(const std::vector<Attention>& chosen, Precision precision,
                                       const ModelConfig& model) {
   if (!chosen.empty()) return chosen;
-  return {default_attention(precision, model)};
+  return {default_attention(precision, model, cudnn_attention_available())};
 }
 
 std::string unsupported_attention(const RunConfig& config) {
-  if (config.attention != Attention::fused) return "";
+  if (!is_fused(config.attention)) return "";
   if (config.precision != Precision::bf16)
-    return std::string("fused attention is bf16 only (got ") + to_string(config.precision) + ")";
+    return std::string(to_string(config.attention)) + " attention is bf16 only (got " +
+           to_string(config.precision) + ")";
+  if (config.attention == Attention::cudnn) {
+    if (!cudnn_attention_available()) return "this build has no cuDNN (CMake found none)";
+    if (!cudnn_attention_supports(config.model))
+      return "cuDNN attention needs d_head a multiple of 8 up to 128 (got " +
+             std::to_string(config.model.d_head()) + ")";
+    return "";
+  }
   if (!fused_attention_supports(config.model))
     return "fused attention has no kernel for d_head " + std::to_string(config.model.d_head()) +
            " (64, 80, 96, 128)";

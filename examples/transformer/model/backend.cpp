@@ -52,6 +52,7 @@ const char* to_string(Attention a) {
   switch (a) {
     case Attention::naive: return "naive";
     case Attention::fused: return "fused";
+    case Attention::cudnn: return "cudnn";
   }
   return "?";
 }
@@ -69,7 +70,7 @@ std::optional<Mode> parse_mode(const std::string& s) {
 }
 
 std::optional<Attention> parse_attention(const std::string& s) {
-  for (Attention a : {Attention::naive, Attention::fused})
+  for (Attention a : {Attention::naive, Attention::fused, Attention::cudnn})
     if (s == to_string(a)) return a;
   return std::nullopt;
 }
@@ -79,9 +80,17 @@ bool fused_attention_supports(const ModelConfig& model) {
   return d_head == 64 || d_head == 80 || d_head == 96 || d_head == 128;
 }
 
-Attention default_attention(Precision p, const ModelConfig& model) {
-  return p == Precision::bf16 && fused_attention_supports(model) ? Attention::fused
-                                                                 : Attention::naive;
+bool cudnn_attention_available() { return TRANSFORMER_HAVE_CUDNN != 0; }
+
+bool cudnn_attention_supports(const ModelConfig& model) {
+  const int d_head = model.d_head();
+  return d_head % 8 == 0 && d_head <= 128;
+}
+
+Attention default_attention(Precision p, const ModelConfig& model, bool cudnn_built) {
+  if (p != Precision::bf16) return Attention::naive;
+  if (cudnn_built && cudnn_attention_supports(model)) return Attention::cudnn;
+  return fused_attention_supports(model) ? Attention::fused : Attention::naive;
 }
 
 OutOfMemory::OutOfMemory(std::size_t requested, std::size_t free_bytes)

@@ -23,9 +23,13 @@ namespace transformer {
 enum class Precision { fp32, tf32, bf16 };
 enum class Mode { fwd, fwdbwd, step };
 // naive: the score matrix S = QKᵀ, softmax and P·V as separate kernels (the
-// course's question (e) profiles them apart); fused: one flash-attention
-// kernel each way, no T×T tensor in memory (bf16 only).
-enum class Attention { naive, fused };
+// course's question (e) profiles them apart); fused: our flash-attention
+// kernel each way, no T×T tensor in memory (bf16 only); cudnn: the same
+// contract through cuDNN's fused attention engine (bf16 only, where the
+// build found cuDNN 9).
+enum class Attention { naive, fused, cudnn };
+// fused and cudnn: one kernel each way with no T×T tensor.
+inline bool is_fused(Attention a) { return a != Attention::naive; }
 
 const char* to_string(Precision p);
 const char* to_string(Mode m);
@@ -36,9 +40,18 @@ std::optional<Attention> parse_attention(const std::string& s);
 // Whether the fused kernels are built for this model's head size (d_head 64,
 // 80, 96 or 128: what cuda/flash_attention.cu instantiates).
 bool fused_attention_supports(const ModelConfig& model);
-// What a run gets when it does not choose: fused for bf16 (the only precision
-// it supports) where the head size allows it, naive otherwise.
-Attention default_attention(Precision p, const ModelConfig& model);
+// Whether this build has the CUDA backend with cuDNN 9 (what --attention
+// cudnn needs); without it CudnnAttention's constructor throws.
+bool cudnn_attention_available();
+// Whether cuDNN's fused attention engine takes this model's head size (d_head
+// a multiple of 8 up to 128).
+bool cudnn_attention_supports(const ModelConfig& model);
+// What a run gets when it does not choose, for bf16 (the only precision the
+// fused paths support): cuDNN's attention where the build has it
+// (cudnn_built: cudnn_attention_available()) and the head size allows it,
+// the fastest in docs/PERFORMANCE.md; else our kernels where they run; naive
+// otherwise.
+Attention default_attention(Precision p, const ModelConfig& model, bool cudnn_built);
 
 // AdamW with the decay applied after the Adam update (the course's / the
 // handout's order, docs/model.md): θ -= α_t·m/(√v+ε); θ -= lr·λ·θ.

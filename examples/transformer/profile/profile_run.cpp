@@ -132,7 +132,7 @@ class ConfigurationRunner {
     row.ctx = ctx;
     row.mode = mode;
     row.precision = precision;
-    row.attention = default_attention(precision, model);
+    row.attention = default_attention(precision, model, cudnn_attention_available());
     row.residual_stream_bytes = residual_stream_bytes(options_.batch, ctx, model.d_model);
     const RunConfig config =
         run_config(model, ctx, precision, row.attention, mode, options_.batch, options_.seed);

@@ -183,9 +183,9 @@ void configuration_section(std::ostream& out, const ConfigurationProfile& c) {
   if (c.attention == Attention::naive)
     attention_section(out, a);
   else
-    out << "### (e) Softmax vs the attention matmuls\n\nNot measurable here: the fused attention "
-           "computes the scores, the softmax and P·V in one kernel (scope \"scaled dot product "
-           "attention\"). Run with --attention naive to time them apart.\n\n";
+    out << "### (e) Softmax vs the attention matmuls\n\nNot measurable here: the " << to_string(c.attention)
+        << " attention computes the scores, the softmax and P·V in one kernel (scope \"scaled dot "
+           "product attention\"). Run with --attention naive to time them apart.\n\n";
   out << "Kernel tables (nsys cuda_gpu_kern_sum columns): " << code(inference_kern_sum_file(c)) << ", "
       << code(train_kern_sum_file(c)) << ".\n\n";
 }

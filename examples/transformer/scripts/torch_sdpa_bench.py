@@ -115,22 +115,20 @@ def best(row, key):
 
 def compare(path, torch_rows):
     with open(path) as f:
-        ours = {(r["size"], r["ctx"]): r for r in json.load(f)["rows"]}
+        ours = json.load(f)["rows"]
     print("\nTFLOP/s (causal FLOPs), ours vs torch SDPA (default backend; best of default/flash/cudnn)")
     print("x: ours over torch's default; xbest: ours over its fastest backend")
-    print(f"{'size':7} {'ctx':>5} | {'fwd ours':>8} {'torch':>6} {'x':>5} {'best':>13} {'xbest':>5} | "
+    print(f"{'ours':9} {'size':7} {'ctx':>5} | {'fwd ours':>8} {'torch':>6} {'x':>5} {'best':>13} {'xbest':>5} | "
           f"{'f+b ours':>8} {'torch':>6} {'x':>5} {'best':>13} {'xbest':>5}")
     for row in torch_rows:
-        mine = ours.get((row["size"], row["ctx"]))
-        if mine is None:
-            continue
-        cells = []
-        for key in ("fwd_tflops", "fwdbwd_tflops"):
-            default = row["default"].get(key, float("nan"))
-            top, name = best(row, key)
-            cells.append(f"{mine[key]:8.1f} {default:6.1f} {mine[key] / default:5.2f} {top:6.1f}{'(' + name + ')':>7} "
-                         f"{mine[key] / top:5.2f}")
-        print(f"{row['size']:7} {row['ctx']:5} | {cells[0]} | {cells[1]}")
+        for mine in (r for r in ours if (r["size"], r["ctx"]) == (row["size"], row["ctx"])):
+            cells = []
+            for key in ("fwd_tflops", "fwdbwd_tflops"):
+                default = row["default"].get(key, float("nan"))
+                top, name = best(row, key)
+                cells.append(f"{mine[key]:8.1f} {default:6.1f} {mine[key] / default:5.2f} {top:6.1f}{'(' + name + ')':>7} "
+                             f"{mine[key] / top:5.2f}")
+            print(f"{mine.get('attention', 'fused'):9} {row['size']:7} {row['ctx']:5} | {cells[0]} | {cells[1]}")
 
 
 if __name__ == "__main__":

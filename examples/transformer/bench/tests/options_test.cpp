@@ -120,12 +120,14 @@ TEST_CASE("--attention: a list, else each configuration's default; fused only wh
   CHECK(options.attentions == std::vector<Attention>{Attention::naive, Attention::fused});
   const ModelConfig small = *named_size("small"), tiny = *named_size("tiny");
   CHECK(harness::attentions_for(options.attentions, Precision::fp32, small) == options.attentions);
+  // The default for bf16 is cuDNN's attention where the build has cuDNN.
+  const bool cudnn = cudnn_attention_available();
   CHECK(harness::attentions_for({}, Precision::bf16, small) ==
-        std::vector<Attention>{Attention::fused});
+        std::vector<Attention>{cudnn ? Attention::cudnn : Attention::fused});
   CHECK(harness::attentions_for({}, Precision::fp32, small) ==
         std::vector<Attention>{Attention::naive});
   CHECK(harness::attentions_for({}, Precision::bf16, tiny) ==
-        std::vector<Attention>{Attention::naive});
+        std::vector<Attention>{cudnn ? Attention::cudnn : Attention::naive});
 
   RunConfig config;
   config.model = small;
@@ -137,6 +139,11 @@ TEST_CASE("--attention: a list, else each configuration's default; fused only wh
   config.precision = Precision::bf16;
   config.model = tiny;
   CHECK(contains(harness::unsupported_attention(config), "d_head 16"));
+  config.attention = Attention::cudnn;
+  if (cudnn) CHECK(harness::unsupported_attention(config).empty());  // cuDNN takes d_head 16
+  else CHECK(contains(harness::unsupported_attention(config), "no cuDNN"));
+  config.model.heads = 5;  // d_head 12
+  if (cudnn) CHECK(contains(harness::unsupported_attention(config), "multiple of 8"));
   config.attention = Attention::naive;
   CHECK(harness::unsupported_attention(config).empty());
 }

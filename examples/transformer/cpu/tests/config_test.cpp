@@ -113,13 +113,22 @@ TEST_CASE("precision, mode and attention names round-trip") {
   for (Mode m : {Mode::fwd, Mode::fwdbwd, Mode::step}) CHECK(parse_mode(to_string(m)) == m);
   CHECK_FALSE(parse_precision("fp16").has_value());
   CHECK_FALSE(parse_mode("train").has_value());
-  for (Attention a : {Attention::naive, Attention::fused}) CHECK(parse_attention(to_string(a)) == a);
+  for (Attention a : {Attention::naive, Attention::fused, Attention::cudnn})
+    CHECK(parse_attention(to_string(a)) == a);
   CHECK_FALSE(parse_attention("flash").has_value());
   const ModelConfig small = *named_size("small"), tiny = *named_size("tiny");  // d_head 64, 16
-  CHECK(default_attention(Precision::bf16, small) == Attention::fused);
-  CHECK(default_attention(Precision::fp32, small) == Attention::naive);
-  CHECK(default_attention(Precision::tf32, small) == Attention::naive);
-  CHECK(default_attention(Precision::bf16, tiny) == Attention::naive);  // no kernel for d_head 16
+  CHECK(default_attention(Precision::bf16, small, false) == Attention::fused);
+  CHECK(default_attention(Precision::bf16, small, true) == Attention::cudnn);
+  for (bool cudnn : {false, true}) {
+    CHECK(default_attention(Precision::fp32, small, cudnn) == Attention::naive);
+    CHECK(default_attention(Precision::tf32, small, cudnn) == Attention::naive);
+  }
+  CHECK(default_attention(Precision::bf16, tiny, false) == Attention::naive);  // no kernel for d_head 16
+  CHECK(default_attention(Precision::bf16, tiny, true) == Attention::cudnn);   // cuDNN takes 16
+  ModelConfig d_head_12 = small;
+  d_head_12.heads = 64;  // 768 / 64
+  CHECK_FALSE(cudnn_attention_supports(d_head_12));
+  CHECK(default_attention(Precision::bf16, d_head_12, true) == Attention::naive);
   CHECK(fused_attention_supports(*named_size("2.7B")));                 // d_head 80
 }
 

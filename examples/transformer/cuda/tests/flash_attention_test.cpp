@@ -1,7 +1,9 @@
-// cuda/tests/test_flash_attention.cpp: the fused causal attention kernels
-// (flash_attention.hpp) against causal softmax attention computed in double
-// on the host, on fresh random bf16 inputs, at lengths that are and are not
-// multiples of the 64-row tiles and at each supported head size.
+// cuda/tests/flash_attention_test.cpp: the fused causal attention kernels
+// (flash_attention.hpp), and cuDNN's (cudnn_attention.hpp) where the build
+// has cuDNN, against causal softmax attention computed in double on the
+// host, on fresh random bf16 inputs, at lengths that are and are not
+// multiples of the 64-row tiles and at each supported head size. Both
+// implementations are held to the same tolerances.
 //
 // Tolerances (norm-wise relative error against double): the context and the
 // three gradients are bf16 outputs of products whose operands include a bf16
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/cudnn_attention.hpp"
 #include "cuda/flash_attention.hpp"
 #include "cuda/tests/gpu_support.hpp"
 
@@ -108,8 +111,9 @@ Reference reference_attention(const AttentionShape& s, const std::vector<double>
   return r;
 }
 
-void check_flash_attention(const AttentionShape& s) {
-  const std::string label = "flash attention [b" + std::to_string(s.batch) + " h" +
+// Ours when cudnn is null, else cuDNN's.
+void check_attention(const AttentionShape& s, CudnnAttention* cudnn = nullptr) {
+  const std::string label = std::string(cudnn ? "cuDNN" : "flash") + " attention [b" + std::to_string(s.batch) + " h" +
                             std::to_string(s.heads) + " T" + std::to_string(s.ctx) + " d" +
                             std::to_string(s.d_head) + "]";
   const std::size_t n = static_cast<std::size_t>(s.score_rows()) * s.d_head;
@@ -123,11 +127,17 @@ void check_flash_attention(const AttentionShape& s) {
   DeviceArray<float> lse(static_cast<std::size_t>(s.score_rows()));
   DeviceArray<float> workspace(flash_attention_workspace_floats(s));
 
-  flash_attention_forward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
-                          nullptr);
-  flash_attention_backward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
-                           dcontext_dev.get(), dq.get(), dk.get(), dv.get(), workspace.get(),
-                           nullptr);
+  if (cudnn) {
+    cudnn->forward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(), nullptr);
+    cudnn->backward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
+                    dcontext_dev.get(), dq.get(), dk.get(), dv.get(), workspace.get(), nullptr);
+  } else {
+    flash_attention_forward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
+                            nullptr);
+    flash_attention_backward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
+                             dcontext_dev.get(), dq.get(), dk.get(), dv.get(), workspace.get(),
+                             nullptr);
+  }
   GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
 
   const Reference want = reference_attention(s, q, k, v, dcontext);
@@ -143,18 +153,34 @@ void check_flash_attention(const AttentionShape& s) {
   check_close(label + " dv", dv.download(), want.dv, kOutputTolerance);
 }
 
-TEST_CASE("flash attention forward and backward match double causal attention") {
+// Two heads of two sequences (merged-heads indexing); one sequence at the
+// longest length keeps the double reference quick.
+template <class Check>
+void for_each_tested_shape(Check check) {
   for (const int d_head : {64, 80, 128})
-    for (const int ctx : {1, 7, 127, 128, 129, 1000}) {
-      // Two heads of two sequences (merged-heads indexing); one sequence at
-      // the longest length keeps the double reference quick.
-      const int batch = ctx >= 1000 ? 1 : 2;
-      check_flash_attention(AttentionShape{batch, ctx, 2, d_head});
-    }
+    for (const int ctx : {1, 7, 127, 128, 129, 1000})
+      check(AttentionShape{ctx >= 1000 ? 1 : 2, ctx, 2, d_head});
 }
 
-TEST_CASE("flash attention also serves d_head 96") {
-  check_flash_attention(AttentionShape{2, 200, 3, 96});
+TEST_CASE("flash attention forward and backward match double causal attention") {
+  for_each_tested_shape([](const AttentionShape& s) { check_attention(s); });
+}
+
+TEST_CASE("flash attention also serves d_head 96") { check_attention(AttentionShape{2, 200, 3, 96}); }
+
+TEST_CASE("cuDNN attention forward and backward match double causal attention" *
+          doctest::skip(!cudnn_attention_available())) {
+  CudnnAttention cudnn;
+  for_each_tested_shape([&](const AttentionShape& s) { check_attention(s, &cudnn); });
+  MESSAGE("cuDNN chose " << cudnn.engine_name());
+}
+
+TEST_CASE("cuDNN attention refuses head sizes its engine lacks" *
+          doctest::skip(!cudnn_attention_available())) {
+  CudnnAttention cudnn;
+  CHECK_THROWS_AS(cudnn.check_shape(AttentionShape{1, 16, 2, 72 + 4}), std::invalid_argument);
+  CHECK_THROWS_AS(cudnn.check_shape(AttentionShape{1, 16, 2, 136}), std::invalid_argument);
+  CHECK_THROWS_AS(cudnn.check_shape(AttentionShape{1, 0, 2, 64}), std::invalid_argument);
 }
 
 TEST_CASE("flash attention refuses shapes it has no kernel for") {

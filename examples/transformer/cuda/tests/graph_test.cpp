@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "cuda/cudnn_attention.hpp"
 #include "cuda/tests/gpu_support.hpp"
 
 namespace transformer::cuda::test {
@@ -112,13 +113,15 @@ TEST_CASE("a replayed graph step is bit-identical to an eager step") {
         check_graph_matches_eager(model, precision, mode);
 }
 
-TEST_CASE("with fused attention, replayed graph steps track eager steps") {
-  // The flash backward adds dQ with fp32 atomics, so two runs agree to
-  // rounding, not bit for bit: the bf16 layer tolerance, over four steps.
+// The flash backward (ours and cuDNN's) adds dQ with fp32 atomics, so two
+// runs agree to rounding, not bit for bit: the bf16 layer tolerance, over
+// four steps.
+void check_fused_graph_tracks_eager(Attention attention) {
   for (Mode mode : {Mode::fwd, Mode::step}) {
     RunConfig config = graph_run(little_d64_config(), Precision::bf16, mode);
-    config.attention = Attention::fused;
-    const std::string label = std::string("little-d64 bf16 fused ") + to_string(mode) + " step ";
+    config.attention = attention;
+    const std::string label = std::string("little-d64 bf16 ") + to_string(attention) + " " +
+                              to_string(mode) + " step ";
     const auto eager = make_cuda_backend(config);
     const auto graphed = make_cuda_backend(config);
     const std::size_t n = static_cast<std::size_t>(config.batch) * config.ctx;
@@ -150,6 +153,15 @@ TEST_CASE("with fused attention, replayed graph steps track eager steps") {
                   std::vector<double>(want.parameters.begin(), want.parameters.end()), tol);
     }
   }
+}
+
+TEST_CASE("with fused attention, replayed graph steps track eager steps") {
+  check_fused_graph_tracks_eager(Attention::fused);
+}
+
+TEST_CASE("with cuDNN attention, replayed graph steps track eager steps" *
+          doctest::skip(!cudnn_attention_available())) {
+  check_fused_graph_tracks_eager(Attention::cudnn);
 }
 
 TEST_CASE("replays keep AdamW counting: each replay is a new step t") {

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cpu/model.hpp"
+#include "cuda/cudnn_attention.hpp"
 #include "cuda/tests/gpu_support.hpp"
 
 namespace transformer::cuda::test {
@@ -135,6 +136,12 @@ TEST_CASE("with fused attention: loss, logits and every gradient match the CPU d
     check_loss_logits_gradients(c, Precision::bf16, Attention::fused);
     check_loss_logits_gradients(c, Precision::bf16, Attention::naive);  // the same model, for scale
   }
+}
+
+TEST_CASE("with cuDNN attention: loss, logits and every gradient match the CPU double model" *
+          doctest::skip(!cudnn_attention_available())) {
+  for (const ModelCase& c : fused_model_cases())
+    check_loss_logits_gradients(c, Precision::bf16, Attention::cudnn);
 }
 
 void check_adamw_steps(const ModelCase& c, Precision precision, Attention attention, float clip,

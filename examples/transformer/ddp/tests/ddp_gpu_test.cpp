@@ -46,7 +46,9 @@ RunConfig per_rank_config(Precision precision) {
   config.model = *named_size("tiny");
   config.precision = precision;
   config.mode = Mode::step;
-  config.attention = default_attention(precision, config.model);
+  // tiny's d_head 16 has no kernel of ours: naive attention, deterministic
+  // (no atomics), so the ranks' comparison sees only the reduction's rounding.
+  config.attention = default_attention(precision, config.model, /*cudnn_built=*/false);
   config.batch = 2;
   config.ctx = 64;
   config.seed = 7;

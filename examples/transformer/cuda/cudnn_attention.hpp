@@ -1,0 +1,78 @@
+// cuda/cudnn_attention.hpp: fused causal attention through cuDNN 9's graph
+// API, the alternative to our own kernels (flash_attention.hpp) with the
+// same contract: the same layouts, the same outputs (the context and the
+// per-row natural-log log-sum-exp the backward pass reads), the same
+// workspace. cuDNN's fused attention engines use Hopper's wgmma, which our
+// mma.sync kernels cannot; docs/attention-notes.md compares the two.
+//
+// cuDNN has no single "attention" call before 9.15; a graph of matmul,
+// pointwise and reduction operations is matched to its fused engine. The
+// graph built here is the FlashAttention pattern that engine recognises:
+// S = Q·Kᵀ·scale, the causal mask (row ≥ column), the softmax with its
+// statistics, O = P·V; and backward's chain from the saved statistics.
+//
+// Plans are built on first use of each shape (heuristics, then the first
+// engine configuration that finalises) and kept, with a device workspace
+// of the largest size any plan asked for. The first call of a shape must
+// not be inside stream capture (it allocates); later calls capture fine.
+#pragma once
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include "cuda/attention.hpp"  // AttentionShape
+
+namespace transformer::cuda {
+
+class CudnnAttention {
+ public:
+  // Creates a cuDNN handle on the current device. Throws std::runtime_error
+  // naming the cause when cuDNN is absent, too old (< 9.0) or cannot start.
+  CudnnAttention();
+  ~CudnnAttention();
+  CudnnAttention(const CudnnAttention&) = delete;
+  CudnnAttention& operator=(const CudnnAttention&) = delete;
+
+  // The engine cuDNN chose for the last plan built, e.g. "engine 8"
+  // (empty before any call): reports name it.
+  std::string engine_name() const;
+  // Device bytes of cuDNN's own workspace (outside the caller's buffers).
+  std::size_t workspace_bytes() const { return workspace_bytes_; }
+
+  // Throws std::invalid_argument unless cuDNN's fused engine takes the
+  // shape (d_head a multiple of 8 up to 128, every dimension positive), and
+  // std::runtime_error if no engine configuration builds for it.
+  void check_shape(const AttentionShape& shape);
+
+  // flash_attention_forward's contract.
+  void forward(const AttentionShape& shape, const __nv_bfloat16* q, const __nv_bfloat16* k,
+               const __nv_bfloat16* v, __nv_bfloat16* context, float* lse, cudaStream_t stream);
+
+  // flash_attention_backward's contract, workspace included
+  // (flash_attention_workspace_floats(shape) floats: its first
+  // batch·heads·ctx·d_head hold cuDNN's fp32 dq accumulator).
+  void backward(const AttentionShape& shape, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                const __nv_bfloat16* v, const __nv_bfloat16* context, const float* lse,
+                const __nv_bfloat16* dcontext, __nv_bfloat16* dq, __nv_bfloat16* dk,
+                __nv_bfloat16* dv, float* workspace, cudaStream_t stream);
+
+  struct Plan;  // an execution plan and what its variant pack needs (cudnn_attention.cu)
+
+ private:
+  Plan& plan_for(const AttentionShape& shape, bool backward, cudaStream_t stream);
+  void* workspace_for(std::size_t bytes);
+
+  struct Handle;
+  std::unique_ptr<Handle> handle_;
+  std::map<std::tuple<int, int, int, int, bool>, std::unique_ptr<Plan>> plans_;
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
+  std::string engine_name_;
+};
+
+}  // namespace transformer::cuda
