@@ -9,12 +9,9 @@ namespace transformer::cuda {
 template <class Act>
 void swiglu_forward(const Act* h13, Act* gated, int rows, int d_ff, cudaStream_t stream);
 
-// dgated [rows, d_ff] -> dh13 [rows, 2·d_ff] (overwritten). When `gated` is
-// not null it also receives the forward's output, bit for bit: the backward
-// pass recomputes the gate (not kept) in the same read of h13, for the w2
-// weight gradient that follows.
+// dgated [rows, d_ff] -> dh13 [rows, 2·d_ff] (overwritten).
 template <class Act>
-void swiglu_backward(const Act* h13, const Act* dgated, Act* dh13, Act* gated, int rows, int d_ff,
+void swiglu_backward(const Act* h13, const Act* dgated, Act* dh13, int rows, int d_ff,
                      cudaStream_t stream);
 
 }  // namespace transformer::cuda

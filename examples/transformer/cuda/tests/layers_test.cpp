@@ -174,23 +174,15 @@ void check_swiglu(int d_ff) {
   const auto h13 = round_to<Act>(random_values(static_cast<std::size_t>(rows) * 2 * d_ff, 0, 2));
   const auto dgated = round_to<Act>(random_values(static_cast<std::size_t>(rows) * d_ff));
   DeviceArray<Act> h13_dev(h13), gated(static_cast<std::size_t>(rows) * d_ff);
-  DeviceArray<Act> dgated_dev(dgated), dh13(h13.size()), recomputed(gated.size()),
-      dh13_alone(h13.size());
+  DeviceArray<Act> dgated_dev(dgated), dh13(h13.size());
   swiglu_forward<Act>(h13_dev.get(), gated.get(), rows, d_ff, nullptr);
-  swiglu_backward<Act>(h13_dev.get(), dgated_dev.get(), dh13.get(), recomputed.get(), rows, d_ff,
-                       nullptr);
-  swiglu_backward<Act>(h13_dev.get(), dgated_dev.get(), dh13_alone.get(), nullptr, rows, d_ff,
-                       nullptr);
+  swiglu_backward<Act>(h13_dev.get(), dgated_dev.get(), dh13.get(), rows, d_ff, nullptr);
   MatrixD gated_ref, dh13_ref;
   cpu::swiglu_gate_forward<double>(as_matrix(h13, rows, 2 * d_ff), gated_ref);
   cpu::swiglu_gate_backward<double>(as_matrix(dgated, rows, d_ff), as_matrix(h13, rows, 2 * d_ff),
                                     dh13_ref);
   check_close("swiglu forward", gated.download(), flat(gated_ref), stored_tolerance<Act>());
   check_close("swiglu backward", dh13.download(), flat(dh13_ref), stored_tolerance<Act>());
-  // The w2 weight gradient reads the recomputed gate: it must be forward's, bit for bit.
-  check_close("swiglu backward's gate = forward's", recomputed.download(), gated.download(), 0.0);
-  check_close("swiglu backward without the gate output", dh13_alone.download(), dh13.download(),
-              0.0);
 }
 
 TEST_CASE_TEMPLATE("swiglu gate forward and backward", Act, float, bf16) {
