@@ -181,7 +181,8 @@ Row measure(const HeadShape& head, int ctx, const Options& o, EventTimer& timer,
   if (cudnn) cudnn->check_shape(shape);  // plans built before timing
   auto forward = [&] {
     if (cudnn)
-      cudnn->forward(shape, q.data, k.data, v.data, context.data, lse.data, nullptr);
+      cudnn->forward(shape, transformer::cuda::QkvLayout::head_major, q.data, k.data, v.data,
+                     context.data, lse.data, nullptr);
     else
       transformer::cuda::flash_attention_forward(shape, q.data, k.data, v.data, context.data,
                                                  lse.data, nullptr);
@@ -189,8 +190,9 @@ Row measure(const HeadShape& head, int ctx, const Options& o, EventTimer& timer,
   auto forward_backward = [&] {
     forward();
     if (cudnn)
-      cudnn->backward(shape, q.data, k.data, v.data, context.data, lse.data, dcontext.data,
-                      dq.data, dk.data, dv.data, workspace.data, nullptr);
+      cudnn->backward(shape, transformer::cuda::QkvLayout::head_major, q.data, k.data, v.data,
+                      context.data, lse.data, dcontext.data, dq.data, dk.data, dv.data,
+                      workspace.data, nullptr);
     else
       transformer::cuda::flash_attention_backward(shape, q.data, k.data, v.data, context.data,
                                                   lse.data, dcontext.data, dq.data, dk.data,

@@ -93,6 +93,27 @@ __global__ void rope_merge_heads_backward_kernel(const Act* dq, const Act* dk, c
   store_vec(dqkv + slot.merged, x);
 }
 
+// Rotates the q and k parts of the [tokens, 3d] rows where they lie (sign
+// −1: the transpose, for their gradients); v is left alone. Thread i takes
+// vector i of the rows' first 2d columns.
+template <class Act, int W>
+__global__ void rope_in_place_kernel(Act* qkv, const float* cos, const float* sin, float sign,
+                                     std::size_t vectors, int ctx, int heads, int d_head) {
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= vectors) return;
+  const int d = heads * d_head;
+  const int vecs_per_row = 2 * d / W;
+  const std::size_t row = i / vecs_per_row;
+  const int col = static_cast<int>(i % vecs_per_row) * W;
+  const int pair = (col % d_head) / 2;
+  const std::size_t table = (row % ctx) * (d_head / 2) + pair;
+  Act* x_at = qkv + row * 3 * d + col;
+  float x[W];
+  load_vec(x_at, x);
+  rotate_pairs(x, cos + table, sin + table, sign);
+  store_vec(x_at, x);
+}
+
 // Row r of the scores is query position r % ctx; keys beyond it are masked.
 // Rows are `ld` = padded_to_vectors(ctx) apart, so the padding columns are masked
 // like the future keys. Pass 1 finds the max and the sum of exponentials
@@ -208,6 +229,20 @@ void rope_merge_heads_backward(const AttentionShape& shape, const float* rope_co
         <<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
             dq, dk, dv, rope_cos, rope_sin, dqkv, elements / W, shape.ctx, shape.heads,
             shape.d_head);
+    EXAMPLE_LAUNCH_CHECK();
+  });
+}
+
+void rope_in_place(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                   __nv_bfloat16* qkv, float sign, cudaStream_t stream) {
+  const std::size_t elements = static_cast<std::size_t>(shape.tokens()) * 2 * shape.d_model();
+  GPUPROF_SCOPE("rope", stream,
+                gpuprof::Work{3.0 * elements, 2.0 * elements * sizeof(__nv_bfloat16)});
+  with_vector_width<2>(vector_aligned(shape.d_head, qkv), [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    rope_in_place_kernel<__nv_bfloat16, W>
+        <<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
+            qkv, rope_cos, rope_sin, sign, elements / W, shape.ctx, shape.heads, shape.d_head);
     EXAMPLE_LAUNCH_CHECK();
   });
 }
@@ -332,17 +367,14 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
 void fused_attention_forward(const AttentionShape& shape, const float* rope_cos,
                              const float* rope_sin, const __nv_bfloat16* qkv,
                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* context,
-                             CudnnAttention* cudnn, cudaStream_t stream) {
+                             cudaStream_t stream) {
   rope_split_heads(shape, rope_cos, rope_sin, qkv, t, stream);
   // Bytes: q, k, v read and the context written once each, plus the lse.
   const double bytes = 4.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
                        4.0 * static_cast<double>(shape.score_rows());
   GPUPROF_SCOPE("scaled dot product attention", stream,
                 gpuprof::Work{causal_attention_flops(shape), bytes});
-  if (cudnn)
-    cudnn->forward(shape, t.q, t.k, t.v, context, t.lse, stream);
-  else
-    flash_attention_forward(shape, t.q, t.k, t.v, context, t.lse, stream);
+  flash_attention_forward(shape, t.q, t.k, t.v, context, t.lse, stream);
 }
 
 void fused_attention_backward(const AttentionShape& shape, const float* rope_cos,
@@ -350,7 +382,7 @@ void fused_attention_backward(const AttentionShape& shape, const float* rope_cos
                               const __nv_bfloat16* context,
                               const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* dq,
                               __nv_bfloat16* dk, __nv_bfloat16* dv, __nv_bfloat16* dqkv,
-                              float* workspace, CudnnAttention* cudnn, cudaStream_t stream) {
+                              float* workspace, cudaStream_t stream) {
   {
     // q, k, v, context, dcontext read and dq, dk, dv written once each.
     const double bytes = 8.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
@@ -358,14 +390,41 @@ void fused_attention_backward(const AttentionShape& shape, const float* rope_cos
     // Recomputing S and P, then dV, dP, dQ and dK: 2.5× the forward's FLOPs.
     GPUPROF_SCOPE("scaled dot product attention", stream,
                   gpuprof::Work{2.5 * causal_attention_flops(shape), bytes});
-    if (cudnn)
-      cudnn->backward(shape, t.q, t.k, t.v, context, t.lse, dcontext, dq, dk, dv, workspace,
-                      stream);
-    else
-      flash_attention_backward(shape, t.q, t.k, t.v, context, t.lse, dcontext, dq, dk, dv,
-                               workspace, stream);
+    flash_attention_backward(shape, t.q, t.k, t.v, context, t.lse, dcontext, dq, dk, dv,
+                             workspace, stream);
   }
   rope_merge_heads_backward(shape, rope_cos, rope_sin, dq, dk, dv, dqkv, stream);
+}
+
+void cudnn_attention_forward(const AttentionShape& shape, const float* rope_cos,
+                             const float* rope_sin, __nv_bfloat16* qkv, __nv_bfloat16* context,
+                             float* lse, CudnnAttention& cudnn, cudaStream_t stream) {
+  rope_in_place(shape, rope_cos, rope_sin, qkv, 1.0f, stream);
+  const int d = shape.d_model();
+  // q, k, v read and the context written once each, plus the lse.
+  const double bytes = 4.0 * shape.tokens() * d * sizeof(__nv_bfloat16) +
+                       4.0 * static_cast<double>(shape.score_rows());
+  GPUPROF_SCOPE("scaled dot product attention", stream,
+                gpuprof::Work{causal_attention_flops(shape), bytes});
+  cudnn.forward(shape, QkvLayout::packed, qkv, qkv + d, qkv + 2 * d, context, lse, stream);
+}
+
+void cudnn_attention_backward(const AttentionShape& shape, const float* rope_cos,
+                              const float* rope_sin, const __nv_bfloat16* qkv,
+                              const __nv_bfloat16* context, const float* lse,
+                              const __nv_bfloat16* dcontext, __nv_bfloat16* dqkv,
+                              float* workspace, CudnnAttention& cudnn, cudaStream_t stream) {
+  const int d = shape.d_model();
+  {
+    // As the fused path's backward: 2.5× the forward's FLOPs.
+    const double bytes = 8.0 * shape.tokens() * d * sizeof(__nv_bfloat16) +
+                         4.0 * static_cast<double>(shape.score_rows());
+    GPUPROF_SCOPE("scaled dot product attention", stream,
+                  gpuprof::Work{2.5 * causal_attention_flops(shape), bytes});
+    cudnn.backward(shape, QkvLayout::packed, qkv, qkv + d, qkv + 2 * d, context, lse, dcontext,
+                   dqkv, dqkv + d, dqkv + 2 * d, workspace, stream);
+  }
+  rope_in_place(shape, rope_cos, rope_sin, dqkv, -1.0f, stream);
 }
 
 #define TRANSFORMER_INSTANTIATE(Act)                                                             \

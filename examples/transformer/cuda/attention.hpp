@@ -78,18 +78,32 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
 // The fused path: the same contract as attention_forward / attention_backward
 // with t.q, t.k, t.v and t.lse (t.probs and t.scores unused). Backward also
 // reads the forward's context, and takes flash_attention_workspace_floats()
-// floats of scratch. cudnn null runs our kernels (flash_attention.hpp), else
-// cuDNN's engine (cudnn_attention.hpp); the RoPE kernels are the same.
-class CudnnAttention;
+// floats of scratch.
 void fused_attention_forward(const AttentionShape& shape, const float* rope_cos,
                              const float* rope_sin, const __nv_bfloat16* qkv,
                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* context,
-                             CudnnAttention* cudnn, cudaStream_t stream);
+                             cudaStream_t stream);
 void fused_attention_backward(const AttentionShape& shape, const float* rope_cos,
                               const float* rope_sin, const __nv_bfloat16* dcontext,
                               const __nv_bfloat16* context,
                               const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* dq,
                               __nv_bfloat16* dk, __nv_bfloat16* dv, __nv_bfloat16* dqkv,
-                              float* workspace, CudnnAttention* cudnn, cudaStream_t stream);
+                              float* workspace, cudaStream_t stream);
+
+// cuDNN's path (cudnn_attention.hpp), which reads q, k and v where the QKV
+// projection wrote them: forward rotates q and k inside qkv [tokens, 3d] in
+// place (qkv is then kept for backward) and writes the context and lse;
+// backward has cuDNN write dq, dk, dv straight into dqkv [tokens, 3d] and
+// un-rotates dq and dk there. No head-major copies either way, so RoPE moves
+// two thirds of the fused path's bytes. workspace as for the fused path.
+class CudnnAttention;
+void cudnn_attention_forward(const AttentionShape& shape, const float* rope_cos,
+                             const float* rope_sin, __nv_bfloat16* qkv, __nv_bfloat16* context,
+                             float* lse, CudnnAttention& cudnn, cudaStream_t stream);
+void cudnn_attention_backward(const AttentionShape& shape, const float* rope_cos,
+                              const float* rope_sin, const __nv_bfloat16* qkv,
+                              const __nv_bfloat16* context, const float* lse,
+                              const __nv_bfloat16* dcontext, __nv_bfloat16* dqkv,
+                              float* workspace, CudnnAttention& cudnn, cudaStream_t stream);
 
 }  // namespace transformer::cuda

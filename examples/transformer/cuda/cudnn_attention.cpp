@@ -35,12 +35,13 @@ CudnnAttention::CudnnAttention() {
 }
 CudnnAttention::~CudnnAttention() = default;
 std::string CudnnAttention::engine_name() const { return engine_name_; }
-void CudnnAttention::check_shape(const AttentionShape&) {}
-void CudnnAttention::forward(const AttentionShape&, const __nv_bfloat16*, const __nv_bfloat16*,
-                             const __nv_bfloat16*, __nv_bfloat16*, float*, cudaStream_t) {}
-void CudnnAttention::backward(const AttentionShape&, const __nv_bfloat16*, const __nv_bfloat16*,
-                              const __nv_bfloat16*, const __nv_bfloat16*, const float*,
-                              const __nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*,
+void CudnnAttention::check_shape(const AttentionShape&, QkvLayout) {}
+void CudnnAttention::forward(const AttentionShape&, QkvLayout, const __nv_bfloat16*,
+                             const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, float*,
+                             cudaStream_t) {}
+void CudnnAttention::backward(const AttentionShape&, QkvLayout, const __nv_bfloat16*,
+                              const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*,
+                              const float*, const __nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*,
                               __nv_bfloat16*, float*, cudaStream_t) {}
 
 #else
@@ -309,15 +310,15 @@ CudnnAttention::~CudnnAttention() {
 
 std::string CudnnAttention::engine_name() const { return engine_name_; }
 
-void CudnnAttention::check_shape(const AttentionShape& shape) {
+void CudnnAttention::check_shape(const AttentionShape& shape, QkvLayout layout) {
   if (shape.batch <= 0 || shape.ctx <= 0 || shape.heads <= 0 || shape.d_head <= 0)
     throw std::invalid_argument("cuDNN attention: every dimension must be positive");
   if (shape.d_head % 8 != 0 || shape.d_head > 128)
     throw std::invalid_argument("cuDNN attention: d_head " + std::to_string(shape.d_head) +
                                 " is not a multiple of 8 up to 128");
   // Both plans and the workspace now, so that no later call allocates.
-  const std::size_t bytes = std::max(plan_for(shape, false, nullptr).workspace_bytes,
-                                     plan_for(shape, true, nullptr).workspace_bytes);
+  const std::size_t bytes = std::max(plan_for(shape, layout, false, nullptr).workspace_bytes,
+                                     plan_for(shape, layout, true, nullptr).workspace_bytes);
   workspace_for(bytes);
 }
 
@@ -327,6 +328,13 @@ namespace {
 // merged-heads layout [batch, ctx, heads, d_head] seen in that order.
 Dims head_major(const AttentionShape& s, std::int64_t rows, std::int64_t cols) {
   return {s.heads * rows * cols, rows * cols, cols, 1};
+}
+// q, k, v and their gradients as [batch, heads, ctx, d_head]: head-major, or
+// inside the projection's rows [tokens, 3d].
+Dims qkv_strides(const AttentionShape& s, QkvLayout layout) {
+  if (layout == QkvLayout::head_major) return head_major(s, s.ctx, s.d_head);
+  const std::int64_t row = 3LL * s.heads * s.d_head;
+  return {s.ctx * row, s.d_head, row, 1};
 }
 Dims merged_heads(const AttentionShape& s) {
   return {static_cast<std::int64_t>(s.ctx) * s.heads * s.d_head, s.d_head,
@@ -353,21 +361,23 @@ const Descriptor& masked_scores(GraphBuilder& g, const AttentionShape& s, const 
   return masked;
 }
 
-const Descriptor& k_transposed(GraphBuilder& g, const AttentionShape& s, std::int64_t uid) {
-  // Kᵀ [batch, heads, d_head, ctx] over K's head-major storage.
+// Kᵀ (or Vᵀ) [batch, heads, d_head, ctx] over K's storage: its strides
+// with the last two swapped.
+const Descriptor& k_transposed(GraphBuilder& g, const AttentionShape& s, QkvLayout layout,
+                               std::int64_t uid) {
+  const Dims k = qkv_strides(s, layout);
   return g.tensor(uid, CUDNN_DATA_BFLOAT16, {s.batch, s.heads, s.d_head, s.ctx},
-                  {static_cast<std::int64_t>(s.heads) * s.ctx * s.d_head,
-                   static_cast<std::int64_t>(s.ctx) * s.d_head, 1, s.d_head});
+                  {k[0], k[1], k[3], k[2]});
 }
 
-void build_forward(GraphBuilder& g, const AttentionShape& s) {
-  const Dims qkv{s.batch, s.heads, s.ctx, s.d_head};
+void build_forward(GraphBuilder& g, const AttentionShape& s, QkvLayout layout) {
+  const Dims qkv{s.batch, s.heads, s.ctx, s.d_head}, qkv_layout = qkv_strides(s, layout);
   const Dims row_dims{s.batch, s.heads, s.ctx, 1}, row_strides = head_major(s, s.ctx, 1);
   const Dims score_dims{s.batch, s.heads, s.ctx, s.ctx},
       score_strides = head_major(s, s.ctx, s.ctx);
-  const Descriptor& q = g.tensor(kQ, CUDNN_DATA_BFLOAT16, qkv, head_major(s, s.ctx, s.d_head));
-  const Descriptor& kt = k_transposed(g, s, kK);
-  const Descriptor& v = g.tensor(kV, CUDNN_DATA_BFLOAT16, qkv, head_major(s, s.ctx, s.d_head));
+  const Descriptor& q = g.tensor(kQ, CUDNN_DATA_BFLOAT16, qkv, qkv_layout);
+  const Descriptor& kt = k_transposed(g, s, layout, kK);
+  const Descriptor& v = g.tensor(kV, CUDNN_DATA_BFLOAT16, qkv, qkv_layout);
   const Descriptor& o = g.tensor(kO, CUDNN_DATA_BFLOAT16, qkv, merged_heads(s));
   const Descriptor& stats = g.tensor(kStats, CUDNN_DATA_FLOAT, row_dims, row_strides);
 
@@ -388,27 +398,29 @@ void build_forward(GraphBuilder& g, const AttentionShape& s) {
   g.matmul(probs, v, o);
 }
 
-void build_backward(GraphBuilder& g, const AttentionShape& s) {
-  const Dims qkv{s.batch, s.heads, s.ctx, s.d_head}, qkv_strides = head_major(s, s.ctx, s.d_head);
+void build_backward(GraphBuilder& g, const AttentionShape& s, QkvLayout layout) {
+  const Dims qkv{s.batch, s.heads, s.ctx, s.d_head}, qkv_layout = qkv_strides(s, layout);
+  // The accumulator is cuDNN's own fp32 buffer: packed head-major.
+  const Dims accumulator_strides = head_major(s, s.ctx, s.d_head);
   const Dims row_dims{s.batch, s.heads, s.ctx, 1}, row_strides = head_major(s, s.ctx, 1);
   const Dims score_dims{s.batch, s.heads, s.ctx, s.ctx},
       score_strides = head_major(s, s.ctx, s.ctx);
   // Transposed scores [batch, heads, key, query] over the same storage.
   const Dims transposed_strides{score_strides[0], score_strides[1], 1, s.ctx};
-  const Descriptor& q = g.tensor(kQ, CUDNN_DATA_BFLOAT16, qkv, qkv_strides);
-  const Descriptor& kt = k_transposed(g, s, kK);
-  const Descriptor& vt = k_transposed(g, s, kV);
+  const Descriptor& q = g.tensor(kQ, CUDNN_DATA_BFLOAT16, qkv, qkv_layout);
+  const Descriptor& kt = k_transposed(g, s, layout, kK);
+  const Descriptor& vt = k_transposed(g, s, layout, kV);
   const Descriptor& o = g.tensor(kO, CUDNN_DATA_BFLOAT16, qkv, merged_heads(s));
   const Descriptor& d_o = g.tensor(kdO, CUDNN_DATA_BFLOAT16, qkv, merged_heads(s));
   const Descriptor& stats = g.tensor(kStats, CUDNN_DATA_FLOAT, row_dims, row_strides);
-  const Descriptor& dq = g.tensor(kdQ, CUDNN_DATA_BFLOAT16, qkv, qkv_strides);
-  const Descriptor& dk = g.tensor(kdK, CUDNN_DATA_BFLOAT16, qkv, qkv_strides);
-  const Descriptor& dv = g.tensor(kdV, CUDNN_DATA_BFLOAT16, qkv, qkv_strides);
+  const Descriptor& dq = g.tensor(kdQ, CUDNN_DATA_BFLOAT16, qkv, qkv_layout);
+  const Descriptor& dk = g.tensor(kdK, CUDNN_DATA_BFLOAT16, qkv, qkv_layout);
+  const Descriptor& dv = g.tensor(kdV, CUDNN_DATA_BFLOAT16, qkv, qkv_layout);
   const Descriptor& dq_accumulator =
-      g.tensor(kdQAccumulator, CUDNN_DATA_FLOAT, qkv, qkv_strides, false, true);
+      g.tensor(kdQAccumulator, CUDNN_DATA_FLOAT, qkv, accumulator_strides, false, true);
 
   // delta = rowsum(dO ∘ O)
-  const Descriptor& d_o_o = g.virtual_tensor(CUDNN_DATA_FLOAT, qkv, qkv_strides);
+  const Descriptor& d_o_o = g.virtual_tensor(CUDNN_DATA_FLOAT, qkv, accumulator_strides);
   g.pointwise(CUDNN_POINTWISE_MUL, d_o, &o, d_o_o);
   const Descriptor& delta_sum = g.virtual_tensor(CUDNN_DATA_FLOAT, row_dims, row_strides);
   g.reduction(CUDNN_REDUCE_TENSOR_ADD, d_o_o, delta_sum);
@@ -441,7 +453,7 @@ void build_backward(GraphBuilder& g, const AttentionShape& s) {
       g.virtual_tensor(CUDNN_DATA_BFLOAT16, {s.batch, s.heads, s.ctx, s.ctx}, transposed_strides);
   g.reshape(ds, ds_t);
   g.matmul(ds_t, q, dk);
-  const Descriptor& k = g.virtual_tensor(CUDNN_DATA_BFLOAT16, qkv, qkv_strides);
+  const Descriptor& k = g.virtual_tensor(CUDNN_DATA_BFLOAT16, qkv, qkv_layout);
   g.reshape(kt, k);
   g.matmul(ds, k, dq_accumulator);
   g.pointwise(CUDNN_POINTWISE_IDENTITY, dq_accumulator, nullptr, dq);
@@ -449,9 +461,10 @@ void build_backward(GraphBuilder& g, const AttentionShape& s) {
 
 }  // namespace
 
-CudnnAttention::Plan& CudnnAttention::plan_for(const AttentionShape& shape, bool backward,
-                                               cudaStream_t stream) {
-  const auto key = std::make_tuple(shape.batch, shape.ctx, shape.heads, shape.d_head, backward);
+CudnnAttention::Plan& CudnnAttention::plan_for(const AttentionShape& shape, QkvLayout layout,
+                                               bool backward, cudaStream_t stream) {
+  const auto key =
+      std::make_tuple(shape.batch, shape.ctx, shape.heads, shape.d_head, layout, backward);
   auto found = plans_.find(key);
   if (found != plans_.end()) return *found->second;
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
@@ -461,8 +474,8 @@ CudnnAttention::Plan& CudnnAttention::plan_for(const AttentionShape& shape, bool
         "cuDNN attention: the first call for a shape builds its plan and workspace, which "
         "cannot happen inside stream capture; call check_shape() or run once before capturing");
   GraphBuilder g(handle_->raw);
-  if (backward) build_backward(g, shape);
-  else build_forward(g, shape);
+  if (backward) build_backward(g, shape, layout);
+  else build_forward(g, shape, layout);
   Descriptor plan = g.build_plan(engine_name_);
   std::int64_t bytes = 0, count = 0;
   CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
@@ -501,10 +514,11 @@ void* mutable_pointer(const void* p) { return const_cast<void*>(p); }
 
 }  // namespace
 
-void CudnnAttention::forward(const AttentionShape& shape, const __nv_bfloat16* q,
-                             const __nv_bfloat16* k, const __nv_bfloat16* v,
-                             __nv_bfloat16* context, float* lse, cudaStream_t stream) {
-  Plan& plan = plan_for(shape, false, stream);
+void CudnnAttention::forward(const AttentionShape& shape, QkvLayout layout,
+                             const __nv_bfloat16* q, const __nv_bfloat16* k,
+                             const __nv_bfloat16* v, __nv_bfloat16* context, float* lse,
+                             cudaStream_t stream) {
+  Plan& plan = plan_for(shape, layout, false, stream);
   void* workspace = workspace_for(plan.workspace_bytes);
   float scale = 1.0f / std::sqrt(static_cast<float>(shape.d_head));
   float mask_value = std::numeric_limits<float>::lowest();
@@ -514,13 +528,13 @@ void CudnnAttention::forward(const AttentionShape& shape, const __nv_bfloat16* q
           stream);
 }
 
-void CudnnAttention::backward(const AttentionShape& shape, const __nv_bfloat16* q,
-                              const __nv_bfloat16* k, const __nv_bfloat16* v,
-                              const __nv_bfloat16* context, const float* lse,
-                              const __nv_bfloat16* dcontext, __nv_bfloat16* dq,
+void CudnnAttention::backward(const AttentionShape& shape, QkvLayout layout,
+                              const __nv_bfloat16* q, const __nv_bfloat16* k,
+                              const __nv_bfloat16* v, const __nv_bfloat16* context,
+                              const float* lse, const __nv_bfloat16* dcontext, __nv_bfloat16* dq,
                               __nv_bfloat16* dk, __nv_bfloat16* dv, float* workspace,
                               cudaStream_t stream) {
-  Plan& plan = plan_for(shape, true, stream);
+  Plan& plan = plan_for(shape, layout, true, stream);
   void* cudnn_workspace = workspace_for(plan.workspace_bytes);
   // cuDNN adds dQ's partial products into the fp32 accumulator: it starts at zero.
   const std::size_t accumulator_bytes =

@@ -11,6 +11,11 @@
 // S = Q·Kᵀ·scale, the causal mask (row ≥ column), the softmax with its
 // statistics, O = P·V; and backward's chain from the saved statistics.
 //
+// q, k and v may be head-major tensors of their own (our kernels' layout) or
+// read in place from the QKV projection's rows [tokens, 3d] = q | k | v
+// (QkvLayout::packed): cuDNN takes any strides, so the model then skips the
+// copy into head-major tensors, and the gradients go straight into dqkv.
+//
 // Plans are built on first use of each shape (heuristics, then the first
 // engine configuration that finalises) and kept, with a device workspace
 // of the largest size any plan asked for. The first call of a shape must
@@ -29,6 +34,8 @@
 
 namespace transformer::cuda {
 
+enum class QkvLayout { head_major, packed };
+
 class CudnnAttention {
  public:
   // Creates a cuDNN handle on the current device. Throws std::runtime_error
@@ -46,30 +53,36 @@ class CudnnAttention {
 
   // Throws std::invalid_argument unless cuDNN's fused engine takes the
   // shape (d_head a multiple of 8 up to 128, every dimension positive), and
-  // std::runtime_error if no engine configuration builds for it.
-  void check_shape(const AttentionShape& shape);
+  // std::runtime_error if no engine configuration builds for it. Builds both
+  // plans for the layout and sizes the workspace, so later calls allocate
+  // nothing (and may be captured into a CUDA graph).
+  void check_shape(const AttentionShape& shape, QkvLayout layout = QkvLayout::head_major);
 
-  // flash_attention_forward's contract.
-  void forward(const AttentionShape& shape, const __nv_bfloat16* q, const __nv_bfloat16* k,
-               const __nv_bfloat16* v, __nv_bfloat16* context, float* lse, cudaStream_t stream);
+  // flash_attention_forward's contract; with QkvLayout::packed, q, k and v
+  // point at the first q, k and v element of the [tokens, 3d] rows.
+  void forward(const AttentionShape& shape, QkvLayout layout, const __nv_bfloat16* q,
+               const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* context, float* lse,
+               cudaStream_t stream);
 
   // flash_attention_backward's contract, workspace included
   // (flash_attention_workspace_floats(shape) floats: its first
-  // batch·heads·ctx·d_head hold cuDNN's fp32 dq accumulator).
-  void backward(const AttentionShape& shape, const __nv_bfloat16* q, const __nv_bfloat16* k,
-                const __nv_bfloat16* v, const __nv_bfloat16* context, const float* lse,
-                const __nv_bfloat16* dcontext, __nv_bfloat16* dq, __nv_bfloat16* dk,
-                __nv_bfloat16* dv, float* workspace, cudaStream_t stream);
+  // batch·heads·ctx·d_head hold cuDNN's fp32 dq accumulator). dq, dk and dv
+  // have q, k and v's layout.
+  void backward(const AttentionShape& shape, QkvLayout layout, const __nv_bfloat16* q,
+                const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* context,
+                const float* lse, const __nv_bfloat16* dcontext, __nv_bfloat16* dq,
+                __nv_bfloat16* dk, __nv_bfloat16* dv, float* workspace, cudaStream_t stream);
 
   struct Plan;  // an execution plan and what its variant pack needs (cudnn_attention.cu)
 
  private:
-  Plan& plan_for(const AttentionShape& shape, bool backward, cudaStream_t stream);
+  Plan& plan_for(const AttentionShape& shape, QkvLayout layout, bool backward,
+                 cudaStream_t stream);
   void* workspace_for(std::size_t bytes);
 
   struct Handle;
   std::unique_ptr<Handle> handle_;
-  std::map<std::tuple<int, int, int, int, bool>, std::unique_ptr<Plan>> plans_;
+  std::map<std::tuple<int, int, int, int, QkvLayout, bool>, std::unique_ptr<Plan>> plans_;
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
   std::string engine_name_;

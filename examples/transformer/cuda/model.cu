@@ -216,6 +216,9 @@ struct LayerActivations {
   float* input;     // residual stream entering the block [N, d]
   float* inv_rms1;  // [N]
   Act* normed1;     // rmsnorm(input), the QKV GEMM's input [N, d]
+  // cuDNN attention: the QKV GEMM's output [N, 3d], q and k rotated in place
+  // (attention.q, .k, .v stay null); the other paths copy into those.
+  Act* qkv;
   AttentionTensors<Act> attention;
   Act* context;     // attention output before the projection, heads merged
   float* mid;       // input + attention
@@ -274,6 +277,7 @@ struct Buffers {
 struct ActivationSizes {
   std::size_t tokens, d, d_ff;
   bool fused;          // fused attention: per-row lse instead of P and the scores
+  bool packed_qkv;     // cuDNN attention: q, k, v read inside the QKV GEMM's output
   std::size_t scores;  // the score buffer: batch·heads·ctx·score_ld (naive attention)
   std::size_t rows;    // batch·heads·ctx: the lse (fused attention)
 };
@@ -287,9 +291,13 @@ LayerActivations<Act> take_layer(Carver& arena, const ActivationSizes& s, float*
   a.input = input ? input : arena.take<float>(N * d);
   a.inv_rms1 = arena.take<float>(N);
   a.normed1 = arena.take<Act>(N * d);
-  a.attention.q = arena.take<Act>(N * d);
-  a.attention.k = arena.take<Act>(N * d);
-  a.attention.v = arena.take<Act>(N * d);
+  if (s.packed_qkv) {
+    a.qkv = arena.take<Act>(N * 3 * d);
+  } else {
+    a.attention.q = arena.take<Act>(N * d);
+    a.attention.k = arena.take<Act>(N * d);
+    a.attention.v = arena.take<Act>(N * d);
+  }
   if (s.fused)
     a.attention.lse = arena.take<float>(s.rows);
   else
@@ -340,7 +348,9 @@ std::vector<LayerActivations<Act>> take_saved_layers(Carver& arena, const Activa
 // residual + h13 + gated at the SwiGLU. The norms' statistics go to
 // `inv_rms`: no one reads them without a backward pass.
 // Fused attention has no scores and no P: q, k and the lse follow qkv, and
-// the attention output goes over qkv (dead once RoPE has split it).
+// the attention output goes over qkv (dead once RoPE has split it). cuDNN's
+// reads q, k, v inside qkv while it writes the output: the lse and the
+// output follow qkv, and there are no q, k, v buffers.
 template <class Act>
 struct ForwardBlock {
   LayerActivations<Act> layer;
@@ -362,7 +372,7 @@ ForwardBlock<Act> take_forward_block(Carver& arena, const ActivationSizes& s, fl
   const std::size_t attention_start = arena.align();
 
   arena.seek(stream_start);
-  a.attention.v = arena.take<Act>(N * d);  // x ≤ r: Act is at most 4 bytes
+  if (!s.packed_qkv) a.attention.v = arena.take<Act>(N * d);  // x ≤ r: Act is at most 4 bytes
 
   arena.seek(mid_start);
   a.h13 = arena.take<Act>(N * 2 * s.d_ff);
@@ -375,6 +385,12 @@ ForwardBlock<Act> take_forward_block(Carver& arena, const ActivationSizes& s, fl
   if (!s.fused) f.scores = arena.take<float>(s.scores);
   const std::size_t qk_start = std::max(qkv_end, arena.align());
   arena.seek(qk_start);
+  if (s.packed_qkv) {
+    a.qkv = f.qkv;
+    a.attention.lse = arena.take<float>(s.rows);
+    a.context = arena.take<Act>(N * d);
+    return f;
+  }
   a.attention.q = arena.take<Act>(N * d);
   a.attention.k = arena.take<Act>(N * d);
   // P · V reads P while it writes the attention output, so the output goes
@@ -468,7 +484,8 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
   const auto rows = static_cast<std::size_t>(shape.score_rows());
   const auto scores = fused ? 0 : static_cast<std::size_t>(shape.score_buffer_elements());
   const std::size_t rope = static_cast<std::size_t>(config.ctx) * (m.d_head() / 2);
-  const ActivationSizes sizes{N, d, F, fused, scores, rows};
+  const bool packed_qkv = config.attention == Attention::cudnn;
+  const ActivationSizes sizes{N, d, F, fused, packed_qkv, scores, rows};
 
   Carver arena(placed);
   Buffers<Act> b;
@@ -522,7 +539,7 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
     b.qkv = block.qkv;
     score_scratch = block.scores;
   } else {
-    b.qkv = arena.take<Act>(N * 3 * d);
+    if (!packed_qkv) b.qkv = arena.take<Act>(N * 3 * d);  // cuDNN's path keeps it per layer
     if (fused)
       b.flash_workspace = arena.take<float>(flash_attention_workspace_floats(shape));
     else
@@ -530,9 +547,11 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
     b.dstream = arena.take<float>(N * d);
     if (mixed) b.dstream_bf16 = arena.take<__nv_bfloat16>(N * d);
     b.dcontext = arena.take<Act>(N * d);
-    b.dq = arena.take<Act>(N * d);
-    b.dk = arena.take<Act>(N * d);
-    b.dv = arena.take<Act>(N * d);
+    if (!packed_qkv) {  // cuDNN writes the gradients into dqkv directly
+      b.dq = arena.take<Act>(N * d);
+      b.dk = arena.take<Act>(N * d);
+      b.dv = arena.take<Act>(N * d);
+    }
     b.dqkv = arena.take<Act>(N * 3 * d);
     b.dh13 = arena.take<Act>(N * 2 * F);
     b.dgated = arena.take<Act>(N * F);
@@ -668,7 +687,7 @@ class CudaBackend final : public Backend {
       // Plans and their workspace now, so no later step (or capture) allocates.
       GPUPROF_SCOPE("build cuDNN attention plans");
       cudnn_ = std::make_unique<CudnnAttention>();
-      cudnn_->check_shape(attention_shape());
+      cudnn_->check_shape(attention_shape(), QkvLayout::packed);
     }
     std::vector<ArenaRegion> regions = carve<Act>(nullptr, config_, layout_).regions;
     allocate_regions(regions, arena_);
@@ -1158,14 +1177,17 @@ class CudaBackend final : public Backend {
                     gpuprof::Work{matmul_flops(N, 4.0 * d, d) + attention_core, 0});
       {
         GPUPROF_SCOPE("qkv projection", stream(), gpuprof::Work{matmul_flops(N, 3.0 * d, d), 0});
-        linear(a.normed1, weights_at(base + block_.wq), buffers_.qkv, data_type<Act>(), N, 3 * d, d,
-               0.0f);
+        linear(a.normed1, weights_at(base + block_.wq), a.qkv ? a.qkv : buffers_.qkv,
+               data_type<Act>(), N, 3 * d, d, 0.0f);
       }
-      if constexpr (kMixed)
-        if (fused()) {
+      if constexpr (kMixed) {
+        if (cudnn_)
+          cudnn_attention_forward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin, a.qkv,
+                                  a.context, a.attention.lse, *cudnn_, stream());
+        else if (fused())
           fused_attention_forward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
-                                  buffers_.qkv, a.attention, a.context, cudnn_.get(), stream());
-        }
+                                  buffers_.qkv, a.attention, a.context, stream());
+      }
       if (!fused())
         attention_forward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
                                buffers_.qkv, a.attention, a.context, stream());
@@ -1229,13 +1251,17 @@ class CudaBackend final : public Backend {
         linear_backward(dstream_act(), a.context, weights_at(base + block_.wo),
                         buffers_.grads + base + block_.wo, buffers_.dcontext, N, d, d);
       }
-      if constexpr (kMixed)
-        if (fused()) {
+      if constexpr (kMixed) {
+        if (cudnn_)
+          cudnn_attention_backward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin, a.qkv,
+                                   a.context, a.attention.lse, buffers_.dcontext, buffers_.dqkv,
+                                   buffers_.flash_workspace, *cudnn_, stream());
+        else if (fused())
           fused_attention_backward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
                                    buffers_.dcontext, a.context, a.attention, buffers_.dq,
                                    buffers_.dk, buffers_.dv, buffers_.dqkv,
-                                   buffers_.flash_workspace, cudnn_.get(), stream());
-        }
+                                   buffers_.flash_workspace, stream());
+      }
       if (!fused())
         attention_backward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
                                 buffers_.dcontext, a.attention, buffers_.dq, buffers_.dk,

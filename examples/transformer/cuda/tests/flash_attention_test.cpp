@@ -128,9 +128,11 @@ void check_attention(const AttentionShape& s, CudnnAttention* cudnn = nullptr) {
   DeviceArray<float> workspace(flash_attention_workspace_floats(s));
 
   if (cudnn) {
-    cudnn->forward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(), nullptr);
-    cudnn->backward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
-                    dcontext_dev.get(), dq.get(), dk.get(), dv.get(), workspace.get(), nullptr);
+    cudnn->forward(s, QkvLayout::head_major, q_dev.get(), k_dev.get(), v_dev.get(), context.get(),
+                   lse.get(), nullptr);
+    cudnn->backward(s, QkvLayout::head_major, q_dev.get(), k_dev.get(), v_dev.get(),
+                    context.get(), lse.get(), dcontext_dev.get(), dq.get(), dk.get(), dv.get(),
+                    workspace.get(), nullptr);
   } else {
     flash_attention_forward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
                             nullptr);

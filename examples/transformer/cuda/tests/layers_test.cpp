@@ -260,14 +260,16 @@ std::vector<double> columns(const MatrixD& m, Eigen::Index first, Eigen::Index c
 
 // The naive path (every precision) or a fused one (bf16, ours or cuDNN's):
 // the same RoPE around a different core, against the same double reference.
+// Ours and the naive path copy q, k, v into head-major tensors; cuDNN's
+// rotates q and k inside qkv and writes the gradients straight into dqkv.
 template <class Act>
 void check_attention(Precision precision, const AttentionShape& s,
                      Attention attention = Attention::naive) {
-  const bool fused = is_fused(attention);
+  const bool fused = is_fused(attention), in_place = attention == Attention::cudnn;
   std::unique_ptr<CudnnAttention> cudnn;
-  if (attention == Attention::cudnn) {
+  if (in_place) {
     cudnn = std::make_unique<CudnnAttention>();
-    cudnn->check_shape(s);
+    cudnn->check_shape(s, QkvLayout::packed);
   }
   const std::string label = std::string(to_string(precision)) + " " + to_string(attention) +
                             " attention [b" +
@@ -292,10 +294,14 @@ void check_attention(Precision precision, const AttentionShape& s,
                                       v.get(),     fused ? nullptr : probs.get(),
                                       fused ? nullptr : score_scratch.get(),
                                       fused ? lse.get() : nullptr};
-  if constexpr (std::is_same_v<Act, bf16>)
-    if (fused)
+  if constexpr (std::is_same_v<Act, bf16>) {
+    if (in_place)
+      cudnn_attention_forward(s, cos.get(), sin.get(), qkv_dev.get(), context.get(), lse.get(),
+                              *cudnn, nullptr);
+    else if (fused)
       fused_attention_forward(s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(),
-                              cudnn.get(), nullptr);
+                              nullptr);
+  }
   if (!fused)
     attention_forward<Act>(gemm, s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(),
                            nullptr);
@@ -304,11 +310,16 @@ void check_attention(Precision precision, const AttentionShape& s,
   cpu::rope_forward<double>(rotated.leftCols(2 * d), s.batch, s.ctx, 2 * s.heads, theta);
   MatrixD context_ref, probs_ref;
   cpu::causal_attention_forward<double>(rotated, s.batch, s.ctx, s.heads, context_ref, probs_ref);
-  check_close(label + "q (rotated, head-major)", q.download(), head_major(rotated, s, 0),
-              stored_tolerance<Act>());
-  check_close(label + "k (rotated, head-major)", k.download(), head_major(rotated, s, 1),
-              stored_tolerance<Act>());
-  check_close(label + "v (head-major)", v.download(), head_major(rotated, s, 2), 1e-12);
+  if (in_place) {
+    check_close(label + "qkv (q, k rotated in place)", qkv_dev.download(), flat(rotated),
+                stored_tolerance<Act>());
+  } else {
+    check_close(label + "q (rotated, head-major)", q.download(), head_major(rotated, s, 0),
+                stored_tolerance<Act>());
+    check_close(label + "k (rotated, head-major)", k.download(), head_major(rotated, s, 1),
+                stored_tolerance<Act>());
+    check_close(label + "v (head-major)", v.download(), head_major(rotated, s, 2), 1e-12);
+  }
   if (!fused) {
     const PaddedRows probs_got =
         split_padding(probs.download(), s.score_rows(), s.ctx, s.score_ld());
@@ -320,11 +331,16 @@ void check_attention(Precision precision, const AttentionShape& s,
   const auto dcontext = round_to<Act>(random_values(nd));
   DeviceArray<Act> dcontext_dev(dcontext), dq(nd), dk(nd), dv(nd), dqkv(nd * 3);
   DeviceArray<float> flash_workspace(fused ? flash_attention_workspace_floats(s) : 1);
-  if constexpr (std::is_same_v<Act, bf16>)
-    if (fused)
+  if constexpr (std::is_same_v<Act, bf16>) {
+    if (in_place)
+      cudnn_attention_backward(s, cos.get(), sin.get(), qkv_dev.get(), context.get(), lse.get(),
+                               dcontext_dev.get(), dqkv.get(), flash_workspace.get(), *cudnn,
+                               nullptr);
+    else if (fused)
       fused_attention_backward(s, cos.get(), sin.get(), dcontext_dev.get(), context.get(), tensors,
                                dq.get(), dk.get(), dv.get(), dqkv.get(), flash_workspace.get(),
-                               cudnn.get(), nullptr);
+                               nullptr);
+  }
   if (!fused)
     attention_backward<Act>(gemm, s, cos.get(), sin.get(), dcontext_dev.get(), tensors, dq.get(),
                             dk.get(), dv.get(), dqkv.get(), nullptr);
