@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
-#include "cuda/flash_attention.hpp"  // flash_attention_workspace_floats
 
 #if TRANSFORMER_HAVE_CUDNN
 #include <cudnn.h>
@@ -24,25 +23,36 @@
 
 namespace transformer::cuda {
 
+std::size_t CudnnAttention::workspace_floats(const AttentionShape& shape) {
+  return static_cast<std::size_t>(shape.score_rows()) * shape.d_head;
+}
+
 #if !TRANSFORMER_HAVE_CUDNN
 
 struct CudnnAttention::Handle {};
 struct CudnnAttention::Plan {};
-CudnnAttention::CudnnAttention() {
+// No instance can exist (the constructor throws), so the members below are
+// unreachable; they throw rather than do nothing all the same.
+[[noreturn]] void no_cudnn() {
   throw std::runtime_error(
       "this build has no cuDNN (CMake found no cudnn_graph.h and libcudnn): "
       "--attention cudnn is unavailable; use --attention fused");
 }
+CudnnAttention::CudnnAttention() { no_cudnn(); }
 CudnnAttention::~CudnnAttention() = default;
 std::string CudnnAttention::engine_name() const { return engine_name_; }
-void CudnnAttention::check_shape(const AttentionShape&, QkvLayout) {}
+void CudnnAttention::check_shape(const AttentionShape&, QkvLayout, bool) { no_cudnn(); }
 void CudnnAttention::forward(const AttentionShape&, QkvLayout, const __nv_bfloat16*,
                              const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, float*,
-                             cudaStream_t) {}
+                             cudaStream_t) {
+  no_cudnn();
+}
 void CudnnAttention::backward(const AttentionShape&, QkvLayout, const __nv_bfloat16*,
                               const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*,
                               const float*, const __nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*,
-                              __nv_bfloat16*, float*, cudaStream_t) {}
+                              __nv_bfloat16*, float*, cudaStream_t) {
+  no_cudnn();
+}
 
 #else
 
@@ -219,15 +229,15 @@ class GraphBuilder {
       if (status == CUDNN_STATUS_SUCCESS)
         status = cudnnBackendSetAttribute(plan_raw, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_configs[i]);
+      Descriptor plan = Descriptor::adopt(plan_raw);  // owned from here on
       if (status == CUDNN_STATUS_SUCCESS) status = cudnnBackendFinalize(plan_raw);
       if (status == CUDNN_STATUS_SUCCESS) {
         engine_name = describe_engine(raw_configs[i]);
-        return Descriptor::adopt(plan_raw);
+        return plan;
       }
       char detail[1024] = "";
       cudnnGetLastErrorString(detail, sizeof detail);
       last_error = std::string(cudnnGetErrorString(status)) + (detail[0] ? ": " : "") + detail;
-      cudnnBackendDestroyDescriptor(plan_raw);
     }
     throw std::runtime_error("cuDNN built no plan for the fused attention graph (" + last_error +
                              "; CUDNN_LOGLEVEL_DBG=2 prints cuDNN's reasons)");
@@ -304,21 +314,23 @@ CudnnAttention::CudnnAttention() : handle_(std::make_unique<Handle>()) {
 
 CudnnAttention::~CudnnAttention() {
   if (workspace_) cudaFree(workspace_);
+  for (void* outgrown : outgrown_) cudaFree(outgrown);
   plans_.clear();
   if (handle_->raw) cudnnDestroy(handle_->raw);
 }
 
 std::string CudnnAttention::engine_name() const { return engine_name_; }
 
-void CudnnAttention::check_shape(const AttentionShape& shape, QkvLayout layout) {
+void CudnnAttention::check_shape(const AttentionShape& shape, QkvLayout layout,
+                                 bool with_backward) {
   if (shape.batch <= 0 || shape.ctx <= 0 || shape.heads <= 0 || shape.d_head <= 0)
     throw std::invalid_argument("cuDNN attention: every dimension must be positive");
   if (shape.d_head % 8 != 0 || shape.d_head > 128)
     throw std::invalid_argument("cuDNN attention: d_head " + std::to_string(shape.d_head) +
                                 " is not a multiple of 8 up to 128");
-  // Both plans and the workspace now, so that no later call allocates.
-  const std::size_t bytes = std::max(plan_for(shape, layout, false, nullptr).workspace_bytes,
-                                     plan_for(shape, layout, true, nullptr).workspace_bytes);
+  // The plans and the workspace now, so that no later call allocates.
+  std::size_t bytes = plan_for(shape, layout, false, nullptr).workspace_bytes;
+  if (with_backward) bytes = std::max(bytes, plan_for(shape, layout, true, nullptr).workspace_bytes);
   workspace_for(bytes);
 }
 
@@ -480,16 +492,19 @@ CudnnAttention::Plan& CudnnAttention::plan_for(const AttentionShape& shape, QkvL
   std::int64_t bytes = 0, count = 0;
   CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                        CUDNN_TYPE_INT64, 1, &count, &bytes));
+  // The workspace first: a plan is cached only once it can run.
+  workspace_for(static_cast<std::size_t>(bytes));
   auto entry = std::make_unique<Plan>(Plan{std::move(plan), static_cast<std::size_t>(bytes)});
   return *plans_.emplace(key, std::move(entry)).first->second;
 }
 
 void* CudnnAttention::workspace_for(std::size_t bytes) {
   if (bytes <= workspace_bytes_) return workspace_;
-  if (workspace_) GPUPROF_CUDA_CHECK(cudaFree(workspace_));
-  workspace_ = nullptr;
-  workspace_bytes_ = 0;
-  GPUPROF_CUDA_CHECK(cudaMalloc(&workspace_, bytes));
+  void* grown = nullptr;
+  GPUPROF_CUDA_CHECK(cudaMalloc(&grown, bytes));
+  // A graph captured with the old workspace may still be replayed.
+  if (workspace_) outgrown_.push_back(workspace_);
+  workspace_ = grown;
   workspace_bytes_ = bytes;
   return workspace_;
 }

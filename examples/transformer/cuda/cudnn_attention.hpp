@@ -18,14 +18,18 @@
 //
 // Plans are built on first use of each shape (heuristics, then the first
 // engine configuration that finalises) and kept, with a device workspace
-// of the largest size any plan asked for. The first call of a shape must
-// not be inside stream capture (it allocates); later calls capture fine.
+// of the largest size any plan asked for; a workspace outgrown by a later
+// shape is kept until destruction, since a captured graph may still use it.
+// The first call of a shape must not be inside stream capture (it
+// allocates): check_shape() prepares a shape ahead. One thread per
+// instance: the handle's stream and the plan cache are unsynchronised.
 #pragma once
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -45,18 +49,23 @@ class CudnnAttention {
   CudnnAttention(const CudnnAttention&) = delete;
   CudnnAttention& operator=(const CudnnAttention&) = delete;
 
-  // The engine cuDNN chose for the last plan built, e.g. "engine 8"
+  // The engine cuDNN chose for the last plan built, e.g. "cuDNN engine 2"
   // (empty before any call): reports name it.
   std::string engine_name() const;
+  // Floats of the caller's workspace backward needs: cuDNN's fp32 dq
+  // accumulator, batch·heads·ctx·d_head (no more than our kernels' workspace).
+  static std::size_t workspace_floats(const AttentionShape& shape);
   // Device bytes of cuDNN's own workspace (outside the caller's buffers).
   std::size_t workspace_bytes() const { return workspace_bytes_; }
 
   // Throws std::invalid_argument unless cuDNN's fused engine takes the
   // shape (d_head a multiple of 8 up to 128, every dimension positive), and
-  // std::runtime_error if no engine configuration builds for it. Builds both
-  // plans for the layout and sizes the workspace, so later calls allocate
-  // nothing (and may be captured into a CUDA graph).
-  void check_shape(const AttentionShape& shape, QkvLayout layout = QkvLayout::head_major);
+  // std::runtime_error if no engine configuration builds for it. Builds the
+  // forward plan (and the backward one when with_backward) for the layout and
+  // sizes the workspace, so later calls allocate nothing (and may be
+  // captured into a CUDA graph).
+  void check_shape(const AttentionShape& shape, QkvLayout layout = QkvLayout::head_major,
+                   bool with_backward = true);
 
   // flash_attention_forward's contract; with QkvLayout::packed, q, k and v
   // point at the first q, k and v element of the [tokens, 3d] rows.
@@ -64,16 +73,15 @@ class CudnnAttention {
                const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* context, float* lse,
                cudaStream_t stream);
 
-  // flash_attention_backward's contract, workspace included
-  // (flash_attention_workspace_floats(shape) floats: its first
-  // batch·heads·ctx·d_head hold cuDNN's fp32 dq accumulator). dq, dk and dv
-  // have q, k and v's layout.
+  // flash_attention_backward's contract, with workspace_floats(shape)
+  // floats of workspace (cuDNN's fp32 dq accumulator, zeroed here before
+  // each call). dq, dk and dv have q, k and v's layout.
   void backward(const AttentionShape& shape, QkvLayout layout, const __nv_bfloat16* q,
                 const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* context,
                 const float* lse, const __nv_bfloat16* dcontext, __nv_bfloat16* dq,
                 __nv_bfloat16* dk, __nv_bfloat16* dv, float* workspace, cudaStream_t stream);
 
-  struct Plan;  // an execution plan and what its variant pack needs (cudnn_attention.cu)
+  struct Plan;  // an execution plan and its workspace size (cudnn_attention.cpp)
 
  private:
   Plan& plan_for(const AttentionShape& shape, QkvLayout layout, bool backward,
@@ -85,6 +93,7 @@ class CudnnAttention {
   std::map<std::tuple<int, int, int, int, QkvLayout, bool>, std::unique_ptr<Plan>> plans_;
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
+  std::vector<void*> outgrown_;  // earlier workspaces, freed with the instance
   std::string engine_name_;
 };
 

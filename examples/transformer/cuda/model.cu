@@ -541,7 +541,8 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
   } else {
     if (!packed_qkv) b.qkv = arena.take<Act>(N * 3 * d);  // cuDNN's path keeps it per layer
     if (fused)
-      b.flash_workspace = arena.take<float>(flash_attention_workspace_floats(shape));
+      b.flash_workspace = arena.take<float>(packed_qkv ? CudnnAttention::workspace_floats(shape)
+                                                       : flash_attention_workspace_floats(shape));
     else
       score_scratch = arena.take<float>(scores);
     b.dstream = arena.take<float>(N * d);
@@ -687,7 +688,7 @@ class CudaBackend final : public Backend {
       // Plans and their workspace now, so no later step (or capture) allocates.
       GPUPROF_SCOPE("build cuDNN attention plans");
       cudnn_ = std::make_unique<CudnnAttention>();
-      cudnn_->check_shape(attention_shape(), QkvLayout::packed);
+      cudnn_->check_shape(attention_shape(), QkvLayout::packed, config_.mode != Mode::fwd);
     }
     std::vector<ArenaRegion> regions = carve<Act>(nullptr, config_, layout_).regions;
     allocate_regions(regions, arena_);

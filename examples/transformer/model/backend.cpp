@@ -84,7 +84,7 @@ bool cudnn_attention_available() { return TRANSFORMER_HAVE_CUDNN != 0; }
 
 bool cudnn_attention_supports(const ModelConfig& model) {
   const int d_head = model.d_head();
-  return d_head % 8 == 0 && d_head <= 128;
+  return d_head > 0 && d_head % 8 == 0 && d_head <= 128;
 }
 
 Attention default_attention(Precision p, const ModelConfig& model, bool cudnn_built) {

@@ -142,7 +142,8 @@ TEST_CASE("--attention: a list, else each configuration's default; fused only wh
   config.attention = Attention::cudnn;
   if (cudnn) CHECK(harness::unsupported_attention(config).empty());  // cuDNN takes d_head 16
   else CHECK(contains(harness::unsupported_attention(config), "no cuDNN"));
-  config.model.heads = 5;  // d_head 12
+  config.model = small;
+  config.model.heads = 64;  // d_head 12
   if (cudnn) CHECK(contains(harness::unsupported_attention(config), "multiple of 8"));
   config.attention = Attention::naive;
   CHECK(harness::unsupported_attention(config).empty());

@@ -125,7 +125,8 @@ void check_attention(const AttentionShape& s, CudnnAttention* cudnn = nullptr) {
   DeviceArray<bf16> q_dev(q), k_dev(k), v_dev(v), dcontext_dev(dcontext);
   DeviceArray<bf16> context(n), dq(n), dk(n), dv(n);
   DeviceArray<float> lse(static_cast<std::size_t>(s.score_rows()));
-  DeviceArray<float> workspace(flash_attention_workspace_floats(s));
+  DeviceArray<float> workspace(cudnn ? CudnnAttention::workspace_floats(s)
+                                     : flash_attention_workspace_floats(s));
 
   if (cudnn) {
     cudnn->forward(s, QkvLayout::head_major, q_dev.get(), k_dev.get(), v_dev.get(), context.get(),
@@ -175,6 +176,13 @@ TEST_CASE("cuDNN attention forward and backward match double causal attention" *
   CudnnAttention cudnn;
   for_each_tested_shape([&](const AttentionShape& s) { check_attention(s, &cudnn); });
   MESSAGE("cuDNN chose " << cudnn.engine_name());
+}
+
+TEST_CASE("cuDNN attention also serves head sizes our kernels lack (d_head 16, 32, 48)" *
+          doctest::skip(!cudnn_attention_available())) {
+  CudnnAttention cudnn;
+  for (const int d_head : {16, 32, 48})
+    for (const int ctx : {7, 129}) check_attention(AttentionShape{2, ctx, 2, d_head}, &cudnn);
 }
 
 TEST_CASE("cuDNN attention refuses head sizes its engine lacks" *

@@ -330,7 +330,9 @@ void check_attention(Precision precision, const AttentionShape& s,
 
   const auto dcontext = round_to<Act>(random_values(nd));
   DeviceArray<Act> dcontext_dev(dcontext), dq(nd), dk(nd), dv(nd), dqkv(nd * 3);
-  DeviceArray<float> flash_workspace(fused ? flash_attention_workspace_floats(s) : 1);
+  DeviceArray<float> flash_workspace(in_place ? CudnnAttention::workspace_floats(s)
+                                     : fused  ? flash_attention_workspace_floats(s)
+                                              : 1);
   if constexpr (std::is_same_v<Act, bf16>) {
     if (in_place)
       cudnn_attention_backward(s, cos.get(), sin.get(), qkv_dev.get(), context.get(), lse.get(),
