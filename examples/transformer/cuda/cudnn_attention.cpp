@@ -77,8 +77,6 @@ class Descriptor {
   explicit Descriptor(cudnnBackendDescriptorType_t type) {
     CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &raw_));
   }
-  // Takes ownership of a descriptor created elsewhere.
-  static Descriptor adopt(cudnnBackendDescriptor_t raw) { return Descriptor(raw); }
   ~Descriptor() {
     if (raw_) cudnnBackendDestroyDescriptor(raw_);
   }
@@ -104,7 +102,6 @@ class Descriptor {
   }
 
  private:
-  explicit Descriptor(cudnnBackendDescriptor_t raw) : raw_(raw) {}
   cudnnBackendDescriptor_t raw_ = nullptr;
 };
 
@@ -222,15 +219,14 @@ class GraphBuilder {
                                          raw_configs.data()));
     std::string last_error = "heuristics returned no engine configuration";
     for (std::int64_t i = 0; i < found; ++i) {
-      cudnnBackendDescriptor_t plan_raw = nullptr;
-      CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan_raw));
-      cudnnStatus_t status = cudnnBackendSetAttribute(plan_raw, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
-                                                      CUDNN_TYPE_HANDLE, 1, &handle_);
+      // A configuration that does not finalise is skipped, not an error.
+      Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      cudnnStatus_t status = cudnnBackendSetAttribute(
+          plan.get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_);
       if (status == CUDNN_STATUS_SUCCESS)
-        status = cudnnBackendSetAttribute(plan_raw, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+        status = cudnnBackendSetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_configs[i]);
-      Descriptor plan = Descriptor::adopt(plan_raw);  // owned from here on
-      if (status == CUDNN_STATUS_SUCCESS) status = cudnnBackendFinalize(plan_raw);
+      if (status == CUDNN_STATUS_SUCCESS) status = cudnnBackendFinalize(plan.get());
       if (status == CUDNN_STATUS_SUCCESS) {
         engine_name = describe_engine(raw_configs[i]);
         return plan;
