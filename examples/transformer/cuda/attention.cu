@@ -254,6 +254,21 @@ double causal_attention_flops(const AttentionShape& shape) {
          (static_cast<double>(shape.ctx) * shape.ctx / 2);
 }
 
+// A fused attention's scope work (ours or cuDNN's, the same traffic). Forward:
+// q, k, v read and the context written once each, plus the lse.
+gpuprof::Work fused_forward_work(const AttentionShape& shape) {
+  return {causal_attention_flops(shape),
+          4.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
+              4.0 * static_cast<double>(shape.score_rows())};
+}
+// Backward recomputes S and P, then dV, dP, dQ and dK (2.5× the forward's
+// FLOPs); q, k, v, context, dcontext read and dq, dk, dv written once each.
+gpuprof::Work fused_backward_work(const AttentionShape& shape) {
+  return {2.5 * causal_attention_flops(shape),
+          8.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
+              4.0 * static_cast<double>(shape.score_rows())};
+}
+
 }  // namespace
 
 RopeTables make_rope_tables(int ctx, int d_head, double theta) {
@@ -369,11 +384,7 @@ void fused_attention_forward(const AttentionShape& shape, const float* rope_cos,
                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* context,
                              cudaStream_t stream) {
   rope_split_heads(shape, rope_cos, rope_sin, qkv, t, stream);
-  // Bytes: q, k, v read and the context written once each, plus the lse.
-  const double bytes = 4.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
-                       4.0 * static_cast<double>(shape.score_rows());
-  GPUPROF_SCOPE("scaled dot product attention", stream,
-                gpuprof::Work{causal_attention_flops(shape), bytes});
+  GPUPROF_SCOPE("scaled dot product attention", stream, fused_forward_work(shape));
   flash_attention_forward(shape, t.q, t.k, t.v, context, t.lse, stream);
 }
 
@@ -384,12 +395,7 @@ void fused_attention_backward(const AttentionShape& shape, const float* rope_cos
                               __nv_bfloat16* dk, __nv_bfloat16* dv, __nv_bfloat16* dqkv,
                               float* workspace, cudaStream_t stream) {
   {
-    // q, k, v, context, dcontext read and dq, dk, dv written once each.
-    const double bytes = 8.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
-                         4.0 * static_cast<double>(shape.score_rows());
-    // Recomputing S and P, then dV, dP, dQ and dK: 2.5× the forward's FLOPs.
-    GPUPROF_SCOPE("scaled dot product attention", stream,
-                  gpuprof::Work{2.5 * causal_attention_flops(shape), bytes});
+    GPUPROF_SCOPE("scaled dot product attention", stream, fused_backward_work(shape));
     flash_attention_backward(shape, t.q, t.k, t.v, context, t.lse, dcontext, dq, dk, dv,
                              workspace, stream);
   }
@@ -401,11 +407,7 @@ void cudnn_attention_forward(const AttentionShape& shape, const float* rope_cos,
                              float* lse, CudnnAttention& cudnn, cudaStream_t stream) {
   rope_in_place(shape, rope_cos, rope_sin, qkv, 1.0f, stream);
   const int d = shape.d_model();
-  // q, k, v read and the context written once each, plus the lse.
-  const double bytes = 4.0 * shape.tokens() * d * sizeof(__nv_bfloat16) +
-                       4.0 * static_cast<double>(shape.score_rows());
-  GPUPROF_SCOPE("scaled dot product attention", stream,
-                gpuprof::Work{causal_attention_flops(shape), bytes});
+  GPUPROF_SCOPE("scaled dot product attention", stream, fused_forward_work(shape));
   cudnn.forward(shape, QkvLayout::packed, qkv, qkv + d, qkv + 2 * d, context, lse, stream);
 }
 
@@ -416,11 +418,7 @@ void cudnn_attention_backward(const AttentionShape& shape, const float* rope_cos
                               float* workspace, CudnnAttention& cudnn, cudaStream_t stream) {
   const int d = shape.d_model();
   {
-    // As the fused path's backward: 2.5× the forward's FLOPs.
-    const double bytes = 8.0 * shape.tokens() * d * sizeof(__nv_bfloat16) +
-                         4.0 * static_cast<double>(shape.score_rows());
-    GPUPROF_SCOPE("scaled dot product attention", stream,
-                  gpuprof::Work{2.5 * causal_attention_flops(shape), bytes});
+    GPUPROF_SCOPE("scaled dot product attention", stream, fused_backward_work(shape));
     cudnn.backward(shape, QkvLayout::packed, qkv, qkv + d, qkv + 2 * d, context, lse, dcontext,
                    dqkv, dqkv + d, dqkv + 2 * d, workspace, stream);
   }

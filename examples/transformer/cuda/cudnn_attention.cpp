@@ -33,11 +33,13 @@ struct CudnnAttention::Handle {};
 struct CudnnAttention::Plan {};
 // No instance can exist (the constructor throws), so the members below are
 // unreachable; they throw rather than do nothing all the same.
+namespace {
 [[noreturn]] void no_cudnn() {
   throw std::runtime_error(
       "this build has no cuDNN (CMake found no cudnn_graph.h and libcudnn): "
       "--attention cudnn is unavailable; use --attention fused");
 }
+}  // namespace
 CudnnAttention::CudnnAttention() { no_cudnn(); }
 CudnnAttention::~CudnnAttention() = default;
 std::string CudnnAttention::engine_name() const { return engine_name_; }
@@ -58,16 +60,20 @@ void CudnnAttention::backward(const AttentionShape&, QkvLayout, const __nv_bfloa
 
 namespace {
 
-[[noreturn]] void fail(cudnnStatus_t status, const char* call, int line) {
+// The status's name and cuDNN's own account of the last failure.
+std::string status_text(cudnnStatus_t status) {
   char detail[1024] = "";
   cudnnGetLastErrorString(detail, sizeof detail);
-  throw std::runtime_error(std::string(call) + " failed: " + cudnnGetErrorString(status) +
-                           (detail[0] ? std::string(" (") + detail + ")" : std::string()) +
+  return std::string(cudnnGetErrorString(status)) + (detail[0] ? std::string(": ") + detail : "");
+}
+
+[[noreturn]] void fail(cudnnStatus_t status, const char* call, int line) {
+  throw std::runtime_error(std::string(call) + " failed: " + status_text(status) +
                            " (cudnn_attention.cpp:" + std::to_string(line) + ")");
 }
-#define CUDNN_CHECK(call)                                      \
-  do {                                                         \
-    const cudnnStatus_t status_ = (call);                      \
+#define CUDNN_CHECK(call)                                                \
+  do {                                                                   \
+    const cudnnStatus_t status_ = (call);                                \
     if (status_ != CUDNN_STATUS_SUCCESS) fail(status_, #call, __LINE__); \
   } while (0)
 
@@ -231,9 +237,7 @@ class GraphBuilder {
         engine_name = describe_engine(raw_configs[i]);
         return plan;
       }
-      char detail[1024] = "";
-      cudnnGetLastErrorString(detail, sizeof detail);
-      last_error = std::string(cudnnGetErrorString(status)) + (detail[0] ? ": " : "") + detail;
+      last_error = status_text(status);
     }
     throw std::runtime_error("cuDNN built no plan for the fused attention graph (" + last_error +
                              "; CUDNN_LOGLEVEL_DBG=2 prints cuDNN's reasons)");
@@ -245,7 +249,6 @@ class GraphBuilder {
                                bool reordered_f16x16) {
     Descriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     const std::int64_t alignment = 16;
-    const bool virtual_flag = is_virtual;
     t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type)
         .set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.data(),
              static_cast<std::int64_t>(dims.size()))
@@ -253,7 +256,7 @@ class GraphBuilder {
              static_cast<std::int64_t>(strides.size()))
         .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, &uid)
         .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, &alignment)
-        .set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &virtual_flag);
+        .set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &is_virtual);
     if (by_value) {
       const bool flag = true;
       t.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, &flag);
@@ -523,6 +526,15 @@ void execute(cudnnHandle_t handle, const Descriptor& plan, void* workspace,
 
 void* mutable_pointer(const void* p) { return const_cast<void*>(p); }
 
+// The by-value scalars the graphs bind: host memory cuDNN reads in Execute.
+struct Scalars {
+  explicit Scalars(const AttentionShape& shape)
+      : scale(1.0f / std::sqrt(static_cast<float>(shape.d_head))) {}
+  float scale;
+  float mask_value = std::numeric_limits<float>::lowest();  // as cuDNN's own pattern masks
+  float one = 1.0f;
+};
+
 }  // namespace
 
 void CudnnAttention::forward(const AttentionShape& shape, QkvLayout layout,
@@ -531,11 +543,10 @@ void CudnnAttention::forward(const AttentionShape& shape, QkvLayout layout,
                              cudaStream_t stream) {
   Plan& plan = plan_for(shape, layout, false, stream);
   void* workspace = workspace_for(plan.workspace_bytes);
-  float scale = 1.0f / std::sqrt(static_cast<float>(shape.d_head));
-  float mask_value = std::numeric_limits<float>::lowest();
+  Scalars scalars(shape);
   execute(handle_->raw, plan.plan, workspace, {kQ, kK, kV, kO, kStats, kScale, kMaskValue},
-          {mutable_pointer(q), mutable_pointer(k), mutable_pointer(v), context, lse, &scale,
-           &mask_value},
+          {mutable_pointer(q), mutable_pointer(k), mutable_pointer(v), context, lse,
+           &scalars.scale, &scalars.mask_value},
           stream);
 }
 
@@ -548,17 +559,14 @@ void CudnnAttention::backward(const AttentionShape& shape, QkvLayout layout,
   Plan& plan = plan_for(shape, layout, true, stream);
   void* cudnn_workspace = workspace_for(plan.workspace_bytes);
   // cuDNN adds dQ's partial products into the fp32 accumulator: it starts at zero.
-  const std::size_t accumulator_bytes =
-      static_cast<std::size_t>(shape.score_rows()) * shape.d_head * sizeof(float);
-  GPUPROF_CUDA_CHECK(cudaMemsetAsync(workspace, 0, accumulator_bytes, stream));
-  float scale = 1.0f / std::sqrt(static_cast<float>(shape.d_head));
-  float mask_value = std::numeric_limits<float>::lowest();
-  float one = 1.0f;
+  GPUPROF_CUDA_CHECK(
+      cudaMemsetAsync(workspace, 0, workspace_floats(shape) * sizeof(float), stream));
+  Scalars scalars(shape);
   execute(handle_->raw, plan.plan, cudnn_workspace,
           {kQ, kK, kV, kO, kdO, kStats, kdQ, kdK, kdV, kdQAccumulator, kScale, kMaskValue, kOne},
           {mutable_pointer(q), mutable_pointer(k), mutable_pointer(v), mutable_pointer(context),
-           mutable_pointer(dcontext), mutable_pointer(lse), dq, dk, dv, workspace, &scale,
-           &mask_value, &one},
+           mutable_pointer(dcontext), mutable_pointer(lse), dq, dk, dv, workspace, &scalars.scale,
+           &scalars.mask_value, &scalars.one},
           stream);
 }
 
