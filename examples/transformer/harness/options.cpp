@@ -105,7 +105,7 @@ FlagParser::FlagParser(RunFlags& flags) : flags_(flags) {
   });
   list("--attention", flags_.attentions, [](const std::string& item) {
     const auto attention = parse_attention(item);
-    if (!attention) fail("--attention", item, "unknown attention (known: naive, fused)");
+    if (!attention) fail("--attention", item, "unknown attention (known: naive, fused, cudnn)");
     return *attention;
   });
   add_integer("--batch", flags_.batch, 1);

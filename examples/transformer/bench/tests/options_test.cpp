@@ -186,7 +186,7 @@ TEST_CASE("bad input names the flag and the value") {
   check_message({"--warmup", "-1"}, {"--warmup", "'-1'"});
   check_message({"--precision", "fp16"}, {"--precision", "'fp16'", "fp32, tf32, bf16"});
   check_message({"--mode", "train"}, {"--mode", "'train'", "fwd, fwdbwd, step"});
-  check_message({"--attention", "flash"}, {"--attention", "'flash'", "naive, fused"});
+  check_message({"--attention", "flash"}, {"--attention", "'flash'", "naive, fused, cudnn"});
   check_message({"--device", "tpu"}, {"--device", "'tpu'"});
   check_message({"--frobnicate"}, {"unknown flag", "--frobnicate"});
   check_message({"--ctx"}, {"--ctx", "missing value"});
