@@ -15,6 +15,16 @@ namespace {
 constexpr unsigned kThreads = 256;
 // Enough blocks to fill the GPU several times over; the rest is grid-stride.
 constexpr std::size_t kMaxUpdateBlocks = 8192;
+// The pieces that overlap backward run at most this many blocks per SM.
+// Their low stream priority only decides whose block starts when one ends:
+// with eight resident (a full SM of 256-thread blocks) each lives tens of µs
+// as they share HBM, and backward's next kernel waits that long for room
+// (its GEMMs for a whole SM). Two short blocks per SM still keep HBM busy
+// and leave backward the rest. Measured on the H100, bf16 train step: small
+// ctx 128 3.30 → 3.20 ms, ctx 512 5.77 → 5.66, xl ctx 1024 119.5 → 118.6;
+// four per SM changed nothing, one was slower (docs/PERFORMANCE.md,
+// "Session 14").
+constexpr int kOverlapBlocksPerSm = 2;
 
 struct UpdateConstants {
   float lr, beta1, beta2, eps;
@@ -109,13 +119,38 @@ UpdateConstants update_constants(const AdamWConfig& config) {
   return k;
 }
 
+// Dynamic shared memory the kernel never touches, sized so that no more
+// than kOverlapBlocksPerSm of its blocks fit on an SM (0 where the device's
+// shared memory cannot express the cap: then the pieces run uncapped).
+template <class Grad>
+std::size_t residency_capping_bytes() {
+  static const std::size_t bytes = [] {
+    int device = 0, per_sm = 0, per_block = 0;
+    GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
+    GPUPROF_CUDA_CHECK(
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    GPUPROF_CUDA_CHECK(
+        cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const int wanted = per_sm / (kOverlapBlocksPerSm + 1);
+    if (wanted > per_block) return std::size_t{0};
+    GPUPROF_CUDA_CHECK(cudaFuncSetAttribute(
+        adamw_kernel<Grad>, cudaFuncAttributeMaxDynamicSharedMemorySize, wanted));
+    int resident = 0;
+    GPUPROF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &resident, adamw_kernel<Grad>, kThreads, static_cast<std::size_t>(wanted)));
+    return resident == kOverlapBlocksPerSm ? static_cast<std::size_t>(wanted) : std::size_t{0};
+  }();
+  return bytes;
+}
+
 template <class Grad>
 void launch_update(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, std::size_t begin,
-                   std::size_t end, bool advances_step, cudaStream_t stream) {
+                   std::size_t end, bool advances_step, std::size_t shared_bytes,
+                   cudaStream_t stream) {
   const std::size_t vectors = (end - begin) / kVec;
   const unsigned blocks = static_cast<unsigned>(
       std::min<std::size_t>(blocks_for(vectors, kThreads), kMaxUpdateBlocks));
-  adamw_kernel<<<std::max(blocks, 1u), kThreads, 0, stream>>>(
+  adamw_kernel<<<std::max(blocks, 1u), kThreads, shared_bytes, stream>>>(
       buffers.params + begin, buffers.grads + begin, buffers.m + begin, buffers.v + begin,
       buffers.params_bf16 ? buffers.params_bf16 + begin : nullptr, vectors,
       buffers.norm_partials, buffers.step, update_constants(config), advances_step);
@@ -133,7 +168,7 @@ void adamw_step(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, cu
                                                                    buffers.norm_partials);
     EXAMPLE_LAUNCH_CHECK();
   }
-  launch_update(config, buffers, 0, vectors * kVec, /*advances_step=*/true, stream);
+  launch_update(config, buffers, 0, vectors * kVec, /*advances_step=*/true, 0, stream);
 }
 
 template <class Grad>
@@ -150,7 +185,8 @@ void adamw_update_range(const AdamWConfig& config, const AdamWBuffers<Grad>& buf
                                 std::to_string(end) + ") is not a non-empty range of whole " +
                                 std::to_string(kVec) + "-element vectors within " +
                                 std::to_string(buffers.count));
-  launch_update(config, buffers, begin, end, last_of_step, stream);
+  launch_update(config, buffers, begin, end, last_of_step, residency_capping_bytes<Grad>(),
+                stream);
 }
 
 #define TRANSFORMER_INSTANTIATE(Grad)                                                          \

@@ -55,7 +55,8 @@ void adamw_step(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, cu
 // The same step in pieces, so that each piece can start as soon as backward
 // has written its gradients: updates elements [begin, end) (both multiples of
 // 8) with this step's t. The piece with `last_of_step` advances t; it must
-// come last, on the stream of the step's other pieces. No clipping (that
+// come last, on the stream of the step's other pieces. Meant to run beside
+// other work: its kernel keeps at most two blocks per SM. No clipping (that
 // needs the norm of every gradient first): throws std::invalid_argument if
 // configured.
 template <class Grad>
