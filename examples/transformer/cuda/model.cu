@@ -56,7 +56,8 @@
 // memory-bound and the backward GEMMs of a small model leave most of the GPU
 // idle, so each piece of the flat parameters is updated on a second,
 // low-priority stream as soon as backward has written its gradients (an
-// event per piece), instead of in one pass after backward. Nothing backward
+// event per piece), instead of in one pass after backward; the pieces' kernel
+// keeps at most two blocks per SM so that backward's find room (adamw.cu). Nothing backward
 // still reads is written by those updates (block l's weights are not read
 // once block l's backward is done), and each element is updated exactly as
 // in one pass, so results are bit-identical. The main stream waits for the
