@@ -57,11 +57,11 @@
 // idle, so each piece of the flat parameters is updated on a second,
 // low-priority stream as soon as backward has written its gradients (an
 // event per piece), instead of in one pass after backward; the pieces' kernel
-// keeps at most two blocks per SM so that backward's find room (adamw.cu). Nothing backward
-// still reads is written by those updates (block l's weights are not read
-// once block l's backward is done), and each element is updated exactly as
-// in one pass, so results are bit-identical. The main stream waits for the
-// last piece before anything follows the step.
+// keeps at most two blocks per SM so that backward's kernels find room
+// (adamw.cu). Nothing backward still reads is written by those updates
+// (block l's weights are not read once block l's backward is done), and each
+// element is updated exactly as in one pass, so results are bit-identical.
+// The main stream waits for the last piece before anything follows the step.
 //
 // Data parallelism (ddp/): a gradient-ready hook hears of each range of
 // gradients as backward finishes it (gradients_ready()), to average it over
