@@ -71,17 +71,15 @@ __global__ void grad_sum_squares_kernel(const Grad* grads, std::size_t vectors, 
 // of one step run one after another on one stream, so each reads the count
 // before that last one's final block advances it.
 template <class Grad>
-__global__ void adamw_kernel(float* params, const Grad* grads, float* m, float* v,
-                             __nv_bfloat16* params_bf16, std::size_t vectors,
-                             const float* norm_partials, AdamWStep* step, UpdateConstants k,
+__global__ void adamw_kernel(AdamWBuffers<Grad> b, std::size_t vectors, UpdateConstants k,
                              bool advances_step) {
   __shared__ float step_size;  // α_t
-  if (threadIdx.x == 0) step_size = adam_step_size(k, step->step + 1);
+  if (threadIdx.x == 0) step_size = adam_step_size(k, b.step->step + 1);
   __syncthreads();
   float grad_scale = 1.0f;
   if (k.clip_norm > 0) {
     float sum = 0;
-    for (int i = threadIdx.x; i < kNormPartials; i += blockDim.x) sum += norm_partials[i];
+    for (int i = threadIdx.x; i < kNormPartials; i += blockDim.x) sum += b.norm_partials[i];
     const float norm = sqrtf(block_sum(sum));
     if (norm > k.clip_norm) grad_scale = k.clip_norm / (norm + 1e-6f);
   }
@@ -89,10 +87,13 @@ __global__ void adamw_kernel(float* params, const Grad* grads, float* m, float* 
        i += std::size_t{gridDim.x} * blockDim.x) {
     const std::size_t at = i * kVec;
     float theta[kVec], g[kVec], mv[kVec], vv[kVec];
-    load_vec(params + at, theta);
-    load_vec(grads + at, g);
-    load_vec(m + at, mv);
-    load_vec(v + at, vv);
+    if (b.params)
+      load_vec(b.params + at, theta);
+    else
+      load_split(b.params_hi + at, b.params_lo + at, theta);
+    load_vec(b.grads + at, g);
+    load_vec(b.m + at, mv);
+    load_vec(b.v + at, vv);
 #pragma unroll
     for (int e = 0; e < kVec; ++e) {
       const float grad = g[e] * grad_scale;
@@ -100,12 +101,14 @@ __global__ void adamw_kernel(float* params, const Grad* grads, float* m, float* 
       vv[e] = k.beta2 * vv[e] + (1.0f - k.beta2) * grad * grad;
       theta[e] = (theta[e] - step_size * mv[e] / (sqrtf(vv[e]) + k.eps)) * k.decay_factor;
     }
-    store_vec(params + at, theta);
-    store_vec(m + at, mv);
-    store_vec(v + at, vv);
-    if (params_bf16) store_vec(params_bf16 + at, theta);
+    if (b.params)
+      store_vec(b.params + at, theta);
+    else
+      store_split(b.params_hi + at, b.params_lo + at, theta);
+    store_vec(b.m + at, mv);
+    store_vec(b.v + at, vv);
   }
-  if (advances_step && threadIdx.x == 0) finish_block(step);
+  if (advances_step && threadIdx.x == 0) finish_block(b.step);
 }
 
 UpdateConstants update_constants(const AdamWConfig& config) {
@@ -150,11 +153,25 @@ void launch_update(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers,
   const std::size_t vectors = (end - begin) / kVec;
   const unsigned blocks = static_cast<unsigned>(
       std::min<std::size_t>(blocks_for(vectors, kThreads), kMaxUpdateBlocks));
+  AdamWBuffers<Grad> piece = buffers;  // the same buffers from `begin` on
+  if (piece.params) piece.params += begin;
+  if (piece.params_hi) piece.params_hi += begin;
+  if (piece.params_lo) piece.params_lo += begin;
+  piece.grads += begin;
+  piece.m += begin;
+  piece.v += begin;
   adamw_kernel<<<std::max(blocks, 1u), kThreads, shared_bytes, stream>>>(
-      buffers.params + begin, buffers.grads + begin, buffers.m + begin, buffers.v + begin,
-      buffers.params_bf16 ? buffers.params_bf16 + begin : nullptr, vectors,
-      buffers.norm_partials, buffers.step, update_constants(config), advances_step);
+      piece, vectors, update_constants(config), advances_step);
   EXAMPLE_LAUNCH_CHECK();
+}
+
+template <class Grad>
+void check_buffers(const char* caller, const AdamWBuffers<Grad>& buffers) {
+  if (buffers.step == nullptr) throw std::invalid_argument(std::string(caller) + ": no step counter");
+  const bool split = buffers.params_hi != nullptr && buffers.params_lo != nullptr;
+  if ((buffers.params != nullptr) == split)
+    throw std::invalid_argument(std::string(caller) +
+                                ": give either fp32 parameters or both halves of split ones");
 }
 
 }  // namespace
@@ -162,7 +179,7 @@ void launch_update(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers,
 template <class Grad>
 void adamw_step(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, cudaStream_t stream) {
   const std::size_t vectors = whole_vectors("adamw_step", buffers.count);
-  if (buffers.step == nullptr) throw std::invalid_argument("adamw_step: no step counter");
+  check_buffers("adamw_step", buffers);
   if (config.clip_norm > 0) {
     grad_sum_squares_kernel<<<kNormPartials, kThreads, 0, stream>>>(buffers.grads, vectors,
                                                                    buffers.norm_partials);
@@ -176,7 +193,7 @@ void adamw_update_range(const AdamWConfig& config, const AdamWBuffers<Grad>& buf
                         std::size_t begin, std::size_t end, bool last_of_step,
                         cudaStream_t stream) {
   whole_vectors("adamw_update_range", buffers.count);
-  if (buffers.step == nullptr) throw std::invalid_argument("adamw_update_range: no step counter");
+  check_buffers("adamw_update_range", buffers);
   if (config.clip_norm > 0)
     throw std::invalid_argument(
         "adamw_update_range: clipping needs the norm of every gradient first; use adamw_step");

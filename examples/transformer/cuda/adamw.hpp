@@ -2,8 +2,10 @@
 // pass, decay after the update (docs/model.md, the course's order):
 //   m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²;  α_t = lr·√(1−β2^t)/(1−β1^t)
 //   θ −= α_t·m/(√v + ε);  θ −= lr·λ·θ
-// Under mixed precision the same pass also writes the bf16 copy of θ that the
-// GEMMs read, so there is no separate cast pass per step.
+// Under mixed precision θ is stored split (split_master.hpp): its upper half
+// is the bf16 weight the GEMMs read, so the pass that updates θ refreshes
+// that weight too, and moves 26 bytes per parameter in all (θ 4 + 4, m and v
+// 8 + 8, the bf16 gradient 2).
 //
 // Optional global-norm clipping (g scaled by M/(‖g‖ + 1e-6) when ‖g‖ > M) is
 // computed on the device: a first kernel writes kNormPartials partial sums of
@@ -15,6 +17,7 @@
 // captured one step replays every later step with that step's own α_t.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -38,12 +41,13 @@ struct AdamWStep {
 // the update itself is fp32).
 template <class Grad>
 struct AdamWBuffers {
-  float* params;               // fp32 master
+  float* params;             // fp32 master, or null: then it is split into
+  std::uint16_t* params_hi;  // (mixed precision) these two halves
+  std::int16_t* params_lo;
   const Grad* grads;
   float* m;
   float* v;
-  __nv_bfloat16* params_bf16;  // null outside mixed precision
-  float* norm_partials;        // kNormPartials floats of scratch (clipping only)
+  float* norm_partials;      // kNormPartials floats of scratch (clipping only)
   AdamWStep* step;             // t of this update = step->step + 1
   std::size_t count;           // a multiple of 8
 };

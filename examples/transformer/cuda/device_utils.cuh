@@ -12,6 +12,7 @@
 
 #include <cuda_bf16.h>
 
+#include "cuda/split_master.hpp"
 #include "cuda/vector_width.hpp"
 
 namespace transformer::cuda {
@@ -74,6 +75,45 @@ __device__ inline void store_vec(T* p, const float (&in)[W]) {
   static_assert(W < kVec, "kVec-wide accesses use the vector overloads");
 #pragma unroll
   for (int e = 0; e < W; ++e) p[e] = from_float<T>(in[e]);
+}
+
+// Split master weights (split_master.hpp): 8 hi halves are one 16-byte
+// load, 8 lo halves another.
+__device__ inline void load_split(const std::uint16_t* hi, const std::int16_t* lo,
+                                  float (&out)[kVec]) {
+  const uint4 h = *reinterpret_cast<const uint4*>(hi);
+  const uint4 l = *reinterpret_cast<const uint4*>(lo);
+  const std::uint16_t* hs = reinterpret_cast<const std::uint16_t*>(&h);
+  const std::int16_t* ls = reinterpret_cast<const std::int16_t*>(&l);
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) out[e] = __uint_as_float(join_bits(hs[e], ls[e]));
+}
+
+__device__ inline void store_split(std::uint16_t* hi, std::int16_t* lo, const float (&in)[kVec]) {
+  uint4 h, l;
+  std::uint16_t* hs = reinterpret_cast<std::uint16_t*>(&h);
+  std::int16_t* ls = reinterpret_cast<std::int16_t*>(&l);
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) {
+    const SplitBits s = split_bits(__float_as_uint(in[e]));
+    hs[e] = s.hi;
+    ls[e] = s.lo;
+  }
+  *reinterpret_cast<uint4*>(hi) = h;
+  *reinterpret_cast<uint4*>(lo) = l;
+}
+
+// W master weights from w on, fp32 or split.
+template <int W>
+__device__ inline void load_vec(const MasterWeights& w, float (&out)[W]) {
+  if (w.fp32) {
+    load_vec(w.fp32, out);
+  } else if constexpr (W == kVec) {
+    load_split(w.hi, w.lo, out);
+  } else {
+#pragma unroll
+    for (int e = 0; e < W; ++e) out[e] = __uint_as_float(join_bits(w.hi[e], w.lo[e]));
+  }
 }
 
 __device__ inline float warp_sum(float x) {
@@ -139,6 +179,11 @@ bool vector_aligned(long long row_length, const T*... rows) {
     return reinterpret_cast<std::uintptr_t>(p) % (kVec * sizeof(Element)) == 0;
   };
   return row_length % kVec == 0 && (aligned(rows) && ...);
+}
+
+// Whether master weights can be read in kVec-wide vectors from w on.
+inline bool vector_aligned(const MasterWeights& w) {
+  return w.fp32 ? vector_aligned(kVec, w.fp32) : vector_aligned(kVec, w.hi, w.lo);
 }
 
 // Calls launch(std::integral_constant<int, W>{}) with W = kVec when

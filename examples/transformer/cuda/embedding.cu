@@ -11,7 +11,7 @@ namespace {
 constexpr unsigned kThreads = 256;
 
 template <int W>
-__global__ void embedding_forward_kernel(const std::int32_t* tokens, const float* table, float* out,
+__global__ void embedding_forward_kernel(const std::int32_t* tokens, MasterWeights table, float* out,
                                          int rows, int d) {
   const int vecs_per_row = d / W;
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
@@ -56,9 +56,9 @@ TokenGroups group_positions_by_token(const std::vector<std::int32_t>& tokens, in
   return groups;
 }
 
-void embedding_forward(const std::int32_t* tokens, const float* table, float* out, int rows, int d,
-                       cudaStream_t stream) {
-  with_vector_width(vector_aligned(d, table, out), [&](auto width) {
+void embedding_forward(const std::int32_t* tokens, MasterWeights table, float* out, int rows,
+                       int d, cudaStream_t stream) {
+  with_vector_width(vector_aligned(d, out) && vector_aligned(table), [&](auto width) {
     constexpr int W = decltype(width)::value;
     const std::size_t work = static_cast<std::size_t>(rows) * (d / W);
     embedding_forward_kernel<W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(

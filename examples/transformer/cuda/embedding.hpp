@@ -12,6 +12,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
+#include "cuda/split_master.hpp"
+
 namespace transformer::cuda {
 
 // Positions of token v are positions[offsets[v] .. offsets[v+1]).
@@ -22,9 +24,10 @@ struct TokenGroups {
 // Ids must already be checked to lie in [0, vocab).
 TokenGroups group_positions_by_token(const std::vector<std::int32_t>& tokens, int vocab);
 
-// out[i, :] = table[tokens[i], :] for rows i < rows; all fp32 (the residual stream).
-void embedding_forward(const std::int32_t* tokens, const float* table, float* out, int rows, int d,
-                       cudaStream_t stream);
+// out[i, :] = table[tokens[i], :] for rows i < rows: the fp32 residual
+// stream, from master weights (fp32 or split, exact either way).
+void embedding_forward(const std::int32_t* tokens, MasterWeights table, float* out, int rows,
+                       int d, cudaStream_t stream);
 
 // dtable[v, :] = Σ over positions p of token v of dout[p, :] (zero rows for
 // absent tokens), summed in fp32 and rounded once to Grad (float or bf16).

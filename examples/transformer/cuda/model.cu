@@ -3,16 +3,19 @@
 // the optimizer's pieces, below), its memory allocated once.
 //
 // Precisions: fp32 and tf32 keep every tensor in fp32 (they differ only in
-// the GEMMs' compute type); bf16 keeps fp32 master weights and AdamW state, a
-// bf16 copy of the weights (refreshed by the AdamW kernel) for the GEMMs,
-// bf16 activations and bf16 gradients. The weight gradients are what PyTorch's
-// autocast produces too (its bf16 GEMM output, cast to the fp32 parameter's
-// dtype afterwards); the embedding's and the norm gains' are summed in fp32
-// and rounded once, where PyTorch keeps fp32 (docs/model.md). Gradients in
-// bf16 save 2 bytes per parameter in the weight-gradient GEMMs' output and in
-// AdamW's read, which moves the step's largest memory-bound kernel. The residual stream and its gradient are
-// fp32 in every precision (as under PyTorch autocast, where the residual
-// adds promote to fp32); GEMMs that feed it accumulate into it with beta = 1.
+// the GEMMs' compute type); bf16 keeps fp32 master weights and AdamW state,
+// bf16 activations and bf16 gradients. Its master weights are stored split
+// (split_master.hpp): their upper halves are the bf16 weights the GEMMs
+// read, so the AdamW pass that updates a weight refreshes that copy without
+// writing a byte more. The weight gradients are what PyTorch's autocast
+// produces too (its bf16 GEMM output, cast to the fp32 parameter's dtype
+// afterwards); the embedding's and the norm gains' are summed in fp32 and
+// rounded once, where PyTorch keeps fp32 (docs/model.md). Gradients in bf16
+// save 2 bytes per parameter in the weight-gradient GEMMs' output and in
+// AdamW's read, which moves the step's largest memory-bound kernel. The
+// residual stream and its gradient are fp32 in every precision (as under
+// PyTorch autocast, where the residual adds promote to fp32); GEMMs that feed
+// it accumulate into it with beta = 1.
 //
 // Memory: everything the configuration needs is computed up front and taken
 // from the arena, cuBLAS workspace included (layout: see carve()): a few
@@ -113,8 +116,8 @@ void check_supported(const RunConfig& config) {
         {config.batch, config.ctx, config.model.heads, config.model.d_head()});
 }
 
-// Elements of each flat parameter buffer (weights, their bf16 copy, the
-// gradients, the AdamW moments). The lm_head, the layout's last tensor, gets
+// Elements of each flat parameter buffer (the master weights or their split
+// halves, the gradients, the AdamW moments). The lm_head, the layout's last tensor, gets
 // zero rows up to padded_to_vectors(vocab), so its GEMMs see a vocab that is
 // a multiple of kVec (cuBLAS's bf16 kernels for an odd one are far slower),
 // and the whole is padded to whole vectors for the flat kernels. The padding
@@ -233,8 +236,9 @@ struct LayerActivations {
 template <class Act>
 struct Buffers {
   // Persistent: survive every step.
-  float* params = nullptr;
-  __nv_bfloat16* params_bf16 = nullptr;  // bf16 only
+  float* params = nullptr;                // fp32 and tf32: the master weights
+  __nv_bfloat16* params_hi = nullptr;     // bf16: the master weights split, whose
+  std::int16_t* params_lo = nullptr;      //   upper halves are the GEMMs' weights
   float* adam_m = nullptr;               // Mode::step only
   float* adam_v = nullptr;
   AdamWStep* adam_step = nullptr;
@@ -490,11 +494,14 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
 
   Carver arena(placed);
   Buffers<Act> b;
-  arena.begin_region("parameters (fp32)", false);
-  b.params = arena.take<float>(P);
   if (mixed) {
-    arena.begin_region("parameters (bf16 copy)", false);
-    b.params_bf16 = arena.take<__nv_bfloat16>(P);
+    arena.begin_region("parameters (split: bf16 upper halves)", false);
+    b.params_hi = arena.take<__nv_bfloat16>(P);
+    arena.begin_region("parameters (split: lower halves)", false);
+    b.params_lo = arena.take<std::int16_t>(P);
+  } else {
+    arena.begin_region("parameters (fp32)", false);
+    b.params = arena.take<float>(P);
   }
   if (config.mode == Mode::step) {
     arena.begin_region("AdamW state", false);
@@ -699,9 +706,14 @@ class CudaBackend final : public Backend {
         make_rope_tables(config_.ctx, config_.model.d_head(), config_.model.rope_theta);
     upload(buffers_.rope_cos, rope.cos, stream());
     upload(buffers_.rope_sin, rope.sin, stream());
-    zero_flat_padding(buffers_.params);
-    init_parameters(layout_, config_.seed, buffers_.params, stream());
-    refresh_weight_copy();
+    if constexpr (kMixed) {
+      zero_flat_padding(buffers_.params_hi);
+      zero_flat_padding(buffers_.params_lo);
+      init_parameters(layout_, config_.seed, hi_bits(), buffers_.params_lo, stream());
+    } else {
+      zero_flat_padding(buffers_.params);
+      init_parameters(layout_, config_.seed, buffers_.params, stream());
+    }
     if (config_.mode == Mode::step) {
       GPUPROF_CUDA_CHECK(
           cudaMemsetAsync(buffers_.adam_m, 0, flat_count_ * sizeof(float), stream()));
@@ -721,7 +733,15 @@ class CudaBackend final : public Backend {
 
   std::vector<float> parameters() override {
     std::vector<float> host(layout_.total);
-    download(host.data(), buffers_.params, host.size());
+    if constexpr (kMixed) {
+      std::vector<std::uint16_t> hi(host.size());
+      std::vector<std::int16_t> lo(host.size());
+      download(hi.data(), hi_bits(), hi.size());
+      download(lo.data(), buffers_.params_lo, lo.size());
+      join_floats(hi.data(), lo.data(), host.data(), host.size());
+    } else {
+      download(host.data(), buffers_.params, host.size());
+    }
     return host;
   }
 
@@ -730,9 +750,17 @@ class CudaBackend final : public Backend {
     if (values.size() != layout_.total)
       throw std::invalid_argument("set_parameters: " + std::to_string(values.size()) +
                                   " values, the layout has " + std::to_string(layout_.total));
-    upload(buffers_.params, values, stream());
-    refresh_weight_copy();
-    synchronize();
+    if constexpr (kMixed) {
+      std::vector<std::uint16_t> hi(values.size());
+      std::vector<std::int16_t> lo(values.size());
+      split_floats(values.data(), hi.data(), lo.data(), values.size());
+      upload(hi_bits(), hi, stream());
+      upload(buffers_.params_lo, lo, stream());
+      synchronize();  // before the host halves go
+    } else {
+      upload(buffers_.params, values, stream());
+      synchronize();
+    }
   }
 
   void set_batch(const std::vector<std::int32_t>& tokens,
@@ -761,13 +789,13 @@ class CudaBackend final : public Backend {
     const int padded_vocab = padded_to_vectors(V);  // the lm_head's rows, the logits' columns
     {
       GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d});
-      embedding_forward(buffers_.tokens, buffers_.params + layout_.find("emb").offset,
+      embedding_forward(buffers_.tokens, master_at(layout_.find("emb").offset),
                         buffers_.layers[0].input, N, d, stream());
     }
     for (int layer = 0; layer < config_.model.layers; ++layer) block_forward(layer);
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, (8.0 + sizeof(Act)) * N * d});
-      rmsnorm_forward<Act>(buffers_.final_input, params_at("final_norm"), buffers_.normed,
+      rmsnorm_forward<Act>(buffers_.final_input, master_at(layout_.find("final_norm").offset), buffers_.normed,
                            buffers_.final_inv_rms, nullptr, N, d, config_.model.norm_eps,
                            stream());
     }
@@ -860,11 +888,10 @@ class CudaBackend final : public Backend {
     enter(Phase::optimizer_step);
     const double count = static_cast<double>(layout_.total);
     GPUPROF_SCOPE("adamw", stream(),
-                  gpuprof::Work{12.0 * count, (24.0 + sizeof(Act) + (kMixed ? 2.0 : 0.0)) * count});
-    const AdamWBuffers<Act> adamw{buffers_.params,      buffers_.grads,
-                             buffers_.adam_m,      buffers_.adam_v,
-                             buffers_.params_bf16, buffers_.norm_partials,
-                             buffers_.adam_step,   flat_count_};
+                  gpuprof::Work{12.0 * count, (24.0 + sizeof(Act)) * count});
+    const AdamWBuffers<Act> adamw{buffers_.params,   hi_bits(),           buffers_.params_lo,
+                                  buffers_.grads,    buffers_.adam_m,     buffers_.adam_v,
+                                  buffers_.norm_partials, buffers_.adam_step, flat_count_};
     // Each piece waits for backward's event, or with a hook for the caller's
     // reduction of its gradients.
     std::vector<cudaEvent_t> ready;
@@ -1048,14 +1075,20 @@ class CudaBackend final : public Backend {
                              "nor copy from host memory that changes between replays");
   }
 
-  const float* params_at(const char* tensor) const {
-    return buffers_.params + layout_.find(tensor).offset;
+  // What the norms and the embedding read: the master weights from `offset` on.
+  MasterWeights master_at(std::size_t offset) const {
+    if constexpr (kMixed)
+      return MasterWeights(hi_bits(), buffers_.params_lo) + offset;
+    else
+      return MasterWeights(buffers_.params + offset);
   }
+  // The split master's upper halves as bits (they are the bf16 weights).
+  std::uint16_t* hi_bits() const { return reinterpret_cast<std::uint16_t*>(buffers_.params_hi); }
   Act* grads_at(const char* tensor) const { return buffers_.grads + layout_.find(tensor).offset; }
-  // What the GEMMs read: the fp32 master, or its bf16 copy.
+  // What the GEMMs read: the fp32 master, or the split master's bf16 halves.
   const Act* weights_at(std::size_t offset) const {
     if constexpr (kMixed)
-      return buffers_.params_bf16 + offset;
+      return buffers_.params_hi + offset;
     else
       return buffers_.params + offset;
   }
@@ -1074,10 +1107,6 @@ class CudaBackend final : public Backend {
       return buffers_.dstream_bf16;
     else
       return nullptr;
-  }
-
-  void refresh_weight_copy() {
-    if (kMixed) copy_to_bf16(buffers_.params, buffers_.params_bf16, flat_count_, stream());
   }
 
   // Zeroes the elements past the layout's total of a flat parameter buffer.
@@ -1171,7 +1200,7 @@ class CudaBackend final : public Backend {
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
       // Also copies the input into `mid`, which the output projection adds onto.
-      rmsnorm_forward<Act>(a.input, buffers_.params + base + block_.norm1, a.normed1, a.inv_rms1,
+      rmsnorm_forward<Act>(a.input, master_at(base + block_.norm1), a.normed1, a.inv_rms1,
                            a.mid, N, d, eps, stream());
     }
     {
@@ -1201,7 +1230,7 @@ class CudaBackend final : public Backend {
     }
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
-      rmsnorm_forward<Act>(a.mid, buffers_.params + base + block_.norm2, a.normed2, a.inv_rms2,
+      rmsnorm_forward<Act>(a.mid, master_at(base + block_.norm2), a.normed2, a.inv_rms2,
                            a.output, N, d, eps, stream());
     }
     {
@@ -1222,7 +1251,7 @@ class CudaBackend final : public Backend {
     GPUPROF_SCOPE("rmsnorm", stream(),
                   gpuprof::Work{8.0 * N * d, (12.0 + 2.0 * sizeof(Act)) * N * d});
     const std::size_t offset = layout_.find(gain).offset;
-    rmsnorm_backward<Act>(dy, x, buffers_.params + offset, inv_rms, residual, buffers_.dstream,
+    rmsnorm_backward<Act>(dy, x, master_at(offset), inv_rms, residual, buffers_.dstream,
                           dstream_act_copy(), buffers_.grads + offset, buffers_.gain_partials, N,
                           d, stream());
   }

@@ -33,7 +33,7 @@ int gain_chunks(int rows) {
 }
 
 template <class Act, int W>
-__global__ void rmsnorm_forward_kernel(const float* x, const float* gain, Act* y, float* inv_rms,
+__global__ void rmsnorm_forward_kernel(const float* x, MasterWeights gain, Act* y, float* inv_rms,
                                        float* x_copy, int rows, int d, float eps) {
   const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -69,7 +69,7 @@ __global__ void rmsnorm_forward_kernel(const float* x, const float* gain, Act* y
 // replaces read dy and x a second time.) A warp's sums are stored element
 // e of every vector first, so the lanes' shared accesses hit distinct banks.
 template <class Act, int W>
-__global__ void rmsnorm_backward_kernel(const Act* dy, const float* x, const float* gain,
+__global__ void rmsnorm_backward_kernel(const Act* dy, const float* x, MasterWeights gain,
                                         const float* inv_rms, const float* residual, float* dx,
                                         Act* dx_act, float* partials, int rows, int d,
                                         int chunk_rows) {
@@ -167,9 +167,9 @@ std::size_t rmsnorm_gain_partials_floats(int rows, int d) {
 }
 
 template <class Act>
-void rmsnorm_forward(const float* x, const float* gain, Act* y, float* inv_rms, float* x_copy,
+void rmsnorm_forward(const float* x, MasterWeights gain, Act* y, float* inv_rms, float* x_copy,
                      int rows, int d, float eps, cudaStream_t stream) {
-  with_vector_width(vector_aligned(d, x, gain, y, x_copy), [&](auto width) {
+  with_vector_width(vector_aligned(d, x, y, x_copy) && vector_aligned(gain), [&](auto width) {
     rmsnorm_forward_kernel<Act, decltype(width)::value>
         <<<blocks_for(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(
             x, gain, y, inv_rms, x_copy, rows, d, eps);
@@ -178,13 +178,14 @@ void rmsnorm_forward(const float* x, const float* gain, Act* y, float* inv_rms, 
 }
 
 template <class Act>
-void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const float* inv_rms,
+void rmsnorm_backward(const Act* dy, const float* x, MasterWeights gain, const float* inv_rms,
                       const float* residual, float* dx, Act* dx_act, Act* dgain,
                       float* gain_partials, int rows, int d, cudaStream_t stream) {
   const int chunks = gain_chunks(rows);
   const int chunk_rows = (rows + chunks - 1) / chunks;
   const std::size_t shared_bytes = std::size_t{kRowsPerBlock} * d * sizeof(float);
-  with_vector_width(vector_aligned(d, dy, x, gain, residual, dx, dx_act), [&](auto width) {
+  with_vector_width(vector_aligned(d, dy, x, residual, dx, dx_act) && vector_aligned(gain),
+                    [&](auto width) {
     constexpr int W = decltype(width)::value;
     if (shared_bytes > backward_shared_limit<Act, W>())
       throw std::invalid_argument("rmsnorm_backward: d = " + std::to_string(d) + " needs " +
@@ -200,9 +201,9 @@ void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const fl
 }
 
 #define TRANSFORMER_INSTANTIATE(Act)                                                              \
-  template void rmsnorm_forward<Act>(const float*, const float*, Act*, float*, float*, int, int,  \
-                                     float, cudaStream_t);                                        \
-  template void rmsnorm_backward<Act>(const Act*, const float*, const float*, const float*,       \
+  template void rmsnorm_forward<Act>(const float*, MasterWeights, Act*, float*, float*, int, int,  \
+                                     float, cudaStream_t);                                          \
+  template void rmsnorm_backward<Act>(const Act*, const float*, MasterWeights, const float*,         \
                                       const float*, float*, Act*, Act*, float*, int, int,        \
                                       cudaStream_t);
 TRANSFORMER_INSTANTIATE(float)

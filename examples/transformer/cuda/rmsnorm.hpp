@@ -12,12 +12,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda/split_master.hpp"
+
 namespace transformer::cuda {
 
-// x, x_copy [rows, d] fp32; gain [d]; y [rows, d]; inv_rms [rows] (kept for
+// x, x_copy [rows, d] fp32; gain [d] (master weights: fp32 or split); y [rows, d]; inv_rms [rows] (kept for
 // the backward pass). x_copy may be null.
 template <class Act>
-void rmsnorm_forward(const float* x, const float* gain, Act* y, float* inv_rms, float* x_copy,
+void rmsnorm_forward(const float* x, MasterWeights gain, Act* y, float* inv_rms, float* x_copy,
                      int rows, int d, float eps, cudaStream_t stream);
 
 // Floats of scratch rmsnorm_backward needs for `rows` rows of width d (the
@@ -33,7 +35,7 @@ std::size_t rmsnorm_gain_partials_floats(int rows, int d);
 // the device's shared memory per block (7,264 on an H100, where the largest
 // model has d = 2,560); beyond it the call throws std::invalid_argument.
 template <class Act>
-void rmsnorm_backward(const Act* dy, const float* x, const float* gain, const float* inv_rms,
+void rmsnorm_backward(const Act* dy, const float* x, MasterWeights gain, const float* inv_rms,
                       const float* residual, float* dx, Act* dx_act, Act* dgain,
                       float* gain_partials, int rows, int d, cudaStream_t stream);
 

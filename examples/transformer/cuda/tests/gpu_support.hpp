@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include <doctest/doctest.h>
 
 #include "common/cuda_check.hpp"
+#include "cuda/split_master.hpp"
 #include "model/backend.hpp"
 
 namespace transformer::cuda::test {
@@ -89,6 +91,44 @@ class DeviceArray {
  private:
   T* data_ = nullptr;
   std::size_t count_;
+};
+
+// Master weights stored as the bf16 backend stores them (split_master.hpp),
+// from values that are floats; view() is what its kernels read.
+class DeviceSplitMaster {
+ public:
+  explicit DeviceSplitMaster(const std::vector<double>& values)
+      : hi_(values.size()), lo_(values.size()) {
+    std::vector<float> floats(values.begin(), values.end());
+    std::vector<std::uint16_t> hi(values.size());
+    std::vector<std::int16_t> lo(values.size());
+    split_floats(floats.data(), hi.data(), lo.data(), floats.size());
+    hi_.upload(hi);
+    lo_.upload(lo);
+  }
+  MasterWeights view() const { return {hi_.get(), lo_.get()}; }
+  std::uint16_t* hi() const { return hi_.get(); }
+  std::int16_t* lo() const { return lo_.get(); }
+  // The floats the halves stand for, and the upper halves as bf16 values.
+  std::vector<double> joined() const { return convert(false); }
+  std::vector<double> upper_halves() const { return convert(true); }
+
+ private:
+  std::vector<double> convert(bool upper_only) const {
+    const std::vector<double> hi = hi_.download(), lo = lo_.download();
+    std::vector<double> values(hi.size());
+    for (std::size_t i = 0; i < hi.size(); ++i) {
+      const auto hi_bits = static_cast<std::uint16_t>(hi[i]);
+      const std::uint32_t bits =
+          upper_only ? std::uint32_t{hi_bits} << 16 : join_bits(hi_bits, static_cast<std::int16_t>(lo[i]));
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      values[i] = f;
+    }
+    return values;
+  }
+  DeviceArray<std::uint16_t> hi_;
+  DeviceArray<std::int16_t> lo_;
 };
 
 inline std::mt19937_64& rng() {
