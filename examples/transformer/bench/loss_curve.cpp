@@ -74,7 +74,7 @@ std::vector<harness::LossCurve> run_loss_curves(const harness::Device& device,
     run.precision = precision;
     // The sweep's attention where this precision can run it (fused is bf16 only).
     if (!harness::unsupported_attention(run).empty())
-      run.attention = default_attention(precision, run.model, cudnn_attention_available());
+      run.attention = default_attention(precision, run.model, run.ctx, cudnn_attention_available());
     try {
       curves.push_back(train_and_record(device, run, batch, steps));
     } catch (const OutOfMemory& error) {

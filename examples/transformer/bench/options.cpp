@@ -1,6 +1,7 @@
 // bench/options.cpp: transformer_bench's own flags on top of the shared parser (see usage_text()).
 #include "bench/options.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace transformer::bench {
@@ -68,8 +69,8 @@ std::string usage_text() {
          "  --attention LIST   naive (scores, softmax, P·V apart), fused (our flash attention,\n"
          "                     bf16 only; d_head 64, 80, 96, 128), cudnn (cuDNN's fused\n"
          "                     attention, bf16 only, where the build found cuDNN 9). Default\n"
-         "                     for bf16: cudnn where built, else fused where it runs; naive\n"
-         "                     otherwise\n"
+         "                     for bf16: fused at ctx <= 256 with d_head 64, else cudnn\n"
+         "                     where built; fused where it runs; naive otherwise\n"
          "  --device D         auto (default: CUDA when usable, else CPU), cuda, cpu\n"
          "  --seed N           parameters and token ids (default 0)\n"
          "  --json PATH        write every row as JSON (schema gpuprof.transformer_bench)\n"
@@ -87,6 +88,32 @@ std::string usage_text() {
          "  --help             this text\n"
          "\n"
          "Exit status: 0 done, 1 a run failed, 2 bad input.\n";
+}
+
+std::vector<RunConfig> sweep_configurations(const DriverOptions& options) {
+  std::vector<RunConfig> configs;
+  for (const std::string& size : options.sizes)
+    for (const Precision precision : options.precisions) {
+      const ModelConfig model = model_for_size(size, options.custom);
+      // One pass per attention chosen, or one pass of each context's default.
+      const std::size_t passes = std::max<std::size_t>(1, options.attentions.size());
+      for (std::size_t pass = 0; pass < passes; ++pass)
+        for (const int ctx : options.contexts)
+          for (const Mode mode : options.modes) {
+            const Attention attention =
+                harness::attentions_for(options.attentions, precision, model, ctx)[pass];
+            RunConfig config;
+            config.model = model;
+            config.precision = precision;
+            config.attention = attention;
+            config.mode = mode;
+            config.batch = options.batch;
+            config.ctx = ctx;
+            config.seed = options.seed;
+            configs.push_back(config);
+          }
+    }
+  return configs;
 }
 
 }  // namespace transformer::bench

@@ -35,4 +35,9 @@ void resolve_defaults(DriverOptions& options, bool on_gpu);
 
 std::string usage_text();
 
+// Every configuration of the (resolved) options, in run order: sizes ×
+// precisions × (each attention chosen, or each context's default) ×
+// contexts × modes.
+std::vector<RunConfig> sweep_configurations(const DriverOptions& options);
+
 }  // namespace transformer::bench

@@ -27,28 +27,6 @@ std::string progress_result(const harness::ResultRow& row) {
 
 }  // namespace
 
-std::vector<RunConfig> sweep_configurations(const DriverOptions& options) {
-  std::vector<RunConfig> configs;
-  for (const std::string& size : options.sizes)
-    for (const Precision precision : options.precisions) {
-      const ModelConfig model = model_for_size(size, options.custom);
-      for (const Attention attention : harness::attentions_for(options.attentions, precision, model))
-        for (const int ctx : options.contexts)
-          for (const Mode mode : options.modes) {
-            RunConfig config;
-            config.model = model;
-            config.precision = precision;
-            config.attention = attention;
-            config.mode = mode;
-            config.batch = options.batch;
-            config.ctx = ctx;
-            config.seed = options.seed;
-            configs.push_back(config);
-          }
-    }
-  return configs;
-}
-
 std::vector<harness::ResultRow> run_sweep(const harness::Device& device,
                                           const DriverOptions& options,
                                           const std::map<Precision, double>& ceilings) {

@@ -13,9 +13,6 @@
 
 namespace transformer::bench {
 
-// Every configuration of the (resolved) options, in run order.
-std::vector<RunConfig> sweep_configurations(const DriverOptions& options);
-
 std::vector<harness::ResultRow> run_sweep(const harness::Device& device,
                                           const DriverOptions& options,
                                           const std::map<Precision, double>& ceilings);

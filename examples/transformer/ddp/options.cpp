@@ -94,10 +94,11 @@ RunConfig rank_run_config(const DdpOptions& options) {
   config.model = model_for_size(options.run.sizes.front(), options.run.custom);
   config.precision = options.run.precisions.front();
   config.mode = Mode::step;
-  config.attention = harness::attentions_for(options.run.attentions, config.precision, config.model)
-                         .front();
-  config.batch = options.run.batch;
   config.ctx = options.run.contexts.front();
+  config.attention =
+      harness::attentions_for(options.run.attentions, config.precision, config.model, config.ctx)
+          .front();
+  config.batch = options.run.batch;
   config.seed = options.run.seed;
   return config;
 }

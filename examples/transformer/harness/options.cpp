@@ -185,9 +185,9 @@ RunFlags parse_run_flags(const std::vector<std::string>& args) {
 }
 
 std::vector<Attention> attentions_for(const std::vector<Attention>& chosen, Precision precision,
-                                      const ModelConfig& model) {
+                                      const ModelConfig& model, int ctx) {
   if (!chosen.empty()) return chosen;
-  return {default_attention(precision, model, cudnn_attention_available())};
+  return {default_attention(precision, model, ctx, cudnn_attention_available())};
 }
 
 std::string unsupported_attention(const RunConfig& config) {

@@ -65,11 +65,11 @@ class FlagParser {
 // The shared flags alone (what transformer_profile hands over).
 RunFlags parse_run_flags(const std::vector<std::string>& args);
 
-// The attentions to run for this model and precision: --attention's list, or
-// the default one. A fused entry stays even where it cannot run (fp32, an
+// The attentions to run for this model, precision and context: --attention's
+// list, or the default one. A fused entry stays even where it cannot run (fp32, an
 // unbuilt head size): unsupported_attention() says why for the row.
 std::vector<Attention> attentions_for(const std::vector<Attention>& chosen, Precision precision,
-                                      const ModelConfig& model);
+                                      const ModelConfig& model, int ctx);
 // Why `config`'s attention cannot run, or "" when it can.
 std::string unsupported_attention(const RunConfig& config);
 

@@ -87,9 +87,10 @@ bool cudnn_attention_supports(const ModelConfig& model) {
   return d_head > 0 && d_head % 8 == 0 && d_head <= 128;
 }
 
-Attention default_attention(Precision p, const ModelConfig& model, bool cudnn_built) {
+Attention default_attention(Precision p, const ModelConfig& model, int ctx, bool cudnn_built) {
   if (p != Precision::bf16) return Attention::naive;
-  if (cudnn_built && cudnn_attention_supports(model)) return Attention::cudnn;
+  const bool short_context = ctx <= kFusedDefaultMaxCtx && model.d_head() == 64;
+  if (cudnn_built && cudnn_attention_supports(model) && !short_context) return Attention::cudnn;
   return fused_attention_supports(model) ? Attention::fused : Attention::naive;
 }
 

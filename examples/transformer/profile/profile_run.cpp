@@ -132,7 +132,7 @@ class ConfigurationRunner {
     row.ctx = ctx;
     row.mode = mode;
     row.precision = precision;
-    row.attention = default_attention(precision, model, cudnn_attention_available());
+    row.attention = default_attention(precision, model, ctx, cudnn_attention_available());
     row.residual_stream_bytes = residual_stream_bytes(options_.batch, ctx, model.d_model);
     const RunConfig config =
         run_config(model, ctx, precision, row.attention, mode, options_.batch, options_.seed);
@@ -263,7 +263,7 @@ std::vector<ConfigurationProfile> configurations(const ProfileOptions& options,
     for (const int ctx : options.contexts)
       for (const Precision precision : options.precisions)
         for (const Attention attention :
-             harness::attentions_for(options.attentions, precision, model)) {
+             harness::attentions_for(options.attentions, precision, model, ctx)) {
           ConfigurationProfile c;
           c.size = size;
           c.ctx = ctx;

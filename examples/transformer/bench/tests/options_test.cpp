@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench/options.hpp"
+#include "bench/sweep.hpp"
 
 using namespace transformer;
 using namespace transformer::bench;
@@ -119,15 +120,29 @@ TEST_CASE("--attention: a list, else each configuration's default; fused only wh
       parse_options(std::vector<std::string>{"--attention", "naive,fused"});
   CHECK(options.attentions == std::vector<Attention>{Attention::naive, Attention::fused});
   const ModelConfig small = *named_size("small"), tiny = *named_size("tiny");
-  CHECK(harness::attentions_for(options.attentions, Precision::fp32, small) == options.attentions);
-  // The default for bf16 is cuDNN's attention where the build has cuDNN.
+  CHECK(harness::attentions_for(options.attentions, Precision::fp32, small, 512) ==
+        options.attentions);
+  // The default for bf16 is cuDNN's attention where the build has cuDNN,
+  // except at short contexts with 64-wide heads, where ours is faster.
   const bool cudnn = cudnn_attention_available();
-  CHECK(harness::attentions_for({}, Precision::bf16, small) ==
+  CHECK(harness::attentions_for({}, Precision::bf16, small, 512) ==
         std::vector<Attention>{cudnn ? Attention::cudnn : Attention::fused});
-  CHECK(harness::attentions_for({}, Precision::fp32, small) ==
+  CHECK(harness::attentions_for({}, Precision::bf16, small, 128) ==
+        std::vector<Attention>{Attention::fused});
+  CHECK(harness::attentions_for({}, Precision::fp32, small, 128) ==
         std::vector<Attention>{Attention::naive});
-  CHECK(harness::attentions_for({}, Precision::bf16, tiny) ==
+  CHECK(harness::attentions_for({}, Precision::bf16, tiny, 128) ==
         std::vector<Attention>{cudnn ? Attention::cudnn : Attention::naive});
+  // A sweep over contexts gets each context's default, in context order.
+  const DriverOptions sweep =
+      parse_options(std::vector<std::string>{"--size", "small", "--ctx", "128,512", "--mode",
+                                             "step", "--precision", "bf16"});
+  const std::vector<RunConfig> configs = sweep_configurations(sweep);
+  REQUIRE(configs.size() == 2);
+  CHECK(configs[0].ctx == 128);
+  CHECK(configs[0].attention == Attention::fused);
+  CHECK(configs[1].ctx == 512);
+  CHECK(configs[1].attention == (cudnn ? Attention::cudnn : Attention::fused));
 
   RunConfig config;
   config.model = small;

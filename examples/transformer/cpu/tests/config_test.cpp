@@ -117,18 +117,23 @@ TEST_CASE("precision, mode and attention names round-trip") {
     CHECK(parse_attention(to_string(a)) == a);
   CHECK_FALSE(parse_attention("flash").has_value());
   const ModelConfig small = *named_size("small"), tiny = *named_size("tiny");  // d_head 64, 16
-  CHECK(default_attention(Precision::bf16, small, false) == Attention::fused);
-  CHECK(default_attention(Precision::bf16, small, true) == Attention::cudnn);
+  CHECK(default_attention(Precision::bf16, small, 512, false) == Attention::fused);
+  CHECK(default_attention(Precision::bf16, small, 512, true) == Attention::cudnn);
+  // Short contexts with 64-wide heads: our kernels, measured faster there.
+  CHECK(default_attention(Precision::bf16, small, 128, true) == Attention::fused);
+  CHECK(default_attention(Precision::bf16, small, kFusedDefaultMaxCtx, true) == Attention::fused);
+  CHECK(default_attention(Precision::bf16, small, kFusedDefaultMaxCtx + 1, true) == Attention::cudnn);
+  CHECK(default_attention(Precision::bf16, *named_size("2.7B"), 128, true) == Attention::cudnn);  // d_head 80
   for (bool cudnn : {false, true}) {
-    CHECK(default_attention(Precision::fp32, small, cudnn) == Attention::naive);
-    CHECK(default_attention(Precision::tf32, small, cudnn) == Attention::naive);
+    CHECK(default_attention(Precision::fp32, small, 128, cudnn) == Attention::naive);
+    CHECK(default_attention(Precision::tf32, small, 512, cudnn) == Attention::naive);
   }
-  CHECK(default_attention(Precision::bf16, tiny, false) == Attention::naive);  // no kernel for d_head 16
-  CHECK(default_attention(Precision::bf16, tiny, true) == Attention::cudnn);   // cuDNN takes 16
+  CHECK(default_attention(Precision::bf16, tiny, 128, false) == Attention::naive);  // no kernel for d_head 16
+  CHECK(default_attention(Precision::bf16, tiny, 128, true) == Attention::cudnn);   // cuDNN takes 16
   ModelConfig d_head_12 = small;
   d_head_12.heads = 64;  // 768 / 64
   CHECK_FALSE(cudnn_attention_supports(d_head_12));
-  CHECK(default_attention(Precision::bf16, d_head_12, true) == Attention::naive);
+  CHECK(default_attention(Precision::bf16, d_head_12, 512, true) == Attention::naive);
   CHECK(fused_attention_supports(*named_size("2.7B")));                 // d_head 80
 }
 

@@ -48,9 +48,9 @@ RunConfig per_rank_config(Precision precision) {
   config.mode = Mode::step;
   // tiny's d_head 16 has no kernel of ours: naive attention, deterministic
   // (no atomics), so the ranks' comparison sees only the reduction's rounding.
-  config.attention = default_attention(precision, config.model, /*cudnn_built=*/false);
   config.batch = 2;
   config.ctx = 64;
+  config.attention = default_attention(precision, config.model, config.ctx, /*cudnn_built=*/false);
   config.seed = 7;
   return config;
 }
