@@ -66,6 +66,23 @@ __global__ void grad_sum_squares_kernel(const Grad* grads, std::size_t vectors, 
   if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
+// θ[at, at + kVec), fp32 or split (the buffers say which, the same for every thread).
+template <class Grad>
+__device__ void load_theta(const AdamWBuffers<Grad>& b, std::size_t at, float (&theta)[kVec]) {
+  if (b.params)
+    load_vec(b.params + at, theta);
+  else
+    load_split(b.params_hi + at, b.params_lo + at, theta);
+}
+
+template <class Grad>
+__device__ void store_theta(const AdamWBuffers<Grad>& b, std::size_t at, const float (&theta)[kVec]) {
+  if (b.params)
+    store_vec(b.params + at, theta);
+  else
+    store_split(b.params_hi + at, b.params_lo + at, theta);
+}
+
 // Updates `vectors` vectors of kVec elements from the pointers on. Only the
 // last launch of a step (`advances_step`) moves the step count: the launches
 // of one step run one after another on one stream, so each reads the count
@@ -87,10 +104,7 @@ __global__ void adamw_kernel(AdamWBuffers<Grad> b, std::size_t vectors, UpdateCo
        i += std::size_t{gridDim.x} * blockDim.x) {
     const std::size_t at = i * kVec;
     float theta[kVec], g[kVec], mv[kVec], vv[kVec];
-    if (b.params)
-      load_vec(b.params + at, theta);
-    else
-      load_split(b.params_hi + at, b.params_lo + at, theta);
+    load_theta(b, at, theta);
     load_vec(b.grads + at, g);
     load_vec(b.m + at, mv);
     load_vec(b.v + at, vv);
@@ -101,10 +115,7 @@ __global__ void adamw_kernel(AdamWBuffers<Grad> b, std::size_t vectors, UpdateCo
       vv[e] = k.beta2 * vv[e] + (1.0f - k.beta2) * grad * grad;
       theta[e] = (theta[e] - step_size * mv[e] / (sqrtf(vv[e]) + k.eps)) * k.decay_factor;
     }
-    if (b.params)
-      store_vec(b.params + at, theta);
-    else
-      store_split(b.params_hi + at, b.params_lo + at, theta);
+    store_theta(b, at, theta);
     store_vec(b.m + at, mv);
     store_vec(b.v + at, vv);
   }
