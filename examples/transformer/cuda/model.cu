@@ -117,10 +117,10 @@ void check_supported(const RunConfig& config) {
 }
 
 // Elements of each flat parameter buffer (the master weights or their split
-// halves, the gradients, the AdamW moments). The lm_head, the layout's last tensor, gets
-// zero rows up to padded_to_vectors(vocab), so its GEMMs see a vocab that is
-// a multiple of kVec (cuBLAS's bf16 kernels for an odd one are far slower),
-// and the whole is padded to whole vectors for the flat kernels. The padding
+// halves, the gradients, the AdamW moments). The lm_head, the layout's last
+// tensor, gets zero rows up to padded_to_vectors(vocab), so its GEMMs see a
+// vocab that is a multiple of kVec (cuBLAS's bf16 kernels for an odd one are
+// far slower), and the whole is padded to whole vectors for the flat kernels. The padding
 // stays zero: zero weights give zero logits in the padding columns, which
 // the cross-entropy backward turns into zero gradients, so AdamW leaves
 // them zero. Equal to the layout's total when vocab and d_model are
@@ -750,17 +750,18 @@ class CudaBackend final : public Backend {
     if (values.size() != layout_.total)
       throw std::invalid_argument("set_parameters: " + std::to_string(values.size()) +
                                   " values, the layout has " + std::to_string(layout_.total));
+    std::vector<std::uint16_t> hi;  // mixed precision: the halves uploaded
+    std::vector<std::int16_t> lo;
     if constexpr (kMixed) {
-      std::vector<std::uint16_t> hi(values.size());
-      std::vector<std::int16_t> lo(values.size());
+      hi.resize(values.size());
+      lo.resize(values.size());
       split_floats(values.data(), hi.data(), lo.data(), values.size());
       upload(hi_bits(), hi, stream());
       upload(buffers_.params_lo, lo, stream());
-      synchronize();  // before the host halves go
     } else {
       upload(buffers_.params, values, stream());
-      synchronize();
     }
+    synchronize();  // the host vectors may go away after we return
   }
 
   void set_batch(const std::vector<std::int32_t>& tokens,
@@ -795,9 +796,9 @@ class CudaBackend final : public Backend {
     for (int layer = 0; layer < config_.model.layers; ++layer) block_forward(layer);
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, (8.0 + sizeof(Act)) * N * d});
-      rmsnorm_forward<Act>(buffers_.final_input, master_at(layout_.find("final_norm").offset), buffers_.normed,
-                           buffers_.final_inv_rms, nullptr, N, d, config_.model.norm_eps,
-                           stream());
+      rmsnorm_forward<Act>(buffers_.final_input, master_at(layout_.find("final_norm").offset),
+                           buffers_.normed, buffers_.final_inv_rms, nullptr, N, d,
+                           config_.model.norm_eps, stream());
     }
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{matmul_flops(N, V, d), 0});

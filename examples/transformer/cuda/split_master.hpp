@@ -44,7 +44,8 @@ SPLIT_MASTER_HD inline SplitBits split_bits(std::uint32_t bits) {
   if ((bits & 0x7FFFFFFFu) > 0x7F800000u)  // NaN: a quiet NaN of its sign
     return {static_cast<std::uint16_t>((bits >> 16) | 0x0040u), 0};
   const auto hi = static_cast<std::uint16_t>((bits + 0x8000u) >> 16);
-  return {hi, static_cast<std::int16_t>(static_cast<std::int32_t>(bits - (std::uint32_t{hi} << 16)))};
+  const std::uint32_t remainder = bits - (std::uint32_t{hi} << 16);  // mod 2³²: [−2¹⁵, 2¹⁵)
+  return {hi, static_cast<std::int16_t>(static_cast<std::int32_t>(remainder))};
 }
 
 SPLIT_MASTER_HD inline std::uint32_t join_bits(std::uint16_t hi, std::int16_t lo) {
@@ -59,7 +60,8 @@ struct MasterWeights {
   const std::uint16_t* hi = nullptr;
   const std::int16_t* lo = nullptr;
 
-  SPLIT_MASTER_HD MasterWeights(const float* values) : fp32(values) {}  // implicit: fp32 is the plain case
+  // Implicit: fp32 is the plain case (the layer tests pass float pointers).
+  SPLIT_MASTER_HD MasterWeights(const float* values) : fp32(values) {}
   SPLIT_MASTER_HD MasterWeights(const std::uint16_t* hi_bits, const std::int16_t* lo_bits)
       : hi(hi_bits), lo(lo_bits) {}
   SPLIT_MASTER_HD MasterWeights operator+(std::size_t n) const {
