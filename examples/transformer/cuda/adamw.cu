@@ -179,8 +179,10 @@ void launch_update(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers,
 template <class Grad>
 void check_buffers(const char* caller, const AdamWBuffers<Grad>& buffers) {
   if (buffers.step == nullptr) throw std::invalid_argument(std::string(caller) + ": no step counter");
-  const bool split = buffers.params_hi != nullptr && buffers.params_lo != nullptr;
-  if ((buffers.params != nullptr) == split)
+  const bool has_hi = buffers.params_hi != nullptr, has_lo = buffers.params_lo != nullptr;
+  const bool fp32 = buffers.params != nullptr && !has_hi && !has_lo;
+  const bool split = buffers.params == nullptr && has_hi && has_lo;
+  if (!fp32 && !split)
     throw std::invalid_argument(std::string(caller) +
                                 ": give either fp32 parameters or both halves of split ones");
 }

@@ -16,8 +16,8 @@
 
 namespace transformer::cuda {
 
-// x, x_copy [rows, d] fp32; gain [d] (master weights: fp32 or split); y [rows, d]; inv_rms [rows] (kept for
-// the backward pass). x_copy may be null.
+// x, x_copy [rows, d] fp32; gain [d] (master weights: fp32 or split);
+// y [rows, d]; inv_rms [rows] (kept for the backward pass). x_copy may be null.
 template <class Act>
 void rmsnorm_forward(const float* x, MasterWeights gain, Act* y, float* inv_rms, float* x_copy,
                      int rows, int d, float eps, cudaStream_t stream);

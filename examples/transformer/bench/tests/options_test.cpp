@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "bench/options.hpp"
-#include "bench/sweep.hpp"
 
 using namespace transformer;
 using namespace transformer::bench;

@@ -29,7 +29,8 @@ std::uint16_t nearest_bf16_ties_away(std::uint32_t bits) {
   const auto toward_zero = static_cast<std::uint16_t>(bits >> 16);
   const auto away = static_cast<std::uint16_t>(toward_zero + 1);
   const double x = from_bits(bits);
-  const double below = std::abs(x - static_cast<double>(from_bits(std::uint32_t{toward_zero} << 16)));
+  const double below_value = from_bits(std::uint32_t{toward_zero} << 16);
+  const double below = std::abs(x - below_value);
   const double above_value = from_bits(std::uint32_t{away} << 16);
   if (std::isinf(above_value)) {
     // The next one up is infinity: rounding reaches it from half an ulp above the largest bf16.

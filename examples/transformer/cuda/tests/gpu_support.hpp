@@ -119,8 +119,9 @@ class DeviceSplitMaster {
     std::vector<double> values(hi.size());
     for (std::size_t i = 0; i < hi.size(); ++i) {
       const auto hi_bits = static_cast<std::uint16_t>(hi[i]);
-      const std::uint32_t bits =
-          upper_only ? std::uint32_t{hi_bits} << 16 : join_bits(hi_bits, static_cast<std::int16_t>(lo[i]));
+      const std::uint32_t bits = upper_only
+                                     ? std::uint32_t{hi_bits} << 16
+                                     : join_bits(hi_bits, static_cast<std::int16_t>(lo[i]));
       float f;
       std::memcpy(&f, &bits, sizeof f);
       values[i] = f;

@@ -393,7 +393,8 @@ TEST_CASE("cuDNN attention (RoPE around cuDNN's fused engine) forward and backwa
 
 // Grad bf16: the mixed-precision backend's gradients and its split master
 // weights (the update is fp32 either way).
-TEST_CASE_TEMPLATE("adamw: three steps match the CPU reference, t is counted on the device, split master's bf16 halves are the rounded weights",
+TEST_CASE_TEMPLATE("adamw: three steps match the CPU reference, t is counted on the device, "
+                   "split master's bf16 halves are the rounded weights",
                    Grad, float, bf16) {
   constexpr bool split = std::is_same_v<Grad, bf16>;
   const std::size_t count = 10000;
