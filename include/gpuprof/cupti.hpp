@@ -81,6 +81,11 @@ struct KernelCaptureOptions {
   // hand-overs; records that find no buffer are dropped (and counted).
   std::size_t buffer_bytes = std::size_t{8} << 20;
   bool start = true;         // capture from construction (else call start())
+  // Scopes captured into a graph while capturing add an event-record node at
+  // their close once this many nodes were captured since the last one (0:
+  // never), so that CUPTI's work at each launch overlaps the graph's
+  // execution instead of preceding it (see captured_scope_closed()).
+  std::size_t graph_piece_nodes = 16;
   CategoryRules categories = CategoryRules::defaults();
 };
 
@@ -271,6 +276,76 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     report_paths.reserve(report.nodes.size());
     for (const ScopeNode& node : report.nodes) report_paths.push_back(node.path);
     return detail::report_nodes_by_path(global_paths, report_paths);
+  }
+
+  // CUPTI's work at a graph launch, on the launching thread, grows with the
+  // graph's nodes (about 1 to 1.5 us per node on the H100), and when the
+  // graph is one chain of kernel nodes the GPU starts on none of it before
+  // all of it is done: a step launched, then waited for, pays it whole
+  // (+10 to +19 % on the small Transformer's train step, 338 kernels). A
+  // node of another kind makes the driver submit the graph in pieces, and
+  // the GPU runs the first while CUPTI handles the rest (+2 %;
+  // docs/PERFORMANCE.md, "Capture overhead of long graphs"). So once
+  // graph_piece_nodes nodes were captured since the last split, the next
+  // captured scope to close adds one: an event record that nothing waits
+  // for. Only while capturing: a graph captured without kernel capture is
+  // left as it is. Deterministic per capture
+  // (the graph's node count), so capturing the same code again gives the
+  // same topology, as cudaGraphExecUpdate needs.
+  void captured_scope_closed(Stream stream) noexcept override {
+    if (options_.graph_piece_nodes == 0) return;
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long capture_id = 0;
+    cudaGraph_t graph = nullptr;
+    std::size_t nodes = 0;
+    if (cudaStreamGetCaptureInfo(stream, &status, &capture_id, &graph) != cudaSuccess ||
+        status != cudaStreamCaptureStatusActive || cudaGraphGetNodes(graph, nullptr, &nodes) != cudaSuccess) {
+      static_cast<void>(cudaGetLastError());  // ours to clear, not the caller's to find
+      return;
+    }
+    try {
+      {
+        const std::lock_guard<std::mutex> lock(split_mutex_);
+        std::size_t& last_split = split_point(capture_id);
+        if (nodes < last_split + options_.graph_piece_nodes) return;
+        last_split = nodes + 1;  // the split node itself
+      }
+      const cudaError_t recorded = cudaEventRecordWithFlags(split_event(), stream, cudaEventRecordExternal);
+      if (recorded != cudaSuccess) {
+        static_cast<void>(cudaGetLastError());
+        note(std::string("could not split a captured graph (cudaEventRecordWithFlags: ") +
+             cudaGetErrorName(recorded) + "); its launches cost more under capture");
+      }
+    } catch (const std::exception& error) {
+      try {
+        note(std::string("could not split a captured graph: ") + error.what());
+      } catch (...) {
+      }
+    }
+  }
+
+  // The node count at the last split of a capture, for the most recent
+  // captures (a process may capture any number of graphs; a few are open at once).
+  std::size_t& split_point(unsigned long long capture_id) {
+    for (auto& [id, nodes] : split_points_)
+      if (id == capture_id) return nodes;
+    if (split_points_.size() == max_split_captures) split_points_.erase(split_points_.begin());
+    split_points_.emplace_back(capture_id, 0);
+    return split_points_.back().second;
+  }
+
+  // One event per device, created on first use and never destroyed: graphs
+  // holding a node that records it may outlive this capture. Throws
+  // gpuprof::Error if CUDA refuses.
+  static cudaEvent_t split_event() {
+    static std::mutex mutex;
+    static std::unordered_map<int, cudaEvent_t> events;
+    int device = 0;
+    GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
+    const std::lock_guard<std::mutex> lock(mutex);
+    cudaEvent_t& event = events[device];
+    if (!event) GPUPROF_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    return event;
   }
 
   // CUPTI's resource callbacks for graph nodes, on the thread that creates
@@ -557,6 +632,9 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   std::mutex graph_nodes_mutex_;
   detail::GraphNodeScopes graph_nodes_;
   std::atomic<std::uint64_t> lost_graph_nodes_{0};
+  std::mutex split_mutex_;  // captures may run on several threads
+  static constexpr std::size_t max_split_captures = 64;
+  std::vector<std::pair<unsigned long long, std::size_t>> split_points_;  // (capture id, nodes at its last split)
   std::unordered_map<std::string, KernelRecord> names_;  // raw name -> named record
   static constexpr std::size_t max_cached_name_pointers = 4096;
   std::unordered_map<const char*, const std::pair<const std::string, KernelRecord>*> names_by_pointer_;

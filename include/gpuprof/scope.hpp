@@ -216,9 +216,16 @@ class Scope {
       detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
       return false;
     }
-    if (s_.captured && s_.graph_site)
+    if (s_.captured && s_.graph_site) {
       if (const char* failure = detail::recorder().graph_timings().end(s_.graph_site, s_.stream))
         detail::recorder().note_lost_gpu_time(failure);
+    } else if (s_.captured) {
+      try {
+        detail::recorder().with_graph_interval_source(
+            [this](detail::GraphIntervalSource& source) { source.captured_scope_closed(s_.stream); });
+      } catch (...) {  // the lock could not be taken: the graph stays whole, which is only slower
+      }
+    }
     return false;
   }
   // An eager stream gets an event pair. A capturing stream gets stamp nodes

@@ -5,7 +5,8 @@
 // charged to the scope nodes its nodes were captured in, as an eager run is,
 // without gpuprof's own stamp kernels; with capture on, the scopes captured
 // into a graph are timed from its kernels (no stamps in the graph), as long
-// as the stamps and the eager CUDA events say.
+// as the stamps and the eager CUDA events say; a long graph captured under
+// kernel capture gets its split nodes and replays as before.
 // Prints the capture overhead per launch (information, not asserted). Exits
 // 77 (skipped) without a GPU.
 #include <doctest/doctest.h>
@@ -544,6 +545,90 @@ TEST_CASE("graph scope replays timed under kernel capture stay in the reports af
   }
   start_fresh();  // reset() forgets the kept replays too
   CHECK(find_node(gpuprof::profiler().report(), "spin step") == nullptr);
+}
+
+namespace {
+
+// 4 blocks of 10 kernels: with graph_piece_nodes 16 the capture adds a split
+// node at the close of block 2 (20 nodes captured) and of block 4 (41).
+void blocks_step(float* data, int n, cudaStream_t stream) {
+  GPUPROF_SCOPE("blocks step", stream);
+  for (int block = 0; block < 4; ++block) {
+    GPUPROF_SCOPE("block", stream);
+    for (int k = 0; k < 10; ++k) add_one_kernel<<<(n + 255) / 256, 256, 0, stream>>>(data, n);
+  }
+  GPUPROF_CUDA_CHECK(cudaGetLastError());
+}
+
+cudaGraph_t captured_blocks_step(float* data, int n, cudaStream_t stream) {
+  cudaGraph_t graph = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  blocks_step(data, n, stream);
+  GPUPROF_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  return graph;
+}
+
+std::map<cudaGraphNodeType, int> node_types(cudaGraph_t graph) {
+  std::size_t count = 0;
+  GPUPROF_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  GPUPROF_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  std::map<cudaGraphNodeType, int> types;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    GPUPROF_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    ++types[type];
+  }
+  return types;
+}
+
+}  // namespace
+
+TEST_CASE("long graphs captured under kernel capture are split, and replay as before") {
+  REQUIRE(gpuprof::KernelCaptureOptions{}.graph_piece_nodes == 16);
+  constexpr int n = 1024, replays = 3;
+  DeviceBuffer data(n);
+  GPUPROF_CUDA_CHECK(cudaMemset(data.data, 0, n * sizeof(float)));
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&stream));
+  start_fresh();
+  cudaGraph_t graph = captured_blocks_step(data.data, n, stream);
+  const std::map<cudaGraphNodeType, int> types = node_types(graph);
+  CHECK(types.size() == 2);
+  CHECK(types.at(cudaGraphNodeTypeKernel) == 40);
+  CHECK(types.at(cudaGraphNodeTypeEventRecord) == 2);
+  cudaGraphExec_t exec = nullptr;
+  GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < replays; ++i) gpuprof::launch_graph(exec, stream);
+  GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const gpuprof::Report report = gpuprof::profiler().report();
+
+  // The same capture again splits at the same places: the executable updates in place.
+  cudaGraph_t again = captured_blocks_step(data.data, n, stream);
+  cudaGraphExecUpdateResultInfo update{};
+  CHECK(cudaGraphExecUpdate(exec, again, &update) == cudaSuccess);
+  CHECK(update.result == cudaGraphExecUpdateSuccess);
+  GPUPROF_CUDA_CHECK(cudaGraphDestroy(again));
+  GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+
+  // Every kernel ran (40 additions per replay) and is charged to its block.
+  std::vector<float> host(n);
+  GPUPROF_CUDA_CHECK(cudaMemcpy(host.data(), data.data, n * sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK(std::count(host.begin(), host.end(), 40.0f * replays) == n);
+  CHECK(report.dropped_kernel_records == 0);
+  const int block = node_index(report, "blocks step/block");
+  std::size_t kernels = 0;
+  for (const gpuprof::KernelRecord& record : report.kernels) {
+    if (record.kind != gpuprof::ActivityKind::kernel) continue;
+    ++kernels;
+    CHECK(record.scope_node == block);
+    CHECK(record.graph_launch != 0);
+  }
+  CHECK(kernels == 40 * replays);
+  CHECK(require_node(report, "blocks step/block").gpu_ms.n == 4 * replays);
+  CHECK(require_node(report, "blocks step").gpu_ms.n == replays);
 }
 
 TEST_CASE("capture overhead per launch (printed, not asserted)") {

@@ -39,6 +39,8 @@
 
 #include "../config.hpp"
 
+struct CUstream_st;  // cudaStream_t's pointee, declared without the toolkit
+
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
 
@@ -67,6 +69,10 @@ class GraphIntervalSource {
  public:
   virtual ~GraphIntervalSource() = default;
   virtual std::vector<GraphInterval> graph_intervals(const std::vector<CapturedScope>& scopes) = 0;
+  // A scope captured without stamps closed on `stream`, which is capturing:
+  // a point where the source may add a node of its own to the graph
+  // (KernelCapture splits long graphs there; see cupti.hpp).
+  virtual void captured_scope_closed(CUstream_st* stream) noexcept = 0;
 };
 
 // Adds to `into` the intervals of `more` it does not hold yet: a (scope,
