@@ -20,8 +20,10 @@
 // Tile shapes, and what each change bought on the H100: docs/attention-notes.md.
 #include "cuda/flash_attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -217,11 +219,22 @@ constexpr std::size_t forward_shared_bytes() {
   return static_cast<std::size_t>(kForwardQueryTile<D> + 4 * kKeyTile) * kStride<D> * sizeof(bf16);
 }
 
+// One block row per sequence·head: batch·heads may exceed a grid's y extent
+// (65535), and the heads past it go to z (the last z slice's extra blocks
+// return at once).
+constexpr int kMaxGridY = 65535;
+dim3 head_grid(int tiles, int batch_heads) {
+  return dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(std::min(batch_heads, kMaxGridY)),
+              static_cast<unsigned>((batch_heads + kMaxGridY - 1) / kMaxGridY));
+}
+__device__ int grid_head() { return static_cast<int>(blockIdx.z * gridDim.y + blockIdx.y); }
+
 template <int D>
 __global__ void __launch_bounds__(32 * kForwardWarps)
     flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k,
                          const bf16* __restrict__ v, bf16* __restrict__ context,
-                         float* __restrict__ lse, int ctx, int heads, float scale_log2) {
+                         float* __restrict__ lse, int ctx, int heads, int batch_heads,
+                         float scale_log2) {
   constexpr int S = kStride<D>, M = kRowTiles<D>, Br = kForwardQueryTile<D>;
   constexpr int kThreads = 32 * kForwardWarps;
   extern __shared__ __align__(16) unsigned char shared_raw[];
@@ -231,7 +244,8 @@ __global__ void __launch_bounds__(32 * kForwardWarps)
 
   // The last query tiles have the most key tiles: start them first.
   const int query0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;
-  const int head = static_cast<int>(blockIdx.y);  // batch·heads index
+  const int head = grid_head();  // batch·heads index
+  if (head >= batch_heads) return;
   const std::size_t head_offset = static_cast<std::size_t>(head) * ctx * D;
   const bf16* const qh = q + head_offset;
   const bf16* const kh = k + head_offset;
@@ -488,8 +502,8 @@ __global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>:
                           const bf16* __restrict__ v, const bf16* __restrict__ dcontext,
                           const float* __restrict__ lse, const float* __restrict__ delta,
                           float* __restrict__ dq_accum, bf16* __restrict__ dk,
-                          bf16* __restrict__ dv, int ctx, int heads, float scale_log2,
-                          float scale) {
+                          bf16* __restrict__ dv, int ctx, int heads, int batch_heads,
+                          float scale_log2, float scale) {
   using Config = BackwardConfig<D>;
   constexpr int S = kStride<D>, M = Config::key_rows, W = Config::warps;
   constexpr int Br = Config::query_tile, Bc = Config::key_tile, kThreads = Config::threads;
@@ -504,7 +518,8 @@ __global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>:
   float* const delta_tiles = lse_tiles + 2 * Br;                         // two buffers
 
   const int key0 = static_cast<int>(blockIdx.x) * Bc;  // tile 0 has the most work: first
-  const int head = static_cast<int>(blockIdx.y);
+  const int head = grid_head();
+  if (head >= batch_heads) return;
   const int batch = head / heads, h = head % heads;
   const std::size_t head_offset = static_cast<std::size_t>(head) * ctx * D;
   const bf16* const do_head =
@@ -698,10 +713,11 @@ void launch_forward(const AttentionShape& shape, const bf16* q, const bf16* k, c
   constexpr std::size_t bytes = forward_shared_bytes<D>();
   static const bool prepared = (allow_shared_bytes(flash_forward_kernel<D>, bytes), true);
   (void)prepared;
-  const dim3 grid((shape.ctx + kForwardQueryTile<D> - 1) / kForwardQueryTile<D>,
-                  static_cast<unsigned>(shape.batch * shape.heads));
+  const dim3 grid = head_grid((shape.ctx + kForwardQueryTile<D> - 1) / kForwardQueryTile<D>,
+                              shape.batch * shape.heads);
   flash_forward_kernel<D><<<grid, 32 * kForwardWarps, bytes, stream>>>(
-      q, k, v, context, lse, shape.ctx, shape.heads, softmax_scale(shape) * kLog2e);
+      q, k, v, context, lse, shape.ctx, shape.heads, shape.batch * shape.heads,
+      softmax_scale(shape) * kLog2e);
   EXAMPLE_LAUNCH_CHECK();
 }
 
@@ -724,11 +740,11 @@ void launch_backward(const AttentionShape& shape, const bf16* q, const bf16* k, 
       (allow_shared_bytes(flash_backward_kernel<D>, Config::shared_bytes), true);
   (void)prepared;
   const float scale = softmax_scale(shape);
-  const dim3 grid((shape.ctx + Config::key_tile - 1) / Config::key_tile,
-                  static_cast<unsigned>(shape.batch * shape.heads));
+  const dim3 grid = head_grid((shape.ctx + Config::key_tile - 1) / Config::key_tile,
+                              shape.batch * shape.heads);
   flash_backward_kernel<D><<<grid, Config::threads, Config::shared_bytes, stream>>>(
-      q, k, v, dcontext, lse, delta, dq_accum, dk, dv, shape.ctx, shape.heads, scale * kLog2e,
-      scale);
+      q, k, v, dcontext, lse, delta, dq_accum, dk, dv, shape.ctx, shape.heads,
+      shape.batch * shape.heads, scale * kLog2e, scale);
   EXAMPLE_LAUNCH_CHECK();
 
   const std::size_t vectors = static_cast<std::size_t>(rows) * D / kVec;
@@ -744,10 +760,10 @@ void check_flash_attention_shape(const AttentionShape& shape) {
     throw std::invalid_argument("flash attention: batch, heads and ctx must be positive (got " +
                                 std::to_string(shape.batch) + ", " + std::to_string(shape.heads) +
                                 ", " + std::to_string(shape.ctx) + ")");
-  if (static_cast<long long>(shape.batch) * shape.heads > 65535)  // the grid's y extent
+  if (static_cast<long long>(shape.batch) * shape.heads > std::numeric_limits<int>::max())
     throw std::invalid_argument("flash attention: batch·heads " +
                                 std::to_string(static_cast<long long>(shape.batch) * shape.heads) +
-                                " exceeds 65535");
+                                " exceeds 2^31 - 1");
   switch (shape.d_head) {
     case 64: case 80: case 96: case 128: return;
     default:

@@ -171,6 +171,12 @@ TEST_CASE("flash attention forward and backward match double causal attention") 
 
 TEST_CASE("flash attention also serves d_head 96") { check_attention(AttentionShape{2, 200, 3, 96}); }
 
+// More sequences·heads than a grid's y extent (65535): the rest run in a
+// second z slice, whose surplus blocks must write nothing.
+TEST_CASE("flash attention runs more sequences times heads than a grid row holds") {
+  check_attention(AttentionShape{32771, 2, 2, 64});
+}
+
 TEST_CASE("cuDNN attention forward and backward match double causal attention" *
           doctest::skip(!cudnn_attention_available())) {
   CudnnAttention cudnn;
@@ -197,8 +203,8 @@ TEST_CASE("flash attention refuses shapes it has no kernel for") {
   CHECK_THROWS_AS(check_flash_attention_shape(AttentionShape{1, 16, 2, 72}), std::invalid_argument);
   CHECK_THROWS_AS(check_flash_attention_shape(AttentionShape{1, 0, 2, 64}), std::invalid_argument);
   CHECK_THROWS_AS(check_flash_attention_shape(AttentionShape{0, 16, 2, 64}), std::invalid_argument);
-  CHECK_THROWS_AS(check_flash_attention_shape(AttentionShape{70000, 16, 1, 64}),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(check_flash_attention_shape(AttentionShape{1 << 27, 16, 32, 64}),
+                  std::invalid_argument);  // batch·heads past an int
   CHECK_NOTHROW(check_flash_attention_shape(AttentionShape{4, 1, 32, 80}));
 }
 
