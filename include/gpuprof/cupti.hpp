@@ -84,7 +84,8 @@ struct KernelCaptureOptions {
   // Scopes captured into a graph while capturing add an event-record node at
   // their close once this many nodes were captured since the last one (0:
   // never), so that CUPTI's work at each launch overlaps the graph's
-  // execution instead of preceding it (see captured_scope_closed()).
+  // execution instead of preceding it (see captured_scope_closed()). Set 0
+  // for graphs instantiated for device launch, which take no event nodes.
   std::size_t graph_piece_nodes = 16;
   CategoryRules categories = CategoryRules::defaults();
 };
@@ -282,39 +283,30 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   // graph's nodes (about 1 to 1.5 us per node on the H100), and when the
   // graph is one chain of kernel nodes the GPU starts on none of it before
   // all of it is done: a step launched, then waited for, pays it whole
-  // (+10 to +19 % on the small Transformer's train step, 338 kernels). A
+  // (+10 to +27 % on the small Transformer's train step, 338 kernels). A
   // node of another kind makes the driver submit the graph in pieces, and
-  // the GPU runs the first while CUPTI handles the rest (+2 %;
+  // the GPU runs the first while CUPTI handles the rest (+2 to +4 %;
   // docs/PERFORMANCE.md, "Capture overhead of long graphs"). So once
   // graph_piece_nodes nodes were captured since the last split, the next
   // captured scope to close adds one: an event record that nothing waits
-  // for. Only while capturing: a graph captured without kernel capture is
-  // left as it is. Deterministic per capture
-  // (the graph's node count), so capturing the same code again gives the
-  // same topology, as cudaGraphExecUpdate needs.
+  // for, put *before* the stream's last node (between that node and its
+  // predecessors), so it is never a loose end of the capture (a side stream
+  // already joined back stays joined) and the stream's own dependencies do
+  // not change. Only at closes of scopes timed on the GPU, only while
+  // capturing, and only where the stream's capture ends in one node reached
+  // by plain edges; graphs captured without kernel capture are left as they
+  // are. The split points follow the graph's node count, so capturing the
+  // same code again on one thread gives the same topology, as
+  // cudaGraphExecUpdate needs.
   void captured_scope_closed(Stream stream) noexcept override {
     if (options_.graph_piece_nodes == 0) return;
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    unsigned long long capture_id = 0;
-    cudaGraph_t graph = nullptr;
-    std::size_t nodes = 0;
-    if (cudaStreamGetCaptureInfo(stream, &status, &capture_id, &graph) != cudaSuccess ||
-        status != cudaStreamCaptureStatusActive || cudaGraphGetNodes(graph, nullptr, &nodes) != cudaSuccess) {
-      static_cast<void>(cudaGetLastError());  // ours to clear, not the caller's to find
-      return;
-    }
+    // A CUDA error the caller has not collected yet stays theirs to find.
+    if (cudaPeekAtLastError() != cudaSuccess) return;
     try {
-      {
-        const std::lock_guard<std::mutex> lock(split_mutex_);
-        std::size_t& last_split = split_point(capture_id);
-        if (nodes < last_split + options_.graph_piece_nodes) return;
-        last_split = nodes + 1;  // the split node itself
-      }
-      const cudaError_t recorded = cudaEventRecordWithFlags(split_event(), stream, cudaEventRecordExternal);
-      if (recorded != cudaSuccess) {
-        static_cast<void>(cudaGetLastError());
-        note(std::string("could not split a captured graph (cudaEventRecordWithFlags: ") +
-             cudaGetErrorName(recorded) + "); its launches cost more under capture");
+      if (const char* failed_call = split_if_due(stream)) {
+        static_cast<void>(cudaGetLastError());  // ours, and no error of the caller's was pending
+        note(std::string("could not split a captured graph (") + failed_call +
+             " failed); its launches cost more under capture");
       }
     } catch (const std::exception& error) {
       try {
@@ -322,6 +314,47 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
       } catch (...) {
       }
     }
+  }
+
+  // The split itself; returns the CUDA call that failed, or nullptr.
+  const char* split_if_due(Stream stream) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long capture_id = 0;
+    cudaGraph_t graph = nullptr;
+    const cudaGraphNode_t* frontier = nullptr;
+    std::size_t frontier_size = 0;
+    if (cudaStreamGetCaptureInfo(stream, &status, &capture_id, &graph, &frontier, nullptr, &frontier_size) !=
+        cudaSuccess)
+      return "cudaStreamGetCaptureInfo";
+    if (status != cudaStreamCaptureStatusActive || frontier_size != 1) return nullptr;
+    const cudaGraphNode_t last = frontier[0];
+    std::size_t nodes = 0, before_count = 0;
+    if (cudaGraphGetNodes(graph, nullptr, &nodes) != cudaSuccess) return "cudaGraphGetNodes";
+    if (cudaGraphNodeGetDependencies(last, nullptr, nullptr, &before_count) != cudaSuccess)
+      return "cudaGraphNodeGetDependencies";
+    std::vector<cudaGraphNode_t> before(before_count);
+    std::vector<cudaGraphEdgeData> edges(before_count);
+    if (before_count > 0 &&
+        cudaGraphNodeGetDependencies(last, before.data(), edges.data(), &before_count) != cudaSuccess)
+      return "cudaGraphNodeGetDependencies";
+    for (const cudaGraphEdgeData& edge : edges)  // a programmatic edge keeps its overlap
+      if (edge.type != cudaGraphDependencyTypeDefault || edge.from_port != 0 || edge.to_port != 0) return nullptr;
+    {
+      const std::lock_guard<std::mutex> lock(split_mutex_);
+      std::size_t& last_split = split_point(capture_id);
+      if (nodes < last_split + options_.graph_piece_nodes) return nullptr;
+      last_split = nodes + 1;  // the split node itself
+    }
+    // The current device: work captured from this thread goes to it
+    // (cudaStreamGetDevice would end the capture: it may not run inside one).
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return "cudaGetDevice";
+    cudaGraphNode_t split = nullptr;
+    if (cudaGraphAddEventRecordNode(&split, graph, before.data(), before.size(), split_event(device)) !=
+        cudaSuccess)
+      return "cudaGraphAddEventRecordNode";
+    if (cudaGraphAddDependencies(graph, &split, &last, nullptr, 1) != cudaSuccess) return "cudaGraphAddDependencies";
+    return nullptr;
   }
 
   // The node count at the last split of a capture, for the most recent
@@ -334,17 +367,21 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     return split_points_.back().second;
   }
 
-  // One event per device, created on first use and never destroyed: graphs
-  // holding a node that records it may outlive this capture. Throws
-  // gpuprof::Error if CUDA refuses.
-  static cudaEvent_t split_event() {
-    static std::mutex mutex;
-    static std::unordered_map<int, cudaEvent_t> events;
-    int device = 0;
-    GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
-    const std::lock_guard<std::mutex> lock(mutex);
-    cudaEvent_t& event = events[device];
-    if (!event) GPUPROF_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  // One event per device, created on first use and never destroyed (nor is
+  // the map, as the recorder is not): graphs holding a node that records it
+  // may outlive this capture, and scopes may close during static
+  // destruction. (After cudaDeviceReset the handle is stale; so are the
+  // graphs that hold it.) Throws gpuprof::Error if CUDA refuses.
+  static cudaEvent_t split_event(int device) {
+    static auto* const mutex = new std::mutex;
+    static auto* const events = new std::unordered_map<int, cudaEvent_t>;
+    const std::lock_guard<std::mutex> lock(*mutex);
+    cudaEvent_t& event = (*events)[device];
+    if (!event) {  // `device` is the current one
+      cudaEvent_t created = nullptr;
+      GPUPROF_CUDA_CHECK(cudaEventCreateWithFlags(&created, cudaEventDisableTiming));
+      event = created;
+    }
     return event;
   }
 

@@ -16,8 +16,9 @@
 // Inside a CUDA stream capture a scope puts two time-stamp kernels into the
 // graph instead, and every replay of the graph becomes an instance of it
 // (detail/graph_timing.hpp); the capture itself is not an instance. While a
-// KernelCapture is capturing it adds nothing to the graph: its replays are
-// timed from the captured kernels (detail/graph_intervals.hpp).
+// KernelCapture is capturing it adds no stamps: its replays are timed from
+// the captured kernels (detail/graph_intervals.hpp), and the capture may add
+// a split node at its close (KernelCapture::captured_scope_closed).
 // Profiler::set_nvtx_only(true): scopes push and pop their NVTX range and do
 // nothing else (no clock, no record), for runs under Nsight.
 //

@@ -631,6 +631,70 @@ TEST_CASE("long graphs captured under kernel capture are split, and replay as be
   CHECK(require_node(report, "blocks step").gpu_ms.n == replays);
 }
 
+// The split goes before a stream's last node, so a side stream joined back
+// before its scope closes stays joined (a node after the join would leave the
+// capture unjoined); and a CUDA error the caller has not read yet is left for
+// the caller, the graph left unsplit.
+TEST_CASE("splits leave joined side streams joined and the caller's pending error alone") {
+  constexpr int n = 256;
+  DeviceBuffer data(n);
+  GPUPROF_CUDA_CHECK(cudaMemset(data.data, 0, n * sizeof(float)));
+  cudaStream_t main_stream = nullptr, side = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&main_stream));
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&side));
+  GPUPROF_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  GPUPROF_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  start_fresh();
+
+  GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(main_stream, cudaStreamCaptureModeThreadLocal));
+  GPUPROF_CUDA_CHECK(cudaEventRecord(fork, main_stream));
+  GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(side, fork));
+  {
+    GPUPROF_SCOPE("side work", side);
+    for (int k = 0; k < 20; ++k) add_one_kernel<<<1, n, 0, side>>>(data.data, n);
+    GPUPROF_CUDA_CHECK(cudaGetLastError());
+    GPUPROF_CUDA_CHECK(cudaEventRecord(join, side));
+    GPUPROF_CUDA_CHECK(cudaStreamWaitEvent(main_stream, join));
+  }  // closes on `side` after the join
+  cudaGraph_t graph = nullptr;
+  REQUIRE(cudaStreamEndCapture(main_stream, &graph) == cudaSuccess);
+  const std::map<cudaGraphNodeType, int> types = node_types(graph);
+  CHECK(types.at(cudaGraphNodeTypeKernel) == 20);
+  CHECK(types.at(cudaGraphNodeTypeEventRecord) == 1);
+  cudaGraphExec_t exec = nullptr;
+  GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  gpuprof::launch_graph(exec, main_stream);
+  GPUPROF_CUDA_CHECK(cudaStreamSynchronize(main_stream));
+  std::vector<float> host(n);
+  GPUPROF_CUDA_CHECK(cudaMemcpy(host.data(), data.data, n * sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK(std::count(host.begin(), host.end(), 20.0f) == n);
+  GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
+
+  // A launch that fails inside the scope: its error is still there after the close.
+  GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(main_stream, cudaStreamCaptureModeThreadLocal));
+  cudaError_t launch_error = cudaSuccess;
+  {
+    GPUPROF_SCOPE("failing work", main_stream);
+    for (int k = 0; k < 20; ++k) add_one_kernel<<<1, n, 0, main_stream>>>(data.data, n);
+    empty_kernel<<<1, 4096, 0, main_stream>>>();  // more threads than a block may have
+    launch_error = cudaPeekAtLastError();
+  }
+  CHECK(launch_error != cudaSuccess);
+  CHECK(cudaGetLastError() == launch_error);
+  graph = nullptr;
+  if (cudaStreamEndCapture(main_stream, &graph) == cudaSuccess) {
+    CHECK(node_types(graph).count(cudaGraphNodeTypeEventRecord) == 0);
+    GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+  static_cast<void>(cudaGetLastError());  // an invalidated capture's own error
+  GPUPROF_CUDA_CHECK(cudaEventDestroy(fork));
+  GPUPROF_CUDA_CHECK(cudaEventDestroy(join));
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(side));
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(main_stream));
+}
+
 TEST_CASE("capture overhead per launch (printed, not asserted)") {
   start_fresh();
   cudaStream_t stream = nullptr;

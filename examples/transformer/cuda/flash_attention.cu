@@ -225,9 +225,11 @@ constexpr std::size_t forward_shared_bytes() {
 constexpr int kMaxGridY = 65535;
 dim3 head_grid(int tiles, int batch_heads) {
   return dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(std::min(batch_heads, kMaxGridY)),
-              static_cast<unsigned>((batch_heads + kMaxGridY - 1) / kMaxGridY));
+              static_cast<unsigned>((batch_heads - 1) / kMaxGridY + 1));
 }
-__device__ int grid_head() { return static_cast<int>(blockIdx.z * gridDim.y + blockIdx.y); }
+__device__ long long grid_head() {
+  return static_cast<long long>(blockIdx.z) * gridDim.y + blockIdx.y;
+}
 
 template <int D>
 __global__ void __launch_bounds__(32 * kForwardWarps)
@@ -244,8 +246,8 @@ __global__ void __launch_bounds__(32 * kForwardWarps)
 
   // The last query tiles have the most key tiles: start them first.
   const int query0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;
-  const int head = grid_head();  // batch·heads index
-  if (head >= batch_heads) return;
+  if (grid_head() >= batch_heads) return;
+  const int head = static_cast<int>(grid_head());  // batch·heads index
   const std::size_t head_offset = static_cast<std::size_t>(head) * ctx * D;
   const bf16* const qh = q + head_offset;
   const bf16* const kh = k + head_offset;
@@ -518,8 +520,8 @@ __global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>:
   float* const delta_tiles = lse_tiles + 2 * Br;                         // two buffers
 
   const int key0 = static_cast<int>(blockIdx.x) * Bc;  // tile 0 has the most work: first
-  const int head = grid_head();
-  if (head >= batch_heads) return;
+  if (grid_head() >= batch_heads) return;
+  const int head = static_cast<int>(grid_head());
   const int batch = head / heads, h = head % heads;
   const std::size_t head_offset = static_cast<std::size_t>(head) * ctx * D;
   const bf16* const do_head =

@@ -9,8 +9,9 @@
 // and end, the launch's correlation id and the graph node it ran, and the
 // capture knows which scope instance was innermost when that node was
 // captured. So while a capture is registered as the recorder's
-// GraphIntervalSource, a scope entered on a capturing stream adds nothing to
-// the graph: the recorder only notes it as a CapturedScope, and report() asks
+// GraphIntervalSource, a scope entered on a capturing stream adds no stamps
+// to the graph (the source may add a node of its own at the scope's close,
+// captured_scope_closed): the recorder only notes it as a CapturedScope, and report() asks
 // the source for the scope's interval on every launch: first start to last
 // end of the activities captured in it or in a scope nested in it, exactly
 // what the stamps bracket (less the stamps' own launch latency). Each
