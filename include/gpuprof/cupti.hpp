@@ -308,7 +308,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
         note(std::string("could not split a captured graph (") + failed_call +
              " failed); its launches cost more under capture");
       }
-    } catch (const std::exception& error) {
+    } catch (const std::exception& error) {  // the split event could not be made
+      static_cast<void>(cudaGetLastError());
       try {
         note(std::string("could not split a captured graph: ") + error.what());
       } catch (...) {
