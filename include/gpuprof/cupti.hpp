@@ -328,9 +328,14 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
         cudaSuccess)
       return "cudaStreamGetCaptureInfo";
     if (status != cudaStreamCaptureStatusActive || frontier_size != 1) return nullptr;
-    const cudaGraphNode_t last = frontier[0];
-    std::size_t nodes = 0, before_count = 0;
+    std::size_t nodes = 0;
     if (cudaGraphGetNodes(graph, nullptr, &nodes) != cudaSuccess) return "cudaGraphGetNodes";
+    {
+      const std::lock_guard<std::mutex> lock(split_mutex_);
+      if (nodes < split_point(capture_id) + options_.graph_piece_nodes) return nullptr;  // most closes end here
+    }
+    const cudaGraphNode_t last = frontier[0];
+    std::size_t before_count = 0;
     if (cudaGraphNodeGetDependencies(last, nullptr, nullptr, &before_count) != cudaSuccess)
       return "cudaGraphNodeGetDependencies";
     std::vector<cudaGraphNode_t> before(before_count);
@@ -342,9 +347,7 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
       if (edge.type != cudaGraphDependencyTypeDefault || edge.from_port != 0 || edge.to_port != 0) return nullptr;
     {
       const std::lock_guard<std::mutex> lock(split_mutex_);
-      std::size_t& last_split = split_point(capture_id);
-      if (nodes < last_split + options_.graph_piece_nodes) return nullptr;
-      last_split = nodes + 1;  // the split node itself
+      split_point(capture_id) = nodes + 1;  // the split node itself
     }
     // The current device: work captured from this thread goes to it
     // (cudaStreamGetDevice would end the capture: it may not run inside one).
