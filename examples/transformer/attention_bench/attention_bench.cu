@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "common/cuda_check.hpp"
 #include "cuda/cudnn_attention.hpp"
 #include "cuda/flash_attention.hpp"
+#include "model/backend.hpp"
 
 namespace {
 
@@ -213,8 +215,10 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Opt
   {
     std::ofstream out(temp);
     if (!out) throw std::runtime_error("cannot write " + temp);
+    const std::optional<std::string> cudnn = transformer::cudnn_runtime_version();
     out << "{\"kernels\": {\"fused\": \"gpuprof flash_attention (mma.sync bf16)\", "
-           "\"cudnn\": \"cuDNN fused attention (graph API)\"}, \"batch\": " << kBatch
+           "\"cudnn\": \"cuDNN fused attention (graph API)\"}, \"cudnn_version\": "
+        << (cudnn ? "\"" + *cudnn + "\"" : "null") << ", \"batch\": " << kBatch
         << ", \"reps\": " << o.reps << ", \"warmup\": " << o.warmup
         << ", \"statistic\": \"median\", \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -263,7 +267,9 @@ int run(const Options& o) {
                     r.fwdbwd_ms, r.fwdbwd_tflops);
         std::fflush(stdout);
       }
-  if (cudnn) std::printf("cuDNN's engine: %s\n", cudnn->engine_name().c_str());
+  if (cudnn)
+    std::printf("cuDNN %s, engine: %s\n", transformer::cudnn_runtime_version().value_or("?").c_str(),
+                cudnn->engine_name().c_str());
   if (!o.json.empty()) write_json(o.json, rows, o);
   return 0;
 }

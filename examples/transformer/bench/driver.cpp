@@ -105,6 +105,7 @@ int run_driver(DriverOptions options) {
   harness::BenchResults results;
   results.device = device.name();
   results.backend = device.backend_name();
+  results.cudnn = device.cudnn();
   results.batch = options.batch;
   results.warmup = options.warmup;
   results.steps = options.steps;

@@ -11,11 +11,13 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/cuda_check.hpp"
+#include "model/backend.hpp"
 
 #if TRANSFORMER_HAVE_CUDNN
 #include <cudnn.h>
@@ -573,3 +575,18 @@ void CudnnAttention::backward(const AttentionShape& shape, QkvLayout layout,
 #endif  // TRANSFORMER_HAVE_CUDNN
 
 }  // namespace transformer::cuda
+
+namespace transformer {
+
+std::optional<std::string> cudnn_runtime_version() {
+#if TRANSFORMER_HAVE_CUDNN
+  // cuDNN 9 numbers its versions major·10000 + minor·100 + patch.
+  const std::size_t version = cudnnGetVersion();
+  return std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
+         std::to_string(version % 100);
+#else
+  return std::nullopt;
+#endif
+}
+
+}  // namespace transformer

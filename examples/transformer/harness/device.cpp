@@ -11,6 +11,7 @@ Device Device::select(DeviceChoice choice) {
     std::string why_not;
     if (cuda_backend_available(&why_not)) {
       device.cuda_ = true;
+      device.cudnn_ = cudnn_runtime_version();
 #if GPUPROF_WITH_CUDA
       int index = 0;
       cudaDeviceProp properties{};

@@ -21,6 +21,8 @@ class Device {
   const char* backend_name() const { return cuda_ ? "cuda" : "cpu"; }
   const std::string& name() const { return name_; }
   const std::string& notice() const { return notice_; }  // "" when nothing to say
+  // The cuDNN the CUDA backend loaded ("9.14.0"); nothing on the CPU or without cuDNN.
+  const std::optional<std::string>& cudnn() const { return cudnn_; }
 
   // The CPU backend computes in fp32 only.
   bool supports(Precision precision) const { return cuda_ || precision == Precision::fp32; }
@@ -34,6 +36,7 @@ class Device {
   bool cuda_ = false;
   std::string name_;
   std::string notice_;
+  std::optional<std::string> cudnn_;
 };
 
 }  // namespace transformer::harness

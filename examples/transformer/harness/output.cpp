@@ -99,7 +99,8 @@ void print_results_table(std::ostream& out, const BenchResults& results) {
     cells.push_back(status_text(row));
     rows.push_back(std::move(cells));
   }
-  out << results.backend << " backend on " << results.device << "; batch " << results.batch << ", "
+  out << results.backend << " backend on " << results.device
+      << (results.cudnn ? " (cuDNN " + *results.cudnn + ")" : "") << "; batch " << results.batch << ", "
       << results.warmup << " warm-up + " << results.steps << " timed steps per configuration"
       << (results.graph ? ", each timed step one replay of the step captured as a CUDA graph" : "")
       << "\n";
@@ -230,7 +231,10 @@ std::string results_json(const BenchResults& results) {
       .member("version", json_schema_version)
       .member("device", results.device)
       .member("backend", results.backend)
-      .member("batch", results.batch)
+      .key("cudnn");
+  if (results.cudnn) json.value(*results.cudnn);
+  else json.value(nullptr);
+  json.member("batch", results.batch)
       .member("warmup", results.warmup)
       .member("steps", results.steps)
       .member("seed", results.seed);

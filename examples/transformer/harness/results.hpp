@@ -80,6 +80,7 @@ struct LossCurve {
 struct BenchResults {
   std::string device;   // the GPU's name, or a description of the CPU backend
   std::string backend;  // "cuda" or "cpu"
+  std::optional<std::string> cudnn;  // the cuDNN loaded at run time ("9.14.0")
   int batch = 0, warmup = 0, steps = 0;
   bool graph = false;  // timed steps were replays of one CUDA graph
   unsigned long long seed = 0;

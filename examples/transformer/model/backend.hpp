@@ -202,5 +202,10 @@ std::unique_ptr<Backend> make_cuda_backend(const RunConfig& config);
 std::size_t cuda_backend_bytes(const RunConfig& config);
 std::unique_ptr<Backend> make_cpu_backend(const RunConfig& config);
 bool cuda_backend_available(std::string* why_not = nullptr);
+// The cuDNN library loaded at run time, "major.minor.patch" (e.g. "9.14.0"),
+// or nothing where the build has no cuDNN. cuDNN 9 keeps one soname across minor
+// versions, so LD_LIBRARY_PATH picks which one runs, and its fused attention
+// engines differ between them by a few per cent: reports name it.
+std::optional<std::string> cudnn_runtime_version();
 
 }  // namespace transformer

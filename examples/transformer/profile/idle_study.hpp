@@ -54,6 +54,7 @@ struct IdleStudyRow {
 
 struct IdleStudy {
   std::string device;
+  std::optional<std::string> cudnn;  // the cuDNN loaded at run time
   int batch = 0, warmup = 0, steps = 0;
   std::vector<std::string> notes;
   std::vector<IdleStudyRow> rows;

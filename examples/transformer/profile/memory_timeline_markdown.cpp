@@ -108,7 +108,7 @@ std::string memory_timeline_title(const MemoryTimelineRun& run) {
 std::string memory_timeline_markdown(const MemoryTimelineResults& results) {
   std::ostringstream out;
   out << "# Device memory over time\n\n"
-      << "Device: " << results.device << ". Batch " << results.batch << ", " << results.warmup
+      << "Device: " << device_text(results) << ". Batch " << results.batch << ", " << results.warmup
       << " warm-up and " << results.steps
       << " timed step(s) per run, each run on a fresh backend, from its construction to its release. Produced by "
          "`transformer_profile --memory-timeline`.\n\n"

@@ -33,6 +33,7 @@ struct MemoryTimelineRun {
 
 struct MemoryTimelineResults {
   std::string device;
+  std::optional<std::string> cudnn;  // the cuDNN loaded at run time
   int batch = 0, warmup = 0, steps = 0;
   std::vector<std::string> notes;  // configurations left out, and why
   std::vector<MemoryTimelineRun> runs;

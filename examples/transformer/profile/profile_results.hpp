@@ -74,6 +74,7 @@ struct MemoryTable {
 
 struct ProfileResults {
   std::string device;
+  std::optional<std::string> cudnn;  // the cuDNN loaded at run time ("9.14.0")
   int batch = 0, warmup = 0, steps = 0;
   bool graph = false;  // --graph: the profiled steps were replays of one CUDA graph
   std::uint64_t seed = 0;

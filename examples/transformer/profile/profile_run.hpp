@@ -30,6 +30,7 @@ harness::Device require_gpu();
 template <class Results>
 void describe(Results& results, const ProfileOptions& options, const harness::Device& device) {
   results.device = device.name();
+  results.cudnn = device.cudnn();
   results.batch = options.batch;
   results.warmup = options.warmup;
   results.steps = options.steps;

@@ -18,19 +18,7 @@ inline constexpr int json_schema_version = 1;
 
 std::string profile_json(const ProfileResults& results);
 
-// Pieces the idle study's JSON shares. The header every result file of the
-// profile begins with (Results: ProfileResults, IdleStudy: device, batch,
-// warmup, steps), opening the document's object:
-template <class Results>
-void begin_results_json(gpuprof::JsonWriter& json, const char* schema, int version, const Results& results) {
-  json.begin_object()
-      .member("schema", schema)
-      .member("version", version)
-      .member("device", results.device)
-      .member("batch", results.batch)
-      .member("warmup", results.warmup)
-      .member("steps", results.steps);
-}
+// Pieces the idle study's JSON shares.
 // "notes": [...], what could not run and why.
 void write_notes(gpuprof::JsonWriter& json, const std::vector<std::string>& notes);
 // A StepTimes object, and a value or null.
@@ -40,6 +28,20 @@ void write_optional(gpuprof::JsonWriter& json, const char* name, const std::opti
   json.key(name);
   if (value) json.value(*value);
   else json.value(nullptr);
+}
+// The header every result file of the profile begins with (Results:
+// ProfileResults, IdleStudy: device, cudnn (null without one), batch, warmup,
+// steps), opening the document's object.
+template <class Results>
+void begin_results_json(gpuprof::JsonWriter& json, const char* schema, int version, const Results& results) {
+  json.begin_object()
+      .member("schema", schema)
+      .member("version", version)
+      .member("device", results.device);
+  write_optional(json, "cudnn", results.cudnn);
+  json.member("batch", results.batch)
+      .member("warmup", results.warmup)
+      .member("steps", results.steps);
 }
 
 }  // namespace transformer::profile

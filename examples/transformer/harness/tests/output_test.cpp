@@ -78,6 +78,7 @@ BenchResults sample_results() {
   BenchResults results;
   results.device = "NVIDIA H100 80GB HBM3";
   results.backend = "cuda";
+  results.cudnn = "9.14.0";
   results.batch = 4;
   results.warmup = 5;
   results.steps = 10;
@@ -103,6 +104,7 @@ TEST_CASE("the JSON document carries the schema, the ceilings and every row's fi
   CHECK(document["schema"].as_string() == "gpuprof.transformer_bench");
   CHECK(document["version"].as_int64() == 1);
   CHECK(document["device"].as_string() == "NVIDIA H100 80GB HBM3");
+  CHECK(document["cudnn"].as_string() == "9.14.0");
   CHECK(document["ceilings_tflops"]["bf16"].as_number() == 773.0);
   CHECK(document["ceilings_tflops"]["tf32"].as_number() == 393.0);
   REQUIRE(document["rows"].size() == 3);
@@ -179,6 +181,7 @@ TEST_CASE("an empty run is still a valid document") {
   const gpuprof_test::Json document = gpuprof_test::parse_json(results_json(empty));
   CHECK(document["rows"].size() == 0);
   CHECK(document["ceilings_tflops"].size() == 0);
+  CHECK(document["cudnn"].is_null());
 }
 
 TEST_CASE("CSV has the JSON rows' columns, one line per row, RFC 4180 quoting") {
@@ -204,6 +207,7 @@ TEST_CASE("the table spells OOM with the memory needed and shows the PyTorch col
   print_results_table(out, sample_results());
   const std::string table = out.str();
   CHECK(table.find("OOM (needs 1.50 GiB, 0.25 GiB free)") != std::string::npos);
+  CHECK(table.find("cuda backend on NVIDIA H100 80GB HBM3 (cuDNN 9.14.0); batch 4") != std::string::npos);
   CHECK(table.find("torch ms") != std::string::npos);
   CHECK(table.find("1.84x") != std::string::npos);  // 73.5 / 40
   CHECK(table.find("16.0%") != std::string::npos);  // MFU

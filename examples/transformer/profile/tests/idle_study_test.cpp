@@ -132,9 +132,10 @@ TEST_CASE("idle study markdown and JSON: one row per configuration, failures sai
   failed.configuration = "small ctx 1024 step fp32 naive attention";
   failed.status = RunStatus::error;
   failed.note = "boom";
-  const IdleStudy study{"Test GPU", 4, 5, 10, {}, {ok, failed}};
+  const IdleStudy study{"Test GPU", "9.14.0", 4, 5, 10, {}, {ok, failed}};
 
   const std::string markdown = idle_study_markdown(study);
+  CHECK(markdown.find("Device: Test GPU (cuDNN 9.14.0). Batch 4") != std::string::npos);
   CHECK(markdown.find("| small ctx 128 step bf16 fused attention | 7.500 | 5.000 | 1.50 | 62.5 | 12.3 | 4.0 |") !=
         std::string::npos);
   CHECK(markdown.find("| small ctx 1024 step fp32 naive attention | - | - | - | - | - | - | error: boom |") !=
@@ -142,6 +143,7 @@ TEST_CASE("idle study markdown and JSON: one row per configuration, failures sai
 
   const gpuprof_test::Json json = gpuprof_test::parse_json(idle_study_json(study));
   CHECK(json["schema"].as_string() == "gpuprof.transformer_idle_study");
+  CHECK(json["cudnn"].as_string() == "9.14.0");
   const gpuprof_test::Json& rows = json["rows"];
   REQUIRE(rows.size() == 2);
   CHECK(rows[0]["eager"]["mean_ms"].as_number() == 7.5);

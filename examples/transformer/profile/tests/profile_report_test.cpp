@@ -119,6 +119,7 @@ TEST_CASE("JSON: the same numbers, at full precision, in valid JSON") {
   const gpuprof_test::Json doc = gpuprof_test::parse_json(profile_json(results));
   CHECK(doc["schema"].as_string() == json_schema_name);
   CHECK(doc["version"].as_number() == json_schema_version);
+  CHECK(doc["cudnn"].is_null());  // make_results() names no cuDNN
   const gpuprof_test::Json& ok = doc["configurations"][0];
   CHECK(ok["status"].as_string() == "ok");
   CHECK(ok["forward_time"]["kernel_sum_ms"].as_number() == answers.forward.kernel_sum_ms);
