@@ -99,8 +99,8 @@ void print_results_table(std::ostream& out, const BenchResults& results) {
     cells.push_back(status_text(row));
     rows.push_back(std::move(cells));
   }
-  out << results.backend << " backend on " << results.device
-      << (results.cudnn ? " (cuDNN " + *results.cudnn + ")" : "") << "; batch " << results.batch << ", "
+  out << results.backend << " backend on " << device_text(results.device, results.cudnn) << "; batch "
+      << results.batch << ", "
       << results.warmup << " warm-up + " << results.steps << " timed steps per configuration"
       << (results.graph ? ", each timed step one replay of the step captured as a CUDA graph" : "")
       << "\n";
@@ -223,6 +223,10 @@ void write_loss_curves(gpuprof::JsonWriter& json, const std::vector<LossCurve>& 
 }
 
 }  // namespace
+
+std::string device_text(const std::string& device, const std::optional<std::string>& cudnn) {
+  return cudnn ? device + " (cuDNN " + *cudnn + ")" : device;
+}
 
 std::string results_json(const BenchResults& results) {
   gpuprof::JsonWriter json;

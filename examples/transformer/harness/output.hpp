@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -22,6 +23,9 @@ inline constexpr int json_schema_version = 1;
 void print_results_table(std::ostream& out, const BenchResults& results);
 // "OOM (needs X GiB, Y GiB free)" for an oom row.
 std::string oom_text(const ResultRow& row);
+// "NVIDIA H100 80GB HBM3 (cuDNN 9.14.0)": a report's device, with the cuDNN
+// that ran where there was one.
+std::string device_text(const std::string& device, const std::optional<std::string>& cudnn);
 
 std::string results_json(const BenchResults& results);
 // Header line of the row_fields() names, then one line per row.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/cells.hpp"
+#include "harness/output.hpp"
 #include "profile/memory_timeline_results.hpp"
 #include "profile/questions.hpp"
 #include "profile/report_markdown.hpp"
@@ -108,7 +109,7 @@ std::string memory_timeline_title(const MemoryTimelineRun& run) {
 std::string memory_timeline_markdown(const MemoryTimelineResults& results) {
   std::ostringstream out;
   out << "# Device memory over time\n\n"
-      << "Device: " << device_text(results) << ". Batch " << results.batch << ", " << results.warmup
+      << "Device: " << harness::device_text(results.device, results.cudnn) << ". Batch " << results.batch << ", " << results.warmup
       << " warm-up and " << results.steps
       << " timed step(s) per run, each run on a fresh backend, from its construction to its release. Produced by "
          "`transformer_profile --memory-timeline`.\n\n"

@@ -8,6 +8,7 @@
 #include <gpuprof/table.hpp>
 
 #include "harness/cells.hpp"
+#include "harness/output.hpp"
 
 namespace transformer::profile {
 namespace {
@@ -232,7 +233,7 @@ void write_notes_markdown(std::ostream& out, const std::vector<std::string>& not
 std::string profile_markdown(const ProfileResults& results) {
   std::ostringstream out;
   out << "# Transformer LM profile\n\n"
-      << "Device: " << device_text(results) << ". Batch " << results.batch << ", " << results.warmup
+      << "Device: " << harness::device_text(results.device, results.cudnn) << ". Batch " << results.batch << ", " << results.warmup
       << " warm-up steps (left out) and " << results.steps
       << " profiled steps per run"
       << (results.graph ? " (each one replay of the step captured as a CUDA graph)" : "")

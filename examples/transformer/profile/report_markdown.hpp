@@ -20,11 +20,4 @@ void write_notes_markdown(std::ostream& out, const std::vector<std::string>& not
 // capture cost the configuration's runs (also printed while profiling).
 std::string capture_overhead_text(const ConfigurationProfile& c);
 
-// "NVIDIA H100 80GB HBM3 (cuDNN 9.14.0)": the device every markdown file of
-// the profile names, with the cuDNN that ran where there was one.
-template <class Results>
-std::string device_text(const Results& results) {
-  return results.device + (results.cudnn ? " (cuDNN " + *results.cudnn + ")" : "");
-}
-
 }  // namespace transformer::profile
