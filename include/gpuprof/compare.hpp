@@ -102,6 +102,9 @@ struct MeasuredRow {
 struct MeasuredRun {
   std::vector<MeasuredRow> rows;
   Environment environment;
+  // Versions of libraries whose kernels the rows time, by name ("cuDNN" ->
+  // "9.14.0"), where the file names them: runs that differ are warned about.
+  std::map<std::string, std::string> libraries;
 };
 
 struct CompareOptions {
@@ -230,6 +233,12 @@ inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next,
   comparison.options = options;
   for (const std::string& difference : environment_differences(base.environment, next.environment))
     comparison.warnings.push_back("the runs differ in " + difference);
+  std::map<std::string, std::pair<std::string, std::string>> libraries;
+  for (const auto& [name, version] : base.libraries) libraries[name].first = version;
+  for (const auto& [name, version] : next.libraries) libraries[name].second = version;
+  for (const auto& [name, versions] : libraries)
+    if (versions.first != versions.second)
+      comparison.warnings.push_back("the runs differ in " + difference_text(name, versions.first, versions.second));
   std::map<std::pair<std::string, std::string>, const Measurement*> in_next;
   for (const MeasuredRow& row : next.rows) in_next.emplace(std::make_pair(row.kind, row.key), &row.measurement);
   std::map<std::pair<std::string, std::string>, bool> seen;
@@ -288,7 +297,8 @@ inline MeasuredRun measured_run_from_bench_rows(const Json& doc) {
   MeasuredRun run;
   if (const Json* device = doc.find("device"); device && device->is_string())
     run.environment.gpu_name = device->as_string();
-  static const char* const configuration[] = {"size", "ctx", "batch", "mode", "precision", "backend"};
+  if (const Json* cudnn = doc.find("cudnn"); cudnn && cudnn->is_string()) run.libraries["cuDNN"] = cudnn->as_string();
+  static const char* const configuration[] = {"size", "ctx", "batch", "mode", "precision", "attention", "backend"};
   for (const Json& row : doc["rows"].elements()) {
     std::string key;
     for (const char* field : configuration) {

@@ -229,13 +229,19 @@ inline std::string environment_summary(const Environment& env) {
   return text;
 }
 
+// One difference between two runs as a phrase ("driver: 580.65.06 vs
+// 575.51.03"), "?" standing for an unknown side.
+inline std::string difference_text(const std::string& what, const std::string& a, const std::string& b) {
+  return what + ": " + (a.empty() ? "?" : a) + " vs " + (b.empty() ? "?" : b);
+}
+
 // What differs between two runs' machines and builds, one phrase each
 // ("GPU: NVIDIA H100 vs NVIDIA A100"). Revisions and times differ by design
 // and are not listed; neither are clocks, which the caller may compare.
 inline std::vector<std::string> environment_differences(const Environment& base, const Environment& next) {
   std::vector<std::string> differences;
   const auto check = [&](const char* what, const std::string& a, const std::string& b) {
-    if (a != b) differences.push_back(std::string(what) + ": " + (a.empty() ? "?" : a) + " vs " + (b.empty() ? "?" : b));
+    if (a != b) differences.push_back(difference_text(what, a, b));
   };
   check("GPU", base.gpu_name, next.gpu_name);
   check("GPU UUID", base.gpu_uuid, next.gpu_uuid);

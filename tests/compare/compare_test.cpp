@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -165,6 +166,34 @@ TEST_CASE("compare: transformer_bench rows by configuration, Welch's t test on t
   CHECK(c.rows[1].verdict == Verdict::same);
   CHECK(c.rows[2].verdict == Verdict::not_measured);
   CHECK(c.rows[2].note == "base: oom");
+}
+
+TEST_CASE("compare: transformer_bench rows of two attentions stay apart; a cuDNN change is warned about") {
+  const auto document = [](const char* cudnn, double fused_ms, double cudnn_ms) {
+    char text[1024];
+    std::snprintf(text, sizeof text, R"({"schema": "gpuprof.transformer_bench", "version": 1, "device": "H100",
+      "cudnn": %s, "rows": [
+      {"size": "small", "ctx": 512, "batch": 4, "mode": "step", "precision": "bf16", "attention": "fused",
+       "backend": "cuda", "status": "ok", "steps": 10, "mean_ms": %g, "std_ms": 0.01, "median_ms": %g},
+      {"size": "small", "ctx": 512, "batch": 4, "mode": "step", "precision": "bf16", "attention": "cudnn",
+       "backend": "cuda", "status": "ok", "steps": 10, "mean_ms": %g, "std_ms": 0.01, "median_ms": %g}]})",
+                  cudnn, fused_ms, fused_ms, cudnn_ms, cudnn_ms);
+    return gpuprof::measured_run_from_json(gpuprof::detail::parse_json(text));
+  };
+  const gpuprof::Comparison c = gpuprof::compare_runs(document(R"("9.14.0")", 5.74, 5.65),
+                                                      document(R"("9.19.0")", 5.74, 5.20));
+  REQUIRE(c.rows.size() == 2);
+  CHECK(c.rows[0].key == "size=small ctx=512 batch=4 mode=step precision=bf16 attention=fused backend=cuda");
+  CHECK(c.rows[0].verdict == Verdict::same);
+  CHECK(c.rows[1].key == "size=small ctx=512 batch=4 mode=step precision=bf16 attention=cudnn backend=cuda");
+  CHECK(c.rows[1].verdict == Verdict::faster);
+  REQUIRE(c.warnings.size() == 1);
+  CHECK(c.warnings[0] == "the runs differ in cuDNN: 9.14.0 vs 9.19.0");
+  // A file without the field (older, or a build without cuDNN) against one with it.
+  const gpuprof::Comparison unknown = gpuprof::compare_runs(document("null", 5.74, 5.65), document(R"("9.14.0")", 5.74, 5.65));
+  REQUIRE(unknown.warnings.size() == 1);
+  CHECK(unknown.warnings[0] == "the runs differ in cuDNN: ? vs 9.14.0");
+  CHECK(gpuprof::compare_runs(document(R"("9.14.0")", 5.74, 5.65), document(R"("9.14.0")", 5.74, 5.65)).warnings.empty());
 }
 
 #ifdef GPUPROF_COMPARE_TOOL  // the tool is built unless GPUPROF_BUILD_TOOLS is off
