@@ -308,7 +308,7 @@ struct CudnnAttention::Plan {
 CudnnAttention::CudnnAttention() : handle_(std::make_unique<Handle>()) {
   const std::size_t version = cudnnGetVersion();
   if (version < 90000)
-    throw std::runtime_error("cuDNN " + std::to_string(version) +
+    throw std::runtime_error("cuDNN " + cudnn_version_text(version) +
                              " is too old for fused attention through the graph API (needs 9.0)");
   CUDNN_CHECK(cudnnCreate(&handle_->raw));
 }
@@ -580,10 +580,7 @@ namespace transformer {
 
 std::optional<std::string> cudnn_runtime_version() {
 #if TRANSFORMER_HAVE_CUDNN
-  // cuDNN 9 numbers its versions major·10000 + minor·100 + patch.
-  const std::size_t version = cudnnGetVersion();
-  return std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
-         std::to_string(version % 100);
+  return cudnn_version_text(cudnnGetVersion());
 #else
   return std::nullopt;
 #endif

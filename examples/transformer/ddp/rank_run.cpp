@@ -127,6 +127,7 @@ int run(const DdpOptions& options, const gpuprof::RankInfo& me, IdChannel& ids) 
   results.bucket_mb = options.bucket_mb;
   results.profiled = capture && capture->active();
   results.device = device_name(me.local_rank);
+  results.cudnn = cudnn_runtime_version();
   std::cout << ddp_table(results) << std::flush;
   if (!options.json_path.empty()) gpuprof::write_file_atomically(options.json_path, ddp_json(results));
   return 0;

@@ -7,6 +7,8 @@
 
 #include <gpuprof/json_writer.hpp>
 
+#include "harness/output.hpp"
+
 namespace transformer::ddp {
 
 std::vector<double> RankFigures::to_vector() const {
@@ -48,7 +50,8 @@ std::string ddp_table(const DdpResults& r) {
                      to_string(r.config.attention) + " attention, batch " +
                      std::to_string(r.config.batch) + " per GPU x " + std::to_string(r.world) +
                      " GPU(s), " + std::to_string(r.buckets) + " bucket(s) of <= " +
-                     format("%g", r.bucket_mb) + " MiB, " + r.device + "\n";
+                     format("%g", r.bucket_mb) + " MiB, " + harness::device_text(r.device, r.cudnn) +
+                     "\n";
   text += "rank  step median ms  mean ms  min ms    loss";
   if (r.profiled) text += "  comm ms  comp ms  overlap ms  comm share  hidden";
   text += "\n";
@@ -78,7 +81,9 @@ std::string ddp_json(const DdpResults& r) {
   gpuprof::JsonWriter json;
   json.begin_object();
   json.member("schema", "gpuprof.transformer_ddp").member("version", 1);
-  json.member("device", r.device);
+  json.member("device", r.device).key("cudnn");
+  if (r.cudnn) json.value(*r.cudnn);
+  else json.value(nullptr);
   json.member("size", r.config.model.name).member("ctx", r.config.ctx);
   json.member("precision", to_string(r.config.precision));
   json.member("attention", to_string(r.config.attention));

@@ -3,6 +3,7 @@
 // Plain data and text: the tests check it without a device.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct DdpResults {
   std::size_t buckets = 0;  // all-reduces per step
   bool profiled = false;
   std::string device;       // rank 0's GPU
+  std::optional<std::string> cudnn;  // the cuDNN library loaded ("9.14.0")
   std::vector<RankFigures> ranks;
 
   // The step is synchronous: the slowest rank's median sets the pace.

@@ -21,7 +21,8 @@ class Device {
   const char* backend_name() const { return cuda_ ? "cuda" : "cpu"; }
   const std::string& name() const { return name_; }
   const std::string& notice() const { return notice_; }  // "" when nothing to say
-  // The cuDNN the CUDA backend loaded ("9.14.0"); nothing on the CPU or without cuDNN.
+  // The cuDNN library the CUDA backend loaded ("9.14.0"), whether or not a run
+  // uses its attention; nothing on the CPU or in a build without cuDNN.
   const std::optional<std::string>& cudnn() const { return cudnn_; }
 
   // The CPU backend computes in fp32 only.

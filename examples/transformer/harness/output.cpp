@@ -100,8 +100,8 @@ void print_results_table(std::ostream& out, const BenchResults& results) {
     rows.push_back(std::move(cells));
   }
   out << results.backend << " backend on " << device_text(results.device, results.cudnn) << "; batch "
-      << results.batch << ", "
-      << results.warmup << " warm-up + " << results.steps << " timed steps per configuration"
+      << results.batch << ", " << results.warmup << " warm-up + " << results.steps
+      << " timed steps per configuration"
       << (results.graph ? ", each timed step one replay of the step captured as a CUDA graph" : "")
       << "\n";
   numbers_right_table(header, std::move(rows)).print(out, ruled_layout);

@@ -82,6 +82,13 @@ bool fused_attention_supports(const ModelConfig& model) {
 
 bool cudnn_attention_available() { return TRANSFORMER_HAVE_CUDNN != 0; }
 
+std::string cudnn_version_text(std::size_t version) {
+  const std::size_t major_unit = version >= 90000 ? 10000 : 1000;
+  const std::size_t rest = version % major_unit;
+  return std::to_string(version / major_unit) + "." + std::to_string(rest / 100) + "." +
+         std::to_string(rest % 100);
+}
+
 bool cudnn_attention_supports(const ModelConfig& model) {
   const int d_head = model.d_head();
   return d_head > 0 && d_head % 8 == 0 && d_head <= 128;

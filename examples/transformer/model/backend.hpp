@@ -43,6 +43,10 @@ bool fused_attention_supports(const ModelConfig& model);
 // Whether this build has the CUDA backend with cuDNN 9 (what --attention
 // cudnn needs); without it CudnnAttention's constructor throws.
 bool cudnn_attention_available();
+// A cuDNN version number as cudnnGetVersion() returns it, as text: "9.14.0"
+// from 91400 (cuDNN 9 counts major·10000 + minor·100 + patch), "8.9.2" from
+// 8902 (cuDNN 8 counted major·1000 + minor·100 + patch).
+std::string cudnn_version_text(std::size_t version);
 // Whether cuDNN's fused attention engine takes this model's head size (d_head
 // a multiple of 8 up to 128).
 bool cudnn_attention_supports(const ModelConfig& model);

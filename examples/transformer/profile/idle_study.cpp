@@ -98,7 +98,8 @@ std::string idle_study_markdown(const IdleStudy& study) {
   }
   std::ostringstream out;
   out << "# Eager vs CUDA graph: step time and GPU idle share\n\n"
-      << "Device: " << harness::device_text(study.device, study.cudnn) << ". Batch " << study.batch << ", " << study.warmup << " warm-up and "
+      << "Device: " << harness::device_text(study.device, study.cudnn) << ". Batch " << study.batch << ", "
+      << study.warmup << " warm-up and "
       << study.steps << " timed steps per run, each configuration of transformer_bench's default sweep. "
       << "Step times: mean of the timed steps with kernel capture off (CUDA events around each step; a graph "
          "step is one replay of the step captured after the warm-up). Idle share: over the timed steps of a "

@@ -109,8 +109,8 @@ std::string memory_timeline_title(const MemoryTimelineRun& run) {
 std::string memory_timeline_markdown(const MemoryTimelineResults& results) {
   std::ostringstream out;
   out << "# Device memory over time\n\n"
-      << "Device: " << harness::device_text(results.device, results.cudnn) << ". Batch " << results.batch << ", " << results.warmup
-      << " warm-up and " << results.steps
+      << "Device: " << harness::device_text(results.device, results.cudnn) << ". Batch " << results.batch << ", "
+      << results.warmup << " warm-up and " << results.steps
       << " timed step(s) per run, each run on a fresh backend, from its construction to its release. Produced by "
          "`transformer_profile --memory-timeline`.\n\n"
       << "Each picture stacks the live device allocations that kernel capture (CUPTI) saw, in allocation order "

@@ -18,7 +18,7 @@ inline constexpr int json_schema_version = 1;
 
 std::string profile_json(const ProfileResults& results);
 
-// Pieces the idle study's JSON shares.
+// Pieces the idle study's JSON shares with profile.json:
 // "notes": [...], what could not run and why.
 void write_notes(gpuprof::JsonWriter& json, const std::vector<std::string>& notes);
 // A StepTimes object, and a value or null.

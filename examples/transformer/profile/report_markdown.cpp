@@ -233,8 +233,8 @@ void write_notes_markdown(std::ostream& out, const std::vector<std::string>& not
 std::string profile_markdown(const ProfileResults& results) {
   std::ostringstream out;
   out << "# Transformer LM profile\n\n"
-      << "Device: " << harness::device_text(results.device, results.cudnn) << ". Batch " << results.batch << ", " << results.warmup
-      << " warm-up steps (left out) and " << results.steps
+      << "Device: " << harness::device_text(results.device, results.cudnn) << ". Batch " << results.batch << ", "
+      << results.warmup << " warm-up steps (left out) and " << results.steps
       << " profiled steps per run"
       << (results.graph ? " (each one replay of the step captured as a CUDA graph)" : "")
       << ", seed " << results.seed

@@ -85,8 +85,8 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("torch_sdpa_bench: no CUDA device")
     ctxs = [int(c) for c in args.ctx.split(",")]
-    print(f"torch {torch.__version__} (cuDNN {cudnn_version()}) on {torch.cuda.get_device_name()}: "
-          f"SDPA causal bf16, batch {BATCH}, "
+    print(f"torch {torch.__version__} (cuDNN {cudnn_version() or 'absent'}) on "
+          f"{torch.cuda.get_device_name()}: SDPA causal bf16, batch {BATCH}, "
           f"median of {args.reps} after {args.warmup}", flush=True)
     rows = []
     for size, heads, d_head in HEAD_SHAPES:
@@ -102,7 +102,8 @@ def main():
             print(" ", size, ctx, {b: round(row[b].get("fwdbwd_tflops", float("nan")), 1) for b in BACKENDS},
                   flush=True)
     document = {"kernel": "torch.nn.functional.scaled_dot_product_attention", "torch": torch.__version__,
-                "cudnn_version": cudnn_version(), "batch": BATCH, "reps": args.reps, "warmup": args.warmup, "statistic": "median", "rows": rows}
+                "cudnn_version": cudnn_version(), "batch": BATCH, "reps": args.reps, "warmup": args.warmup,
+                "statistic": "median", "rows": rows}
     if args.json:
         write_json(args.json, document)
     if args.compare:
@@ -111,9 +112,13 @@ def main():
 
 def cudnn_version():
     """The cuDNN torch loaded, as attention_bench writes its own ("9.19.0"); None without one.
-    Its fused attention engines differ between versions, so the comparison names both."""
+    Its fused attention engines differ between versions, so the comparison names both.
+    cuDNN 9 counts major*10000 + minor*100 + patch, cuDNN 8 major*1000 + minor*100 + patch."""
     version = torch.backends.cudnn.version()
-    return f"{version // 10000}.{version % 10000 // 100}.{version % 100}" if version else None
+    if not version:
+        return None
+    major, rest = divmod(version, 10000 if version >= 90000 else 1000)
+    return f"{major}.{rest // 100}.{rest % 100}"
 
 
 def best(row, key):
@@ -126,7 +131,7 @@ def compare(path, torch_rows):
         document = json.load(f)
     ours = document["rows"]
     print("\nTFLOP/s (causal FLOPs), ours vs torch SDPA (default backend; best of default/flash/cudnn)")
-    print(f"cuDNN: ours {document.get('cudnn_version')}, torch's {cudnn_version()}")
+    print(f"cuDNN: ours {document.get('cudnn_version') or 'absent'}, torch's {cudnn_version() or 'absent'}")
     print("x: ours over torch's default; xbest: ours over its fastest backend")
     print(f"{'ours':9} {'size':7} {'ctx':>5} | {'fwd ours':>8} {'torch':>6} {'x':>5} {'best':>13} {'xbest':>5} | "
           f"{'f+b ours':>8} {'torch':>6} {'x':>5} {'best':>13} {'xbest':>5}")

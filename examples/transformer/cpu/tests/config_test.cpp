@@ -137,6 +137,14 @@ TEST_CASE("precision, mode and attention names round-trip") {
   CHECK(fused_attention_supports(*named_size("2.7B")));                 // d_head 80
 }
 
+TEST_CASE("cuDNN version numbers read as major.minor.patch in both numbering schemes") {
+  CHECK(cudnn_version_text(91400) == "9.14.0");
+  CHECK(cudnn_version_text(90100) == "9.1.0");
+  CHECK(cudnn_version_text(91902) == "9.19.2");
+  CHECK(cudnn_version_text(8902) == "8.9.2");
+  CHECK(cudnn_version_text(8100) == "8.1.0");
+}
+
 TEST_CASE("OutOfMemory says how much was needed and free, in GiB") {
   const OutOfMemory oom(std::size_t(3) << 30, std::size_t(1) << 29);
   CHECK(oom.bytes_requested == std::size_t(3) << 30);

@@ -239,5 +239,10 @@ TEST_CASE("results: the slowest rank sets the step, JSON nulls what was not prof
   CHECK(json["schema"].as_string() == "gpuprof.transformer_ddp");
   CHECK(json["ranks"].size() == 2);
   CHECK(json["ranks"][1]["communication_ms"].is_null());
+  CHECK(json["cudnn"].is_null());
   CHECK(ddp_table(results).find("tokens/s") != std::string::npos);
+  results.device = "NVIDIA H200";
+  results.cudnn = "9.14.0";
+  CHECK(gpuprof_test::parse_json(ddp_json(results))["cudnn"].as_string() == "9.14.0");
+  CHECK(ddp_table(results).find("MiB, NVIDIA H200 (cuDNN 9.14.0)\n") != std::string::npos);
 }

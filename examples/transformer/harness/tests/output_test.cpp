@@ -174,6 +174,11 @@ TEST_CASE("the JSON document carries the schema, the ceilings and every row's fi
   CHECK(curve["max_abs_divergence_from_fp32"].as_number() == 0.01);
 }
 
+TEST_CASE("a device is named with its cuDNN where one was loaded") {
+  CHECK(device_text("NVIDIA H100 80GB HBM3", std::string("9.14.0")) == "NVIDIA H100 80GB HBM3 (cuDNN 9.14.0)");
+  CHECK(device_text("CPU (Eigen backend)", std::nullopt) == "CPU (Eigen backend)");
+}
+
 TEST_CASE("an empty run is still a valid document") {
   BenchResults empty;
   empty.device = "CPU";

@@ -100,6 +100,13 @@ TEST_CASE("markdown: summary, one section per configuration, OOM lines, memory t
   CHECK(contains(md, "kern_sum/tiny-ctx8-bf16-naive-inference-forward.csv"));
 }
 
+TEST_CASE("the report names the cuDNN that was loaded, in the markdown and the JSON") {
+  ProfileResults results = make_results();
+  results.cudnn = "9.19.0";
+  CHECK(contains(profile_markdown(results), "Device: Test GPU (cuDNN 9.19.0). Batch 4"));
+  CHECK(gpuprof_test::parse_json(profile_json(results))["cudnn"].as_string() == "9.19.0");
+}
+
 TEST_CASE("a fused-attention configuration says so, and why question (e) is not answered") {
   ProfileResults results = make_results();
   results.configurations[0].attention = Attention::fused;
