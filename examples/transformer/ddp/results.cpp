@@ -81,9 +81,8 @@ std::string ddp_json(const DdpResults& r) {
   gpuprof::JsonWriter json;
   json.begin_object();
   json.member("schema", "gpuprof.transformer_ddp").member("version", 1);
-  json.member("device", r.device).key("cudnn");
-  if (r.cudnn) json.value(*r.cudnn);
-  else json.value(nullptr);
+  json.member("device", r.device);
+  harness::write_optional(json, "cudnn", r.cudnn);
   json.member("size", r.config.model.name).member("ctx", r.config.ctx);
   json.member("precision", to_string(r.config.precision));
   json.member("attention", to_string(r.config.attention));

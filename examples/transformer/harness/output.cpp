@@ -234,10 +234,8 @@ std::string results_json(const BenchResults& results) {
       .member("schema", json_schema_name)
       .member("version", json_schema_version)
       .member("device", results.device)
-      .member("backend", results.backend)
-      .key("cudnn");
-  if (results.cudnn) json.value(*results.cudnn);
-  else json.value(nullptr);
+      .member("backend", results.backend);
+  write_optional(json, "cudnn", results.cudnn);
   json.member("batch", results.batch)
       .member("warmup", results.warmup)
       .member("steps", results.steps)

@@ -12,6 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include <gpuprof/json_writer.hpp>
+
 #include "harness/results.hpp"
 
 namespace transformer::harness {
@@ -26,6 +28,13 @@ std::string oom_text(const ResultRow& row);
 // "NVIDIA H100 80GB HBM3 (cuDNN 9.14.0)": a report's device, with the cuDNN
 // that ran where there was one.
 std::string device_text(const std::string& device, const std::optional<std::string>& cudnn);
+// "name": the value, or null where there is none (every result JSON's optional fields).
+template <class T>
+void write_optional(gpuprof::JsonWriter& json, const char* name, const std::optional<T>& value) {
+  json.key(name);
+  if (value) json.value(*value);
+  else json.value(nullptr);
+}
 
 std::string results_json(const BenchResults& results);
 // Header line of the row_fields() names, then one line per row.

@@ -9,6 +9,7 @@
 
 #include <gpuprof/json_writer.hpp>
 
+#include "harness/output.hpp"
 #include "profile/profile_results.hpp"
 
 namespace transformer::profile {
@@ -21,14 +22,10 @@ std::string profile_json(const ProfileResults& results);
 // Pieces the idle study's JSON shares with profile.json:
 // "notes": [...], what could not run and why.
 void write_notes(gpuprof::JsonWriter& json, const std::vector<std::string>& notes);
-// A StepTimes object, and a value or null.
+// A StepTimes object.
 void write_step_times(gpuprof::JsonWriter& json, const char* name, const StepTimes& times);
-template <class T>
-void write_optional(gpuprof::JsonWriter& json, const char* name, const std::optional<T>& value) {
-  json.key(name);
-  if (value) json.value(*value);
-  else json.value(nullptr);
-}
+// A value or null (shared with transformer_bench's and transformer_ddp's JSON).
+using harness::write_optional;
 // The header every result file of the profile begins with (Results:
 // ProfileResults, IdleStudy: device, cudnn (null without one), batch, warmup,
 // steps), opening the document's object.
