@@ -1,0 +1,28 @@
+# gpuprof_readme_blocks(<markdown file> <language> <out list>): the bodies of
+# the file's ```<language> fenced blocks, in order. Found with string(FIND)
+# rather than a regex list, because code holds the ';' CMake lists split on.
+function(gpuprof_readme_blocks path language out)
+  file(READ ${path} text)
+  set(found "")
+  set(open "```${language}\n")
+  string(LENGTH "${open}" open_length)
+  while(TRUE)
+    string(FIND "${text}" "${open}" begin)
+    if(begin EQUAL -1)
+      break()
+    endif()
+    math(EXPR begin "${begin} + ${open_length}")
+    string(SUBSTRING "${text}" ${begin} -1 text)
+    string(FIND "${text}" "\n```" end)
+    if(end EQUAL -1)
+      message(FATAL_ERROR "${path}: a ```${language} block is never closed")
+    endif()
+    math(EXPR end "${end} + 1")  # keep the block's last newline
+    string(SUBSTRING "${text}" 0 ${end} block)
+    string(SUBSTRING "${text}" ${end} -1 text)
+    # Escape the separators so that one block stays one list element.
+    string(REPLACE ";" "\\;" block "${block}")
+    list(APPEND found "${block}")
+  endwhile()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
