@@ -32,7 +32,7 @@ fi
 
 if want test; then
   log "ctest: CPU tests in parallel, then GPU tests one at a time (their timings must not share the GPU)"
-  # Repeated (issue 11): the CPU suite 3 times, every gpu test 20 times, so a flaky test shows.
+  # Repeated: the CPU suite 3 times, every gpu test 20 times, so a flaky test shows.
   ctest --test-dir "$BUILD" -LE "bench|package|gpu" --repeat until-fail:3 --output-on-failure -j8 --timeout 300 >"$RESULTS/ctest-cpu.log" 2>&1
   ctest --test-dir "$BUILD" -L gpu --repeat until-fail:20 --output-on-failure --timeout 300 >"$RESULTS/ctest-gpu.log" 2>&1
   for f in "$RESULTS"/ctest-cpu.log "$RESULTS"/ctest-gpu.log; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 8's remaining device checks in one call (about 3-4 minutes on an H100):
+# Kernel capture on CUDA graphs, checked in one call (about 3-4 minutes on an H100):
 #   1. the GPU tests that cover scopes inside graphs (derived graph scope
 #      times under kernel capture, stamps without it, eager scopes);
 #   2. transformer_profile --size small --ctx 128 --graph: kernel capture's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU half of `transformer_profile --memory-timeline` (issue 12, item 4):
+# The GPU half of `transformer_profile --memory-timeline`:
 # builds transformer_profile for sm_90 into build/device, draws the device
 # memory over a forward-only run and a train-step run of the 2.7B model at
 # ctx 128 and 512 (bf16, batch 4, one warm-up and one timed step each), and

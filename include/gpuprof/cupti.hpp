@@ -286,7 +286,7 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   // (+10 to +27 % on the small Transformer's train step, 338 kernels). A
   // node of another kind makes the driver submit the graph in pieces, and
   // the GPU runs the first while CUPTI handles the rest (+2 to +4 %;
-  // docs/PERFORMANCE.md, "Capture overhead of long graphs"). So once
+  // docs/experiments/2026-11-26-capture-overhead-long-graphs.md). So once
   // graph_piece_nodes nodes were captured since the last split, the next
   // captured scope to close adds one: an event record that nothing waits
   // for, put *before* the stream's last node (between that node and its

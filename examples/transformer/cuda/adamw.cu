@@ -22,8 +22,8 @@ constexpr std::size_t kMaxUpdateBlocks = 8192;
 // (its GEMMs for a whole SM). Two short blocks per SM still keep HBM busy
 // and leave backward the rest. Measured on the H100, bf16 train step: small
 // ctx 128 3.30 → 3.20 ms, ctx 512 5.77 → 5.66, xl ctx 1024 119.5 → 118.6;
-// four per SM changed nothing, one was slower (docs/PERFORMANCE.md,
-// "Session 14").
+// four per SM changed nothing, one was slower
+// (docs/experiments/2026-11-26-adamw-beside-backward.md).
 constexpr int kOverlapBlocksPerSm = 2;
 
 struct UpdateConstants {

@@ -53,8 +53,8 @@ bool cudnn_attention_supports(const ModelConfig& model);
 // What a run gets when it does not choose, for bf16 (the only precision the
 // fused paths support): cuDNN's attention where the build has it
 // (cudnn_built: cudnn_attention_available()) and the head size allows it,
-// the fastest in docs/PERFORMANCE.md from ctx 512 up; else, and at contexts
-// up to kFusedDefaultMaxCtx with 64-wide heads, our kernels where they run
+// the fastest from ctx 512 up (docs/experiments/2026-11-26-split-master-weights.md);
+// else, and at contexts up to kFusedDefaultMaxCtx with 64-wide heads, our kernels where they run
 // (no cuDNN memset and plan nodes around each call: a small-model train step
 // 3.18 → 2.98 ms at ctx 128, medium and large 5–7 % faster at 128 and
 // 4–5 % at 256, H100; other head sizes were not measured there, so they keep
