@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU machine, in one call, so a lease is spent on
 # measuring rather than on start-ups. Usage:
-#   scripts/device_run.sh [build] [test] [bench] [torch] [profile] [precision] [overhead]
+#   scripts/device_run.sh [build] [test] [bench] [torch] [profile] [precision] [overhead] [studies]
 # Results go to $OUT (default ./out): logs, JSON, and the tables printed last.
 # The PyTorch yardstick (examples/transformer/scripts/torch_reference.py) runs
 # in the same call as our benchmark, so a comparison is a ratio from one run.
