@@ -32,7 +32,7 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_reference import SIZES, TransformerLM, comma_list, positive  # noqa: E402
+from torch_reference import SIZES, TransformerLM, comma_list, positive, time_steps  # noqa: E402
 
 
 def worker(rank, world, args, queue):
@@ -65,19 +65,7 @@ def worker(rank, world, args, queue):
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
 
-            for _ in range(args.warmup):
-                step()
-            torch.cuda.synchronize()
-            times = []
-            for _ in range(args.steps):
-                if world > 1:
-                    dist.barrier()
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                step()
-                end.record()
-                end.synchronize()
-                times.append(start.elapsed_time(end))
+            times = time_steps(step, args.warmup, args.steps, dist.barrier if world > 1 else lambda: None)
             slowest = torch.tensor(times, device="cuda")
             if world > 1:
                 dist.all_reduce(slowest, op=dist.ReduceOp.MAX)  # per step, the slowest rank

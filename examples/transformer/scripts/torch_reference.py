@@ -162,11 +162,18 @@ def time_configuration(model, ctx, mode, precision, args):
             optimizer.step()
         model.zero_grad(set_to_none=True)
 
-    for _ in range(args.warmup):
+    return time_steps(step, args.warmup, args.steps)
+
+
+def time_steps(step, warmup, steps, before_each=lambda: None):
+    """The protocol: `warmup` untimed calls, then `steps` calls each timed by a
+    pair of CUDA events and waited for; `before_each` runs untimed (a barrier)."""
+    for _ in range(warmup):
         step()
     torch.cuda.synchronize()
     times = []
-    for _ in range(args.steps):
+    for _ in range(steps):
+        before_each()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         step()
