@@ -186,6 +186,156 @@ class PyScope {
   std::vector<std::unique_ptr<std::optional<gpuprof::Scope>>> nested_;  // a Scope never moves
 };
 
+// The Python type gpuprof.scope, written against the C API rather than
+// through pybind11: a `with` then costs two direct method calls, without
+// pybind11's argument dispatch (which cost more than the scope itself).
+struct ScopeObject {
+  PyObject_HEAD
+  PyScope* scope;
+};
+
+PyScope& scope_of(PyObject* self) { return *reinterpret_cast<ScopeObject*>(self)->scope; }
+
+// Runs `body`, turning a C++ exception into the Python error it stands for.
+template <class Body>
+bool python_errors_from(Body&& body) {
+  try {
+    body();
+    return true;
+  } catch (py::error_already_set& error) {
+    error.restore();
+  } catch (py::builtin_exception& error) {
+    error.set_error();
+  } catch (const std::exception& error) {
+    PyErr_SetString(PyExc_RuntimeError, error.what());
+  }
+  return false;
+}
+
+int scope_init(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* keywords[] = {"name", "stream", "work", nullptr};
+  PyObject* name_object = nullptr;
+  PyObject* stream = Py_None;
+  PyObject* work = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|OO:scope", const_cast<char**>(keywords), &name_object, &stream,
+                                   &work))
+    return -1;
+  Py_ssize_t length = 0;
+  const char* name = PyUnicode_AsUTF8AndSize(name_object, &length);
+  if (!name) return -1;
+  auto* object = reinterpret_cast<ScopeObject*>(self);
+  return python_errors_from([&] {
+           auto* made = new PyScope(std::string(name, static_cast<std::size_t>(length)),
+                                    py::reinterpret_borrow<py::object>(stream),
+                                    py::reinterpret_borrow<py::object>(work));
+           delete object->scope;
+           object->scope = made;
+         })
+             ? 0
+             : -1;
+}
+
+void scope_dealloc(PyObject* self) {
+  delete reinterpret_cast<ScopeObject*>(self)->scope;
+  Py_TYPE(self)->tp_free(self);
+}
+
+bool initialized(PyObject* self) {
+  if (reinterpret_cast<ScopeObject*>(self)->scope) return true;
+  PyErr_SetString(PyExc_RuntimeError, "gpuprof.scope was not initialized");
+  return false;
+}
+
+PyObject* scope_enter(PyObject* self, PyObject*) {
+  if (!initialized(self) || !python_errors_from([&] { scope_of(self).enter(); })) return nullptr;
+  Py_INCREF(self);
+  return self;
+}
+
+PyObject* scope_exit(PyObject* self, PyObject* const*, Py_ssize_t) {
+  if (!initialized(self) || !python_errors_from([&] { scope_of(self).exit(); })) return nullptr;
+  Py_RETURN_FALSE;  // exceptions from the block propagate
+}
+
+PyObject* scope_run(PyObject* self, PyObject* args) {
+  PyObject* fn = nullptr;
+  PyObject* fn_args = nullptr;
+  PyObject* fn_kwargs = nullptr;
+  if (!initialized(self) || !PyArg_ParseTuple(args, "OO!O!:_run", &fn, &PyTuple_Type, &fn_args, &PyDict_Type, &fn_kwargs))
+    return nullptr;
+  PyObject* result = nullptr;
+  python_errors_from([&] {
+    result = scope_of(self)
+                 .run(py::reinterpret_borrow<py::function>(fn), py::reinterpret_borrow<py::tuple>(fn_args),
+                      py::reinterpret_borrow<py::dict>(fn_kwargs))
+                 .release()
+                 .ptr();
+  });
+  return result;
+}
+
+// @gpuprof.scope(name): gpuprof._decorate wraps fn with functools.wraps.
+PyObject* scope_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  PyObject* fn = nullptr;
+  static const char* keywords[] = {"fn", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:scope.__call__", const_cast<char**>(keywords), &fn))
+    return nullptr;
+  PyObject* result = nullptr;
+  python_errors_from([&] {
+    result = py::module_::import("gpuprof").attr("_decorate")(py::handle(self), py::handle(fn)).release().ptr();
+  });
+  return result;
+}
+
+PyObject* scope_name(PyObject* self, void*) {
+  if (!initialized(self)) return nullptr;
+  const std::string& name = scope_of(self).name();
+  return PyUnicode_FromStringAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
+}
+
+PyObject* scope_repr(PyObject* self) {
+  if (!initialized(self)) return nullptr;
+  PyObject* name = scope_name(self, nullptr);
+  if (!name) return nullptr;
+  PyObject* repr = PyUnicode_FromFormat("gpuprof.scope(%R)", name);
+  Py_DECREF(name);
+  return repr;
+}
+
+PyTypeObject* ready_scope_type() {
+  static PyMethodDef methods[] = {
+      {"__enter__", scope_enter, METH_NOARGS, "Open the scope"},
+      {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(scope_exit)), METH_FASTCALL,
+       "Close the scope (exceptions propagate)"},
+      {"_run", scope_run, METH_VARARGS, "fn(*args, **kwargs) inside a scope of its own"},
+      {nullptr, nullptr, 0, nullptr}};
+  static PyGetSetDef getset[] = {{"name", scope_name, nullptr, "the scope's name", nullptr},
+                                 {nullptr, nullptr, nullptr, nullptr, nullptr}};
+  static PyTypeObject type = [] {
+    PyTypeObject t{};  // zeros, then the fields used; the reference count a static type starts with
+    Py_SET_REFCNT(reinterpret_cast<PyObject*>(&t), 1);
+    t.tp_name = "gpuprof.scope";
+    t.tp_basicsize = sizeof(ScopeObject);
+    t.tp_flags = Py_TPFLAGS_DEFAULT;
+    t.tp_doc =
+        "scope(name, stream=None, work=None): a timed range, `with gpuprof.scope(name):` or "
+        "`@gpuprof.scope(name)`. stream: a torch.cuda.Stream, an integer handle, or None (the current "
+        "torch stream when torch has initialised CUDA, else the default stream). work: gpuprof.Work or "
+        "a dict with flops/bytes/tokens. One object may be entered again while open (recursion) on the "
+        "thread that holds it.";
+    t.tp_new = PyType_GenericNew;
+    t.tp_init = scope_init;
+    t.tp_dealloc = scope_dealloc;
+    t.tp_methods = methods;
+    t.tp_getset = getset;
+    t.tp_call = scope_call;
+    t.tp_repr = scope_repr;
+    return t;
+  }();
+  if (PyType_Ready(&type) < 0) throw py::error_already_set();
+  return &type;
+}
+
 }  // namespace
 
 void bind_scopes(py::module_& m) {
@@ -201,26 +351,9 @@ void bind_scopes(py::module_& m) {
                ", tokens=" + py::repr(py::float_(w.tokens)).cast<std::string>() + ")";
       });
 
-  py::class_<PyScope>(m, "scope",
-                      "A timed range: `with gpuprof.scope(name, stream=None, work=None):` or "
-                      "`@gpuprof.scope(name)`. stream: a torch.cuda.Stream, an integer handle, or None "
-                      "(the current torch stream, else the default stream).")
-      .def(py::init<std::string, const py::object&, const py::object&>(), py::arg("name"),
-           py::arg("stream") = py::none(), py::arg("work") = py::none())
-      .def("__enter__", [](py::object self) {
-        self.cast<PyScope&>().enter();
-        return self;
-      })
-      .def("__exit__", [](PyScope& scope, const py::handle&, const py::handle&, const py::handle&) {
-        scope.exit();
-        return false;
-      })
-      .def("_run", &PyScope::run)
-      .def("__call__", [](py::object self, py::function fn) {
-        return py::module_::import("gpuprof").attr("_decorate")(self, fn);
-      })
-      .def_property_readonly("name", &PyScope::name)
-      .def("__repr__", [](const PyScope& s) { return "gpuprof.scope(" + py::repr(py::str(s.name())).cast<std::string>() + ")"; });
+  PyTypeObject* scope_type = ready_scope_type();
+  Py_INCREF(scope_type);
+  m.add_object("scope", py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(scope_type)));
 
   m.def("set_gpu_timing", [](bool on) { gpuprof::profiler().set_gpu_timing(on); }, py::arg("enabled"),
         "False: scopes and bench use the host clock only (NVTX ranges stay)");
