@@ -25,15 +25,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch_reference  # noqa: E402
 
 SIZES = torch_reference.SIZES
-# The attention's ranges become gpuprof scopes: (e) reads their kernels.
-torch_reference.attention_range = gpuprof.scope
 
 
 class Steps:
     """The model at one configuration and its forward / fwd+bwd / train steps, in scopes."""
 
-    def __init__(self, size, ctx, batch=4, vocab=10000, precision="fp32", fused=False, device="cuda"):
+    def __init__(self, size, ctx, batch=4, vocab=10000, precision="fp32", fused=False, device="cuda",
+                 ranges=gpuprof.scope):
+        """ranges: what opens the step's ranges, gpuprof.scope or e.g. torch.profiler.record_function."""
         d, d_ff, layers, heads = SIZES[size]
+        self.range = ranges
+        torch_reference.attention_range = ranges
         torch.manual_seed(0)
         self.device, self.vocab = device, vocab
         self.autocast = precision == "bf16"
@@ -45,7 +47,7 @@ class Steps:
         self.targets = torch.randint(0, vocab, (batch, ctx), device=device)
 
     def loss(self):
-        with gpuprof.scope("forward"):
+        with self.range("forward"):
             with torch.autocast(self.device, dtype=torch.bfloat16, enabled=self.autocast):
                 logits = self.model(self.tokens)
             return F.cross_entropy(logits.float().view(-1, self.vocab), self.targets.view(-1))
@@ -56,22 +58,22 @@ class Steps:
 
     def forward_backward(self):
         loss = self.loss()
-        with gpuprof.scope("backward"):
+        with self.range("backward"):
             loss.backward()
         self.model.zero_grad(set_to_none=True)
 
     def train_step(self):
         loss = self.loss()
-        with gpuprof.scope("backward"):
+        with self.range("backward"):
             loss.backward()
-        with gpuprof.scope("optimizer"):
+        with self.range("optimizer"):
             self.optimizer.step()
             self.optimizer.zero_grad(set_to_none=True)
 
     def run(self, mode):
         """One step of `mode` ("fwd", "fwdbwd", "step") inside a "step" scope, the device synchronized."""
         body = {"fwd": self.forward, "fwdbwd": self.forward_backward, "step": self.train_step}[mode]
-        with gpuprof.scope("step"):
+        with self.range("step"):
             body()
             synchronize(self.device)
 
