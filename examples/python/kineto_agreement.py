@@ -96,7 +96,7 @@ def torch_side(args):
     events = doc["traceEvents"] if isinstance(doc, dict) else doc  # a bare list from builds without Kineto
     us = 1000.0  # the trace's times are microseconds
     spans = lambda name: [(e["ts"] * us, (e["ts"] + e["dur"]) * us) for e in events  # noqa: E731
-                          if e.get("cat") == "user_annotation" and e.get("name") == name]
+                          if e.get("cat", "user_annotation") == "user_annotation" and e.get("name") == name]
     kernels = [e for e in events if e.get("cat") == "kernel"]
     launch = {e["args"]["correlation"]: e["ts"] * us for e in events
               if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
