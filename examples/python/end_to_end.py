@@ -44,7 +44,7 @@ def main():
                 s = result.primary
                 rows.append(dict(row, mean_ms=s.mean, std_ms=s.stddev, median_ms=s.median, n=s.n,
                                  timing_source=result.timing_source, samples_ms=s.samples))
-            del steps
+            steps = None  # frees the model before the next configuration
             if args.device == "cuda":
                 torch.cuda.empty_cache()
     print(model_steps.table(

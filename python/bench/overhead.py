@@ -21,7 +21,6 @@ Without torch (or without a GPU) the torch rows and the event-timed mode are
 left out and the JSON says why. Exit status: 0 done, 2 bad arguments.
 """
 import argparse
-import contextlib
 import json
 import os
 import platform

@@ -10,10 +10,13 @@ import gpuprof
 
 @pytest.fixture(autouse=True)
 def fresh_profiler():
+    # Host clock even where a GPU is: these scopes sleep on the host.
+    gpuprof.set_gpu_timing(False)
     gpuprof.set_nvtx_only(False)
     gpuprof.reset()
     yield
     gpuprof.set_nvtx_only(False)
+    gpuprof.set_gpu_timing(True)
     gpuprof.reset()
 
 
@@ -210,8 +213,6 @@ def test_compare_reports_and_files(tmp_path):
 def test_kernel_summaries_and_launch_time_adoption(tmp_path):
     # A report as kernel capture would leave it: two scopes on the main
     # thread, one kernel launched inside each from a thread without scopes.
-    doc = {"schema": "gpuprof.report", "version": 1, "timing_source": "cuda_events", "timing_note": "",
-           "device": "test", "nodes": [], "instances": [], "kernels": []}
     with gpuprof.scope("step"):
         with gpuprof.scope("forward"):
             time.sleep(0.001)
