@@ -27,26 +27,24 @@ def extra(parser):
 def main():
     args = model_steps.setup(__doc__.split("\n")[0], extra)
     rows = []
-    for size in args.sizes:
-        for ctx in args.ctx:
+    for size, ctx in model_steps.configurations(args):
+        try:
+            steps = model_steps.Steps(size, ctx, args.batch, args.vocab, args.prec, device=args.device)
+        except torch.cuda.OutOfMemoryError:
+            rows += [dict(size=size, ctx=ctx, mode=m, oom=True) for m in args.modes]
+            continue
+        for mode in args.modes:
+            row = dict(size=size, ctx=ctx, mode=mode, prec=args.prec, batch=args.batch, params=steps.params)
             try:
-                steps = model_steps.Steps(size, ctx, args.batch, args.vocab, args.prec, device=args.device)
+                result = gpuprof.bench(lambda: steps.run(mode), warmup=args.warmup, iters=args.steps)
             except torch.cuda.OutOfMemoryError:
-                rows += [dict(size=size, ctx=ctx, mode=m, oom=True) for m in args.modes]
+                rows.append(dict(row, oom=True))
                 continue
-            for mode in args.modes:
-                row = dict(size=size, ctx=ctx, mode=mode, prec=args.prec, batch=args.batch, params=steps.params)
-                try:
-                    result = gpuprof.bench(lambda: steps.run(mode), warmup=args.warmup, iters=args.steps)
-                except torch.cuda.OutOfMemoryError:
-                    rows.append(dict(row, oom=True))
-                    continue
-                s = result.primary
-                rows.append(dict(row, mean_ms=s.mean, std_ms=s.stddev, median_ms=s.median, n=s.n,
-                                 timing_source=result.timing_source, samples_ms=s.samples))
-            steps = None  # frees the model before the next configuration
-            if args.device == "cuda":
-                torch.cuda.empty_cache()
+            s = result.primary
+            rows.append(dict(row, mean_ms=s.mean, std_ms=s.stddev, median_ms=s.median, n=s.n,
+                             timing_source=result.timing_source, samples_ms=s.samples))
+        steps = None  # frees the model before the next configuration
+        model_steps.release_cached_memory(args.device)
     print(model_steps.table(
         ["size", "ctx", "mode", "mean ms", "± std", "n"],
         [[r["size"], r["ctx"], r["mode"], "oom" if r.get("oom") else f"{r['mean_ms']:.3f}",

@@ -11,8 +11,6 @@ usage: mixed_precision.py --out FILE.json [--size small] [--ctx 256] [--modes fw
 """
 import sys
 
-import torch
-
 import gpuprof
 import model_steps
 
@@ -37,8 +35,7 @@ def timed_report(args, precision):
                 steps.run(mode)
     report = gpuprof.report()
     del steps
-    if args.device == "cuda":
-        torch.cuda.empty_cache()
+    model_steps.release_cached_memory(args.device)
     return report
 
 

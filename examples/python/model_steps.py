@@ -83,6 +83,12 @@ def synchronize(device):
         torch.cuda.synchronize()
 
 
+def release_cached_memory(device):
+    """Hands PyTorch's cached blocks back after a configuration (drop the model first)."""
+    if device == "cuda":
+        torch.cuda.empty_cache()
+
+
 def setup(description, extra=None):
     """Common arguments; fp32 means fp32 GEMMs (no TF32), as torch_reference.py does."""
     parser = argparse.ArgumentParser(description=description)
@@ -103,6 +109,11 @@ def setup(description, extra=None):
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     return args
+
+
+def configurations(args):
+    """Every (size, ctx) of --sizes x --ctx, in order."""
+    return [(size, ctx) for size in args.sizes for ctx in args.ctx]
 
 
 def comma_list(item=str, allowed=None):

@@ -43,20 +43,18 @@ def measure(args, size, ctx):
         row["torch_max_allocated_gib"] = torch.cuda.max_memory_allocated() / gib
         row["torch_max_reserved_gib"] = torch.cuda.max_memory_reserved() / gib
     del steps
-    if args.device == "cuda":
-        torch.cuda.empty_cache()
+    model_steps.release_cached_memory(args.device)
     return row
 
 
 def main():
     args = model_steps.setup(__doc__.split("\n")[0], extra)
     rows = []
-    for size in args.sizes:
-        for ctx in args.ctx:
-            try:
-                rows.append(measure(args, size, ctx))
-            except torch.cuda.OutOfMemoryError:
-                rows.append({"size": size, "ctx": ctx, "oom": True})
+    for size, ctx in model_steps.configurations(args):
+        try:
+            rows.append(measure(args, size, ctx))
+        except torch.cuda.OutOfMemoryError:
+            rows.append({"size": size, "ctx": ctx, "oom": True})
     f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
     print("Peak device memory per scope, GiB (gpuprof.MemoryWatch), beside PyTorch's allocator peaks")
     print(model_steps.table(["size", "ctx"] + list(SCOPES) + ["torch allocated", "torch reserved"], [
