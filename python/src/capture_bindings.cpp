@@ -78,6 +78,13 @@ class PyKernelCapture : public ObserverContext {
     if (!capture_->active()) {
       why_inactive_ = capture_->why_inactive();
       capture_.reset();
+      // Kineto subscribes without a name and keeps its subscription once it has run.
+      if (why_inactive_.find("another CUPTI client") != std::string::npos &&
+          PyDict_GetItemString(PyImport_GetModuleDict(), "torch")) {
+        const std::string hint = "torch.profiler keeps CUPTI once it has run in a process: capture in another process";
+        why_inactive_ += " (" + hint + ")";
+        std::cerr << "gpuprof: " << hint << "\n";
+      }
     }
 #else
     refuse("this gpuprof module was built without CUPTI (the CUDA toolkit was not found)");

@@ -127,7 +127,7 @@ def test_kernel_capture_under_torch_profiler_says_so_and_loses_nothing(tmp_path)
     assert result["timed"]  # the scope kept its CUDA-event time
     assert result["torch_kernels"] >= 1  # torch.profiler kept its kernels
     # After torch.profiler, Kineto still holds CUPTI: the capture says so instead of crashing.
-    assert result["after_active"] or "CUPTI" in result["after_why"], result["after_why"]
+    assert result["after_active"] or "cupti" in result["after_why"].lower(), result["after_why"]
 
 
 @pytest.mark.skipif(not gpuprof.with_cupti, reason="gpuprof built without CUPTI")
