@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The Python module on the GPU machine, in one call (about 5 minutes on one
+# H100): builds gpuprof._gpuprof for the PyTorch environment's python3 and
+# pybind11 (build/python-gpu), runs the host and GPU pytest suites, the
+# overhead benchmark, the four examples/python scripts at small sizes and the
+# agreement with torch.profiler, and writes $OUT/python/:
+#   summary.txt (every step's exit status and tables)  logs.txt (full output)
+#   overhead.json end_to_end.json nsys_questions.json mixed_precision.json
+#   peak_memory.json kineto_agreement.json
+#   bash scripts/python_check.sh          # GPU_TEST_REPEAT=20: the GPU suite 20 times
+# Exit status: 0 when every step passed, 1 otherwise.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+DEST="$OUT/python"
+BUILD=build/python-gpu
+PY=$(command -v python3)
+mkdir -p "$DEST"
+SUMMARY="$DEST/summary.txt"
+LOG="$DEST/logs.txt"
+: >"$SUMMARY"
+: >"$LOG"
+failed=0
+say() { echo "$*" | tee -a "$SUMMARY"; }
+# step NAME COMMAND...: output to the log, the tail to the summary, status noted.
+step() {
+  local name=$1
+  shift
+  say "== $(date +%T) $name"
+  echo "== $name: $*" >>"$LOG"
+  local started=$SECONDS
+  "$@" >"$DEST/.step.log" 2>&1
+  local status=$?
+  cat "$DEST/.step.log" >>"$LOG"
+  tail -n "${TAIL:-40}" "$DEST/.step.log" >>"$SUMMARY"
+  say "-- $name: exit $status ($((SECONDS - started)) s)"
+  [ "$status" -eq 0 ] || failed=1
+  return "$status"
+}
+
+say "python3: $PY ($("$PY" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1))"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$SUMMARY" 2>&1
+PYBIND11_DIR=$("$PY" -m pybind11 --cmakedir 2>/dev/null) || PYBIND11_DIR=
+[ -n "$PYBIND11_DIR" ] || say "no pip pybind11 for $PY: trying the system's"
+"$PY" -c "import pytest" 2>/dev/null || say "WARNING: no pytest for $PY: the pytest steps will report skipped"
+
+TAIL=15 step "configure + build" bash -c "
+  cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUPROF_BUILD_PYTHON=ON \
+    -DGPUPROF_BUILD_TESTS=OFF -DGPUPROF_BUILD_EXAMPLES=OFF -DGPUPROF_BUILD_BENCH=OFF -DGPUPROF_BUILD_TOOLS=OFF \
+    -DPython_EXECUTABLE=$PY ${PYBIND11_DIR:+-Dpybind11_DIR=$PYBIND11_DIR} \
+  && cmake --build $BUILD -t gpuprof_python -j ${JOBS:-16}" || { cat "$SUMMARY"; exit 1; }
+export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONDONTWRITEBYTECODE=1
+PYTEST=("$PY" python/tests/run_pytest.py -q -p no:cacheprovider -rs)
+
+TAIL=10 step "pytest: host suite" "${PYTEST[@]}" -m "not gpu" python/tests
+for i in $(seq 1 "${GPU_TEST_REPEAT:-1}"); do
+  TAIL=25 step "pytest: GPU suite (run $i)" "${PYTEST[@]}" -m gpu python/tests
+done
+step "overhead benchmark" "$PY" python/bench/overhead.py --iters 20000 --reps 15 "$DEST/overhead.json"
+cd examples/python || exit 1
+step "end-to-end benchmark" "$PY" end_to_end.py --sizes tiny,small --ctx 128,256 --warmup 3 --steps 10 \
+  --out "$DEST/end_to_end.json"
+TAIL=60 step "nsys questions (a)-(e)" "$PY" nsys_questions.py --size small --ctx 256 --warmup 2 --steps 5 \
+  --out "$DEST/nsys_questions.json"
+step "mixed precision" "$PY" mixed_precision.py --size small --ctx 256 --warmup 3 --steps 10 \
+  --out "$DEST/mixed_precision.json"
+step "peak memory per scope" "$PY" peak_memory.py --sizes small --ctx 128,256 --warmup 2 --steps 3 \
+  --out "$DEST/peak_memory.json"
+TAIL=70 step "agreement with torch.profiler" "$PY" kineto_agreement.py --size small --ctx 128 --warmup 3 \
+  --steps 20 --out "$DEST/kineto_agreement.json"
+rm -f "$DEST/.step.log"
+say "== $(date +%T) done: $([ $failed -eq 0 ] && echo 'every step passed' || echo 'SOME STEPS FAILED')"
+exit $failed
