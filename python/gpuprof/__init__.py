@@ -11,11 +11,34 @@ the question whether torch.profiler is recording. torch is never imported
 here; see docs/python.md.
 """
 
+import ctypes
 import functools
+import importlib.util
+import os
 import sys
 
-from ._gpuprof import *  # noqa: F401,F403
-from ._gpuprof import __version__, scope  # noqa: F401
+
+def _share_cuda_libraries_with_torch():
+    """Load the CUDA runtime and CUPTI that PyTorch's wheels ship, if they are installed.
+
+    Our extension needs libcudart.so.13 and libcupti.so.13. Whichever copy loads
+    first serves the whole process, and PyTorch's import crashed (SIGSEGV) when
+    the toolkit's copies were already loaded in place of its wheel's. Loading
+    the wheel's copies first (without importing torch) gives both one set.
+    """
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for folder in ("cu13/lib", "cuda_runtime/lib", "cuda_cupti/lib"):
+            for name in ("libcudart.so.13", "libcupti.so.13"):
+                path = os.path.join(root, folder, name)
+                if os.path.exists(path):
+                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+
+_share_cuda_libraries_with_torch()
+
+from ._gpuprof import *  # noqa: F401,F403,E402
+from ._gpuprof import __version__, scope  # noqa: F401,E402
 
 
 def _decorate(scope_object, fn):

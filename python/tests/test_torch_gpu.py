@@ -98,6 +98,14 @@ def test_kernel_capture_charges_backward_kernels_to_the_backward_scope():
 
 
 @pytest.mark.skipif(not gpuprof.with_cupti, reason="gpuprof built without CUPTI")
+def test_gpuprof_imported_before_torch_leaves_torch_working():
+    # Its own process: the order in which the two load the CUDA runtime and CUPTI is the point.
+    script = "import gpuprof, torch; x = torch.ones(4, device='cuda'); print(float((x @ x).item()))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "4.0"
+
+
 def test_kernel_capture_under_torch_profiler_says_so_and_loses_nothing(tmp_path):
     # Its own process: once torch.profiler has run, Kineto keeps CUPTI for the process's life.
     script = textwrap.dedent("""
