@@ -385,7 +385,7 @@ TEST_CASE("fused attention (RoPE around the flash kernels) forward and backward,
 }
 
 TEST_CASE("cuDNN attention (RoPE around cuDNN's fused engine) forward and backward, bf16" *
-          doctest::skip(!cudnn_attention_available())) {
+          doctest::test_suite("cudnn")) {
   for (const AttentionShape shape : {AttentionShape{2, 24, 2, 64}, AttentionShape{1, 264, 2, 80},
                                      AttentionShape{1, 136, 1, 128}, AttentionShape{2, 77, 2, 64}})
     check_attention<bf16>(Precision::bf16, shape, Attention::cudnn);

@@ -139,7 +139,7 @@ TEST_CASE("with fused attention: loss, logits and every gradient match the CPU d
 }
 
 TEST_CASE("with cuDNN attention: loss, logits and every gradient match the CPU double model" *
-          doctest::skip(!cudnn_attention_available())) {
+          doctest::test_suite("cudnn")) {
   for (const ModelCase& c : fused_model_cases())
     check_loss_logits_gradients(c, Precision::bf16, Attention::cudnn);
   // tiny's d_head 16, which our kernels lack: cuDNN is its bf16 default.
