@@ -69,10 +69,11 @@ if want test || want cputest; then
   grep -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout' "$RESULTS/ctest-cpu.log" | tail -12
 fi
 if want test || want gputest; then
-  # One at a time (their timings must not share the GPU), each 20 times so a
-  # flaky test shows. The PyTorch agreement runs once (phase agreement).
-  log "ctest: GPU tests one at a time, 20 times over"
-  ctest --test-dir "$BUILD" -L gpu -E torch_agreement --repeat until-fail:20 --output-on-failure --timeout 300 >"$RESULTS/ctest-gpu.log" 2>&1
+  # One at a time (their timings must not share the GPU), each 20 times
+  # ($GPU_REPEAT) so a flaky test shows. The PyTorch agreement runs once
+  # (phase agreement).
+  log "ctest: GPU tests one at a time, ${GPU_REPEAT:-20} times over"
+  ctest --test-dir "$BUILD" -L gpu -E torch_agreement --repeat until-fail:"${GPU_REPEAT:-20}" --output-on-failure --timeout 300 >"$RESULTS/ctest-gpu.log" 2>&1
   check_ctest "$RESULTS/ctest-gpu.log" $?
   grep -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout' "$RESULTS/ctest-gpu.log" | tail -12
   # The first failures in full, so the reply carries them.
@@ -87,8 +88,11 @@ if want agreement; then
 fi
 
 if want mutation; then
-  log "mutants (scripts/mutation.py --gpu): each must fail the tests that cover it"
-  python3 scripts/mutation.py --gpu --work /tmp/gpuprof-mutation --jobs "$JOBS" >"$RESULTS/mutation.txt" 2>&1 \
+  # $MUTANTS (comma-separated ids, scripts/mutation.py --list) picks some:
+  # a long run split over several calls.
+  log "mutants (scripts/mutation.py --gpu ${MUTANTS:+--only $MUTANTS}): each must fail the tests that cover it"
+  python3 scripts/mutation.py --gpu ${MUTANTS:+--only "$MUTANTS"} --work /tmp/gpuprof-mutation --jobs "$JOBS" \
+    >"$RESULTS/mutation.txt" 2>&1 \
     || fail "scripts/mutation.py --gpu: see mutation.txt"
   cp /tmp/gpuprof-mutation/mutation.log "$RESULTS/mutation-build-and-test.log" 2>/dev/null
   tail -16 "$RESULTS/mutation.txt"
