@@ -180,12 +180,14 @@ TEST_CASE("a scope's CUDA-event time agrees with its CUPTI projection within 2%"
   CHECK(capture().dropped() == 0);
 }
 
+namespace {
 // Device memory in use now (total - free, cudaMemGetInfo's sense, as memory.hpp reports it).
 std::int64_t device_bytes_in_use() {
   std::size_t free_bytes = 0, total_bytes = 0;
   GPUPROF_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   return static_cast<std::int64_t>(total_bytes - free_bytes);
 }
+}  // namespace
 
 TEST_CASE("memory peaks see allocations freed inside a scope") {
   start_fresh();
