@@ -9,8 +9,9 @@ function(gpuprof_strict_warnings target)
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 endfunction()
 
-# A test that needs a GPU. Its program exits with 77 when it finds no usable
-# device (tests/support/gpu_test_main.hpp does that), and ctest then reports
+# A test that needs a GPU. Its program exits with 77 only where no GPU can
+# exist (no driver, or no device: tests/support/gpu_probe.hpp decides, and
+# GPUPROF_REQUIRE_GPU=1 makes even that a failure), and ctest then reports
 # it as skipped, never as passed. The `gpu` label selects these tests on the
 # device machine (`ctest -L gpu`).
 set(GPUPROF_SKIP_RETURN_CODE 77)

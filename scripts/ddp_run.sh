@@ -9,6 +9,7 @@
 # writes $OUT/ddp/{summary.txt,ddp.json,logs.tgz}.
 #   bash scripts/ddp_run.sh
 set -uo pipefail
+export GPUPROF_REQUIRE_GPU=1  # here a GPU test that finds no GPU fails (docs/testing.md)
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 DEST="$OUT/ddp"
@@ -29,6 +30,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITEC
   || { tail -30 "$WORK/configure.log" | tee -a "$SUMMARY"; exit 1; }
 grep -E "transformer_ddp|NCCL" "$WORK/configure.log" | tee -a "$SUMMARY"
 cmake --build "$BUILD" -j16 --target transformer_ddp transformer_ddp_gpu_tests transformer_ddp_host_tests transformer_bench gpuprof_merge \
+  gpuprof_gpu_probe \
   >"$WORK/build.log" 2>&1 || { grep -B2 -A12 -m5 'error' "$WORK/build.log" | head -80 | tee -a "$SUMMARY"; exit 1; }
 
 GPUS=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)

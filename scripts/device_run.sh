@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU machine, in one call, so a lease is spent on
 # measuring rather than on start-ups. Usage:
-#   scripts/device_run.sh [build] [test] [bench] [torch] [profile] [precision] [overhead] [studies]
+#   scripts/device_run.sh [build] [test | cputest gputest] [agreement] [mutation]
+#                         [bench] [torch] [profile] [precision] [overhead] [studies]
 # Results go to $OUT (default ./out): logs, JSON, and the tables printed last.
 # The PyTorch yardstick (examples/transformer/scripts/torch_reference.py) runs
 # in the same call as our benchmark, so a comparison is a ratio from one run.
+#
+# Tests run with GPUPROF_REQUIRE_GPU=1: on this machine a GPU test that finds
+# no GPU fails instead of skipping, and a GPU test skipped for any other
+# reason fails the run, except the documented skips (allowed_skips below).
+# The exit status is 1 when a test failed or was skipped unexpectedly, or a
+# mutant was not caught.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -21,6 +28,34 @@ JOBS=$(nproc)
 phases=${*:-build test}
 want() { [[ " $phases " == *" $1 "* ]]; }
 log() { echo "== $(date +%T) $*" | tee -a "$RESULTS/summary.txt"; }
+export GPUPROF_REQUIRE_GPU=1
+status=0
+fail() { echo "FAILED: $*" | tee -a "$RESULTS/summary.txt"; status=1; }
+
+# The only skips a GPU-machine run accepts (docs/testing.md): the two-GPU DDP
+# test with one GPU, the PyTorch agreement tests where python3 has no
+# PyTorch, and the CPU test that draws the HTML report where no browser is
+# installed.
+allowed_skips() {
+  local gpus
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  [ "$gpus" -lt 2 ] && echo transformer_ddp_world2
+  python3 -c 'import numpy, torch' 2>/dev/null || echo transformer_torch_agreement_cpu transformer_torch_agreement_gpu
+  command -v chromium chromium-browser google-chrome >/dev/null || echo gpuprof_html_browser
+}
+# ctest's exit status, then every skipped test not in allowed_skips: a failure.
+check_ctest() {  # log file, ctest's exit status
+  local allowed name
+  [ "$2" -eq 0 ] || fail "ctest failed, see $(basename "$1")"
+  allowed=" $(allowed_skips | tr '\n' ' ') "
+  for name in $(sed -n 's/^[[:space:]]*[0-9]* - \([^ ]*\) (Skipped)$/\1/p' "$1" | sort -u); do
+    if [[ "$allowed" == *" $name "* ]]; then
+      echo "skipped (documented): $name"
+    else
+      fail "$name was skipped on the GPU machine ($(basename "$1"))"
+    fi
+  done
+}
 
 if want build; then
   log "configure + build (sm_90)"
@@ -30,16 +65,40 @@ if want build; then
   cmake --build "$BUILD" -j"$JOBS" >"$RESULTS/build.log" 2>&1 || { grep -B2 -A12 -m5 'error' "$RESULTS/build.log" | head -120; exit 1; }
 fi
 
-if want test; then
-  log "ctest: CPU tests in parallel, then GPU tests one at a time (their timings must not share the GPU)"
-  # Repeated: the CPU suite 3 times, every gpu test 20 times, so a flaky test shows.
+if want test || want cputest; then
+  log "ctest: CPU tests in parallel, 3 times over"
   ctest --test-dir "$BUILD" -LE "bench|package|gpu" --repeat until-fail:3 --output-on-failure -j8 --timeout 300 >"$RESULTS/ctest-cpu.log" 2>&1
-  ctest --test-dir "$BUILD" -L gpu --repeat until-fail:20 --output-on-failure --timeout 300 >"$RESULTS/ctest-gpu.log" 2>&1
-  for f in "$RESULTS"/ctest-cpu.log "$RESULTS"/ctest-gpu.log; do
-    grep -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout' "$f" | tail -12
-  done
+  check_ctest "$RESULTS/ctest-cpu.log" $?
+  grep -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout' "$RESULTS/ctest-cpu.log" | tail -12
+fi
+if want test || want gputest; then
+  # One at a time (their timings must not share the GPU), each 20 times
+  # ($GPU_REPEAT) so a flaky test shows. The PyTorch agreement runs once
+  # (phase agreement).
+  log "ctest: GPU tests one at a time, ${GPU_REPEAT:-20} times over"
+  ctest --test-dir "$BUILD" -L gpu -E torch_agreement --repeat until-fail:"${GPU_REPEAT:-20}" --output-on-failure --timeout 300 >"$RESULTS/ctest-gpu.log" 2>&1
+  check_ctest "$RESULTS/ctest-gpu.log" $?
+  grep -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout' "$RESULTS/ctest-gpu.log" | tail -12
   # The first failures in full, so the reply carries them.
   grep -E -B3 -A25 'ERROR|FAILED|Assertion|error:' "$RESULTS"/ctest-gpu.log | head -150
+fi
+
+if want agreement; then
+  log "the whole model against PyTorch (transformer_bench --dump, torch_reference.py --check-dump)"
+  ctest --test-dir "$BUILD" -R torch_agreement -V --timeout 600 >"$RESULTS/ctest-agreement.log" 2>&1
+  check_ctest "$RESULTS/ctest-agreement.log" $?
+  grep -E '^[0-9]+: (== |FAIL|every check|[0-9]+ check|SKIPPED)|tests passed' "$RESULTS/ctest-agreement.log" | head -20
+fi
+
+if want mutation; then
+  # $MUTANTS (comma-separated ids, scripts/mutation.py --list) picks some:
+  # a long run split over several calls.
+  log "mutants (scripts/mutation.py --gpu ${MUTANTS:+--only $MUTANTS}): each must fail the tests that cover it"
+  python3 scripts/mutation.py --gpu ${MUTANTS:+--only "$MUTANTS"} --work /tmp/gpuprof-mutation --jobs "$JOBS" \
+    >"$RESULTS/mutation.txt" 2>&1 \
+    || fail "scripts/mutation.py --gpu: see mutation.txt"
+  cp /tmp/gpuprof-mutation/mutation.log "$RESULTS/mutation-build-and-test.log" 2>/dev/null
+  tail -16 "$RESULTS/mutation.txt"
 fi
 
 if want overhead; then
@@ -99,4 +158,5 @@ if want studies; then
   tail -4 "$RESULTS/bench-default.txt"
   "$B" --size tiny --ctx 128 --mode step --precision fp32 --steps 1 --dump "$RESULTS/dump" >/dev/null 2>&1
 fi
-log "done"
+log "done (exit status $status)"
+exit "$status"

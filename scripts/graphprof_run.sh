@@ -11,6 +11,7 @@
 # idle_study.md; everything else stays in $WORK (default /tmp/graphprof).
 # Usage: bash scripts/graphprof_run.sh
 set -uo pipefail
+export GPUPROF_REQUIRE_GPU=1  # here a GPU test that finds no GPU fails (docs/testing.md)
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 RESULTS="$OUT/graphprof"

@@ -3,6 +3,7 @@
 # overhead benchmark (no examples), the CPU suite 3 times, every gpu test 20
 # times, then scope_overhead. Logs go to $OUT (default ./out).
 set -uo pipefail
+export GPUPROF_REQUIRE_GPU=1  # here a GPU test that finds no GPU fails (docs/testing.md)
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"

@@ -546,6 +546,18 @@ TEST_CASE("graph scope intervals: first start to last end per captured instance 
     expect(first + 1, 11, launch, at + 10, at + 100);
     expect(first + 2, 12, launch, at + 120, at + 300);  // the memset inside does not shorten it
   }
+  // The records' order does not matter: reversed, the graph work comes last
+  // (a join that lost its first or its last record would show here).
+  const std::vector<KernelRecord> reversed(records.rbegin(), records.rend());
+  const std::vector<detail::GraphInterval> again = detail::graph_scope_intervals(reversed, nodes, scopes);
+  REQUIRE(again.size() == intervals.size());
+  for (std::size_t i = 0; i < again.size(); ++i) {
+    INFO("interval " << i << " of the reversed records");
+    CHECK(again[i].scope == intervals[i].scope);
+    CHECK(again[i].launch == intervals[i].launch);
+    CHECK(again[i].begin_ns == intervals[i].begin_ns);
+    CHECK(again[i].end_ns == intervals[i].end_ns);
+  }
   // quiet#13 ran nothing while its graph ran: said, not timed as zero.
   CHECK(detail::scopes_without_work(scopes, intervals) == 1);
   // A capture none of whose scopes ran (a graph not launched since the reset) is not counted.

@@ -6,10 +6,12 @@
 // device.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -64,6 +66,68 @@ void step(cudaStream_t stream) {
   }
 }
 
+// Replays land on the host clock in launch order, each scope instance inside
+// its parent's. All of a report's replays share one clock offset and the
+// stamps of one replay run in stream order, so these hold exactly:
+//   - each instance's interval is its GPU time (same stamps);
+//   - the steps follow one another, none overlapping the next;
+//   - each instance lies inside exactly one instance of its parent node;
+//   - inside a step: forward (two layers, one after the other) ends before
+//     backward begins, and backward's norm begins after backward's 400 us spin.
+void check_replays_nest_in_launch_order(const gpuprof::Report& report, int replays) {
+  using gpuprof::ScopeInstance;
+  REQUIRE(report.instances.size() == 6 * static_cast<std::size_t>(replays));
+  std::vector<std::vector<const ScopeInstance*>> of_node(report.nodes.size());
+  for (const ScopeInstance& instance : report.instances) {
+    REQUIRE(instance.node >= 0);
+    of_node[static_cast<std::size_t>(instance.node)].push_back(&instance);
+    CHECK(instance.host_end_ns >= instance.host_begin_ns);
+    CHECK(instance.gpu_ms ==
+          doctest::Approx(static_cast<double>(instance.host_end_ns - instance.host_begin_ns) / 1e6).epsilon(1e-9));
+  }
+  const auto inside = [](const ScopeInstance& inner, const ScopeInstance& outer) {
+    return outer.host_begin_ns <= inner.host_begin_ns && inner.host_end_ns <= outer.host_end_ns;
+  };
+  for (std::size_t node = 0; node < report.nodes.size(); ++node) {
+    const int parent = report.nodes[node].parent;
+    if (parent < 0) continue;
+    for (const ScopeInstance* child : of_node[node]) {
+      const auto& parents = of_node[static_cast<std::size_t>(parent)];
+      const auto holders = std::count_if(parents.begin(), parents.end(),
+                                         [&](const ScopeInstance* p) { return inside(*child, *p); });
+      INFO(report.nodes[node].path << " instance " << child->id);
+      CHECK(holders == 1);
+    }
+  }
+  const auto instances_of = [&](const std::string& path) {
+    std::vector<const ScopeInstance*> found =
+        of_node[static_cast<std::size_t>(&node_at(report, path) - report.nodes.data())];
+    std::sort(found.begin(), found.end(),
+              [](const ScopeInstance* a, const ScopeInstance* b) { return a->host_begin_ns < b->host_begin_ns; });
+    return found;
+  };
+  const auto steps = instances_of("step");
+  REQUIRE(steps.size() == static_cast<std::size_t>(replays));
+  for (std::size_t i = 1; i < steps.size(); ++i) CHECK(steps[i - 1]->host_end_ns <= steps[i]->host_begin_ns);
+  const auto forward = instances_of("step/forward"), layer = instances_of("step/forward/layer"),
+             backward = instances_of("step/backward"), norm = instances_of("step/backward/norm");
+  REQUIRE(forward.size() == steps.size());
+  REQUIRE(layer.size() == 2 * steps.size());
+  REQUIRE(backward.size() == steps.size());
+  REQUIRE(norm.size() == steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    INFO("replay " << i);
+    CHECK(inside(*forward[i], *steps[i]));
+    CHECK(inside(*layer[2 * i], *forward[i]));
+    CHECK(inside(*layer[2 * i + 1], *forward[i]));
+    CHECK(layer[2 * i]->host_end_ns <= layer[2 * i + 1]->host_begin_ns);
+    CHECK(inside(*backward[i], *steps[i]));
+    CHECK(forward[i]->host_end_ns <= backward[i]->host_begin_ns);
+    CHECK(inside(*norm[i], *backward[i]));
+    CHECK(norm[i]->host_begin_ns - backward[i]->host_begin_ns >= 400000);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("captured scopes time every replay, and the report matches the eager one row by row") {
@@ -105,12 +169,7 @@ TEST_CASE("captured scopes time every replay, and the report matches the eager o
   const auto& backward = node_at(replayed, "step/backward");
   CHECK(backward.gpu_ms.min >= 0.450);  // 400 us, then its nested 50 us norm
   CHECK(node_at(replayed, "step").gpu_ms.min >= 0.750);
-  // Replays land on the host clock in launch order, nested inside their step.
-  REQUIRE(replayed.instances.size() == 6 * replays);
-  for (const auto& instance : replayed.instances) {
-    CHECK(instance.gpu_ms >= 0);
-    CHECK(instance.host_end_ns >= instance.host_begin_ns);
-  }
+  check_replays_nest_in_launch_order(replayed, replays);
 }
 
 TEST_CASE("replays overwritten before being read are counted lost, and memory does not grow with replays") {

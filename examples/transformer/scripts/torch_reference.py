@@ -21,10 +21,20 @@ and {"...", "oom": true} for a configuration that did not fit.
 
 usage: torch_reference.py [--sizes small,large] [--ctx 128,256] [--modes fwd,step]
                           [--precs fp32,bf16] [--fast] [--compile] [--out FILE]
+       torch_reference.py --check-dump DIR
 Needs a CUDA GPU and PyTorch. Exit status: 0 done, 2 bad arguments or no GPU.
+
+--check-dump DIR checks a `transformer_bench --dump DIR` training step
+(docs/transformer-dump.md) against this model in float64 on the CPU (no GPU
+needed): the loss, the logits and every gradient, within the tolerances of
+DUMP_TOLERANCES for the dump's precision; and the parameters after the step
+against one AdamW step (our order) applied in float64 to the dump's own
+parameters and gradients. Prints one line per check. Exit status: 0 every
+check passed, 1 one failed, 2 the dump cannot be read.
 """
 
 import argparse
+import contextlib
 import json
 import math
 import statistics
@@ -102,14 +112,17 @@ class Block(nn.Module):
         q, k, v = rotate(split(self.wq(x)), angles), rotate(split(self.wk(x)), angles), split(self.wv(x))
         if self.fused_attention:
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        else:  # the course's ranges, as in our scopes
-            with attention_range("computing attention scores"):
+        else:  # the course's ranges, as in our scopes (none on the CPU: --check-dump)
+            def ranged(name):
+                return attention_range(name) if x.is_cuda else contextlib.nullcontext()
+
+            with ranged("computing attention scores"):
                 scores = q @ k.transpose(-1, -2) / math.sqrt(d_head)
                 future = torch.ones(ctx, ctx, dtype=torch.bool, device=x.device).triu(1)
                 scores = scores.masked_fill(future, float("-inf"))
-            with attention_range("computing softmax"):
+            with ranged("computing softmax"):
                 weights = torch.softmax(scores, dim=-1)
-            with attention_range("final matmul"):
+            with ranged("final matmul"):
                 y = weights @ v
         return self.wo(y.transpose(1, 2).reshape(batch, ctx, d))
 
@@ -208,6 +221,85 @@ def measure(size, ctx, mode, precision, args):
                 peak_mem_gib=torch.cuda.max_memory_allocated() / 2**30)
 
 
+# --check-dump's tolerances, per the dump's precision. loss: |ours - torch| /
+# |torch|; logits and each gradient: ||ours - torch|| / ||torch|| (norm-wise,
+# as the CUDA tests state theirs: fp32 arithmetic of a few layers, 5e-5;
+# tf32 GEMM inputs, 2e-2; bf16 activations and gradients, 5e-2); step: the
+# largest |ours - float64 AdamW| over a tensor's elements, a few fp32
+# roundings of parameters below 4 (ulp 4.8e-7).
+DUMP_TOLERANCES = {
+    "fp32": dict(loss=1e-5, logits=5e-5, grads=5e-5, step=2e-6),
+    "tf32": dict(loss=1e-3, logits=2e-2, grads=2e-2, step=2e-6),
+    "bf16": dict(loss=1e-2, logits=5e-2, grads=5e-2, step=2e-6),
+}
+
+
+def check_dump(directory):
+    """0 when the dump agrees with this model within DUMP_TOLERANCES, else 1."""
+    import numpy as np
+
+    def load(path):
+        return torch.from_numpy(np.load(f"{directory}/{path}")).double()
+
+    with open(f"{directory}/manifest.json", encoding="utf-8") as file:
+        manifest = json.load(file)
+    config, adamw = manifest["config"], manifest["adamw"]
+    tolerance = DUMP_TOLERANCES[config["precision"]]
+    if config["norm_eps"] != 1e-5 or config["rope_theta"] != 10000.0:
+        raise ValueError(f"norm_eps {config['norm_eps']}, rope_theta {config['rope_theta']}: "
+                         "this model has 1e-5 and 10000")
+    model = TransformerLM(config["vocab"], config["d_model"], config["d_ff"], config["layers"],
+                          config["heads"]).double()
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for name, parameter in params.items():
+            parameter.copy_(load(f"params/{name.removesuffix('.weight')}.npy"))
+    tokens = torch.from_numpy(np.load(f"{directory}/tokens.npy")).long()
+    targets = torch.from_numpy(np.load(f"{directory}/targets.npy")).long()
+    logits = model(tokens)
+    loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+    loss.backward()
+
+    failures = 0
+
+    def report(what, error, limit):
+        nonlocal failures
+        good = error <= limit
+        failures += not good
+        print(f"{'ok  ' if good else 'FAIL'} {what:40s} {error:.3e} (tolerance {limit:.0e})")
+
+    def relative(ours, reference):
+        return ((ours - reference).norm() / reference.norm()).item()
+
+    print(f"{directory}: {config['size']} {config['precision']} {config['attention']} attention, "
+          f"batch {config['batch']} ctx {config['ctx']}, torch {torch.__version__} float64 on the CPU")
+    ours_loss = float(np.load(f"{directory}/loss.npy"))
+    report("loss", abs(ours_loss - loss.item()) / abs(loss.item()), tolerance["loss"])
+    report("logits", relative(load("logits.npy"), logits.detach()), tolerance["logits"])
+    grads = {name.removesuffix(".weight"): load(f"grads/{name.removesuffix('.weight')}.npy")
+             for name in params}
+    for name, parameter in params.items():
+        ours = name.removesuffix(".weight")
+        report(f"grad {ours}", relative(grads[ours], parameter.grad), tolerance["grads"])
+    # The step from our own gradients: the optimizer on its own, exactly.
+    scale = 1.0
+    if adamw["clip_norm"] > 0:
+        norm = math.sqrt(sum((g * g).sum().item() for g in grads.values()))
+        if norm > adamw["clip_norm"]:
+            scale = adamw["clip_norm"] / (norm + 1e-6)
+    alpha = adamw["lr"] * math.sqrt(1 - adamw["beta2"]) / (1 - adamw["beta1"])
+    for name in params:
+        ours = name.removesuffix(".weight")
+        g = grads[ours] * scale
+        m, v = (1 - adamw["beta1"]) * g, (1 - adamw["beta2"]) * g * g
+        theta = load(f"params/{ours}.npy") - alpha * m / (v.sqrt() + adamw["eps"])
+        theta = theta * (1 - adamw["lr"] * adamw["weight_decay"])
+        error = (load(f"params_after/{ours}.npy") - theta).abs().max().item()
+        report(f"AdamW step {ours} (max abs)", error, tolerance["step"])
+    print(f"{failures} check(s) failed" if failures else "every check passed")
+    return 1 if failures else 0
+
+
 def comma_list(allowed=None, item=str):
     def parse(text):
         items = [item(part) for part in text.split(",")]
@@ -241,7 +333,15 @@ def main():
     parser.add_argument("--compile-mode", default=None,
                         help="torch.compile mode, e.g. reduce-overhead (CUDA graphs)")
     parser.add_argument("--out", default="-", help="append JSON lines here (default stdout)")
+    parser.add_argument("--check-dump", metavar="DIR",
+                        help="check a transformer_bench --dump DIR against this model (float64, CPU)")
     args = parser.parse_args()
+    if args.check_dump:
+        try:
+            return check_dump(args.check_dump)
+        except (OSError, KeyError, ValueError) as error:
+            print(f"torch_reference.py: --check-dump {args.check_dump}: {error}", file=sys.stderr)
+            return 2
     if args.compile_mode and not args.compile:
         parser.error("--compile-mode needs --compile")
     if not torch.cuda.is_available():
@@ -264,4 +364,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

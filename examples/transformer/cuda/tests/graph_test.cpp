@@ -160,7 +160,7 @@ TEST_CASE("with fused attention, replayed graph steps track eager steps") {
 }
 
 TEST_CASE("with cuDNN attention, replayed graph steps track eager steps" *
-          doctest::skip(!cudnn_attention_available())) {
+          doctest::test_suite("cudnn")) {
   check_fused_graph_tracks_eager(Attention::cudnn);
 }
 

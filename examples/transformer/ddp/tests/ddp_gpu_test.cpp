@@ -9,7 +9,8 @@
 // parameters, whose change from the initial ones equals the single run's
 // within tolerance; and the buckets reduced are those buckets.hpp plans for
 // the backend's announced ranges. World 1 runs NCCL with one rank against a
-// plain backend. Exit 77 (skipped) with fewer than N usable GPUs.
+// plain backend. Exit 77 (skipped) where no GPU can exist
+// (support/gpu_probe.hpp) or with fewer than N GPUs; any other error fails.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +28,7 @@
 #include "ddp/launcher.hpp"
 #include "ddp/rank_run.hpp"
 #include "ddp/trainer.hpp"
+#include "support/gpu_probe.hpp"
 #include "support/temporary_directory.hpp"
 
 namespace {
@@ -187,24 +189,37 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--world '%s': must be a whole number >= 1\n", argv[2]);
     return 2;
   }
+  // Asked in a child: this process must not start CUDA before it forks. A
+  // failure to ask (the child crashed, say) is an error, never a skip.
   try {
-    // Asked in a child: this process must not start CUDA before it forks.
-    const std::string usable = run_in_child([] {
+    const std::string answer = run_in_child([] {
+      const gpuprof_test::GpuProbe probe = gpuprof_test::probe_gpu();
+      if (probe.verdict != gpuprof_test::GpuProbe::usable)
+        return std::string(probe.verdict == gpuprof_test::GpuProbe::absent ? "absent:" : "broken:") +
+               probe.reason;
       std::string why_not;
-      return cuda_backend_available(&why_not) ? std::string() : why_not;
+      return cuda_backend_available(&why_not) ? std::string() : "backend:" + why_not;
     });
-    if (!usable.empty()) {
-      std::printf("SKIPPED: %s\n", usable.c_str());
-      return 77;
+    if (answer.rfind("backend:", 0) == 0) {
+      std::fprintf(stderr, "FAILED: a GPU is present but the CUDA backend cannot use it: %s\n",
+                   answer.c_str() + 8);
+      return 1;
     }
+    if (!answer.empty()) {
+      const bool absent = answer.rfind("absent:", 0) == 0;
+      return gpuprof_test::gpu_test_gate(
+          {absent ? gpuprof_test::GpuProbe::absent : gpuprof_test::GpuProbe::broken,
+           answer.substr(answer.find(':') + 1)});
+    }
+    // The one documented skip on a GPU machine: a world larger than its GPUs.
     const int visible = visible_gpus();
     if (visible < world) {
       std::printf("SKIPPED: world %d needs %d GPUs, %d visible\n", world, world, visible);
-      return 77;
+      return gpuprof_test::kSkipExitCode;
     }
   } catch (const std::exception& error) {
-    std::printf("SKIPPED: no usable CUDA device (%s)\n", error.what());
-    return 77;
+    std::fprintf(stderr, "error: cannot tell whether a GPU is usable: %s\n", error.what());
+    return 1;
   }
   try {
     // Every fork before this process starts CUDA (for the single-GPU runs):
