@@ -4,6 +4,7 @@
 # one is installed) and the memory timeline's SVG (report/memory_timeline_svg.hpp).
 target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/compare/compare_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/compare/compare_statistics_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/report_html_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/memory_timeline_svg_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/trace_and_bench_files_test.cpp)
