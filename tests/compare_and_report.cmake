@@ -32,3 +32,23 @@ if(TARGET gpuprof_report)
                    -P ${CMAKE_CURRENT_LIST_DIR}/reports/html_browser_test.cmake)
   set_tests_properties(gpuprof_html_browser PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: no chromium found" TIMEOUT 240)
 endif()
+
+# The build's facts in reports, against this build's own configuration: the
+# expected values come from CMake here, the tested ones through the
+# gpuprof target (cmake/gpuprofBuildInfo.cmake).
+target_sources(gpuprof_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/reports/build_info_test.cpp)
+string(TOUPPER "${CMAKE_BUILD_TYPE}" gpuprof_test_config)
+string(STRIP "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${gpuprof_test_config}}" gpuprof_test_flags)
+find_package(Git QUIET)
+set(gpuprof_test_in_git 0)
+if(GIT_FOUND)
+  execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse --git-dir WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
+                  RESULT_VARIABLE gpuprof_test_git_status OUTPUT_QUIET ERROR_QUIET)
+  if(gpuprof_test_git_status EQUAL 0)
+    set(gpuprof_test_in_git 1)
+  endif()
+endif()
+set_property(SOURCE ${CMAKE_CURRENT_LIST_DIR}/reports/build_info_test.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+  "GPUPROF_TEST_BUILD_TYPE=\"${CMAKE_BUILD_TYPE}\""
+  "GPUPROF_TEST_CXX_FLAGS=\"${gpuprof_test_flags}\""
+  GPUPROF_TEST_IN_GIT_CHECKOUT=${gpuprof_test_in_git})
