@@ -52,3 +52,16 @@ set_property(SOURCE ${CMAKE_CURRENT_LIST_DIR}/reports/build_info_test.cpp APPEND
   "GPUPROF_TEST_BUILD_TYPE=\"${CMAKE_BUILD_TYPE}\""
   "GPUPROF_TEST_CXX_FLAGS=\"${gpuprof_test_flags}\""
   GPUPROF_TEST_IN_GIT_CHECKOUT=${gpuprof_test_in_git})
+
+# gpuprof-compare as a CI gate on this machine: a program run twice, 20 pairs,
+# never "slower"; a 30 % slowdown, 5 pairs, always exit 1.
+if(TARGET gpuprof_compare)
+  add_executable(gpuprof_timed_work ${CMAKE_CURRENT_LIST_DIR}/compare/timed_work.cpp)
+  target_link_libraries(gpuprof_timed_work PRIVATE gpuprof::gpuprof)
+  gpuprof_strict_warnings(gpuprof_timed_work)
+  add_test(NAME gpuprof_compare_ab_pairs
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:gpuprof_timed_work>
+                   -DCOMPARE=$<TARGET_FILE:gpuprof_compare> -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/ab_pairs
+                   -DPAIRS=20 -DSLOWDOWN_PAIRS=5 -P ${CMAKE_CURRENT_LIST_DIR}/compare/ab_pairs.cmake)
+  set_tests_properties(gpuprof_compare_ab_pairs PROPERTIES TIMEOUT 120 RUN_SERIAL ON)
+endif()
