@@ -115,10 +115,10 @@ inline Report Profiler::report() {
   const detail::TickConverter ticks = recorder.tick_clock().converter();
   // bench() warm-up spans: recorded scopes are tested on their host ticks,
   // replays of captured scopes on their ns.
-  std::vector<std::pair<std::int64_t, std::int64_t>> warmup_ticks, warmup_ns;
+  std::vector<TimeInterval> warmup_ticks, warmup_ns;  // the first in host ticks, despite the fields' names
   for (const detail::LeftOutSpan& span : recorder.left_out_spans()) {
-    warmup_ticks.emplace_back(span.begin_ticks, span.end_ticks);
-    warmup_ns.emplace_back(span.begin_ns, span.end_ns);
+    warmup_ticks.push_back({span.begin_ticks, span.end_ticks});
+    warmup_ns.push_back({span.begin_ns, span.end_ns});
   }
   const detail::TimeSpans in_warmup_ticks(std::move(warmup_ticks)), in_warmup_ns(std::move(warmup_ns));
   std::uint64_t left_out = 0;

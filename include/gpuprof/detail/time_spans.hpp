@@ -1,7 +1,9 @@
-// gpuprof/detail/time_spans.hpp: a set of half-open time spans [begin, end),
-// merged so that report() can ask "inside any span?" with one binary search
-// per scope instance. Spans may come in any order and overlap (bench() on two
-// threads at once).
+// gpuprof/detail/time_spans.hpp: unions of time intervals. interval_union()
+// merges [begin, end) intervals into sorted, disjoint ones (comm_overlap.hpp
+// measures kernel time with it); TimeSpans asks "inside any of them?" with
+// one binary search, as report() does for every scope instance against
+// bench()'s warm-up spans, which may come in any order and overlap (bench()
+// on two threads at once).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -12,30 +14,42 @@
 #include "../config.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
+
+// [begin_ns, end_ns) on gpuprof's host clock.
+struct TimeInterval {
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+// The union as sorted, disjoint, non-empty intervals (touching ones joined).
+inline std::vector<TimeInterval> interval_union(std::vector<TimeInterval> intervals) {
+  std::sort(intervals.begin(), intervals.end(),
+            [](const TimeInterval& a, const TimeInterval& b) { return a.begin_ns < b.begin_ns; });
+  std::vector<TimeInterval> merged;
+  for (const TimeInterval& interval : intervals) {
+    if (interval.end_ns <= interval.begin_ns) continue;
+    if (!merged.empty() && interval.begin_ns <= merged.back().end_ns)
+      merged.back().end_ns = std::max(merged.back().end_ns, interval.end_ns);
+    else
+      merged.push_back(interval);
+  }
+  return merged;
+}
+
 namespace detail {
 
 class TimeSpans {
  public:
-  explicit TimeSpans(std::vector<std::pair<std::int64_t, std::int64_t>> spans) {
-    std::sort(spans.begin(), spans.end());
-    for (const auto& span : spans) {
-      if (span.second <= span.first) continue;
-      if (!merged_.empty() && span.first <= merged_.back().second)
-        merged_.back().second = std::max(merged_.back().second, span.second);
-      else
-        merged_.push_back(span);
-    }
-  }
+  explicit TimeSpans(std::vector<TimeInterval> spans) : merged_(interval_union(std::move(spans))) {}
   bool contains(std::int64_t time) const {
     // The last span that begins at or before `time`.
     const auto after = std::upper_bound(merged_.begin(), merged_.end(), time,
-                                        [](std::int64_t t, const auto& span) { return t < span.first; });
-    return after != merged_.begin() && time < std::prev(after)->second;
+                                        [](std::int64_t t, const TimeInterval& span) { return t < span.begin_ns; });
+    return after != merged_.begin() && time < std::prev(after)->end_ns;
   }
-  bool empty() const { return merged_.empty(); }
 
  private:
-  std::vector<std::pair<std::int64_t, std::int64_t>> merged_;
+  std::vector<TimeInterval> merged_;
 };
 
 }  // namespace detail
