@@ -158,6 +158,28 @@ TEST_CASE("bench's L2 flush writes exactly the L2 size and makes cached reads sl
   CHECK(flushed.gpu.median > 1.1 * cached.gpu.median);
 }
 
+TEST_CASE("scopes in an eager bench count its samples only, GPU-timed") {
+  StreamOwner owner;
+  auto& profiler = gpuprof::profiler();
+  profiler.reset();
+  gpuprof::BenchOptions options;
+  options.stream = owner.stream;
+  options.warmup = 2;
+  options.iters = 4;
+  const auto result = gpuprof::bench(
+      [&] {
+        GPUPROF_SCOPE("eager", owner.stream);
+        spin_kernel<<<1, 1, 0, owner.stream>>>(100'000);
+      },
+      options);
+  const auto report = profiler.report();
+  const auto& eager = node_at(report, "eager");
+  CHECK(result.gpu.n == 4);
+  CHECK(eager.count == 4);  // as many as bench's samples: the cold call and 2 warm-up calls are left out
+  CHECK(eager.gpu_ms.n == 4);
+  CHECK(report.warmup_instances_left_out == 1 + 2);
+}
+
 TEST_CASE("scopes inside bench's graph capture are timed on every replay") {
   StreamOwner owner;
   auto& profiler = gpuprof::profiler();
