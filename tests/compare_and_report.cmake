@@ -4,6 +4,7 @@
 # one is installed) and the memory timeline's SVG (report/memory_timeline_svg.hpp).
 target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/compare/compare_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/compare/compare_statistics_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/report_html_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/memory_timeline_svg_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/trace_and_bench_files_test.cpp)
@@ -30,4 +31,37 @@ if(TARGET gpuprof_report)
                    -DOUT_DIR=${CMAKE_CURRENT_BINARY_DIR}/html_report
                    -P ${CMAKE_CURRENT_LIST_DIR}/reports/html_browser_test.cmake)
   set_tests_properties(gpuprof_html_browser PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: no chromium found" TIMEOUT 240)
+endif()
+
+# The build's facts in reports, against this build's own configuration: the
+# expected values come from CMake here, the tested ones through the
+# gpuprof target (cmake/gpuprofBuildInfo.cmake).
+target_sources(gpuprof_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/reports/build_info_test.cpp)
+string(TOUPPER "${CMAKE_BUILD_TYPE}" gpuprof_test_config)
+string(STRIP "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${gpuprof_test_config}}" gpuprof_test_flags)
+find_package(Git QUIET)
+set(gpuprof_test_in_git 0)
+if(GIT_FOUND)
+  execute_process(COMMAND "${GIT_EXECUTABLE}" rev-parse --git-dir WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
+                  RESULT_VARIABLE gpuprof_test_git_status OUTPUT_QUIET ERROR_QUIET)
+  if(gpuprof_test_git_status EQUAL 0)
+    set(gpuprof_test_in_git 1)
+  endif()
+endif()
+set_property(SOURCE ${CMAKE_CURRENT_LIST_DIR}/reports/build_info_test.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+  "GPUPROF_TEST_BUILD_TYPE=\"${CMAKE_BUILD_TYPE}\""
+  "GPUPROF_TEST_CXX_FLAGS=\"${gpuprof_test_flags}\""
+  GPUPROF_TEST_IN_GIT_CHECKOUT=${gpuprof_test_in_git})
+
+# gpuprof-compare as a CI gate on this machine: a program run twice, 20 pairs,
+# never "slower"; a 30 % slowdown, 5 pairs, always exit 1.
+if(TARGET gpuprof_compare)
+  add_executable(gpuprof_timed_work ${CMAKE_CURRENT_LIST_DIR}/compare/timed_work.cpp)
+  target_link_libraries(gpuprof_timed_work PRIVATE gpuprof::gpuprof)
+  gpuprof_strict_warnings(gpuprof_timed_work)
+  add_test(NAME gpuprof_compare_ab_pairs
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:gpuprof_timed_work>
+                   -DCOMPARE=$<TARGET_FILE:gpuprof_compare> -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/ab_pairs
+                   -DPAIRS=20 -DSLOWDOWN_PAIRS=5 -P ${CMAKE_CURRENT_LIST_DIR}/compare/ab_pairs.cmake)
+  set_tests_properties(gpuprof_compare_ab_pairs PROPERTIES TIMEOUT 120 RUN_SERIAL ON)
 endif()

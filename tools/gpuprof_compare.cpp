@@ -1,13 +1,14 @@
 // gpuprof-compare: two runs side by side, a verdict per row.
 //
 //   gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05]
-//                   [--min-samples 5] [--markdown]
+//                   [--min-samples 5] [--markdown] [--strict]
 //
 // Reads gpuprof reports, gpuprof.bench files or transformer_bench JSON (both
 // files of one kind), matches rows and prints the comparison
 // (gpuprof/compare.hpp says how the verdict is reached).
 // Exit status: 0, or 1 when some row got slower beyond the threshold (so CI
-// can gate on it), or 2 for bad arguments or unreadable files.
+// can gate on it) or, with --strict, when some row is noisy (a change that
+// could not be told from noise), or 2 for bad arguments or unreadable files.
 #include <gpuprof/compare.hpp>
 
 #include <cstdlib>
@@ -20,19 +21,21 @@
 namespace {
 
 constexpr const char* usage =
-    "usage: gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05] [--min-samples 5] [--markdown]\n"
+    "usage: gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05] [--min-samples 5] [--markdown] [--strict]\n"
     "  BASE, NEW: gpuprof reports (write_json), gpuprof.bench files or transformer_bench --json files\n"
     "  --threshold   relative change still called \"same\" (5% or 0.05; default 5%)\n"
     "  --alpha       significance level of the test (default 0.05)\n"
     "  --min-samples fewer samples on a side make a row \"noisy\" (default 5)\n"
     "  --markdown    print a GitHub markdown table instead of plain text\n"
-    "exit status: 0; 1 when a row got slower beyond the threshold; 2 on bad input\n";
+    "  --strict      exit 1 also when a row is \"noisy\" (its change could not be told from noise)\n"
+    "exit status: 0; 1 when a row got slower beyond the threshold (or, with --strict, is noisy); 2 on bad input\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   gpuprof::CompareOptions options;
   bool markdown = false;
+  bool strict = false;
   std::vector<std::string> files;
   return gpuprof_tools::run_tool(
       "gpuprof-compare", usage, argc, argv,
@@ -45,6 +48,8 @@ int main(int argc, char** argv) {
           options.min_samples = gpuprof_tools::parse_count(args.value_of(arg), arg);
         } else if (arg == "--markdown") {
           markdown = true;
+        } else if (arg == "--strict") {
+          strict = true;
         } else {
           gpuprof_tools::reject_option(arg);
           files.push_back(arg);
@@ -58,6 +63,6 @@ int main(int argc, char** argv) {
         const gpuprof::Comparison comparison = gpuprof::compare_runs(
             gpuprof::read_measured_run(files[0]), gpuprof::read_measured_run(files[1]), options);
         std::cout << (markdown ? gpuprof::comparison_markdown(comparison) : gpuprof::comparison_text(comparison));
-        return comparison.regressed() ? 1 : 0;
+        return comparison.regressed() || (strict && comparison.inconclusive()) ? 1 : 0;
       });
 }

@@ -6,7 +6,11 @@
 //   std::cout << result.summary() << '\n';
 //
 // The protocol: one cold call (timed, reported apart), warm-up calls (by
-// count, then by time), then samples. Each sample records a CUDA event pair
+// count, then by time), then samples. Scopes that fn opens in the cold call
+// and the warm-up (on any thread, graph replays included) are left out of
+// the profiler's report and counted apart (Report::warmup_instances_left_out),
+// so a scope inside fn reports `iters` instances, as the result does; set
+// keep_warmup_scopes to keep them. Each sample records a CUDA event pair
 // around fn on the stream, synchronizes the device afterwards (the course's
 // protocol: the device is synchronized after every step) and reads the host
 // clock too. Optional: an L2 flush before each sample (the device's exact L2
@@ -45,6 +49,9 @@ struct BenchOptions {
   bool flush_l2 = false;      // overwrite the whole L2 before every sample (untimed)
   bool cuda_graph = false;    // capture fn once into a CUDA graph, time its launches
   Stream stream = nullptr;    // where events (and flushes, graph launches) go
+  // true: scopes opened by the cold call and the warm-up stay in the report's
+  // statistics (for a caller that names its warm-up scopes itself).
+  bool keep_warmup_scopes = false;
 };
 
 struct BenchResult {
@@ -151,10 +158,26 @@ class BenchClocks {
   std::string why_not_;
 };
 
+// From bench()'s start (before the cold call) to the end of its warm-up: the
+// span whose scopes report() leaves out (Recorder::leave_out).
+class WarmupSpan {
+ public:
+  explicit WarmupSpan(bool keep_scopes)
+      : keep_scopes_(keep_scopes), begin_ticks_(host_ticks()), begin_ns_(host_now_ns()) {}
+  void end() const {
+    if (!keep_scopes_) recorder().leave_out({begin_ticks_, host_ticks(), begin_ns_, host_now_ns()});
+  }
+
+ private:
+  bool keep_scopes_;
+  std::int64_t begin_ticks_, begin_ns_;
+};
+
 // Warm-up, then samples until stop_reason() says so. `measure(run)` times
 // one call of `run` (fn itself, or a launch of its graph) as a Sample.
 template <class Measure, class Run>
-void warm_up_and_sample(const BenchOptions& options, Measure& measure, Run& run, BenchResult& result) {
+void warm_up_and_sample(const BenchOptions& options, const WarmupSpan& span, Measure& measure, Run& run,
+                        BenchResult& result) {
   const bool gpu = result.timing_source == TimingSource::cuda_events;
   const std::int64_t warmup_start = host_now_ns();
   while (result.warmup_calls < options.warmup ||
@@ -162,6 +185,7 @@ void warm_up_and_sample(const BenchOptions& options, Measure& measure, Run& run,
     measure(run);
     ++result.warmup_calls;
   }
+  span.end();
 
   const BenchClocks clocks(gpu);
   result.clocks_note = gpu ? clocks.why_not() : "GPU clocks are only sampled with GPU timing";
@@ -188,6 +212,7 @@ template <class Fn>
 BenchResult bench(Fn&& fn, const BenchOptions& options = {}) {
   detail::check_bench_options(options);
   const detail::Recorder& recorder = detail::recorder();  // probes the device once, says so once
+  const detail::WarmupSpan warmup_span(options.keep_warmup_scopes);
   BenchResult result;
   auto call_fn = [&fn] { fn(); };
 
@@ -207,7 +232,7 @@ BenchResult bench(Fn&& fn, const BenchOptions& options = {}) {
       return detail::Sample{ns_to_ms(host_now_ns() - begin), -1};
     };
     result.cold_ms = measure(call_fn).host_ms;
-    detail::warm_up_and_sample(options, measure, call_fn, result);
+    detail::warm_up_and_sample(options, warmup_span, measure, call_fn, result);
     return result;
   }
 
@@ -231,12 +256,12 @@ BenchResult bench(Fn&& fn, const BenchOptions& options = {}) {
   // before the capture, which then records the steady-state launches.
   result.cold_ms = measure(call_fn).gpu_ms;
   if (!options.cuda_graph) {
-    detail::warm_up_and_sample(options, measure, call_fn, result);
+    detail::warm_up_and_sample(options, warmup_span, measure, call_fn, result);
     return result;
   }
   detail::CapturedGraph graph(call_fn, stream);
   auto launch_graph = [&graph] { graph.launch(); };
-  detail::warm_up_and_sample(options, measure, launch_graph, result);
+  detail::warm_up_and_sample(options, warmup_span, measure, launch_graph, result);
 #endif
   return result;
 }

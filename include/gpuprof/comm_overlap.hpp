@@ -25,31 +25,11 @@
 #include <vector>
 
 #include "config.hpp"
+#include "detail/time_spans.hpp"
 #include "kernel_record.hpp"
 #include "report/model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
-
-// [begin_ns, end_ns) on gpuprof's host clock.
-struct TimeInterval {
-  std::int64_t begin_ns = 0;
-  std::int64_t end_ns = 0;
-};
-
-// The union as sorted, disjoint, non-empty intervals (touching ones joined).
-inline std::vector<TimeInterval> interval_union(std::vector<TimeInterval> intervals) {
-  std::sort(intervals.begin(), intervals.end(),
-            [](const TimeInterval& a, const TimeInterval& b) { return a.begin_ns < b.begin_ns; });
-  std::vector<TimeInterval> merged;
-  for (const TimeInterval& interval : intervals) {
-    if (interval.end_ns <= interval.begin_ns) continue;
-    if (!merged.empty() && interval.begin_ns <= merged.back().end_ns)
-      merged.back().end_ns = std::max(merged.back().end_ns, interval.end_ns);
-    else
-      merged.push_back(interval);
-  }
-  return merged;
-}
 
 // The intersection of two unions (sorted and disjoint, as interval_union returns).
 inline std::vector<TimeInterval> interval_intersection(const std::vector<TimeInterval>& a,

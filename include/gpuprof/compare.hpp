@@ -19,12 +19,25 @@
 // that keep only summary figures (transformer_bench rows: mean, std, n) get
 // Welch's t test on the means instead; the row says which test ran.
 //
-// The verdict, for ratio = new median / base median:
+// The verdict, for ratio = new median / base median. A row is only called
+// slower or faster when the change clears the noise three ways: it is larger
+// than the threshold, the test says it is not chance, and the middle halves of
+// the two sample sets lie apart (new q1 above base q3 for slower, new q3
+// below base q1 for faster; from figures alone: mean +- 0.674 stddev, the
+// normal quartiles). The last condition is what keeps an A/A pair quiet: the
+// test reads each run's samples as independent, so two runs of one program
+// that differ by a run-level offset (another process, a clock change) get a
+// tiny p-value for a shift the samples' own spread already covers.
 //   noisy    fewer than min_samples samples on a side, or a change beyond the
-//            threshold that the test cannot tell from noise (p >= alpha)
+//            threshold that the test cannot tell from noise (p >= alpha), or
+//            one inside the spread of the samples (the middle halves
+//            overlap); the note says which, and names a side whose
+//            statistics are unstable (stats.hpp)
 //   same     |ratio - 1| <= threshold (significant or not: too small to matter)
-//   slower   ratio > 1 + threshold and p < alpha
-//   faster   ratio < 1 - threshold and p < alpha
+//   slower   ratio > 1 + threshold, p < alpha, middle halves apart
+//   faster   ratio < 1 - threshold, p < alpha, middle halves apart
+// Comparison::inconclusive() counts the noisy rows: gpuprof-compare --strict
+// fails on them as on a slower row.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -68,16 +81,21 @@ struct Measurement {
   std::vector<double> samples_ms;  // empty when only the figures below are known
   std::size_t n = 0;
   double median_ms = 0, mean_ms = 0, stddev_ms = 0;
+  double q1_ms = 0, q3_ms = 0;  // the middle half; from figures: mean -+ 0.674 stddev
+  std::string unstable_reason;  // why its statistics are unstable (stats.hpp); "" when stable
   std::string note;  // why it was not measured ("oom"), or how ("host clock")
 
   static Measurement from_samples(std::vector<double> samples, std::string note = {}) {
-    const Summary s = summarize(samples);
+    Summary s = summarize(std::move(samples));
     Measurement m;
-    m.samples_ms = s.sorted;
     m.n = s.n;
     m.median_ms = s.median;
     m.mean_ms = s.mean;
     m.stddev_ms = s.stddev;
+    m.q1_ms = s.q1;
+    m.q3_ms = s.q3;
+    if (s.n >= 2) m.unstable_reason = std::move(s.unstable_reason);  // fewer: min_samples says it
+    m.samples_ms = std::move(s.sorted);
     m.note = std::move(note);
     return m;
   }
@@ -87,6 +105,13 @@ struct Measurement {
     m.mean_ms = mean_ms;
     m.stddev_ms = stddev_ms;
     m.median_ms = median_ms;
+    const double quartile_offset = 0.6744897501960817;  // normal_quantile(0.75)
+    m.q1_ms = mean_ms - quartile_offset * stddev_ms;
+    m.q3_ms = mean_ms + quartile_offset * stddev_ms;
+    const double cv = detail::relative_to(stddev_ms, mean_ms);
+    const SummaryOptions limits;
+    if (n >= 2 && cv > limits.unstable_cv)
+      m.unstable_reason = "cv " + detail::format_percent(cv) + " > " + detail::format_threshold(limits.unstable_cv);
     return m;
   }
 };
@@ -127,9 +152,10 @@ struct Comparison {
   CompareOptions options;
   std::vector<ComparisonRow> rows;
   std::vector<std::string> warnings;  // machines or builds that differ, timing sources that differ
-  bool regressed() const {
-    return std::any_of(rows.begin(), rows.end(), [](const ComparisonRow& r) { return r.verdict == Verdict::slower; });
-  }
+  bool regressed() const { return count(Verdict::slower) > 0; }
+  // Rows whose change could not be told from noise: a CI gate that must not
+  // let a regression through unseen fails on these too (--strict).
+  bool inconclusive() const { return count(Verdict::noisy) > 0; }
   std::size_t count(Verdict verdict) const {
     return static_cast<std::size_t>(
         std::count_if(rows.begin(), rows.end(), [&](const ComparisonRow& r) { return r.verdict == verdict; }));
@@ -206,7 +232,7 @@ inline ComparisonRow compare_measurements(std::string kind, std::string key, std
   row.test = raw ? "Mann-Whitney U" : "Welch t";
   row.p_value = raw ? mann_whitney_u_p_value(a.samples_ms, b.samples_ms) : welch_t_p_value(a, b);
   const bool significant = row.p_value < options.alpha;
-  char text[128];
+  char text[200];
   if (!std::isfinite(row.ratio)) {
     row.verdict = Verdict::noisy;
     row.note = "base median is not positive";
@@ -220,10 +246,24 @@ inline ComparisonRow compare_measurements(std::string kind, std::string key, std
     row.verdict = Verdict::noisy;
     std::snprintf(text, sizeof text, "change not significant (p = %.3g >= %g)", row.p_value, options.alpha);
     row.note = text;
+  } else if (const bool up = row.ratio > 1; (up ? b.q1_ms <= a.q3_ms : a.q1_ms <= b.q3_ms)) {
+    // `quicker` should lie wholly below `slower_side` for the change to count.
+    const Measurement& quicker = up ? a : b;
+    const Measurement& slower_side = up ? b : a;
+    row.verdict = Verdict::noisy;
+    std::snprintf(text, sizeof text,
+                  "change inside the noise: the middle halves overlap (%s q3 %.4g ms >= %s q1 %.4g ms)",
+                  up ? "base" : "new", quicker.q3_ms, up ? "new" : "base", slower_side.q1_ms);
+    row.note = text;
   } else {
     row.verdict = row.ratio > 1 ? Verdict::slower : Verdict::faster;
   }
-  if (!a.note.empty() && a.note == b.note) row.note += (row.note.empty() ? "" : "; ") + a.note;
+  const auto add_note = [&row](const std::string& more) { row.note += (row.note.empty() ? "" : "; ") + more; };
+  if (row.verdict != Verdict::same) {
+    if (!a.unstable_reason.empty()) add_note("base unstable: " + a.unstable_reason);
+    if (!b.unstable_reason.empty()) add_note("new unstable: " + b.unstable_reason);
+  }
+  if (!a.note.empty() && a.note == b.note) add_note(a.note);
   return row;
 }
 

@@ -5,9 +5,12 @@
 //   env.gpu_name, env.driver_version, env.sm_clock_mhz_end, env.git_revision ...
 //
 // The build's facts (flags, build type, git revision) are compile-time
-// definitions that gpuprof's CMake sets for its own build tree
-// (GPUPROF_BUILD_CXX_FLAGS, GPUPROF_BUILD_TYPE, GPUPROF_GIT_REVISION); a
-// consumer may define them too, else they read "" (build type: from NDEBUG).
+// definitions (GPUPROF_BUILD_CXX_FLAGS, GPUPROF_BUILD_TYPE,
+// GPUPROF_GIT_REVISION) that the gpuprof::gpuprof CMake target fills in for
+// whoever builds with it: gpuprof's tree, add_subdirectory/FetchContent, and
+// find_package consumers alike (cmake/gpuprofBuildInfo.cmake). A build
+// without CMake may define them; else the flags and revision read "" and the
+// build type says it is unknown.
 // Clocks come from NVML (detail/nvml.hpp), loaded at run time; without it they
 // are -1 and clocks_note says why.
 #pragma once
@@ -173,11 +176,12 @@ inline Environment capture_environment() {
   env.compiler_flags = GPUPROF_BUILD_CXX_FLAGS;
 #endif
 #ifdef GPUPROF_BUILD_TYPE
-  env.build_type = GPUPROF_BUILD_TYPE;
+  env.build_type = GPUPROF_BUILD_TYPE;  // CMake's configuration; "" when CMAKE_BUILD_TYPE was left empty
+  if (env.build_type.empty()) env.build_type = "none (CMAKE_BUILD_TYPE empty)";
 #elif defined(NDEBUG)
-  env.build_type = "NDEBUG";
+  env.build_type = "unknown (NDEBUG set)";
 #else
-  env.build_type = "assertions on (no NDEBUG)";
+  env.build_type = "unknown (NDEBUG not set)";
 #endif
 #ifdef GPUPROF_GIT_REVISION
   env.git_revision = GPUPROF_GIT_REVISION;

@@ -8,8 +8,12 @@
 // call tree, depth-first, with host and GPU Summary per node. Scopes may keep
 // running on other threads meanwhile: the report is a snapshot of what had
 // finished, and a pair such a scope published after that synchronization is
-// waited for by itself (report() may run on a monitoring thread). ScopeObserver (declared in detail/scope_observer.hpp) lets kernel
-// capture and memory tracking follow scopes and add to the report.
+// waited for by itself (report() may run on a monitoring thread). Scopes
+// still open are listed with their open instances (ScopeNode::open_instances),
+// not counted. Instances that began in a bench() cold call or warm-up are
+// left out and counted apart (Report::warmup_instances_left_out).
+// ScopeObserver (declared in detail/scope_observer.hpp) lets kernel capture
+// and memory tracking follow scopes and add to the report.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -23,6 +27,7 @@
 #include "detail/build_report.hpp"
 #include "detail/recorder.hpp"
 #include "detail/scope_observer.hpp"
+#include "detail/time_spans.hpp"
 #include "report.hpp"
 #include "scope.hpp"
 
@@ -108,14 +113,29 @@ inline Report Profiler::report() {
   detail::Recorder& recorder = detail::recorder();
   std::vector<detail::InstanceSnapshot> instances;
   const detail::TickConverter ticks = recorder.tick_clock().converter();
+  // bench() warm-up spans: recorded scopes are tested on their host ticks,
+  // replays of captured scopes on their ns.
+  std::vector<TimeInterval> warmup_ticks, warmup_ns;  // the first in host ticks, despite the fields' names
+  for (const detail::LeftOutSpan& span : recorder.left_out_spans()) {
+    warmup_ticks.push_back({span.begin_ticks, span.end_ticks});
+    warmup_ns.push_back({span.begin_ns, span.end_ns});
+  }
+  const detail::TimeSpans in_warmup_ticks(std::move(warmup_ticks)), in_warmup_ns(std::move(warmup_ns));
+  std::uint64_t left_out = 0;
+  std::vector<std::uint32_t> innermost_open;
 #if GPUPROF_WITH_CUDA
   bool synchronized = false;  // one device synchronization covers every pending pair
 #endif
   recorder.for_each_thread([&](detail::ThreadState& thread) {
+    innermost_open.push_back(thread.current.load(std::memory_order_relaxed));
     const detail::ReadingGuard guard(thread.records);
     const std::uint64_t end = thread.records.published();
     for (std::uint64_t i = thread.discard_before.load(std::memory_order_relaxed); i < end; ++i) {
       const detail::InstanceRecord& record = thread.records.at(i);
+      if (in_warmup_ticks.contains(record.host_begin_ticks)) {
+        ++left_out;
+        continue;
+      }
       detail::InstanceSnapshot snapshot;
       snapshot.id = record.id;
       snapshot.node = record.node;
@@ -132,6 +152,13 @@ inline Report Profiler::report() {
     }
   });
 #if GPUPROF_WITH_CUDA
+  // Keeps a replay unless it began in a warm-up span.
+  const auto keep_unless_warmup = [&](const detail::InstanceSnapshot& snapshot) {
+    if (in_warmup_ns.contains(snapshot.host_begin_ns))
+      ++left_out;
+    else
+      instances.push_back(snapshot);
+  };
   // Replays of captured scopes: GPU time stamps, placed on the host clock
   // for the trace (host_ms of such an instance is its GPU span).
   const std::vector<detail::GraphSample> replays = recorder.graph_timings().samples();
@@ -145,7 +172,7 @@ inline Report Profiler::report() {
       snapshot.host_begin_ns = replay.begin_gpu_ns + host_minus_gpu;
       snapshot.host_end_ns = replay.end_gpu_ns + host_minus_gpu;
       snapshot.gpu_ms = static_cast<double>(replay.end_gpu_ns - replay.begin_gpu_ns) / 1e6;
-      instances.push_back(snapshot);
+      keep_unless_warmup(snapshot);
     }
   }
   // Replays of scopes captured under kernel capture: their intervals come
@@ -173,7 +200,7 @@ inline Report Profiler::report() {
       snapshot.host_begin_ns = interval.begin_ns;
       snapshot.host_end_ns = interval.end_ns;
       snapshot.gpu_ms = ns_to_ms(interval.end_ns - interval.begin_ns);
-      instances.push_back(snapshot);
+      keep_unless_warmup(snapshot);
     }
     captured_without_work = detail::scopes_without_work(captured, intervals);
   }
@@ -185,6 +212,7 @@ inline Report Profiler::report() {
   report.timing_note = timing_note();
   report.environment = capture_environment();
   report.rank = rank_ ? *rank_ : rank_from_environment();
+  report.warmup_instances_left_out = left_out;
   const std::size_t host_only = static_cast<std::size_t>(std::count_if(
       instances.begin(), instances.end(), [](const detail::InstanceSnapshot& i) { return i.gpu_ms < 0; }));
   if (report.timing_source == TimingSource::cuda_events && host_only > 0) {
@@ -206,9 +234,11 @@ inline Report Profiler::report() {
                           " scope instance(s) captured into a replayed CUDA graph ran no kernel, copy or memset: "
                           "with kernel capture on, such a scope has no GPU time (none is made up)";
 #endif
+  // Taken after the threads' innermost nodes were read, so it holds them.
+  const std::vector<detail::GlobalNode> nodes = recorder.nodes_snapshot();
   detail::build_scope_tree(
-      recorder.nodes_snapshot(), [&](std::uint32_t id) { return recorder.names().text(id); },
-      std::move(instances), report);
+      nodes, [&](std::uint32_t id) { return recorder.names().text(id); }, std::move(instances), report,
+      detail::open_instance_counts(nodes, innermost_open));
 
   recorder.for_each_observer([&report](ScopeObserver& observer) { observer.contribute(report); });
   return report;

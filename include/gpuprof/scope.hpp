@@ -101,7 +101,7 @@ class Scope {
     s_.stream = stream;
     s_.work = work ? *work : Work{};
     const detail::NameEntry& entry = detail::resolve_name(thread, site, name);
-    s_.parent = thread.current;
+    s_.parent = thread.current.load(std::memory_order_relaxed);
     s_.node = detail::child_node(thread, s_.parent, entry.id);
     // Room for this scope's record and every enclosing one's: taken here, where
     // a failed allocation may throw, so that no destructor allocates.
@@ -111,7 +111,7 @@ class Scope {
     ++thread.open_scopes;
     s_.id = detail::next_instance_id(thread);
     entry.nvtx.push();
-    thread.current = s_.node;
+    thread.current.store(s_.node, std::memory_order_relaxed);
     // Kept on every timed scope, not only in GPU mode: a graph node captured
     // now is attributed to this instance (detail::innermost_scope_instance()).
     s_.parent_instance = thread.current_instance;
@@ -202,7 +202,7 @@ class Scope {
   void close() noexcept {
     if ((mode_ & detail::mode_observers) && s_.observed) notify_end();
     nvtx_pop();
-    s_.thread->current = s_.parent;
+    s_.thread->current.store(s_.parent, std::memory_order_relaxed);
     s_.thread->current_instance = s_.parent_instance;
     --s_.thread->open_scopes;
   }

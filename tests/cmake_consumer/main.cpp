@@ -1,4 +1,6 @@
-// The smallest real use of gpuprof: two nested scopes, then the report.
+// The smallest real use of gpuprof: two nested scopes, then the report and
+// the build facts it carries (run_consumer.cmake checks they are this
+// project's, not gpuprof's).
 #include <iostream>
 
 #include <gpuprof/gpuprof.hpp>
@@ -10,5 +12,8 @@ int main() {
   }
   const gpuprof::Report report = gpuprof::profiler().report();
   report.print(std::cout);
+  std::cout << "build type: " << report.environment.build_type << '\n'
+            << "flags: " << report.environment.compiler_flags << '\n'
+            << "revision: " << report.environment.git_revision << '\n';
   return report.nodes.size() == 2 && report.nodes[1].path == "consumer/work" ? 0 : 1;
 }

@@ -2,6 +2,8 @@
 #       -DGENERATOR=... -DCXX_COMPILER=... -DUSE_CUDA=ON|OFF -P run_consumer.cmake
 # Builds tests/cmake_consumer against gpuprof the MODE way, runs it, and fails
 # with the step's output if anything goes wrong. Starts from an empty WORK_DIR.
+# The consumer is copied into a git repository of its own there, so that its
+# report must name the consumer's revision, build type and flags.
 foreach(variable MODE SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER USE_CUDA)
   if(NOT DEFINED ${variable})
     message(FATAL_ERROR "run_consumer.cmake: -D${variable}=... is required")
@@ -37,10 +39,31 @@ if(MODE STREQUAL "package")
   list(APPEND consumer_args -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
 endif()
 
-run_step("configure consumer (${MODE})" ${CMAKE_COMMAND} -S "${CMAKE_CURRENT_LIST_DIR}"
+set(consumer_source "${WORK_DIR}/consumer-src")
+file(COPY "${CMAKE_CURRENT_LIST_DIR}/CMakeLists.txt" "${CMAKE_CURRENT_LIST_DIR}/main.cpp"
+     DESTINATION "${consumer_source}")
+set(expected_revision "")
+find_package(Git QUIET)
+if(GIT_FOUND)
+  set(git "${GIT_EXECUTABLE}" -C "${consumer_source}" -c user.name=consumer -c user.email=consumer@localhost
+          -c commit.gpgsign=false)
+  run_step("make the consumer a git repository" ${git} init --quiet)
+  run_step("  add its files" ${git} add CMakeLists.txt main.cpp)
+  run_step("  commit them" ${git} commit --quiet -m consumer)
+  run_step("  describe it" ${git} describe --always --dirty --abbrev=12)
+  string(STRIP "${step_output}" expected_revision)
+endif()
+
+run_step("configure consumer (${MODE})" ${CMAKE_COMMAND} -S "${consumer_source}"
          -B "${WORK_DIR}/consumer-build" ${common} ${consumer_args})
 run_step("build consumer (${MODE})" ${CMAKE_COMMAND} --build "${WORK_DIR}/consumer-build")
 run_step("run consumer (${MODE})" "${WORK_DIR}/consumer-build/consumer")
 if(NOT step_output MATCHES "consumer" OR NOT step_output MATCHES "work")
   message(FATAL_ERROR "the consumer's report lacks its scopes:\n${step_output}")
 endif()
+foreach(expected "build type: Release\n" "flags: -DGPUPROF_CONSUMER_MARKER=1 -O3" "revision: ${expected_revision}\n")
+  string(FIND "${step_output}" "${expected}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "the consumer's report lacks \"${expected}\":\n${step_output}")
+  endif()
+endforeach()

@@ -206,6 +206,12 @@ TEST_CASE("gpuprof-compare: exit status 1 on a regression beyond the threshold, 
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("slower.json")) == 1);
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("slower.json") + " --threshold 15%") == 0);
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("same.json") + " --markdown") == 0);
+  CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("same.json") + " --strict") == 0);
+  // A change drowned in noise: "noisy", which only --strict fails on.
+  synthetic_report(1.0, 0.4, 6, 3).write_json(dir.file("noisy_base.json"));
+  synthetic_report(1.2, 0.4, 6, 4).write_json(dir.file("noisy_new.json"));
+  CHECK(exit_status_of(tool + " " + dir.file("noisy_base.json") + " " + dir.file("noisy_new.json")) == 0);
+  CHECK(exit_status_of(tool + " " + dir.file("noisy_base.json") + " " + dir.file("noisy_new.json") + " --strict") == 1);
   CHECK(exit_status_of(tool + " " + dir.file("base.json")) == 2);
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("missing.json")) == 2);
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("same.json") + " --threshold five") == 2);

@@ -19,6 +19,7 @@
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/json_writer.hpp>
 #include <gpuprof/report.hpp>
+#include <gpuprof/report/read_json.hpp>
 
 #include "support/json_parse.hpp"
 #include "support/temporary_directory.hpp"
@@ -490,7 +491,49 @@ TEST_CASE("terminal table lists the tree with the right columns") {
   CHECK(lines[2].find("1536.0") != std::string::npos);  // Peak MiB
   CHECK(lines[2].find("20.00") != std::string::npos);  // total ms of step
   CHECK(text.find("unstable: step/forward/attention: cv ") != std::string::npos);
-  CHECK(text.find("unstable: loader: fewer than 2 samples") != std::string::npos);
+  // Scopes that ran once share one note instead of a line each.
+  CHECK(text.find("unstable: loader") == std::string::npos);
+  CHECK(text.find("note: 1 of 4 scope(s) finished fewer than 2 times: no spread can be estimated for them\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("a one-shot program's table gets one note for its single samples, marks open scopes, counts warm-up") {
+  gpuprof::Report report;
+  for (int i = 0; i < 30; ++i) {
+    gpuprof::ScopeNode node;
+    node.name = node.path = "phase" + std::to_string(i);
+    node.count = 1;
+    node.host_ms = gpuprof::summarize({1.0 + i});
+    report.nodes.push_back(node);
+  }
+  gpuprof::ScopeNode main_scope;
+  main_scope.name = main_scope.path = "main";
+  main_scope.open_instances = 1;
+  main_scope.host_ms = gpuprof::summarize({});
+  report.nodes.push_back(main_scope);
+  report.warmup_instances_left_out = 6;
+  std::ostringstream out;
+  report.print(out);
+  const std::string text = out.str();
+  CAPTURE(text);
+  CHECK(text.find("unstable:") == std::string::npos);
+  CHECK(text.find("\nmain (open) ") != std::string::npos);
+  CHECK(text.find("note: 1 scope(s) marked (open) were still running when the report was taken") != std::string::npos);
+  CHECK(text.find("note: 31 of 31 scope(s) finished fewer than 2 times") != std::string::npos);
+  CHECK(text.find("note: 6 scope instance(s) from bench() cold calls and warm-up are left out") != std::string::npos);
+  const std::string markdown = report.markdown();
+  CHECK(markdown.find("| main (open) |") != std::string::npos);
+  CHECK(markdown.find("Notes:\n\n- 1 scope(s) marked (open)") != std::string::npos);
+
+  TemporaryDirectory dir;
+  report.write_json(dir.file("report.json"));
+  const Json doc = gpuprof_test::parse_json_file(dir.file("report.json"));
+  CHECK(doc["warmup_instances_left_out"].as_int64() == 6);
+  CHECK(doc["nodes"][30]["open_instances"].as_int64() == 1);
+  CHECK(doc["nodes"][0]["open_instances"].as_int64() == 0);
+  const gpuprof::Report back = gpuprof::read_report_json(dir.file("report.json"));
+  CHECK(back.warmup_instances_left_out == 6);
+  CHECK(back.nodes[30].open_instances == 1);
 }
 
 TEST_CASE("optional table columns appear only when some node has their data") {
@@ -518,7 +561,8 @@ TEST_CASE("markdown table is a GitHub table with indented names") {
   CHECK(text.find("| &nbsp;&nbsp;forward | 2 |") != std::string::npos);
   CHECK(text.find("| &nbsp;&nbsp;&nbsp;&nbsp;attention | 2 |") != std::string::npos);
   CHECK(text.find("Unstable statistics:") != std::string::npos);
-  CHECK(text.find("- loader: fewer than 2 samples\n") != std::string::npos);
+  CHECK(text.find("- loader: fewer than 2 samples\n") == std::string::npos);
+  CHECK(text.find("Notes:\n\n- 1 of 4 scope(s) finished fewer than 2 times") != std::string::npos);
 
   TemporaryDirectory dir;
   report.write_markdown(dir.file("report.md"));

@@ -10,6 +10,7 @@
 
 #include <gpuprof/bench.hpp>
 #include <gpuprof/profiler.hpp>
+#include <gpuprof/scope.hpp>
 
 namespace {
 // Turns GPU timing off for one test and back on afterwards.
@@ -18,6 +19,13 @@ struct HostClockOnly {
   ~HostClockOnly() { gpuprof::profiler().set_gpu_timing(true); }
 };
 void sleep_ms(int milliseconds) { std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds)); }
+
+const gpuprof::ScopeNode& node_at(const gpuprof::Report& report, const std::string& path) {
+  for (const auto& node : report.nodes)
+    if (node.path == path) return node;
+  FAIL("no node " << path);
+  throw;
+}
 }  // namespace
 
 TEST_CASE("bench makes one cold call, the warm-up calls and the samples") {
@@ -118,4 +126,77 @@ TEST_CASE("bad options are refused with a clear message") {
   refuses([] { gpuprof::BenchOptions o; o.warmup = -1; return o; }(), "warmup must be >= 0");
   refuses([] { gpuprof::BenchOptions o; o.min_iters = 1; return o; }(), "min_iters must be >= 2");
   refuses([] { gpuprof::BenchOptions o; o.min_iters = 10; o.max_iters = 5; return o; }(), "max_iters must be >= min_iters");
+}
+
+TEST_CASE("scopes in bench's cold call and warm-up are left out of the report: its count is iters") {
+  const HostClockOnly host_clock;
+  gpuprof::Profiler& profiler = gpuprof::profiler();
+  profiler.reset();
+  gpuprof::BenchOptions options;
+  options.warmup = 5;
+  options.iters = 20;
+  int calls = 0;
+  const auto body = [&calls] {
+    GPUPROF_SCOPE("bench body");
+    // A scope on a thread that fn starts is left out in the warm-up as well:
+    // a helper thread in the cold call (call 0) and in every sixth call.
+    if (calls++ % 6 == 0) std::thread([] { GPUPROF_SCOPE("helper"); }).join();
+  };
+  {
+    GPUPROF_SCOPE("around bench");
+    const auto result = gpuprof::bench(body, options);
+    CHECK(result.host.n == 20);
+  }
+  gpuprof::Report report = profiler.report();
+  CHECK(node_at(report, "around bench").count == 1);
+  CHECK(node_at(report, "around bench/bench body").count == 20);
+  CHECK(node_at(report, "helper").count == 4);  // calls 6, 12, 18, 24: samples
+  CHECK(report.warmup_instances_left_out == 1 + 5 + 1);
+  // Scopes after bench() are counted again.
+  { GPUPROF_SCOPE("bench body"); }
+  CHECK(node_at(profiler.report(), "bench body").count == 1);
+
+  profiler.reset();
+  options.keep_warmup_scopes = true;
+  calls = 1;
+  gpuprof::bench(body, options);
+  report = profiler.report();
+  CHECK(node_at(report, "bench body").count == 1 + 5 + 20);
+  CHECK(report.warmup_instances_left_out == 0);
+}
+
+TEST_CASE("warm-up by count and by time: both are met, and slow warm-up calls stay out of the samples") {
+  const HostClockOnly host_clock;
+  gpuprof::profiler().reset();
+  int calls = 0;
+  std::vector<std::int64_t> call_times;
+  gpuprof::BenchOptions options;
+  options.warmup = 3;       // the count is met first (3 calls of >= 1 ms) ...
+  options.warmup_ms = 40;   // ... then the time: more calls until 40 ms have passed
+  options.iters = 10;
+  const auto result = gpuprof::bench(
+      [&] {
+        GPUPROF_SCOPE("slow start");
+        call_times.push_back(gpuprof::host_now_ns());
+        sleep_ms(calls++ < 4 ? 15 : 1);  // the cold call and 3 warm-up calls are slow
+      },
+      options);
+  CHECK(result.warmup_calls >= 3);
+  REQUIRE(call_times.size() == 1 + static_cast<std::size_t>(result.warmup_calls) + 10);
+  const std::int64_t warmup_start = call_times[1], first_sample = call_times[call_times.size() - 10];
+  CHECK(gpuprof::ns_to_ms(first_sample - warmup_start) >= 40);
+  CHECK(result.cold_ms >= 15);
+  CHECK(result.host.n == 10);
+  CHECK(result.host.max < 15);  // no slow call among the samples
+  const gpuprof::Report report = gpuprof::profiler().report();
+  const gpuprof::ScopeNode& node = node_at(report, "slow start");
+  CHECK(node.count == 10);
+  CHECK(node.host_ms.max < 15);
+  CHECK(report.warmup_instances_left_out == 1 + static_cast<std::uint64_t>(result.warmup_calls));
+
+  // A warm-up time shorter than the counted calls adds none.
+  calls = 0;
+  call_times.clear();
+  options.warmup_ms = 1;
+  CHECK(gpuprof::bench([&] { sleep_ms(calls++ < 4 ? 15 : 1); }, options).warmup_calls == 3);
 }

@@ -236,14 +236,53 @@ TEST_CASE("reset forgets finished instances; scopes open across it are kept") {
     REQUIRE(during.nodes.size() == 2);
     CHECK(during.nodes[0].path == "outer");
     CHECK(during.nodes[0].count == 0);
+    CHECK(during.nodes[0].open_instances == 1);
     CHECK(during.nodes[0].host_ms.n == 0);
     CHECK(during.nodes[1].count == 1);
+    CHECK(during.nodes[1].open_instances == 0);
   }
   for (int i = 0; i < 2; ++i) step();
   const auto counts = counts_by_path(profiler.report());
   CHECK(counts.at("outer") == 1);
   CHECK(counts.at("outer/inner") == 1);
   CHECK(counts.at("step") == 2);
+}
+
+TEST_CASE("scopes still open at report time are marked, on this thread and on others, and not counted") {
+  auto& profiler = gpuprof::profiler();
+  profiler.reset();
+  std::atomic<int> stage{0};
+  std::thread worker([&] {
+    GPUPROF_SCOPE("worker loop");
+    { GPUPROF_SCOPE("worker item"); }
+    stage = 1;
+    while (stage.load() != 2) std::this_thread::yield();
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  {
+    GPUPROF_SCOPE("main");
+    { GPUPROF_SCOPE("setup"); }
+    GPUPROF_SCOPE("solve");
+    const gpuprof::Report during = profiler.report();
+    std::map<std::string, const gpuprof::ScopeNode*> by_path;
+    for (const auto& node : during.nodes) by_path[node.path] = &node;
+    REQUIRE(by_path.count("main/solve") == 1);
+    CHECK(by_path.at("main")->open_instances == 1);
+    CHECK(by_path.at("main")->count == 0);
+    CHECK(by_path.at("main/solve")->open_instances == 1);
+    CHECK(by_path.at("main/setup")->open_instances == 0);
+    CHECK(by_path.at("main/setup")->count == 1);
+    CHECK(by_path.at("worker loop")->open_instances == 1);
+    CHECK(by_path.at("worker loop/worker item")->open_instances == 0);
+    CHECK(by_path.at("worker loop/worker item")->count == 1);
+  }
+  stage = 2;
+  worker.join();
+  for (const auto& node : profiler.report().nodes) {
+    CAPTURE(node.path);
+    CHECK(node.open_instances == 0);
+    CHECK(node.count == 1);
+  }
 }
 
 namespace {

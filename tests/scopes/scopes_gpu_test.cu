@@ -158,6 +158,28 @@ TEST_CASE("bench's L2 flush writes exactly the L2 size and makes cached reads sl
   CHECK(flushed.gpu.median > 1.1 * cached.gpu.median);
 }
 
+TEST_CASE("scopes in an eager bench count its samples only, GPU-timed") {
+  StreamOwner owner;
+  auto& profiler = gpuprof::profiler();
+  profiler.reset();
+  gpuprof::BenchOptions options;
+  options.stream = owner.stream;
+  options.warmup = 2;
+  options.iters = 4;
+  const auto result = gpuprof::bench(
+      [&] {
+        GPUPROF_SCOPE("eager", owner.stream);
+        spin_kernel<<<1, 1, 0, owner.stream>>>(100'000);
+      },
+      options);
+  const auto report = profiler.report();
+  const auto& eager = node_at(report, "eager");
+  CHECK(result.gpu.n == 4);
+  CHECK(eager.count == 4);  // as many as bench's samples: the cold call and 2 warm-up calls are left out
+  CHECK(eager.gpu_ms.n == 4);
+  CHECK(report.warmup_instances_left_out == 1 + 2);
+}
+
 TEST_CASE("scopes inside bench's graph capture are timed on every replay") {
   StreamOwner owner;
   auto& profiler = gpuprof::profiler();
@@ -178,17 +200,17 @@ TEST_CASE("scopes inside bench's graph capture are timed on every replay") {
   const auto report = profiler.report();
   const auto& captured = node_at(report, "captured");
   CHECK(calls == 2);             // the cold call and the capture
-  CHECK(captured.count == 1 + 5);  // the cold call and the 2 + 3 replays; the capture is no instance
+  // The 3 timed replays; the cold call and the 2 warm-up replays are left
+  // out and counted apart (their replays are placed by their GPU time stamps,
+  // the timed ones begin after the warm-up's last synchronization); the
+  // capture is no instance.
+  CHECK(captured.count == 3);
+  CHECK(report.warmup_instances_left_out == 1 + 2);
   CHECK(captured.gpu_ms.n == captured.count);
   CHECK(captured.gpu_ms.min >= 0.1);
-  // The replays hold only the kernel; the eager cold call (the earliest
-  // instance) also holds its launch latency, which a preempted host thread
-  // can stretch (127 us once in 72 runs), so it gets no upper bound.
-  bool cold = true;
-  for (const auto& instance : report.instances) {
-    if (report.nodes[static_cast<std::size_t>(instance.node)].path != "captured") continue;
-    if (!cold) CHECK(instance.gpu_ms <= 0.1 * 1.05 + 0.02);
-    cold = false;
-  }
+  // Every instance is a replay, which holds only the kernel.
+  for (const auto& instance : report.instances)
+    if (report.nodes[static_cast<std::size_t>(instance.node)].path == "captured")
+      CHECK(instance.gpu_ms <= 0.1 * 1.05 + 0.02);
   CHECK(report.timing_note.empty());
 }

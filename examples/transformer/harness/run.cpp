@@ -91,10 +91,13 @@ StepTiming time_steps(Backend& backend, Mode mode, const StepProtocol& protocol,
 
   // bench always makes one timed cold call before its warm-up calls: it is
   // the first of our w warm-up steps, or, with w == 0, the first timed step.
+  // The warm-up steps are in their own "warmup" scope and the cold call may
+  // be a timed step, so bench() keeps every scope in the report.
   gpuprof::BenchOptions options;
   options.stream = stream;
   options.warmup = warmup > 0 ? warmup - 1 : 0;
   options.iters = warmup > 0 || steps == 1 ? steps : steps - 1;
+  options.keep_warmup_scopes = true;
   const gpuprof::BenchResult result = gpuprof::bench(step, options);
 
   StepTiming timing;

@@ -1,9 +1,9 @@
 // gpuprof/detail/build_report.hpp: the call tree of a Report, from the
 // finished instances of every thread and the global node table.
 //
-// Nodes that had instances are kept with all their ancestors (an ancestor may
-// have none yet: a scope still open while report() runs). Siblings are ordered
-// by their first instance, so the tree reads in execution order, and nodes
+// Nodes that had instances or are still open are kept with all their
+// ancestors. Siblings are ordered by their first instance (a node with none,
+// only open, comes last), so the tree reads in execution order, and nodes
 // come out depth-first, parents before children.
 #pragma once
 #include <algorithm>
@@ -33,14 +33,28 @@ struct InstanceSnapshot {
   Work work;
 };
 
-// Fills report.nodes and report.instances. `name_of` maps a name id to its text.
+// The innermost open scope of each thread (its global node), as report()
+// found them: every node from there up to the root has one instance open.
+inline std::vector<std::uint64_t> open_instance_counts(const std::vector<GlobalNode>& global_nodes,
+                                                       const std::vector<std::uint32_t>& innermost) {
+  std::vector<std::uint64_t> open(global_nodes.size(), 0);
+  for (std::uint32_t node : innermost)
+    for (; node != root_node && node < global_nodes.size(); node = global_nodes[node].parent) ++open[node];
+  return open;
+}
+
+// Fills report.nodes and report.instances. `name_of` maps a name id to its
+// text; `open` (by global node, empty: none) counts instances still running.
 inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
                              const std::function<std::string(std::uint32_t)>& name_of,
-                             std::vector<InstanceSnapshot> instances, Report& report) {
+                             std::vector<InstanceSnapshot> instances, Report& report,
+                             const std::vector<std::uint64_t>& open = {}) {
   const std::size_t node_count = global_nodes.size();
   constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
   std::vector<std::vector<std::size_t>> instances_of(node_count);
   std::vector<std::int64_t> first_begin(node_count, never);
+  for (std::uint32_t node = 1; node < node_count && node < open.size(); ++node)
+    if (open[node] > 0) first_begin[node] = never - 1;  // kept, after siblings that ran
 
   std::sort(instances.begin(), instances.end(), [](const InstanceSnapshot& a, const InstanceSnapshot& b) {
     return std::tie(a.host_begin_ns, a.id) < std::tie(b.host_begin_ns, b.id);
@@ -81,6 +95,7 @@ inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
     }
     const std::vector<std::size_t>& mine = instances_of[node];
     out.count = mine.size();
+    if (node < open.size()) out.open_instances = open[node];
     std::vector<double> host_ms, gpu_ms;
     host_ms.reserve(mine.size());
     for (const std::size_t i : mine) {

@@ -41,6 +41,14 @@ struct GlobalNode {
   std::uint32_t name;
 };
 
+// A stretch of host time whose scopes report() leaves out of the statistics
+// (bench()'s cold call and warm-up), on both clocks a scope instance can
+// carry: host ticks (recorded scopes) and steady_clock ns (graph replays).
+struct LeftOutSpan {
+  std::int64_t begin_ticks, end_ticks;
+  std::int64_t begin_ns, end_ns;
+};
+
 // What a scope does, in one word that it loads once (relaxed) at entry:
 // settings change rarely, and a scope that starts just before a change
 // finishes in the mode it started in. Written by the Recorder's setters.
@@ -70,7 +78,9 @@ inline std::int64_t scope_ticks(std::uint32_t mode) noexcept {
 struct alignas(64) ThreadState {
   explicit ThreadState(std::uint32_t dense_id) : thread_id(dense_id) {}
 
-  std::uint32_t current = root_node;  // global node of the innermost open scope
+  // Global node of the innermost open scope. Atomic (relaxed: plain loads and
+  // stores) only so that report() may read it to mark scopes still open.
+  std::atomic<std::uint32_t> current{root_node};
   // Scopes open on this thread: each entry keeps room in `records` for every
   // open scope, so closing one never allocates (see Scope's constructor).
   std::uint32_t open_scopes = 0;
@@ -208,6 +218,18 @@ class Recorder {
   // An instance id for a scope instance that report() derives (a replay).
   std::uint64_t fresh_instance_id() noexcept { return next_instance_.fetch_add(1, std::memory_order_relaxed); }
 
+  // --- bench() warm-up: scope instances that begin inside these spans, on
+  // any thread, are counted apart by report(), not in the statistics. Scopes
+  // pay nothing for this: report() compares their begin times.
+  void leave_out(const LeftOutSpan& span) {
+    const std::lock_guard<std::mutex> lock(left_out_mutex_);
+    left_out_.push_back(span);
+  }
+  std::vector<LeftOutSpan> left_out_spans() const {
+    const std::lock_guard<std::mutex> lock(left_out_mutex_);
+    return left_out_;
+  }
+
   // --- errors a destructor could not throw ---------------------------------------
   void note_lost_gpu_time(const char* what) noexcept;
   std::pair<std::uint64_t, std::string> lost_gpu_time() const;
@@ -258,6 +280,9 @@ class Recorder {
   std::atomic<GraphIntervalSource*> graph_interval_source_{nullptr};
   std::atomic<ScopeObserver*> observers_[max_observers]{};
   int observer_count_ = 0;  // under observers_mutex_; mode_observers says whether it is > 0
+
+  mutable std::mutex left_out_mutex_;
+  std::vector<LeftOutSpan> left_out_;
 
   mutable std::mutex errors_mutex_;
   std::uint64_t lost_gpu_time_ = 0;

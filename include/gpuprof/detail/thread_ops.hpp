@@ -68,7 +68,9 @@ const NvtxName& nvtx_only_name(CallSite& site, const Name& name) {
 
 // The global node id of the innermost scope open on the calling thread
 // (root_node when none is): what a graph node created now belongs to.
-inline std::uint32_t innermost_scope_node() { return recorder().this_thread().current; }
+inline std::uint32_t innermost_scope_node() {
+  return recorder().this_thread().current.load(std::memory_order_relaxed);
+}
 
 // The instance id of the innermost scope open on the calling thread (0 when
 // none is): the captured scope a graph node created now belongs to.

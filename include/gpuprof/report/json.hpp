@@ -73,6 +73,7 @@ inline void write_node_json(JsonWriter& json, const Report& report, std::size_t 
       .member("parent", node.parent)
       .member("depth", node.depth)
       .member("count", node.count)
+      .member("open_instances", node.open_instances)
       .member("timing", timing_source_name(node.gpu_timed() ? TimingSource::cuda_events
                                                             : TimingSource::host_clock))
       .member("total_ms", node.total_ms());
@@ -186,7 +187,9 @@ inline std::string report_json(const Report& report) {
   json.key("kernels").begin_array();
   for (const KernelRecord& kernel : kernels) detail::write_kernel_json(json, kernel);
   json.end_array();
-  json.member("dropped_kernel_records", report.dropped_kernel_records).key("memory_timeline");
+  json.member("dropped_kernel_records", report.dropped_kernel_records)
+      .member("warmup_instances_left_out", report.warmup_instances_left_out)
+      .key("memory_timeline");
   detail::write_memory_timeline_json(json, report.memory_timeline);
   json.end_object();
   return json.str() + "\n";

@@ -35,6 +35,9 @@ struct ScopeNode {
   int parent = -1;           // index into Report::nodes; -1 for a root
   int depth = 0;             // 0 for a root
   std::uint64_t count = 0;   // instances
+  // Instances still running when the report was taken: not in count or the
+  // statistics (a scope around the report() call, another thread's work).
+  std::uint64_t open_instances = 0;
   Summary host_ms;           // host-clock durations, always present
   Summary gpu_ms;            // CUDA-event durations; n == 0 when not GPU-timed
   Work work;                 // mean declared work per instance (zeros if none)
@@ -78,6 +81,9 @@ struct Report {
   std::vector<ScopeInstance> instances;    // in begin-time order
   std::vector<KernelRecord> kernels;       // empty unless kernel capture ran
   std::uint64_t dropped_kernel_records = 0;
+  // Scope instances that began during a bench() cold call or warm-up
+  // (BenchOptions::keep_warmup_scopes off), left out of nodes and instances.
+  std::uint64_t warmup_instances_left_out = 0;
   Environment environment;                 // where it ran (environment.hpp)
   RankInfo rank;                           // which process of a multi-process run (rank.hpp)
   MemoryTimeline memory_timeline;          // empty unless built (report/memory_timeline.hpp)

@@ -114,6 +114,7 @@ inline Report report_from_json(const detail::Json& json) {
     node.parent = static_cast<int>(entry["parent"].as_int64());
     node.depth = static_cast<int>(entry["depth"].as_int64());
     node.count = detail::integer_of<std::uint64_t>(entry, "count");
+    if (entry.contains("open_instances")) node.open_instances = detail::integer_of<std::uint64_t>(entry, "open_instances");
     node.host_ms = detail::summary_from_json(entry["host_ms"]);
     node.gpu_ms = detail::summary_from_json(entry["gpu_ms"]);
     const detail::Json& work = entry["work"];
@@ -136,6 +137,8 @@ inline Report report_from_json(const detail::Json& json) {
   }
   for (const detail::Json& entry : json["kernels"].elements()) report.kernels.push_back(detail::kernel_from_json(entry));
   report.dropped_kernel_records = detail::integer_of<std::uint64_t>(json, "dropped_kernel_records");
+  if (json.contains("warmup_instances_left_out"))
+    report.warmup_instances_left_out = detail::integer_of<std::uint64_t>(json, "warmup_instances_left_out");
   if (const detail::Json* timeline = json.find("memory_timeline"))
     report.memory_timeline = detail::memory_timeline_from_json(*timeline);
   return report;

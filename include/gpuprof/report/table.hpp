@@ -6,7 +6,11 @@
 // node's primary timing (CUDA events when it has them, else host clock). The
 // rate columns appear only when some node declares that work, the peak memory
 // column only when some node measured it. Unstable statistics are listed under
-// the table with their reason, so a noisy number is never shown without it.
+// the table with their reason, so a noisy number is never shown without it;
+// scopes that ran only once get one note for all of them (a one-shot program
+// would otherwise get a line per scope). A scope still running when the
+// report was taken is marked "(open)" after its name, and a note says what
+// bench() warm-up left out.
 #pragma once
 #include <algorithm>
 #include <ostream>
@@ -55,6 +59,7 @@ inline Table scope_table(const Report& report, const std::string& indent) {
     std::string name;
     for (int level = 0; level < node.depth; ++level) name += indent;
     name += node.name;
+    if (node.open_instances > 0) name += " (open)";
     const double share = report.percent_of_parent(i);
     std::vector<std::string> row = {
         name,
@@ -80,13 +85,37 @@ inline Table scope_table(const Report& report, const std::string& indent) {
   return table;
 }
 
-// "path: reason" for every node whose primary statistics are unstable.
+// A node that ran fewer than 2 times: its reason is only that, and says the
+// same of every such node.
+inline bool ran_fewer_than_twice(const ScopeNode& node) { return node.primary_ms().n < 2; }
+
+// "path: reason" for every node whose primary statistics are unstable, but
+// for those that merely ran fewer than twice (report_remarks counts them).
 inline std::vector<std::string> unstable_notes(const Report& report) {
   std::vector<std::string> notes;
   for (const ScopeNode& node : report.nodes)
-    if (node.primary_ms().unstable)
+    if (node.primary_ms().unstable && !ran_fewer_than_twice(node))
       notes.push_back(node.path + ": " + node.primary_ms().unstable_reason);
   return notes;
+}
+
+// One line each: scopes still open, scopes that ran once (or only are open),
+// and instances bench() left out.
+inline std::vector<std::string> report_remarks(const Report& report) {
+  std::vector<std::string> remarks;
+  const auto count_nodes = [&](auto predicate) {
+    return std::count_if(report.nodes.begin(), report.nodes.end(), predicate);
+  };
+  if (const auto open = count_nodes([](const ScopeNode& n) { return n.open_instances > 0; }); open > 0)
+    remarks.push_back(std::to_string(open) + " scope(s) marked (open) were still running when the report was "
+                      "taken; their running instances are not counted");
+  if (const auto once = count_nodes(ran_fewer_than_twice); once > 0)
+    remarks.push_back(std::to_string(once) + " of " + std::to_string(report.nodes.size()) +
+                      " scope(s) finished fewer than 2 times: no spread can be estimated for them");
+  if (report.warmup_instances_left_out > 0)
+    remarks.push_back(std::to_string(report.warmup_instances_left_out) +
+                      " scope instance(s) from bench() cold calls and warm-up are left out of the statistics");
+  return remarks;
 }
 
 }  // namespace detail
@@ -95,6 +124,7 @@ inline void Report::print(std::ostream& out) const {
   out << detail::report_heading(*this) << '\n';
   detail::scope_table(*this, "  ").print(out);
   for (const std::string& note : detail::unstable_notes(*this)) out << "unstable: " << note << '\n';
+  for (const std::string& remark : detail::report_remarks(*this)) out << "note: " << remark << '\n';
 }
 
 inline std::string Report::markdown() const {
@@ -104,6 +134,9 @@ inline std::string Report::markdown() const {
   const std::vector<std::string> notes = detail::unstable_notes(*this);
   if (!notes.empty()) text += "\nUnstable statistics:\n\n";
   for (const std::string& note : notes) text += "- " + detail::markdown_cell(note) + "\n";
+  const std::vector<std::string> remarks = detail::report_remarks(*this);
+  if (!remarks.empty()) text += "\nNotes:\n\n";
+  for (const std::string& remark : remarks) text += "- " + detail::markdown_cell(remark) + "\n";
   return text;
 }
 
