@@ -92,14 +92,16 @@ inline std::vector<std::string> unstable_notes(const Report& report) {
 }  // namespace detail
 
 inline void Report::print(std::ostream& out) const {
-  out << detail::report_heading(*this) << '\n';
+  out << detail::terminal_safe(detail::report_heading(*this)) << '\n';
   detail::scope_table(*this, "  ").print(out);
-  for (const std::string& note : detail::unstable_notes(*this)) out << "unstable: " << note << '\n';
+  for (const std::string& note : detail::unstable_notes(*this))
+    out << "unstable: " << detail::terminal_safe(note) << '\n';
 }
 
 inline std::string Report::markdown() const {
   std::string text = "**" + detail::markdown_cell(detail::report_heading(*this)) + "**\n\n";
-  if (const std::string where = environment_summary(environment); !where.empty()) text += where + "\n\n";
+  if (const std::string where = environment_summary(environment); !where.empty())
+    text += detail::markdown_cell(where) + "\n\n";
   text += detail::scope_table(*this, "&nbsp;&nbsp;").markdown();
   const std::vector<std::string> notes = detail::unstable_notes(*this);
   if (!notes.empty()) text += "\nUnstable statistics:\n\n";
