@@ -6,8 +6,8 @@
 //   gpuprof::set_max_input_bytes(256 << 20);   // or GPUPROF_MAX_INPUT_MB=256 in the environment
 //
 // Bytes: the file's size, default 64 MiB. Values: a document may hold at most one JSON
-// value per 8 bytes of the byte limit (8 Mi values at 64 MiB; reports hold
-// one per 16-20 bytes), which bounds the parsed tree (about 100 bytes a value).
+// value per 8 bytes of the byte limit (8 Mi values at 64 MiB; reports as
+// written hold one per 15 to 22 bytes), which bounds the parsed tree (about 100 bytes a value).
 #pragma once
 #include <atomic>
 #include <cerrno>
