@@ -36,6 +36,20 @@ std::string edited_report(const std::string& from, const std::string& to) {
 
 Report read_text(const std::string& text) { return gpuprof::report_from_json(gpuprof::detail::parse_json(text)); }
 
+// An edit of the report (`from` to `to`) and the message it is refused with.
+struct Edit {
+  const char* from;
+  const char* to;
+  const char* message;
+};
+
+void refused_all(const std::vector<Edit>& edits) {
+  for (const Edit& edit : edits) {
+    CAPTURE(edit.to);
+    CHECK_THROWS_WITH_AS(read_text(edited_report(edit.from, edit.to)), doctest::Contains(edit.message), InputError);
+  }
+}
+
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 // The process-wide limit set for one test, restored after it.
@@ -110,45 +124,41 @@ TEST_CASE("readers: duplicate keys are an error, wherever they are") {
 }
 
 TEST_CASE("readers: report version, counts, indices, depths and ranks checked against their context") {
-  const auto refused = [](const std::string& from, const std::string& to, const char* message) {
-    CAPTURE(to);
-    CHECK_THROWS_WITH_AS(read_text(edited_report(from, to)), doctest::Contains(message), InputError);
-  };
-  refused("\"version\": 1", "\"version\": 0", "version 0 is not one this reader knows");
-  refused("\"version\": 1", "\"version\": -5", "version -5 is not one this reader knows");
-  refused("\"version\": 1", "\"version\": 2", "version 2 is not one this reader knows");
-  refused("\"count\": 3", "\"count\": -5", "-5 is not an integer from 0");
-  refused("\"depth\": 1", "\"depth\": 2000000000", "has depth 2000000000; its place in the tree gives 1");
-  refused("\"depth\": 0", "\"depth\": 2000000000000", "is not an integer from -2147483648");
-  refused("\"parent\": 0", "\"parent\": 99", "names parent 99, not an earlier node");
-  refused("\"parent\": -1", "\"parent\": -2", "names parent -2");
-  refused("\"node\": 0", "\"node\": 99", "names node 99 of");
-  refused("\"node\": 0", "\"node\": -1", "names node -1 of");
-  refused("\"rank\": null", "\"rank\": 4294967296", "4294967296 is not an integer from -2147483648");
-  refused("\"rank\": null", "\"rank\": -3", "rank -3 is negative");
-  refused("\"world_size\": null", "\"world_size\": 0", "world_size 0");
-  refused("\"rank\": null, \"world_size\": null", "\"rank\": 5, \"world_size\": 2", "rank 5 is outside a world of 2");
-  refused("\"scope_node\": -1", "\"scope_node\": 1000", "names scope node 1000");
-  refused("\"grid\": [", "\"grid\": [4294967296, ", "4294967296 is not an integer from 0 to 4294967295");
+  refused_all({
+      {"\"version\": 1", "\"version\": 0", "version 0 is not one this reader knows"},
+      {"\"version\": 1", "\"version\": -5", "version -5 is not one this reader knows"},
+      {"\"version\": 1", "\"version\": 2", "version 2 is not one this reader knows"},
+      {"\"count\": 3", "\"count\": -5", "-5 is not an integer from 0"},
+      {"\"depth\": 1", "\"depth\": 2000000000", "has depth 2000000000; its place in the tree gives 1"},
+      {"\"depth\": 0", "\"depth\": 2000000000000", "is not an integer from -2147483648"},
+      {"\"parent\": 0", "\"parent\": 99", "names parent 99, not an earlier node"},
+      {"\"parent\": -1", "\"parent\": -2", "names parent -2"},
+      {"\"node\": 0", "\"node\": 99", "names node 99 of"},
+      {"\"node\": 0", "\"node\": -1", "names node -1 of"},
+      {"\"rank\": null", "\"rank\": 4294967296", "4294967296 is not an integer from -2147483648"},
+      {"\"rank\": null", "\"rank\": -3", "rank -3 is negative"},
+      {"\"world_size\": null", "\"world_size\": 0", "world_size 0"},
+      {"\"rank\": null, \"world_size\": null", "\"rank\": 5, \"world_size\": 2", "rank 5 is outside a world of 2"},
+      {"\"scope_node\": -1", "\"scope_node\": 1000", "names scope node 1000"},
+      {"\"grid\": [", "\"grid\": [4294967296, ", "4294967296 is not an integer from 0 to 4294967295"},
+  });
 }
 
 TEST_CASE("readers: time stamps and sizes that 64-bit arithmetic cannot hold are refused") {
-  const auto refused = [](const std::string& from, const std::string& to, const char* message) {
-    CAPTURE(to);
-    CHECK_THROWS_WITH_AS(read_text(edited_report(from, to)), doctest::Contains(message), InputError);
-  };
-  // Kernel start/end whose difference overflows (kernel_record.hpp's duration_ns).
-  refused("\"start_ns\": ", "\"start_ns\": -9223372036854775807, \"x\": ", "start_ns -9223372036854775807 is outside");
-  refused("\"end_ns\": ", "\"end_ns\": 9223372036854775807, \"x\": ", "end_ns 9223372036854775807 is outside");
-  refused("\"end_ns\": ", "\"end_ns\": 0, \"x\": ", "ends (0) before it begins");
-  refused("\"end_ns\": ", "\"end_ns\": 4000000000000000, \"x\": ", "lasts longer than an hour");
-  // A step's host begin/end (comm_overlap.hpp's step_ms).
-  refused("\"host_begin_ns\": ", "\"host_begin_ns\": -9223372036854775807, \"x\": ", "host_begin_ns");
-  refused("\"host_end_ns\": ", "\"host_end_ns\": 1, \"x\": ", "ends (1) before it begins");
-  // Memory timeline times and sizes (report/chrome_trace.hpp's origin and running sum).
-  refused("\"alloc_ns\": ", "\"alloc_ns\": -9223372036854775807, \"x\": ", "alloc_ns -9223372036854775807 is outside");
-  refused("\"bytes\": 419430400", "\"bytes\": -1", "bytes -1 is outside");
-  refused("\"in_use\": [", "\"in_use\": [[-9223372036854775807, 0], ", "is outside 0 .. 2^62");
+  refused_all({
+      // Kernel start/end whose difference overflows (kernel_record.hpp's duration_ns).
+      {"\"start_ns\": ", "\"start_ns\": -9223372036854775807, \"x\": ", "start_ns -9223372036854775807 is outside"},
+      {"\"end_ns\": ", "\"end_ns\": 9223372036854775807, \"x\": ", "end_ns 9223372036854775807 is outside"},
+      {"\"end_ns\": ", "\"end_ns\": 0, \"x\": ", "ends (0) before it begins"},
+      {"\"end_ns\": ", "\"end_ns\": 4000000000000000, \"x\": ", "lasts longer than an hour"},
+      // A step's host begin/end (comm_overlap.hpp's step_ms).
+      {"\"host_begin_ns\": ", "\"host_begin_ns\": -9223372036854775807, \"x\": ", "host_begin_ns"},
+      {"\"host_end_ns\": ", "\"host_end_ns\": 1, \"x\": ", "ends (1) before it begins"},
+      // Memory timeline times and sizes (report/chrome_trace.hpp's origin and running sum).
+      {"\"alloc_ns\": ", "\"alloc_ns\": -9223372036854775807, \"x\": ", "alloc_ns -9223372036854775807 is outside"},
+      {"\"bytes\": 419430400", "\"bytes\": -1", "bytes -1 is outside"},
+      {"\"in_use\": [", "\"in_use\": [[-9223372036854775807, 0], ", "is outside 0 .. 2^62"},
+  });
 }
 
 TEST_CASE("readers: the Chrome trace adds up allocations as large as a report may hold without overflow") {
