@@ -140,7 +140,8 @@ inline std::vector<const ScopeInstance*> step_instances(const Report& report, co
   return steps;
 }
 
-// A step's duration: its GPU time when it has one, else its host time.
+// A step's duration: its GPU time when it has one, else its host time
+// (begin <= end within 0 .. 2^62, as read_json.hpp checks: no overflow).
 inline double step_ms(const ScopeInstance& step) {
   return step.gpu_ms >= 0 ? step.gpu_ms : static_cast<double>(step.host_end_ns - step.host_begin_ns) / 1e6;
 }

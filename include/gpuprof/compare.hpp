@@ -130,6 +130,10 @@ struct MeasuredRun {
   // Versions of libraries whose kernels the rows time, by name ("cuDNN" ->
   // "9.14.0"), where the file names them: runs that differ are warned about.
   std::map<std::string, std::string> libraries;
+  // What it was read from: the file's schema ("gpuprof.report") and path;
+  // empty for a run built in memory. compare_runs refuses two kinds.
+  std::string kind;
+  std::string source;
 };
 
 struct CompareOptions {
@@ -267,8 +271,21 @@ inline ComparisonRow compare_measurements(std::string kind, std::string key, std
   return row;
 }
 
+namespace detail {
+// Rows of a report and of a bench file never match, so comparing them would
+// list everything as "only in base" / "only in new" and pass a CI gate.
+inline void require_same_kind(const MeasuredRun& base, const MeasuredRun& next) {
+  if (base.kind.empty() || next.kind.empty() || base.kind == next.kind) return;
+  const auto named = [](const MeasuredRun& run) {
+    return (run.source.empty() ? std::string() : run.source + " is ") + "a " + run.kind + " file";
+  };
+  throw InputError("cannot compare two kinds of file: " + named(base) + ", " + named(next));
+}
+}  // namespace detail
+
 // Rows matched by (kind, key), in base order, then the new run's own rows.
 inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next, const CompareOptions& options = {}) {
+  detail::require_same_kind(base, next);
   Comparison comparison;
   comparison.options = options;
   for (const std::string& difference : environment_differences(base.environment, next.environment))
@@ -351,7 +368,7 @@ inline MeasuredRun measured_run_from_bench_rows(const Json& doc) {
     const std::string status = row.contains("status") ? row["status"].as_string() : "ok";
     Measurement m;
     if (status == "ok" && median && median->is_number()) {
-      m = Measurement::from_figures(static_cast<std::size_t>(number_or(row, "steps", 0)), number_or(row, "mean_ms", 0),
+      m = Measurement::from_figures(integer_or<std::size_t>(row, "steps", 0), number_or(row, "mean_ms", 0),
                                     number_or(row, "std_ms", 0), median->as_number());
     } else {
       m.note = status == "ok" ? "no median" : status;
@@ -379,19 +396,26 @@ inline MeasuredRun measured_run_from_bench_results(const Json& doc) {
 // file or transformer_bench's JSON; throws gpuprof::Error for anything else.
 inline MeasuredRun measured_run_from_json(const detail::Json& doc) {
   const std::string schema = doc.is_object() && doc.contains("schema") ? doc["schema"].as_string() : "";
-  if (schema == "gpuprof.report") return measured_run(report_from_json(doc));
-  if (schema == "gpuprof.bench") return detail::measured_run_from_bench_results(doc);
-  if (schema == "gpuprof.transformer_bench") return detail::measured_run_from_bench_rows(doc);
-  throw Error("unknown file schema \"" + schema +
-              "\" (expected gpuprof.report, gpuprof.bench or gpuprof.transformer_bench)");
+  MeasuredRun run;
+  if (schema == "gpuprof.report") run = measured_run(report_from_json(doc));
+  else if (schema == "gpuprof.bench") run = detail::measured_run_from_bench_results(doc);
+  else if (schema == "gpuprof.transformer_bench") run = detail::measured_run_from_bench_rows(doc);
+  else
+    throw InputError("unknown file schema \"" + schema +
+                     "\" (expected gpuprof.report, gpuprof.bench or gpuprof.transformer_bench; "
+                     "merged reports are compared through their per-rank reports)");
+  run.kind = schema;
+  return run;
 }
 
 inline MeasuredRun read_measured_run(const std::string& path) {
   const detail::Json doc = detail::parse_json_file(path);
   try {
-    return measured_run_from_json(doc);
+    MeasuredRun run = measured_run_from_json(doc);
+    run.source = path;
+    return run;
   } catch (const Error& error) {
-    throw Error(path + ": " + error.what());
+    throw InputError(path + ": " + error.what());
   }
 }
 
@@ -459,7 +483,7 @@ inline Table comparison_table(const Comparison& c, bool markdown) {
 // Aligned plain-text table, warnings first, a tally last.
 inline std::string comparison_text(const Comparison& c) {
   std::string text;
-  for (const std::string& warning : c.warnings) text += "warning: " + warning + "\n";
+  for (const std::string& warning : c.warnings) text += "warning: " + detail::terminal_safe(warning) + "\n";
   return text + detail::comparison_table(c, false).text() + detail::comparison_tally(c) + "\n";
 }
 

@@ -289,8 +289,7 @@ inline Environment environment_from_json(const detail::Json& json) {
     if (const detail::Json* value = json.find(key); value && value->is_string()) out = value->as_string();
   };
   const auto integer = [&](const char* key, int& out) {
-    if (const detail::Json* value = json.find(key); value && value->is_number())
-      out = static_cast<int>(value->as_number());
+    if (const detail::Json* value = json.find(key); value && value->is_number()) out = value->as_integer<int>();
   };
   text("gpu_name", env.gpu_name);
   text("gpu_uuid", env.gpu_uuid);

@@ -1,5 +1,5 @@
-// gpuprof/error.hpp: the one exception type gpuprof throws, and the check
-// that turns a failed CUDA runtime call into it (with the call, file and line).
+// gpuprof/error.hpp: the exception types gpuprof throws, and the check that
+// turns a failed CUDA runtime call into one (with the call, file and line).
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -14,6 +14,13 @@ GPUPROF_NAMESPACE_BEGIN
 
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// The input is at fault, not the program: a file that is not JSON, not the
+// kind expected, inconsistent, or beyond a reader limit (input_limits.hpp).
+// Tools answer it with exit status 2 ("bad input"); any other failure is 1.
+struct InputError : Error {
+  using Error::Error;
 };
 
 namespace detail {

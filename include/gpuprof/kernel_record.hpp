@@ -47,6 +47,8 @@ struct KernelRecord {
   std::uint32_t shared_bytes = 0;  // static + dynamic shared memory per block
   std::uint64_t bytes = 0;         // memcpy / memset size
 
+  // Records hold 0 <= start_ns <= end_ns <= 2^62 (capture produces them so,
+  // and read_json.hpp refuses any other), so the difference cannot overflow.
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

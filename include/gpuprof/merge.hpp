@@ -10,8 +10,9 @@
 // Ranks come from each report's RankInfo (Profiler::set_rank, or RANK /
 // WORLD_SIZE / LOCAL_RANK at report time); reports without any rank are taken
 // as ranks 0, 1, ... in the order given. Clearly mismatched inputs throw
-// gpuprof::Error: the same rank twice, different world sizes, a rank outside
-// its world, some reports ranked and others not.
+// gpuprof::InputError: the same rank twice, the same run twice (identical
+// scope instances), different world sizes, a rank outside its world, some
+// reports ranked and others not.
 //
 // A step is the i-th instance of the step scope (MergeOptions::step_scope;
 // by default the top-level scope with the most instances in the lowest
@@ -90,13 +91,32 @@ struct MergedReport {
 };
 
 namespace detail {
+// Two reports of one run: the same scope instances at the same times. Two
+// processes never time the same instants, so this is one file given twice
+// (or a copy of it), which would merge as two ranks that agree perfectly.
+inline bool same_run(const Report& a, const Report& b) {
+  return !a.instances.empty() && a.instances.size() == b.instances.size() &&
+         std::equal(a.instances.begin(), a.instances.end(), b.instances.begin(),
+                    [](const ScopeInstance& x, const ScopeInstance& y) {
+                      return x.id == y.id && x.node == y.node && x.thread == y.thread &&
+                             x.host_begin_ns == y.host_begin_ns && x.host_end_ns == y.host_end_ns;
+                    });
+}
+
 // Ranks in ascending order, checked against each other.
 inline std::vector<MergedRank> merged_ranks(const std::vector<Report>& reports, int& world_size) {
   std::size_t ranked = 0;
   for (const Report& report : reports) ranked += report.rank.known() ? 1 : 0;
   if (ranked != 0 && ranked != reports.size())
-    throw Error(std::to_string(reports.size() - ranked) + " of " + std::to_string(reports.size()) +
+    throw InputError(std::to_string(reports.size() - ranked) + " of " + std::to_string(reports.size()) +
                 " reports have no rank (Profiler::set_rank, or RANK in the environment)");
+  // Ranked reports given twice meet "rank N appears twice" below; unranked
+  // ones would be numbered by position, so they are compared here.
+  for (std::size_t i = 0; ranked == 0 && i < reports.size(); ++i)
+    for (std::size_t j = i + 1; j < reports.size(); ++j)
+      if (same_run(reports[i], reports[j]))
+        throw InputError("reports " + std::to_string(i + 1) + " and " + std::to_string(j + 1) +
+                         " are the same run (identical scope instances): one file given twice?");
   std::vector<MergedRank> ranks;
   world_size = -1;
   for (std::size_t i = 0; i < reports.size(); ++i) {
@@ -104,7 +124,7 @@ inline std::vector<MergedRank> merged_ranks(const std::vector<Report>& reports, 
     if (ranked == 0) rank = {static_cast<int>(i), static_cast<int>(reports.size()), -1};
     if (rank.world_size > 0) {
       if (world_size > 0 && rank.world_size != world_size)
-        throw Error("reports of different world sizes: " + std::to_string(world_size) + " and " +
+        throw InputError("reports of different world sizes: " + std::to_string(world_size) + " and " +
                     std::to_string(rank.world_size));
       world_size = rank.world_size;
     }
@@ -114,10 +134,10 @@ inline std::vector<MergedRank> merged_ranks(const std::vector<Report>& reports, 
   std::sort(ranks.begin(), ranks.end(), [](const MergedRank& a, const MergedRank& b) { return a.rank.rank < b.rank.rank; });
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     if (i > 0 && ranks[i].rank.rank == ranks[i - 1].rank.rank)
-      throw Error("rank " + std::to_string(ranks[i].rank.rank) + " appears twice (reports " +
+      throw InputError("rank " + std::to_string(ranks[i].rank.rank) + " appears twice (reports " +
                   std::to_string(ranks[i - 1].source + 1) + " and " + std::to_string(ranks[i].source + 1) + ")");
     if (world_size > 0 && ranks[i].rank.rank >= world_size)
-      throw Error("rank " + std::to_string(ranks[i].rank.rank) + " is outside a world of " + std::to_string(world_size));
+      throw InputError("rank " + std::to_string(ranks[i].rank.rank) + " is outside a world of " + std::to_string(world_size));
   }
   return ranks;
 }

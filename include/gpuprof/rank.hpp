@@ -67,12 +67,22 @@ inline void write_rank_json(JsonWriter& json, const RankInfo& info) {
   json.end_object();
 }
 
+// Reads what write_rank_json wrote. Unknown values are null; a number must
+// be a non-negative int (world_size positive, rank inside it), else
+// gpuprof::InputError.
 inline RankInfo rank_from_json(const detail::Json& json) {
   const auto count = [&json](const char* key) {
     const detail::Json* value = json.find(key);
-    return value && value->is_number() ? static_cast<int>(value->as_int64()) : -1;
+    if (value == nullptr || value->is_null()) return -1;
+    const int number = value->as_integer<int>();
+    if (number < 0) throw InputError(std::string(key) + " " + std::to_string(number) + " is negative");
+    return number;
   };
-  return {count("rank"), count("world_size"), count("local_rank")};
+  const RankInfo info{count("rank"), count("world_size"), count("local_rank")};
+  if (info.world_size == 0) throw InputError("world_size 0: a run has at least one process");
+  if (info.known() && info.world_size > 0 && info.rank >= info.world_size)
+    throw InputError("rank " + std::to_string(info.rank) + " is outside a world of " + std::to_string(info.world_size));
+  return info;
 }
 
 GPUPROF_NAMESPACE_END

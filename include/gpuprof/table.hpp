@@ -71,12 +71,53 @@ inline std::string csv_field(const std::string& text, bool force_quotes = false)
   return quoted + "\"";
 }
 
-// A markdown cell: pipes and backslashes escaped, line breaks as spaces.
+// Text safe to print on a terminal: control characters (C0, DEL, and C1
+// written as UTF-8) become visible escapes ("\x1b", "\u009b"), and so does
+// every byte that is not part of valid UTF-8 ("\xff"), so a name read from a
+// file cannot retitle the window, move the cursor or clear the screen.
+inline std::string terminal_safe(std::string_view text) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  const auto escape = [&](const char* prefix, unsigned char byte) {
+    out += prefix;
+    out += hex[byte >> 4];
+    out += hex[byte & 15];
+  };
+  const auto byte_at = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char lead = byte_at(i);
+    const std::size_t length = lead < 0x80 ? 1 : lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3
+                               : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    for (std::size_t k = 1; valid && k < length; ++k) valid = (byte_at(i + k) & 0xC0) == 0x80;
+    if (!valid || lead < 0x20 || lead == 0x7F) {
+      escape("\\x", lead);
+      ++i;
+    } else if (lead == 0xC2 && byte_at(i + 1) < 0xA0) {
+      escape("\\u00", byte_at(i + 1));
+      i += 2;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
+}
+
+// A markdown cell: line breaks as spaces, other control characters as
+// terminal_safe writes them, pipes and backslashes escaped, and '<' and '>'
+// as entities so a name cannot become HTML in the rendered page ('&' stays,
+// so writers may use &nbsp;).
 inline std::string markdown_cell(const std::string& text) {
+  std::string lines_joined = text;
+  for (char& c : lines_joined)
+    if (c == '\n' || c == '\r') c = ' ';
   std::string escaped;
-  for (char c : text) {
-    if (c == '|' || c == '\\') escaped += '\\';
-    escaped += c == '\n' || c == '\r' ? ' ' : c;
+  for (char c : terminal_safe(lines_joined)) {
+    if (c == '<') escaped += "&lt;";
+    else if (c == '>') escaped += "&gt;";
+    else if (c == '|' || c == '\\') escaped += std::string("\\") + c;
+    else escaped += c;
   }
   return escaped;
 }
@@ -104,11 +145,19 @@ class Table {
   const std::vector<Column>& columns() const { return columns_; }
   const std::vector<std::vector<std::string>>& rows() const { return rows_; }
 
+  // Cells as terminal_safe writes them: a table is for a terminal.
   std::string text(const TextLayout& layout = {}) const {
+    std::vector<std::string> headers;
+    for (const Column& column : columns_) headers.push_back(detail::terminal_safe(column.header));
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& row : rows_) {
+      rows.emplace_back();
+      for (const std::string& cell : row) rows.back().push_back(detail::terminal_safe(cell));
+    }
     std::vector<std::size_t> widths;
-    for (const Column& column : columns_)
-      widths.push_back(std::max(column.min_width, display_width(column.header)));
-    for (const auto& row : rows_)
+    for (std::size_t c = 0; c < columns_.size(); ++c)
+      widths.push_back(std::max(columns_[c].min_width, display_width(headers[c])));
+    for (const auto& row : rows)
       for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], display_width(row[c]));
 
     std::string out;
@@ -126,13 +175,13 @@ class Table {
       }
       add_line(std::move(line));
     };
-    add_cells([&](std::size_t c) -> const std::string& { return columns_[c].header; });
+    add_cells([&](std::size_t c) -> const std::string& { return headers[c]; });
     if (layout.rule) {
       std::size_t total = widths.empty() ? 0 : display_width(layout.gap) * (widths.size() - 1);
       for (std::size_t width : widths) total += width;
       add_line(layout.indent + std::string(total, '-'));
     }
-    for (const auto& row : rows_) add_cells([&](std::size_t c) -> const std::string& { return row[c]; });
+    for (const auto& row : rows) add_cells([&](std::size_t c) -> const std::string& { return row[c]; });
     return out;
   }
 

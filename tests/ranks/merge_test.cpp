@@ -102,8 +102,12 @@ TEST_CASE("merge: refuses the same rank twice, different world sizes, mixed or o
   CHECK_THROWS_WITH_AS(gpuprof::merge({rank_report(0, 2, {1}), unranked}), doctest::Contains("have no rank"),
                        gpuprof::Error);
   CHECK_THROWS_AS(gpuprof::merge({}), gpuprof::Error);
-  // Reports without any rank are ranks 0, 1, ... in order.
-  const gpuprof::MergedReport by_order = gpuprof::merge({unranked, unranked});
+  // Reports without any rank are ranks 0, 1, ... in order; one run given twice is refused.
+  Report other_unranked = rank_report(0, 2, {2});
+  other_unranked.rank = {};
+  CHECK_THROWS_WITH_AS(gpuprof::merge({unranked, unranked}), doctest::Contains("reports 1 and 2 are the same run"),
+                       gpuprof::InputError);
+  const gpuprof::MergedReport by_order = gpuprof::merge({unranked, other_unranked});
   CHECK(by_order.ranks[1].rank.rank == 1);
   CHECK(by_order.world_size == 2);
   // Fewer ranks than the world: merged, with a note.

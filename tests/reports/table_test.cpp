@@ -46,13 +46,26 @@ TEST_CASE("text: a table without rows is its header") {
   CHECK(table.text() == "one  two\n");
 }
 
-TEST_CASE("markdown: alignment row, pipes and backslashes escaped, line breaks as spaces") {
+TEST_CASE("markdown: alignment row, pipes, backslashes and HTML escaped, line breaks as spaces") {
   Table table({{"kernel"}, {"ms", Align::right}});
   table.add_row({"f<a|b>\\x", "1\n2"});
+  table.add_row({"<img src=x onerror=alert(1)>", "\x1b[2J"});
   CHECK(table.markdown() ==
         "| kernel | ms |\n"
         "|:---|---:|\n"
-        "| f<a\\|b>\\\\x | 1 2 |\n");
+        "| f&lt;a\\|b&gt;\\\\x | 1 2 |\n"
+        "| &lt;img src=x onerror=alert(1)&gt; | \\\\x1b[2J |\n");
+}
+
+TEST_CASE("text: control characters and bytes that are not UTF-8 are shown escaped, not sent to the terminal") {
+  Table table({{"scope"}});
+  table.add_row({"\x1b]0;owned\x07\x1b[2J"});
+  table.add_row({"tab\there, C1 \xc2\x9b, bad \xff, ok \xc2\xb1 \xe2\x86\x92"});
+  CHECK(table.text() ==
+        "scope\n"
+        "\\x1b]0;owned\\x07\\x1b[2J\n"
+        "tab\\x09here, C1 \\u009b, bad \\xff, ok \xc2\xb1 \xe2\x86\x92\n");
+  CHECK(gpuprof::detail::terminal_safe("\xe2\x86") == "\\xe2\\x86");  // a truncated sequence
 }
 
 TEST_CASE("csv: RFC 4180 quoting, headers quoted only when asked") {

@@ -9,21 +9,29 @@
 //
 // Strict on purpose (RFC 8259): trailing commas, comments, leading zeros, raw
 // control characters in strings, lone surrogates, NaN and trailing text are
-// errors, so a writer bug cannot slip through a lenient reader. Errors and
-// wrong-type access throw gpuprof::Error saying where and what.
+// errors, so a writer bug cannot slip through a lenient reader. So are
+// duplicate keys (readers disagree on which one wins), nesting deeper than
+// 256, and more bytes or values than the limits of input_limits.hpp. Errors
+// and wrong-type access throw gpuprof::InputError saying where and what.
 #pragma once
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
 #include <string>
 #include <string_view>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
 #include "../config.hpp"
 #include "../error.hpp"
+#include "../input_limits.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -48,16 +56,22 @@ class Json {
     expect(Type::number);
     return number_;
   }
-  // The number exactly as an integer (no double rounding); throws if it has a
-  // fraction or exponent or does not fit.
-  std::int64_t as_int64() const {
+  // The number exactly as an integer of type Integer (no double rounding);
+  // throws if it has a fraction or exponent or does not fit (a negative
+  // number never fits an unsigned type).
+  template <class Integer>
+  Integer as_integer() const {
+    static_assert(std::is_integral_v<Integer>);
     expect(Type::number);
-    std::int64_t value = 0;
+    Integer value = 0;
     const auto result = std::from_chars(text_.data(), text_.data() + text_.size(), value);
     if (result.ec != std::errc() || result.ptr != text_.data() + text_.size())
-      throw Error("JSON number " + text_ + " is not an int64");
+      throw InputError("JSON number " + text_ + " is not an integer from " +
+                       std::to_string(std::numeric_limits<Integer>::min()) + " to " +
+                       std::to_string(std::numeric_limits<Integer>::max()));
     return value;
   }
+  std::int64_t as_int64() const { return as_integer<std::int64_t>(); }
   const std::string& as_string() const {
     expect(Type::string);
     return text_;
@@ -66,7 +80,7 @@ class Json {
   // Elements of an array or members of an object.
   std::size_t size() const {
     if (type_ != Type::array && type_ != Type::object)
-      throw Error("JSON " + type_name(type_) + " has no size");
+      throw InputError("JSON " + type_name(type_) + " has no size");
     return items_.size();
   }
   // Any integer type, so doc[0] does not collide with the const char* key lookup.
@@ -76,7 +90,7 @@ class Json {
     bool negative = false;
     if constexpr (std::is_signed_v<Index>) negative = index < 0;
     if (negative || static_cast<std::size_t>(index) >= items_.size())
-      throw Error("JSON array index " + std::to_string(index) + " outside size " +
+      throw InputError("JSON array index " + std::to_string(index) + " outside size " +
                                std::to_string(items_.size()));
     return items_[static_cast<std::size_t>(index)];
   }
@@ -95,7 +109,7 @@ class Json {
   bool contains(std::string_view key) const { return find(key) != nullptr; }
   const Json& operator[](std::string_view key) const {
     if (const Json* value = find(key)) return *value;
-    throw Error("JSON object has no key \"" + std::string(key) + "\"");
+    throw InputError("JSON object has no key \"" + std::string(key) + "\"");
   }
   const Json& operator[](const char* key) const { return (*this)[std::string_view(key)]; }
   // Keys of an object, in document order.
@@ -114,7 +128,7 @@ class Json {
 
   void expect(Type wanted) const {
     if (type_ != wanted)
-      throw Error("JSON value is a " + type_name(type_) + ", not a " +
+      throw InputError("JSON value is a " + type_name(type_) + ", not a " +
                                type_name(wanted));
   }
 
@@ -128,7 +142,8 @@ class Json {
 
 class JsonParser {
  public:
-  explicit JsonParser(std::string_view text) : text_(text) {}
+  explicit JsonParser(std::string_view text, std::size_t max_values = max_input_values(max_input_bytes()))
+      : text_(text), values_left_(max_values) {}
 
   Json parse_document() {
     Json value = parse_value(0);
@@ -141,7 +156,7 @@ class JsonParser {
   static constexpr int max_depth = 256;
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw Error("JSON error at offset " + std::to_string(at_) + ": " + what);
+    throw InputError("JSON error at offset " + std::to_string(at_) + ": " + what);
   }
   void skip_whitespace() {
     while (at_ < text_.size() &&
@@ -165,6 +180,8 @@ class JsonParser {
 
   Json parse_value(int depth) {
     if (depth > max_depth) fail("nesting deeper than " + std::to_string(max_depth));
+    if (values_left_ == 0) fail("more JSON values than the input limit allows (input_limits.hpp)");
+    --values_left_;
     skip_whitespace();
     Json value;
     const char c = peek();
@@ -205,6 +222,19 @@ class JsonParser {
       skip_whitespace();
     } while (consume(','));
     require('}');
+    if (const std::string* twice = duplicate_key(value.keys_)) fail("duplicate key \"" + *twice + "\" in an object");
+  }
+
+  // A key that appears twice, nullptr when none does. Sorted, not pairwise,
+  // so an object of a million keys costs n log n.
+  static const std::string* duplicate_key(const std::vector<std::string>& keys) {
+    std::vector<const std::string*> sorted;
+    sorted.reserve(keys.size());
+    for (const std::string& key : keys) sorted.push_back(&key);
+    std::sort(sorted.begin(), sorted.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+    const auto twice = std::adjacent_find(sorted.begin(), sorted.end(),
+                                          [](const std::string* a, const std::string* b) { return *a == *b; });
+    return twice == sorted.end() ? nullptr : *twice;
   }
 
   void parse_array(Json& value, int depth) {
@@ -313,24 +343,45 @@ class JsonParser {
   }
 
   std::string_view text_;
+  std::size_t values_left_;
   std::size_t at_ = 0;
 };
 
 inline Json parse_json(std::string_view text) { return JsonParser(text).parse_document(); }
 
-inline std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
+// The whole file, read in blocks and refused as soon as it passes
+// `max_bytes`, so a device (/dev/zero) or a huge file never fills memory.
+// Errors say why (the system's reason: a directory, no permission).
+inline std::string read_text_file(const std::string& path, std::size_t max_bytes = max_input_bytes()) {
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) throw InputError("cannot open " + path + ": " + std::strerror(errno));
+  std::string text;
+  char block[1 << 16];
+  while (true) {
+    const std::size_t got = std::fread(block, 1, sizeof block, file.get());
+    if (got > max_bytes - text.size())
+      throw InputError(path + ": larger than the input limit of " + std::to_string(max_bytes) +
+                       " bytes (GPUPROF_MAX_INPUT_MB raises it)");
+    text.append(block, got);
+    if (got == sizeof block) continue;
+    if (std::ferror(file.get())) throw InputError("cannot read " + path + ": " + std::strerror(errno));
+    return text;
+  }
 }
 
+// Errors name the path; running out of memory on a file within the limits
+// is reported as that file being too large, not as an abort.
 inline Json parse_json_file(const std::string& path) {
   try {
-    return parse_json(read_text_file(path));
-  } catch (const Error& error) {
-    throw Error(path + ": " + error.what());
+    const std::size_t max_bytes = max_input_bytes();
+    const std::string text = read_text_file(path, max_bytes);  // its errors name the path
+    try {
+      return JsonParser(text, max_input_values(max_bytes)).parse_document();
+    } catch (const Error& error) {
+      throw InputError(path + ": " + error.what());
+    }
+  } catch (const std::bad_alloc&) {
+    throw InputError(path + ": too large to read into memory");
   }
 }
 

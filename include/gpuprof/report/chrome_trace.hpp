@@ -67,6 +67,8 @@ class TraceEvents {
   }
   JsonWriter& begin_at(const char* phase, const std::string& name, std::uint32_t pid,
                        std::uint32_t tid, std::int64_t time_ns) {
+    // origin_ns_ is the earliest time stamp and every time stamp lies in
+    // 0 .. 2^62 (read_json.hpp refuses others), so this cannot overflow.
     return begin(phase, name, pid, tid).member("ts", microseconds(time_ns - origin_ns_));
   }
   void metadata(const char* what, std::uint32_t pid, std::uint32_t tid, const char* arg_key,
@@ -196,10 +198,12 @@ inline void write_trace_memory_counters(TraceEvents& events, const MemoryTimelin
     if (allocation.free_ns >= 0) changes.emplace_back(allocation.free_ns, -allocation.bytes);
   }
   std::stable_sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::int64_t live = 0;
+  // A double running sum: exact to 8 PiB, and no overflow for any sizes a
+  // file may claim.
+  double live = 0;
   for (const auto& [time_ns, bytes] : changes)
     events.begin_at("C", "Allocated (kernel capture)", pid, 0, time_ns)
-        .key("args").begin_object().member("MiB", static_cast<double>(live += bytes) / (1 << 20)).end_object()
+        .key("args").begin_object().member("MiB", (live += static_cast<double>(bytes)) / (1 << 20)).end_object()
         .end_object();
 }
 }  // namespace detail

@@ -149,13 +149,14 @@ inline std::vector<std::string> merged_summary_lines(const MergedReport& merged)
 inline std::string merged_text(const MergedReport& merged) {
   std::ostringstream out;
   out << "gpuprof merged report\n";
-  for (const MergedRank& rank : merged.ranks) out << "  " << detail::merged_rank_label(rank) << '\n';
+  // Host, device and scope names come from the files: terminal_safe.
+  for (const MergedRank& rank : merged.ranks) out << "  " << detail::terminal_safe(detail::merged_rank_label(rank)) << '\n';
   for (const auto& [title, table] : detail::merged_tables(merged, "  ")) {
-    out << '\n' << title << '\n';
+    out << '\n' << detail::terminal_safe(title) << '\n';
     table.print(out);
   }
   out << '\n';
-  for (const std::string& line : detail::merged_summary_lines(merged)) out << line << '\n';
+  for (const std::string& line : detail::merged_summary_lines(merged)) out << detail::terminal_safe(line) << '\n';
   return out.str();
 }
 

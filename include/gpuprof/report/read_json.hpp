@@ -8,7 +8,11 @@
 // samples_ms), so a report read back has the same numbers it was written
 // with. Keys added in later writers (environment, rank, memory_timeline) are
 // optional: older files read with those parts empty. A file that is not a
-// gpuprof report, or of a newer major version, throws gpuprof::Error.
+// gpuprof report of a supported version, or whose values contradict each
+// other (a parent after its child, a depth its place in the tree does not
+// give, an index outside its array, an end before its begin, a negative
+// count), throws gpuprof::InputError; so do the reader's limits
+// (detail/json_reader.hpp, input_limits.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,6 +26,19 @@
 GPUPROF_NAMESPACE_BEGIN
 
 namespace detail {
+
+// Time stamps a report may hold: steady_clock nanoseconds, from 0 to 2^62
+// (146 years), so that differences and sums of a few of them fit int64.
+inline constexpr std::int64_t max_time_ns = std::int64_t{1} << 62;
+// The longest activity record (kernel, copy, memset) a report may hold: an
+// hour. Kernel summaries add record durations up; at this bound even
+// millions of records cannot overflow the sum.
+inline constexpr std::int64_t max_activity_ns = std::int64_t{3'600'000'000'000};
+
+// A value a reader refuses: `what` it is and why.
+inline void require(bool valid, const std::string& what) {
+  if (!valid) throw InputError(what);
+}
 
 inline Summary summary_from_json(const Json& json) {
   if (json.is_null()) return {};
@@ -37,7 +54,27 @@ inline double number_or(const Json& object, const char* key, double fallback) {
 
 template <class Integer>
 Integer integer_of(const Json& object, const char* key) {
-  return static_cast<Integer>(object[key].as_int64());
+  return object[key].as_integer<Integer>();
+}
+
+// An optional integer member: `fallback` when absent or not a number.
+template <class Integer>
+Integer integer_or(const Json& object, const char* key, Integer fallback) {
+  const Json* value = object.find(key);
+  return value && value->is_number() ? value->as_integer<Integer>() : fallback;
+}
+
+// A member holding a time stamp (or a size) from 0 to max_time_ns.
+inline std::int64_t time_of(const Json& object, const char* key) {
+  const std::int64_t value = object[key].as_int64();
+  require(value >= 0 && value <= max_time_ns,
+          std::string(key) + " " + std::to_string(value) + " is outside 0 .. 2^62");
+  return value;
+}
+
+// `end` at or after `begin`, or the record is refused.
+inline void require_order(std::int64_t begin, std::int64_t end, const std::string& what) {
+  require(begin <= end, what + " ends (" + std::to_string(end) + ") before it begins (" + std::to_string(begin) + ")");
 }
 
 inline ActivityKind activity_kind_from_name(const std::string& name) {
@@ -46,25 +83,31 @@ inline ActivityKind activity_kind_from_name(const std::string& name) {
   return ActivityKind::kernel;
 }
 
-inline KernelRecord kernel_from_json(const Json& json) {
+// `node_count`: the report's nodes, which scope_node indexes.
+inline KernelRecord kernel_from_json(const Json& json, std::size_t node_count) {
   KernelRecord kernel;
   kernel.kind = activity_kind_from_name(json["kind"].as_string());
   kernel.name = json["name"].as_string();
   kernel.base_name = json["base_name"].as_string();
   kernel.category = json["category"].as_string();
-  kernel.start_ns = json["start_ns"].as_int64();
-  kernel.end_ns = json["end_ns"].as_int64();
-  kernel.launch_ns = json["launch_ns"].as_int64();
+  kernel.start_ns = time_of(json, "start_ns");
+  kernel.end_ns = time_of(json, "end_ns");
+  require_order(kernel.start_ns, kernel.end_ns, "kernel " + kernel.name);
+  require(kernel.duration_ns() <= max_activity_ns, "kernel " + kernel.name + " lasts longer than an hour");
+  kernel.launch_ns = time_of(json, "launch_ns");
   kernel.device = integer_of<std::uint32_t>(json, "device");
   kernel.stream = integer_of<std::uint32_t>(json, "stream");
   kernel.correlation_id = integer_of<std::uint32_t>(json, "correlation_id");
   kernel.scope_instance = integer_of<std::uint64_t>(json, "scope_instance");
-  kernel.scope_node = static_cast<int>(number_or(json, "scope_node", -1));
-  kernel.graph_node_id = static_cast<std::uint64_t>(number_or(json, "graph_node_id", 0));
-  kernel.graph_launch = static_cast<std::uint32_t>(number_or(json, "graph_launch", 0));
+  kernel.scope_node = integer_or<int>(json, "scope_node", -1);
+  require(kernel.scope_node >= -1 && kernel.scope_node < static_cast<std::int64_t>(node_count),
+          "kernel " + kernel.name + " names scope node " + std::to_string(kernel.scope_node) + " of " +
+              std::to_string(node_count));
+  kernel.graph_node_id = integer_or<std::uint64_t>(json, "graph_node_id", 0);
+  kernel.graph_launch = integer_or<std::uint32_t>(json, "graph_launch", 0);
   for (int i = 0; i < 3; ++i) {
-    kernel.grid[i] = static_cast<std::uint32_t>(json["grid"][i].as_int64());
-    kernel.block[i] = static_cast<std::uint32_t>(json["block"][i].as_int64());
+    kernel.grid[i] = json["grid"][i].as_integer<std::uint32_t>();
+    kernel.block[i] = json["block"][i].as_integer<std::uint32_t>();
   }
   kernel.registers_per_thread = integer_of<std::uint32_t>(json, "registers_per_thread");
   kernel.shared_bytes = integer_of<std::uint32_t>(json, "shared_bytes");
@@ -74,14 +117,19 @@ inline KernelRecord kernel_from_json(const Json& json) {
 
 inline MemoryTimeline memory_timeline_from_json(const Json& json) {
   MemoryTimeline timeline;
-  for (const Json& point : json["in_use"].elements())
-    timeline.in_use.push_back({point[0].as_int64(), point[1].as_int64()});
+  for (const Json& point : json["in_use"].elements()) {
+    const std::int64_t time = point[0].as_int64(), bytes = point[1].as_int64();
+    require(time >= 0 && time <= max_time_ns && bytes >= 0 && bytes <= max_time_ns,
+            "memory in use [" + std::to_string(time) + ", " + std::to_string(bytes) + "] is outside 0 .. 2^62");
+    timeline.in_use.push_back({time, bytes});
+  }
   for (const Json& entry : json["allocations"].elements()) {
     TimelineAllocation allocation;
     allocation.address = integer_of<std::uint64_t>(entry, "address");
-    allocation.bytes = entry["bytes"].as_int64();
-    allocation.alloc_ns = entry["alloc_ns"].as_int64();
-    allocation.free_ns = entry["free_ns"].is_null() ? -1 : entry["free_ns"].as_int64();
+    allocation.bytes = time_of(entry, "bytes");
+    allocation.alloc_ns = time_of(entry, "alloc_ns");
+    allocation.free_ns = entry["free_ns"].is_null() ? -1 : time_of(entry, "free_ns");
+    if (allocation.free_ns >= 0) require_order(allocation.alloc_ns, allocation.free_ns, "an allocation");
     allocation.scope_instance = integer_of<std::uint64_t>(entry, "scope_instance");
     allocation.scope_path = entry["scope"].as_string();
     allocation.from_pool = entry["from_pool"].as_bool();
@@ -90,15 +138,58 @@ inline MemoryTimeline memory_timeline_from_json(const Json& json) {
   return timeline;
 }
 
+// A node of the call tree, checked against the nodes before it: its parent
+// comes earlier and its depth is one more than its parent's, so writers can
+// indent by depth without trusting the file.
+inline ScopeNode scope_node_from_json(const Json& entry, const std::vector<ScopeNode>& earlier) {
+  ScopeNode node;
+  node.path = entry["path"].as_string();
+  node.name = entry["name"].as_string();
+  node.parent = integer_of<int>(entry, "parent");
+  require(node.parent >= -1 && node.parent < static_cast<std::int64_t>(earlier.size()),
+          "node " + node.path + " names parent " + std::to_string(node.parent) + ", not an earlier node");
+  node.depth = integer_of<int>(entry, "depth");
+  const int expected_depth = node.parent < 0 ? 0 : earlier[static_cast<std::size_t>(node.parent)].depth + 1;
+  require(node.depth == expected_depth, "node " + node.path + " has depth " + std::to_string(node.depth) +
+                                            "; its place in the tree gives " + std::to_string(expected_depth));
+  node.count = integer_of<std::uint64_t>(entry, "count");
+  if (entry.contains("open_instances")) node.open_instances = integer_of<std::uint64_t>(entry, "open_instances");
+  node.host_ms = summary_from_json(entry["host_ms"]);
+  node.gpu_ms = summary_from_json(entry["gpu_ms"]);
+  const Json& work = entry["work"];
+  node.work = {work["flops"].as_number(), work["bytes"].as_number(), work["tokens"].as_number()};
+  const Json& peak = entry["peak_device_bytes"];
+  node.peak_device_bytes = peak.is_null() ? -1 : peak.as_int64();
+  require(node.peak_device_bytes >= -1, "node " + node.path + " has a negative peak_device_bytes");
+  return node;
+}
+
+inline ScopeInstance scope_instance_from_json(const Json& entry, std::size_t node_count) {
+  ScopeInstance instance;
+  instance.id = integer_of<std::uint64_t>(entry, "id");
+  instance.node = integer_of<int>(entry, "node");
+  require(instance.node >= 0 && instance.node < static_cast<std::int64_t>(node_count),
+          "scope instance " + std::to_string(instance.id) + " names node " + std::to_string(instance.node) + " of " +
+              std::to_string(node_count));
+  instance.thread = integer_of<std::uint32_t>(entry, "thread");
+  instance.host_begin_ns = time_of(entry, "host_begin_ns");
+  instance.host_end_ns = time_of(entry, "host_end_ns");
+  require_order(instance.host_begin_ns, instance.host_end_ns, "scope instance " + std::to_string(instance.id));
+  instance.gpu_ms = number_or(entry, "gpu_ms", -1);
+  return instance;
+}
+
 }  // namespace detail
 
+// The report a parsed document holds; throws InputError for anything that
+// is not a report of a supported version or that contradicts itself.
 inline Report report_from_json(const detail::Json& json) {
   if (!json.is_object() || !json.contains("schema") || json["schema"].as_string() != "gpuprof.report")
-    throw Error("not a gpuprof report (no \"schema\": \"gpuprof.report\")");
+    throw InputError("not a gpuprof report (no \"schema\": \"gpuprof.report\")");
   const std::int64_t version = json["version"].as_int64();
-  if (version > report_json_version)
-    throw Error("gpuprof report version " + std::to_string(version) + " is newer than this reader (" +
-                std::to_string(report_json_version) + ")");
+  if (version < 1 || version > report_json_version)
+    throw InputError("gpuprof report version " + std::to_string(version) + " is not one this reader knows (1 to " +
+                     std::to_string(report_json_version) + ")");
   Report report;
   report.timing_source =
       json["timing_source"].as_string() == "cuda_events" ? TimingSource::cuda_events : TimingSource::host_clock;
@@ -107,35 +198,12 @@ inline Report report_from_json(const detail::Json& json) {
   if (const detail::Json* env = json.find("environment")) report.environment = environment_from_json(*env);
   if (const detail::Json* rank = json.find("rank"); rank && rank->is_object()) report.rank = rank_from_json(*rank);
 
-  for (const detail::Json& entry : json["nodes"].elements()) {
-    ScopeNode node;
-    node.path = entry["path"].as_string();
-    node.name = entry["name"].as_string();
-    node.parent = static_cast<int>(entry["parent"].as_int64());
-    node.depth = static_cast<int>(entry["depth"].as_int64());
-    node.count = detail::integer_of<std::uint64_t>(entry, "count");
-    if (entry.contains("open_instances")) node.open_instances = detail::integer_of<std::uint64_t>(entry, "open_instances");
-    node.host_ms = detail::summary_from_json(entry["host_ms"]);
-    node.gpu_ms = detail::summary_from_json(entry["gpu_ms"]);
-    const detail::Json& work = entry["work"];
-    node.work = {work["flops"].as_number(), work["bytes"].as_number(), work["tokens"].as_number()};
-    const detail::Json& peak = entry["peak_device_bytes"];
-    node.peak_device_bytes = peak.is_null() ? -1 : peak.as_int64();
-    if (node.parent >= static_cast<int>(report.nodes.size()))
-      throw Error("node " + node.path + " names a parent that does not come before it");
-    report.nodes.push_back(std::move(node));
-  }
-  for (const detail::Json& entry : json["instances"].elements()) {
-    ScopeInstance instance;
-    instance.id = detail::integer_of<std::uint64_t>(entry, "id");
-    instance.node = static_cast<int>(entry["node"].as_int64());
-    instance.thread = detail::integer_of<std::uint32_t>(entry, "thread");
-    instance.host_begin_ns = entry["host_begin_ns"].as_int64();
-    instance.host_end_ns = entry["host_end_ns"].as_int64();
-    instance.gpu_ms = detail::number_or(entry, "gpu_ms", -1);
-    report.instances.push_back(instance);
-  }
-  for (const detail::Json& entry : json["kernels"].elements()) report.kernels.push_back(detail::kernel_from_json(entry));
+  for (const detail::Json& entry : json["nodes"].elements())
+    report.nodes.push_back(detail::scope_node_from_json(entry, report.nodes));
+  for (const detail::Json& entry : json["instances"].elements())
+    report.instances.push_back(detail::scope_instance_from_json(entry, report.nodes.size()));
+  for (const detail::Json& entry : json["kernels"].elements())
+    report.kernels.push_back(detail::kernel_from_json(entry, report.nodes.size()));
   report.dropped_kernel_records = detail::integer_of<std::uint64_t>(json, "dropped_kernel_records");
   if (json.contains("warmup_instances_left_out"))
     report.warmup_instances_left_out = detail::integer_of<std::uint64_t>(json, "warmup_instances_left_out");
@@ -150,7 +218,7 @@ inline Report read_report_json(const std::string& path) {
   try {
     return report_from_json(json);
   } catch (const Error& error) {
-    throw Error(path + ": " + error.what());
+    throw InputError(path + ": " + error.what());
   }
 }
 

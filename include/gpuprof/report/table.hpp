@@ -121,15 +121,18 @@ inline std::vector<std::string> report_remarks(const Report& report) {
 }  // namespace detail
 
 inline void Report::print(std::ostream& out) const {
-  out << detail::report_heading(*this) << '\n';
+  out << detail::terminal_safe(detail::report_heading(*this)) << '\n';
   detail::scope_table(*this, "  ").print(out);
-  for (const std::string& note : detail::unstable_notes(*this)) out << "unstable: " << note << '\n';
-  for (const std::string& remark : detail::report_remarks(*this)) out << "note: " << remark << '\n';
+  for (const std::string& note : detail::unstable_notes(*this))
+    out << "unstable: " << detail::terminal_safe(note) << '\n';
+  for (const std::string& remark : detail::report_remarks(*this))
+    out << "note: " << detail::terminal_safe(remark) << '\n';
 }
 
 inline std::string Report::markdown() const {
   std::string text = "**" + detail::markdown_cell(detail::report_heading(*this)) + "**\n\n";
-  if (const std::string where = environment_summary(environment); !where.empty()) text += where + "\n\n";
+  if (const std::string where = environment_summary(environment); !where.empty())
+    text += detail::markdown_cell(where) + "\n\n";
   text += detail::scope_table(*this, "&nbsp;&nbsp;").markdown();
   const std::vector<std::string> notes = detail::unstable_notes(*this);
   if (!notes.empty()) text += "\nUnstable statistics:\n\n";

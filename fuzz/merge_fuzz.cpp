@@ -1,0 +1,26 @@
+// What gpuprof-merge reads: a JSON array of reports (the per-rank files, one
+// document so that one input holds them all), merged (merge.hpp) and printed
+// as text, markdown, merged JSON and a merged Chrome trace.
+#include <gpuprof/merge.hpp>
+#include <gpuprof/report/merged.hpp>
+#include <gpuprof/report/read_json.hpp>
+
+#include <vector>
+
+#include "fuzz_target.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const std::string trace_path = gpuprof_fuzz::scratch_file("merged_trace.json");
+  return gpuprof_fuzz::run([&] {
+    const gpuprof::detail::Json documents = gpuprof::detail::parse_json(gpuprof_fuzz::text_of(data, size));
+    std::vector<gpuprof::Report> reports;
+    for (const gpuprof::detail::Json& document : documents.elements())
+      reports.push_back(gpuprof::report_from_json(document));
+    if (reports.empty()) return;
+    const gpuprof::MergedReport merged = gpuprof::merge(reports);
+    (void)gpuprof::merged_text(merged);
+    (void)gpuprof::merged_markdown(merged);
+    (void)gpuprof::merged_json(merged);
+    gpuprof::write_merged_chrome_trace(reports, merged, trace_path);
+  });
+}

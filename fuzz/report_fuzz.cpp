@@ -1,0 +1,37 @@
+// A gpuprof report (report/read_json.hpp), with its kernel records and memory
+// timeline, then everything gpuprof-report and the library print from one:
+// table, markdown, JSON, HTML, Chrome trace, kernel summaries, the memory
+// picture, and a comparison of the report with itself.
+#include <gpuprof/compare.hpp>
+#include <gpuprof/kernel_summary.hpp>
+#include <gpuprof/report.hpp>
+#include <gpuprof/report/chrome_trace.hpp>
+#include <gpuprof/report/html.hpp>
+#include <gpuprof/report/kernel_summary_writers.hpp>
+#include <gpuprof/report/memory_timeline_svg.hpp>
+#include <gpuprof/report/read_json.hpp>
+
+#include <sstream>
+
+#include "fuzz_target.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const std::string trace_path = gpuprof_fuzz::scratch_file("trace.json");
+  return gpuprof_fuzz::run([&] {
+    const gpuprof::Report report =
+        gpuprof::report_from_json(gpuprof::detail::parse_json(gpuprof_fuzz::text_of(data, size)));
+    std::ostringstream text;
+    report.print(text);
+    (void)report.markdown();
+    (void)gpuprof::report_json(report);
+    (void)gpuprof::html_report(report);
+    report.write_chrome_trace(trace_path);
+    (void)gpuprof::kern_sum_json(gpuprof::kern_sum(report));
+    (void)gpuprof::scope_kern_sum_json(gpuprof::scope_kern_sum(report));
+    (void)gpuprof::scope_gpu_summary_json(gpuprof::scope_gpu_summary(report));
+    (void)gpuprof::memory_timeline_svg(report.memory_timeline);
+    const gpuprof::Comparison comparison = gpuprof::compare(report, report);
+    (void)gpuprof::comparison_text(comparison);
+    (void)gpuprof::comparison_markdown(comparison);
+  });
+}

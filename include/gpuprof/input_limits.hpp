@@ -1,0 +1,60 @@
+// gpuprof/input_limits.hpp: how much a reader takes in. Every file the
+// library reads (reports, bench files; the tools read nothing else) is
+// checked against the limit while it is read, so /dev/zero or a huge array
+// ends in gpuprof::InputError, never in exhausted memory.
+//
+//   gpuprof::set_max_input_bytes(256 << 20);   // or GPUPROF_MAX_INPUT_MB=256 in the environment
+//
+// Bytes: the file's size, default 64 MiB. Values: a document may hold at most one JSON
+// value per 8 bytes of the byte limit (8 Mi values at 64 MiB; reports as
+// written hold one per 15 to 22 bytes), which bounds the parsed tree (about 100 bytes a value).
+#pragma once
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
+#include <string>
+
+#include "config.hpp"
+#include "error.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+inline constexpr std::size_t default_max_input_bytes = std::size_t{64} << 20;
+
+namespace detail {
+// 0 until set: then GPUPROF_MAX_INPUT_MB (or the default) applies on first use.
+inline std::atomic<std::size_t>& max_input_bytes_setting() {
+  static std::atomic<std::size_t> bytes{0};
+  return bytes;
+}
+
+// GPUPROF_MAX_INPUT_MB as bytes; the default when unset. A value that is not
+// a positive whole number of MiB is an error rather than silently ignored.
+inline std::size_t max_input_bytes_from_environment() {
+  const char* text = std::getenv("GPUPROF_MAX_INPUT_MB");
+  if (text == nullptr || *text == '\0') return default_max_input_bytes;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long mib = std::strtoull(text, &end, 10);
+  if (*end != '\0' || errno != 0 || text[0] == '-' || mib == 0 || mib > (std::size_t{1} << 24))
+    throw InputError(std::string("GPUPROF_MAX_INPUT_MB: not a size in MiB from 1 to 16777216: \"") + text + "\"");
+  return static_cast<std::size_t>(mib) << 20;
+}
+}  // namespace detail
+
+// The byte limit every reader applies; throws InputError when
+// GPUPROF_MAX_INPUT_MB is set to something that is not a size.
+inline std::size_t max_input_bytes() {
+  const std::size_t set = detail::max_input_bytes_setting().load();
+  return set != 0 ? set : detail::max_input_bytes_from_environment();
+}
+
+// Overrides GPUPROF_MAX_INPUT_MB for this process (a tool's --max-input-mb);
+// 0 goes back to the environment or the default.
+inline void set_max_input_bytes(std::size_t bytes) { detail::max_input_bytes_setting().store(bytes); }
+
+// The most JSON values a document within `bytes` may hold.
+inline std::size_t max_input_values(std::size_t bytes) { return bytes / 8; }
+
+GPUPROF_NAMESPACE_END
