@@ -20,3 +20,30 @@ function(gpuprof_add_gpu_test name)
     LABELS gpu
     SKIP_RETURN_CODE ${GPUPROF_SKIP_RETURN_CODE})
 endfunction()
+
+# A command-line test that checks the exit status and parses what the program
+# wrote (tests/cli/run_and_check.cmake says what each option checks):
+#   gpuprof_add_cli_test(NAME n PROGRAM $<TARGET_FILE:p> EXIT 0 ARGS --json -
+#                        STDOUT_JSON CHECKS "schema=^x$" "rows#=^1$")
+# Lists are passed through as "|"-joined text: keep "|" out of the values.
+set(GPUPROF_RUN_AND_CHECK ${CMAKE_CURRENT_LIST_DIR}/../tests/cli/run_and_check.cmake)
+function(gpuprof_add_cli_test)
+  cmake_parse_arguments(cli "STDOUT_JSON" "NAME;PROGRAM;EXIT;JSON_FILE;STDERR_REGEX;WORKING_DIRECTORY"
+                        "ARGS;CHECKS;ENV;ABSENT" ${ARGN})
+  set(defines -DPROGRAM=${cli_PROGRAM} -DEXIT=${cli_EXIT} -DSTDOUT_JSON=${cli_STDOUT_JSON})
+  foreach(list ARGS CHECKS ENV ABSENT)
+    if(DEFINED cli_${list})
+      list(JOIN cli_${list} "|" joined)
+      list(APPEND defines "-D${list}=${joined}")
+    endif()
+  endforeach()
+  foreach(single JSON_FILE STDERR_REGEX WORKING_DIRECTORY)
+    if(DEFINED cli_${single})
+      list(APPEND defines "-D${single}=${cli_${single}}")
+    endif()
+  endforeach()
+  if(DEFINED cli_WORKING_DIRECTORY)
+    file(MAKE_DIRECTORY ${cli_WORKING_DIRECTORY})
+  endif()
+  add_test(NAME ${cli_NAME} COMMAND ${CMAKE_COMMAND} ${defines} -P ${GPUPROF_RUN_AND_CHECK})
+endfunction()
