@@ -53,6 +53,7 @@ DdpOptions parse_ddp_options(const std::vector<std::string>& args) {
   parser.add_path("--id-file", options.id_file);
   parser.add_integer("--timeout", options.timeout_s, 1);
   parser.add_switch("--help", [&options] { options.help = true; });
+  parser.add_switch("-h", [&options] { options.help = true; });
   bool gpus_given = false;
   for (const std::string& arg : args)
     if (arg == "--gpus" || arg.rfind("--gpus=", 0) == 0) gpus_given = true;
@@ -129,7 +130,7 @@ std::string ddp_usage_text() {
          "                    and the table then goes to standard error\n"
          "  --timeout S       terminate every rank after S seconds (default 1800)\n"
          "  --id-file PATH    launched ranks only: where rank 0 leaves NCCL's unique id\n"
-         "  --help            this text\n"
+         "  -h, --help        this text\n"
          "\n"
          "Started by another launcher, set RANK, WORLD_SIZE, LOCAL_RANK (default: RANK) and\n"
          "--id-file or GPUPROF_DDP_ID_FILE; then the process is that one rank.\n"
