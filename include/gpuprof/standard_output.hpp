@@ -34,8 +34,10 @@ GPUPROF_NAMESPACE_BEGIN
 inline void guard_standard_streams() {
   for (const int stream : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
     if (::fcntl(stream, F_GETFD) != -1 || errno != EBADF) continue;
+    // open() takes the lowest free number, normally `stream` itself; dup2
+    // covers the case where a lower one was closed too and got it instead.
     const int descriptor = ::open("/dev/null", O_RDONLY);
-    if (descriptor >= 0 && descriptor != stream) {  // lower descriptors are open: it took `stream`
+    if (descriptor >= 0 && descriptor != stream) {
       ::dup2(descriptor, stream);
       ::close(descriptor);
     }
