@@ -47,3 +47,17 @@ function(gpuprof_add_cli_test)
   endif()
   add_test(NAME ${cli_NAME} COMMAND ${CMAKE_COMMAND} ${defines} -P ${GPUPROF_RUN_AND_CHECK})
 endfunction()
+
+# Two tests that standard output which cannot be written is exit status 1
+# with a message, not 0: <prefix>_stdout_full (>/dev/full) and
+# <prefix>_stdout_closed (>&-), each running `program args...`.
+function(gpuprof_add_stdout_failure_tests prefix program)
+  foreach(stdout_case "full|>/dev/full" "closed|>&-")
+    string(REPLACE "|" ";" stdout_case "${stdout_case}")
+    list(GET stdout_case 0 name)
+    list(GET stdout_case 1 redirect)
+    add_test(NAME ${prefix}_stdout_${name}
+      COMMAND sh -c "\"$0\" \"$@\" 2>&1 ${redirect} | grep -q 'cannot write standard output' && { \"$0\" \"$@\" ${redirect} 2>/dev/null; test $? -eq 1; }"
+              ${program} ${ARGN})
+  endforeach()
+endfunction()
