@@ -21,3 +21,44 @@ function(gpuprof_add_gpu_test name)
     LABELS gpu
     SKIP_RETURN_CODE ${GPUPROF_SKIP_RETURN_CODE})
 endfunction()
+
+# A command-line test that checks the exit status and parses what the program
+# wrote (tests/cli/run_and_check.cmake says what each option checks):
+#   gpuprof_add_cli_test(NAME n PROGRAM $<TARGET_FILE:p> EXIT 0 ARGS --json -
+#                        STDOUT_JSON CHECKS "schema=^x$" "rows#=^1$")
+# Lists are passed through as "|"-joined text: keep "|" out of the values.
+set(GPUPROF_RUN_AND_CHECK ${CMAKE_CURRENT_LIST_DIR}/../tests/cli/run_and_check.cmake)
+function(gpuprof_add_cli_test)
+  cmake_parse_arguments(cli "STDOUT_JSON" "NAME;PROGRAM;EXIT;JSON_FILE;STDERR_REGEX;WORKING_DIRECTORY"
+                        "ARGS;CHECKS;ENV;ABSENT" ${ARGN})
+  set(defines -DPROGRAM=${cli_PROGRAM} -DEXIT=${cli_EXIT} -DSTDOUT_JSON=${cli_STDOUT_JSON})
+  foreach(list ARGS CHECKS ENV ABSENT)
+    if(DEFINED cli_${list})
+      list(JOIN cli_${list} "|" joined)
+      list(APPEND defines "-D${list}=${joined}")
+    endif()
+  endforeach()
+  foreach(single JSON_FILE STDERR_REGEX WORKING_DIRECTORY)
+    if(DEFINED cli_${single})
+      list(APPEND defines "-D${single}=${cli_${single}}")
+    endif()
+  endforeach()
+  if(DEFINED cli_WORKING_DIRECTORY)
+    file(MAKE_DIRECTORY ${cli_WORKING_DIRECTORY})
+  endif()
+  add_test(NAME ${cli_NAME} COMMAND ${CMAKE_COMMAND} ${defines} -P ${GPUPROF_RUN_AND_CHECK})
+endfunction()
+
+# Two tests that standard output which cannot be written is exit status 1
+# with a message, not 0: <prefix>_stdout_full (>/dev/full) and
+# <prefix>_stdout_closed (>&-), each running `program args...`.
+function(gpuprof_add_stdout_failure_tests prefix program)
+  foreach(stdout_case "full|>/dev/full" "closed|>&-")
+    string(REPLACE "|" ";" stdout_case "${stdout_case}")
+    list(GET stdout_case 0 name)
+    list(GET stdout_case 1 redirect)
+    add_test(NAME ${prefix}_stdout_${name}
+      COMMAND sh -c "\"$0\" \"$@\" 2>&1 ${redirect} | grep -q 'cannot write standard output' && { \"$0\" \"$@\" ${redirect} 2>/dev/null; test $? -eq 1; }"
+              ${program} ${ARGN})
+  endforeach()
+endfunction()

@@ -4,6 +4,7 @@ target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/reports/stats_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/report_writers_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/atomic_file_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reports/output_paths_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/table_test.cpp)
 
 # The same cases through a command-line program: exit status, messages, and

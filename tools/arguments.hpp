@@ -1,11 +1,13 @@
 // tools/arguments.hpp: the little argument parsing the command-line tools share.
 #pragma once
 #include <gpuprof/error.hpp>
+#include <gpuprof/standard_output.hpp>
 
+#include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <set>
 #include <string>
 
 namespace gpuprof_tools {
@@ -19,6 +21,12 @@ class Arguments {
   std::string value_of(const std::string& name) {
     if (!more()) throw gpuprof::Error(name + " needs a value");
     return next();
+  }
+  // The path after option `name`: never empty ("" names no file).
+  std::string path_of(const std::string& name) {
+    std::string path = value_of(name);
+    if (path.empty()) throw gpuprof::Error(name + " '': an empty path names no file");
+    return path;
   }
 
  private:
@@ -34,19 +42,25 @@ inline void reject_option(const std::string& arg) {
 
 // The frame every tool shares, so they all answer alike: `parse(args, arg)`
 // takes each argument in turn (-h/--help aside: the usage, exit 0), `check()`
-// judges the whole command line, `run()` does the work and returns the exit
-// status. A gpuprof::Error from parsing or checking prints the message and the
-// usage, from running the message alone; both exit 2.
+// judges the whole command line (outputs included, before any work), `run()`
+// does the work and returns the exit status. An option given twice is an
+// error, never "the last one wins". A gpuprof::Error from parsing or checking
+// prints the message and the usage, from running the message alone; both
+// exit 2. Standard output that could not be written (full, closed) is exit 1.
 template <class Parse, class Check, class Run>
 int run_tool(const char* name, const char* usage, int argc, char** argv, Parse parse, Check check, Run run) {
+  gpuprof::guard_standard_streams();
   try {
     Arguments args(argc, argv);
+    std::set<std::string> options_seen;
     while (args.more()) {
       const std::string arg = args.next();
       if (arg == "-h" || arg == "--help") {
         std::cout << usage;
-        return 0;
+        return gpuprof::finish_standard_output(name, 0);
       }
+      if (arg.size() > 1 && arg[0] == '-' && !options_seen.insert(arg).second)
+        throw gpuprof::Error(arg + " given twice");
       parse(args, arg);
     }
     check();
@@ -55,22 +69,30 @@ int run_tool(const char* name, const char* usage, int argc, char** argv, Parse p
     return 2;
   }
   try {
-    return run();
+    return gpuprof::finish_standard_output(name, run());
   } catch (const gpuprof::Error& error) {
     std::cerr << name << ": " << error.what() << "\n";
     return 2;
   }
 }
 
-// "5%" or "0.05" as 0.05; an error for anything else or a negative value.
+// A fraction written as a ratio ("0.05") or a percentage ("5%"), both in
+// [0, 1] (0 % to 100 %). Only plain decimals: no sign, exponent, hex, inf or
+// nan, so "5" (500 %, surely meant as 5 %) is refused with a hint instead of
+// being read as a ratio.
 inline double parse_fraction(const std::string& text, const std::string& option) {
   const bool percent = !text.empty() && text.back() == '%';
   const std::string number = percent ? text.substr(0, text.size() - 1) : text;
-  char* end = nullptr;
-  errno = 0;
-  const double value = std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size() || errno != 0 || !std::isfinite(value) || value < 0)
-    throw gpuprof::Error(option + ": not a non-negative number or percentage: \"" + text + "\"");
+  const auto refuse = [&](const std::string& why) -> double {
+    throw gpuprof::Error(option + " '" + text + "': " + why);
+  };
+  const bool plain_decimal = number.find_first_not_of("0123456789.") == std::string::npos &&
+                             std::count(number.begin(), number.end(), '.') <= 1 &&
+                             number.find_first_of("0123456789") != std::string::npos;
+  if (!plain_decimal) refuse("not a ratio (0.05) or a percentage (5%)");
+  const double value = std::strtod(number.c_str(), nullptr);  // huge digit strings give inf: refused below
+  if (percent && value > 100) refuse("above 100%");
+  if (!percent && value > 1) refuse("a ratio above 1 (over 100%); write " + number + "% for a percentage");
   return percent ? value / 100 : value;
 }
 

@@ -22,13 +22,19 @@ namespace {
 
 constexpr const char* usage =
     "usage: gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05] [--min-samples 5] [--markdown] [--strict]\n"
-    "  BASE, NEW: gpuprof reports (write_json), gpuprof.bench files or transformer_bench --json files\n"
-    "  --threshold   relative change still called \"same\" (5% or 0.05; default 5%)\n"
-    "  --alpha       significance level of the test (default 0.05)\n"
-    "  --min-samples fewer samples on a side make a row \"noisy\" (default 5)\n"
-    "  --markdown    print a GitHub markdown table instead of plain text\n"
-    "  --strict      exit 1 also when a row is \"noisy\" (its change could not be told from noise)\n"
-    "exit status: 0; 1 when a row got slower beyond the threshold (or, with --strict, is noisy); 2 on bad input\n";
+    "  BASE, NEW      two files of one kind: gpuprof reports (write_json), gpuprof.bench files or\n"
+    "                 transformer_bench --json files\n"
+    "  --threshold F  relative change still called \"same\": a percentage (5%) or a ratio (0.05),\n"
+    "                 plain decimals from 0 to 100% (a bare 5 is refused: write 5%) (default 5%)\n"
+    "  --alpha F      significance level of the test, written like --threshold, in (0, 1)\n"
+    "                 (default 0.05)\n"
+    "  --min-samples N  fewer samples on a side make a row \"noisy\" (default 5)\n"
+    "  --markdown     print a GitHub markdown table instead of plain text (default: plain text)\n"
+    "  --strict       exit 1 also when a row is \"noisy\" (its change could not be told from noise)\n"
+    "  -h, --help     this text\n"
+    "Each option at most once. The comparison goes to standard output.\n"
+    "exit status: 0 no row slower; 1 a row got slower beyond the threshold (with --strict: or is\n"
+    "noisy), or standard output could not be written; 2 bad arguments or unreadable files\n";
 
 }  // namespace
 

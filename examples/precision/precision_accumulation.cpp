@@ -10,6 +10,7 @@
 
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/json_writer.hpp>
+#include <gpuprof/standard_output.hpp>
 
 #include "accumulation.hpp"
 #include "cli.hpp"
@@ -37,29 +38,32 @@ void write_rows(gpuprof::JsonWriter& json, const std::vector<precision::Accumula
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpuprof::guard_standard_streams();
   const precision::ParsedCommandLine command_line =
       precision::parse_command_line("precision_accumulation", argc, argv, /*accepts_seed=*/false);
   if (command_line.exit_status) return *command_line.exit_status;
   const precision::ProgramOptions& options = command_line.options;
+  // With --json -, standard output carries the JSON alone; the tables go to stderr.
+  std::ostream& out = options.json_path == "-" ? std::cerr : std::cout;
 
   try {
     const std::vector<precision::AccumulationRow> cpu_rows = precision::accumulate_on_cpu();
-    precision::print_accumulation_table(std::cout, "CPU (float, Eigen::half, Eigen::bfloat16)",
+    precision::print_accumulation_table(out, "CPU (float, Eigen::half, Eigen::bfloat16)",
                                         cpu_rows);
 
     std::vector<precision::AccumulationRow> gpu_rows;
     const std::optional<std::string> gpu_unavailable = precision::gpu_rows_unavailable();
     if (gpu_unavailable) {
-      std::cout << "\nGPU rows not run: " << *gpu_unavailable << ".\n";
+      out << "\nGPU rows not run: " << *gpu_unavailable << ".\n";
     } else {
 #if PRECISION_WITH_CUDA
       gpu_rows = precision::accumulate_on_gpu();
-      std::cout << '\n';
-      precision::print_accumulation_table(std::cout, "GPU (float, __half, __nv_bfloat16)",
+      out << '\n';
+      precision::print_accumulation_table(out, "GPU (float, __half, __nv_bfloat16)",
                                           gpu_rows);
 #endif
     }
-    precision::print_accumulation_explanation(std::cout, cpu_rows);
+    precision::print_accumulation_explanation(out, cpu_rows);
 
     if (options.json_path) {
       gpuprof::JsonWriter json;
@@ -74,9 +78,9 @@ int main(int argc, char** argv) {
       else write_rows(json, gpu_rows);
       json.member("gpu_not_run_reason", gpu_unavailable.value_or("")).end_object();
       gpuprof::write_file_atomically(*options.json_path, json.str() + "\n");
-      std::cout << "\nwrote " << *options.json_path << '\n';
+      out << "\nwrote " << *options.json_path << '\n';
     }
-    return 0;
+    return gpuprof::finish_standard_output("precision_accumulation", 0);
   } catch (const std::exception& error) {
     std::cerr << "precision_accumulation: " << error.what() << '\n';
     return 1;

@@ -13,6 +13,7 @@
 
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/json_writer.hpp>
+#include <gpuprof/standard_output.hpp>
 #include <gpuprof/table.hpp>
 
 #include "accumulation.hpp"  // python_repr
@@ -120,46 +121,49 @@ void write_layernorm(gpuprof::JsonWriter& json) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpuprof::guard_standard_streams();
   const precision::ParsedCommandLine command_line =
       precision::parse_command_line("precision_toy_model", argc, argv, /*accepts_seed=*/true);
   if (command_line.exit_status) return *command_line.exit_status;
   const precision::ProgramOptions& options = command_line.options;
+  // With --json -, standard output carries the JSON alone; the tables go to stderr.
+  std::ostream& out = options.json_path == "-" ? std::cerr : std::cout;
 
   try {
     const precision::ToyDimensions dims;
     const precision::ToyProblem problem = precision::make_toy_problem(dims, options.seed);
     const precision::ToyRun reference =
         precision::run_toy_model_in_double(problem, precision::widen(problem.parameters));
-    std::cout << "Toy model: fc1 (" << dims.in_features << "→" << dims.hidden
+    out << "Toy model: fc1 (" << dims.in_features << "→" << dims.hidden
               << ") → ReLU → LayerNorm(" << dims.hidden << ") → fc2 (" << dims.hidden << "→"
               << dims.out_features << "), batch " << dims.batch << ", seed " << options.seed
               << "; fp64 loss " << precision::python_repr(reference.loss) << "\n\n";
 
     const std::vector<PolicyResult> cpu = run_policies(problem, reference, false);
-    print_policies(std::cout, "CPU (Eigen)", cpu);
+    print_policies(out, "CPU (Eigen)", cpu);
 
     std::vector<PolicyResult> gpu;
     const std::optional<std::string> gpu_unavailable = precision::gpu_rows_unavailable();
     if (gpu_unavailable) {
-      std::cout << "\nGPU rows not run: " << *gpu_unavailable << ".\n";
+      out << "\nGPU rows not run: " << *gpu_unavailable << ".\n";
     } else {
       gpu = run_policies(problem, reference, true);
-      std::cout << '\n';
-      print_policies(std::cout, "GPU (cuBLAS GEMMs with fp32 compute)", gpu);
-      std::cout << "  GPU vs CPU gradients, ‖gpu − cpu‖/‖cpu‖:";
+      out << '\n';
+      print_policies(out, "GPU (cuBLAS GEMMs with fp32 compute)", gpu);
+      out << "  GPU vs CPU gradients, ‖gpu − cpu‖/‖cpu‖:";
       for (std::size_t i = 0; i < gpu.size(); ++i)
-        std::cout << ' ' << precision::policy_name(gpu[i].policy) << ' '
+        out << ' ' << precision::policy_name(gpu[i].policy) << ' '
                   << precision::python_repr(precision::relative_error(
                          gpu[i].run.gradients, cpu[i].run.gradients))
                   << (i + 1 < gpu.size() ? ";" : "\n");
     }
 
-    std::cout << "\n(b) Why LayerNorm runs in fp32: its statistics in each dtype (sums "
+    out << "\n(b) Why LayerNorm runs in fp32: its statistics in each dtype (sums "
                  "rounded to the dtype at every step; outputs normalized in fp64 with them)\n";
     for (const precision::LayerNormInputs& inputs : precision::layernorm_demo_inputs())
-      precision::print_layernorm_statistics(std::cout, inputs,
+      precision::print_layernorm_statistics(out, inputs,
                                             precision::layernorm_statistics(inputs));
-    std::cout
+    out
         << "  fp16 (max 65504) overflows on x² for |x| > 255, and its 11-bit significand\n"
            "  cancels E[x²] − E[x]² when the values share a large offset; the two-pass\n"
            "  formula avoids the overflow but still rounds the mean. bf16 has fp32's range,\n"
@@ -188,9 +192,9 @@ int main(int argc, char** argv) {
       write_layernorm(json);
       json.end_object();
       gpuprof::write_file_atomically(*options.json_path, json.str() + "\n");
-      std::cout << "\nwrote " << *options.json_path << '\n';
+      out << "\nwrote " << *options.json_path << '\n';
     }
-    return 0;
+    return gpuprof::finish_standard_output("precision_toy_model", 0);
   } catch (const std::exception& error) {
     std::cerr << "precision_toy_model: " << error.what() << '\n';
     return 1;

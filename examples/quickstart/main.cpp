@@ -3,16 +3,56 @@
 // prints as a table (or JSON, CSV, a Chrome trace). Here the work is a small
 // host matrix product so it runs anywhere; pass a CUDA stream to GPUPROF_SCOPE
 // (and BenchOptions::stream) and GPU work is timed with CUDA events instead.
-// Usage: quickstart [--quick] [--json PATH]
-#include <cstring>
+// Usage: quickstart [--quick] [--json PATH] (see usage below)
 #include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <gpuprof/gpuprof.hpp>
+#include <gpuprof/output_paths.hpp>
+#include <gpuprof/standard_output.hpp>
 
 namespace {
+constexpr const char* usage =
+    "usage: quickstart [--quick] [--json PATH]\n"
+    "Times a small host matrix product with scopes and bench(), then prints the report.\n"
+    "  --quick      3 profiled steps and at most 10 bench samples instead of 20 and 200:\n"
+    "               a run of well under a second, for smoke tests (default: the full run)\n"
+    "  --json PATH  also write the report as JSON (docs/report-schema.md); \"-\" writes it to\n"
+    "               standard output and the tables to standard error (default: no file)\n"
+    "  -h, --help   this text\n"
+    "exit status: 0 done; 1 an output could not be written (standard output included);\n"
+    "2 bad arguments\n";
+
+struct Options {
+  bool quick = false;
+  std::string json_path;  // "" when --json is not given
+};
+
+// Each flag once; --json needs a path that can be written, checked before any work.
+Options parse(int argc, char** argv) {
+  Options options;
+  bool json_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--quick" && !options.quick) {
+      options.quick = true;
+    } else if (arg == "--json" && !json_given) {
+      if (i + 1 == argc) throw gpuprof::Error("--json needs a path");
+      options.json_path = argv[++i];
+      json_given = true;
+      if (options.json_path.empty()) throw gpuprof::Error("--json '': an empty path names no file");
+    } else if (arg == "--quick" || arg == "--json") {
+      throw gpuprof::Error(arg + " given twice");
+    } else {  // a typo must not run silently
+      throw gpuprof::Error("unknown argument '" + arg + "'");
+    }
+  }
+  gpuprof::check_output_files({{"--json", options.json_path}});
+  return options;
+}
+
 constexpr int n = 96;
 using Matrix = std::vector<double>;
 
@@ -34,32 +74,39 @@ void step(Matrix& x, const Matrix& w, Matrix& scratch) {
 }
 }  // namespace
 
-int main(int argc, char** argv) try {
-  bool quick = false;
-  const char* json_path = nullptr;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
-    else if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) json_path = argv[++i];
-    else {  // a typo (or --json without a path) must not run silently
-      std::cerr << "usage: quickstart [--quick] [--json PATH]\n";
-      return 2;
-    }
+int main(int argc, char** argv) {
+  gpuprof::guard_standard_streams();
+  Options options;
+  try {
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+        std::cout << usage;
+        return gpuprof::finish_standard_output("quickstart", 0);
+      }
+    options = parse(argc, argv);
+  } catch (const gpuprof::Error& error) {
+    std::cerr << "quickstart: " << error.what() << "\n" << usage;
+    return 2;
   }
-  Matrix x(n * n, 1.0), w(n * n, 0.5), scratch(n * n);
-  for (int i = 0; i < (quick ? 3 : 20); ++i) step(x, w, scratch);  // scopes: a call tree
+  try {
+    // With the JSON on standard output, the human-readable text goes to stderr.
+    std::ostream& text = options.json_path == "-" ? std::cerr : std::cout;
+    Matrix x(n * n, 1.0), w(n * n, 0.5), scratch(n * n);
+    for (int i = 0; i < (options.quick ? 3 : 20); ++i) step(x, w, scratch);  // scopes: a call tree
 
-  gpuprof::BenchOptions options;  // bench: cold call, warm-up, samples until 2 % noise
-  options.warmup = 3;
-  options.target_rel_noise = 0.02;
-  options.max_iters = quick ? 10 : 200;
-  const gpuprof::BenchResult result = gpuprof::bench([&] { step(x, w, scratch); }, options);
-  std::cout << "bench(step): " << result.summary() << "\n  stopped: " << result.stop_reason << "\n\n";
+    gpuprof::BenchOptions bench_options;  // bench: cold call, warm-up, samples until 2 % noise
+    bench_options.warmup = 3;
+    bench_options.target_rel_noise = 0.02;
+    bench_options.max_iters = options.quick ? 10 : 200;
+    const gpuprof::BenchResult result = gpuprof::bench([&] { step(x, w, scratch); }, bench_options);
+    text << "bench(step): " << result.summary() << "\n  stopped: " << result.stop_reason << "\n\n";
 
-  const gpuprof::Report report = gpuprof::profiler().report();
-  report.print(std::cout);
-  if (json_path) report.write_json(json_path);
-  return 0;
-} catch (const std::exception& error) {  // e.g. an unwritable --json path: a message, not a terminate()
-  std::cerr << "quickstart: " << error.what() << "\n";
-  return 1;
+    const gpuprof::Report report = gpuprof::profiler().report();
+    report.print(text);
+    if (!options.json_path.empty()) report.write_json(options.json_path);
+    return gpuprof::finish_standard_output("quickstart", 0);
+  } catch (const std::exception& error) {  // e.g. an unwritable --json path: a message, not a terminate()
+    std::cerr << "quickstart: " << error.what() << "\n";
+    return 1;
+  }
 }

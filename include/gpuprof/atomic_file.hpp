@@ -7,7 +7,12 @@
 // over it. A reader sees the old file or the complete new one, never half of
 // one, even if the process dies midway. Other paths keep what they are:
 //   - a symbolic link is followed: the temporary goes beside the file the link
-//     names and the rename lands there, so the link stays a link;
+//     names and the rename lands there, so the link stays a link. Because the
+//     program, not the kernel, follows it, the kernel's protected-symlinks
+//     rule is applied here: a link in a sticky world-writable directory (/tmp)
+//     is followed only when its owner is the writer or the directory's owner,
+//     so a link planted by another user cannot redirect the output. A loop of
+//     links is an error; a dangling link creates the file it names;
 //   - "-" is standard output, and a path that is the file our standard output
 //     or error already writes (`/dev/stdout` redirected to a file) goes
 //     through that stream, at its current offset;
@@ -68,13 +73,36 @@ inline int write_all(int descriptor, std::string_view contents) {
   return 0;
 }
 
+// The kernel's protected_symlinks rule (fs.protected_symlinks = 1): a link
+// in a sticky, world-writable directory may be followed only by its owner or
+// when the directory's owner also owns the link.
+inline bool may_follow_link(const struct stat& link, const struct stat& directory, uid_t follower) {
+  const bool shared_directory = (directory.st_mode & S_ISVTX) && (directory.st_mode & S_IWOTH);
+  return !shared_directory || link.st_uid == follower || link.st_uid == directory.st_uid;
+}
+
+inline std::string directory_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 // The file a chain of symbolic links ends at, the link's own directory
 // prepended to relative targets. Works for dangling links (the file the
-// rename will create); a path that is no link comes back unchanged.
+// rename will create); a path that is no link comes back unchanged. Throws
+// for a loop and for a link may_follow_link() refuses.
 inline std::string follow_symlinks(std::string path) {
+  const std::string given = path;
   for (int hops = 0; hops < 40; ++hops) {  // 40: Linux's own limit (ELOOP)
     struct stat status {};
     if (::lstat(path.c_str(), &status) != 0 || !S_ISLNK(status.st_mode)) return path;
+    struct stat directory {};
+    if (::stat(directory_of(path).c_str(), &directory) != 0)
+      throw_write_error(given, "reading the directory of " + path, errno);
+    if (!may_follow_link(status, directory, ::geteuid()))
+      throw Error("cannot write " + given + ": " + path +
+                  " is a symbolic link owned by another user in a sticky world-writable directory "
+                  "(not followed, as the kernel's protected_symlinks rule)");
     std::string target(static_cast<std::size_t>(status.st_size > 0 ? status.st_size : PATH_MAX), '\0');
     const ssize_t length = ::readlink(path.c_str(), target.data(), target.size());
     if (length < 0) throw_write_error(path, "reading the symbolic link", errno);
@@ -86,7 +114,7 @@ inline std::string follow_symlinks(std::string path) {
       path = slash == std::string::npos ? target : path.substr(0, slash + 1) + target;
     }
   }
-  throw_write_error(path, "following symbolic links", ELOOP);
+  throw_write_error(given, "following symbolic links", ELOOP);
 }
 
 // The standard stream (1 or 2) whose open file `status` describes, or -1.

@@ -5,9 +5,13 @@
 //   // environment at report time: RANK, WORLD_SIZE, LOCAL_RANK (torchrun,
 //   // mpirun wrappers and SLURM-style launchers export them)
 //
-// Unknown values are -1; a single-process run has no rank at all.
+// Unknown values are -1; a single-process run has no rank at all. Variables
+// that contradict each other (RANK=5 WORLD_SIZE=2) are left out of the
+// report, with a warning on stderr: a merge would otherwise trust them.
 #pragma once
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -37,11 +41,34 @@ inline int environment_count(const char* name) {
 }
 }  // namespace detail
 
-// RANK, WORLD_SIZE and LOCAL_RANK as the launcher set them; each -1 when
-// absent or not a number.
-inline RankInfo rank_from_environment() {
+// RANK, WORLD_SIZE and LOCAL_RANK as the launcher set them, unchecked; each
+// -1 when absent or not a number.
+inline RankInfo rank_variables() {
   return {detail::environment_count("RANK"), detail::environment_count("WORLD_SIZE"),
           detail::environment_count("LOCAL_RANK")};
+}
+
+// Why `info` cannot be one process of a run ("" when it can): an empty
+// world, or a rank or local rank outside it.
+inline std::string rank_inconsistency(const RankInfo& info) {
+  if (info.world_size < 0) return "";
+  const std::string world = " outside WORLD_SIZE " + std::to_string(info.world_size);
+  if (info.world_size == 0) return "WORLD_SIZE 0";
+  if (info.rank >= info.world_size) return "RANK " + std::to_string(info.rank) + world;
+  if (info.local_rank >= info.world_size) return "LOCAL_RANK " + std::to_string(info.local_rank) + world;
+  return "";
+}
+
+// rank_variables() when they agree; otherwise no rank at all and, once per
+// process, a warning saying why.
+inline RankInfo rank_from_environment() {
+  const RankInfo info = rank_variables();
+  const std::string problem = rank_inconsistency(info);
+  if (problem.empty()) return info;
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true))
+    std::fprintf(stderr, "gpuprof: warning: %s; the report carries no rank\n", problem.c_str());
+  return {};
 }
 
 // "rank 1 of 4 (local 1)", "" when unknown.

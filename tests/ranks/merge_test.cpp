@@ -175,6 +175,23 @@ TEST_CASE("rank_from_environment: RANK, WORLD_SIZE, LOCAL_RANK; garbage is unkno
   CHECK_FALSE(gpuprof::rank_from_environment().known());
 }
 
+TEST_CASE("rank_from_environment: a rank outside WORLD_SIZE is not trusted") {
+  CHECK(gpuprof::rank_inconsistency({5, 2, -1}) == "RANK 5 outside WORLD_SIZE 2");
+  CHECK(gpuprof::rank_inconsistency({1, 2, 3}) == "LOCAL_RANK 3 outside WORLD_SIZE 2");
+  CHECK(gpuprof::rank_inconsistency({0, 0, -1}) == "WORLD_SIZE 0");
+  CHECK(gpuprof::rank_inconsistency({1, 2, 1}).empty());
+  CHECK(gpuprof::rank_inconsistency({7, -1, -1}).empty());  // no world to disagree with
+  setenv("RANK", "5", 1);
+  setenv("WORLD_SIZE", "2", 1);
+  CHECK(gpuprof::rank_variables().rank == 5);  // as set, for launchers that report the error themselves
+  const gpuprof::RankInfo info = gpuprof::rank_from_environment();
+  CHECK_FALSE(info.known());
+  CHECK(info.world_size == -1);
+  CHECK_FALSE(gpuprof::profiler().report().rank.known());
+  unsetenv("RANK");
+  unsetenv("WORLD_SIZE");
+}
+
 TEST_CASE("merged writers: JSON, markdown and a trace with one set of tracks per rank") {
   gpuprof_test::TemporaryDirectory dir;
   std::vector<Report> reports = three_ranks();

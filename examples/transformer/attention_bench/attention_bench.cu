@@ -10,21 +10,24 @@
 // 2.5 times that (the convention of the FlashAttention papers).
 //
 //   attention_bench [--ctx 512,1024,2048,4096] [--attention fused,cudnn] [--reps 30]
-//                   [--warmup 5] [--json PATH]
-// (--attention defaults to both where cuDNN is built, else fused.)
+//                   [--warmup 5] [--json PATH]   (see usage below)
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
+
+#include <gpuprof/atomic_file.hpp>
+#include <gpuprof/output_paths.hpp>
+#include <gpuprof/standard_output.hpp>
 
 #include "common/cuda_check.hpp"
 #include "cuda/cudnn_attention.hpp"
@@ -45,7 +48,23 @@ const HeadShape kHeadShapes[] = {
     {"small", 12, 64}, {"medium", 16, 64}, {"large", 20, 64}, {"xl", 25, 64}, {"2.7B", 32, 80}};
 constexpr int kBatch = 4;
 
+constexpr const char* kUsage =
+    "usage: attention_bench [--ctx LIST] [--attention LIST] [--reps N] [--warmup N] [--json PATH]\n"
+    "Times fused causal attention alone (bf16, batch 4, the head shapes of every model size),\n"
+    "forward and forward+backward, with CUDA events. Lists are comma-separated.\n"
+    "  --ctx LIST        context lengths (default 512,1024,2048,4096)\n"
+    "  --attention LIST  fused (ours) and/or cudnn (default: both where cuDNN is built, else fused)\n"
+    "  --reps N          timed calls per row; the median is reported (default 30)\n"
+    "  --warmup N        untimed calls first (default 5)\n"
+    "  --json PATH       also write the rows as JSON (default: no file); \"-\" is standard\n"
+    "                    output, and the table then goes to standard error\n"
+    "  -h, --help        this text\n"
+    "Each flag at most once.\n"
+    "exit status: 0 done; 1 no usable CUDA device, a failed run, or an output (standard output\n"
+    "included) that could not be written; 2 bad arguments\n";
+
 struct Options {
+  bool help = false;
   std::vector<int> ctx = {512, 1024, 2048, 4096};
   std::vector<std::string> attention;  // "fused" (ours) and/or "cudnn"
   int reps = 30, warmup = 5;
@@ -78,8 +97,16 @@ std::vector<std::string> split(const std::string& list) {
 
 Options parse(int argc, char** argv) {
   Options o;
+  std::vector<std::string> given;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      o.help = true;
+      return o;
+    }
+    if (std::find(given.begin(), given.end(), flag) != given.end())
+      throw std::invalid_argument(flag + " given twice");
+    given.push_back(flag);
     if (i + 1 >= argc) throw std::invalid_argument(flag + ": missing value (or unknown flag)");
     const std::string value = argv[++i];
     if (flag == "--ctx") {
@@ -95,10 +122,16 @@ Options parse(int argc, char** argv) {
     } else if (flag == "--warmup") {
       o.warmup = parse_positive(flag, value);
     } else if (flag == "--json") {
+      if (value.empty()) throw std::invalid_argument("--json '': an empty path names no file");
       o.json = value;
     } else {
       throw std::invalid_argument("unknown flag " + flag);
     }
+  }
+  try {  // before the device and the sweep: a bad path costs nothing
+    gpuprof::check_output_files({{"--json", o.json}});
+  } catch (const gpuprof::Error& error) {
+    throw std::invalid_argument(error.what());
   }
   if (o.attention.empty()) {
     o.attention = {"fused"};
@@ -211,36 +244,32 @@ Row measure(const HeadShape& head, int ctx, const Options& o, EventTimer& timer,
 }
 
 void write_json(const std::string& path, const std::vector<Row>& rows, const Options& o) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp);
-    if (!out) throw std::runtime_error("cannot write " + temp);
-    const std::optional<std::string> cudnn = transformer::cudnn_runtime_version();
-    out << "{\"kernels\": {\"fused\": \"gpuprof flash_attention (mma.sync bf16)\", "
-           "\"cudnn\": \"cuDNN fused attention (graph API)\"}, \"cudnn_version\": "
-        << (cudnn ? "\"" + *cudnn + "\"" : "null") << ", \"batch\": " << kBatch
-        << ", \"reps\": " << o.reps << ", \"warmup\": " << o.warmup
-        << ", \"statistic\": \"median\", \"rows\": [\n";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
-      char line[512];
-      std::snprintf(line, sizeof line,
-                    "  {\"attention\": \"%s\", \"size\": \"%s\", \"batch\": %d, \"heads\": %d, \"d_head\": %d, \"ctx\": %d, "
-                    "\"fwd_ms\": %.5f, \"fwdbwd_ms\": %.5f, \"fwd_tflops\": %.2f, "
-                    "\"fwdbwd_tflops\": %.2f}%s\n",
-                    r.attention.c_str(), r.size.c_str(), r.shape.batch, r.shape.heads, r.shape.d_head, r.shape.ctx,
-                    r.fwd_ms, r.fwdbwd_ms, r.fwd_tflops, r.fwdbwd_tflops,
-                    i + 1 < rows.size() ? "," : "");
-      out << line;
-    }
-    out << "]}\n";
-    if (!out.flush()) throw std::runtime_error("cannot write " + temp);
+  std::ostringstream out;
+  const std::optional<std::string> cudnn = transformer::cudnn_runtime_version();
+  out << "{\"kernels\": {\"fused\": \"gpuprof flash_attention (mma.sync bf16)\", "
+         "\"cudnn\": \"cuDNN fused attention (graph API)\"}, \"cudnn_version\": "
+      << (cudnn ? "\"" + *cudnn + "\"" : "null") << ", \"batch\": " << kBatch
+      << ", \"reps\": " << o.reps << ", \"warmup\": " << o.warmup
+      << ", \"statistic\": \"median\", \"rows\": [\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "  {\"attention\": \"%s\", \"size\": \"%s\", \"batch\": %d, \"heads\": %d, \"d_head\": %d, \"ctx\": %d, "
+                  "\"fwd_ms\": %.5f, \"fwdbwd_ms\": %.5f, \"fwd_tflops\": %.2f, "
+                  "\"fwdbwd_tflops\": %.2f}%s\n",
+                  r.attention.c_str(), r.size.c_str(), r.shape.batch, r.shape.heads, r.shape.d_head, r.shape.ctx,
+                  r.fwd_ms, r.fwdbwd_ms, r.fwd_tflops, r.fwdbwd_tflops,
+                  i + 1 < rows.size() ? "," : "");
+    out << line;
   }
-  if (std::rename(temp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + temp + " to " + path);
+  out << "]}\n";
+  gpuprof::write_file_atomically(path, out.str());  // whole or not at all; "-" is standard output
 }
 
 int run(const Options& o) {
+  // With --json -, standard output carries the JSON alone; the table goes to stderr.
+  std::FILE* text = o.json == "-" ? stderr : stdout;
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "attention_bench: no usable CUDA device\n");
@@ -248,9 +277,9 @@ int run(const Options& o) {
   }
   cudaDeviceProp prop{};
   GPUPROF_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("attention_bench on %s: causal bf16, batch %d, median of %d after %d warm-up\n",
+  std::fprintf(text, "attention_bench on %s: causal bf16, batch %d, median of %d after %d warm-up\n",
               prop.name, kBatch, o.reps, o.warmup);
-  std::printf("%-9s %-7s %5s %6s %6s  %9s %8s  %10s %8s\n", "attention", "size", "heads",
+  std::fprintf(text, "%-9s %-7s %5s %6s %6s  %9s %8s  %10s %8s\n", "attention", "size", "heads",
               "d_head", "ctx", "fwd ms", "TFLOP/s", "fwd+bwd ms", "TFLOP/s");
   EventTimer timer;
   std::unique_ptr<transformer::cuda::CudnnAttention> cudnn;
@@ -262,13 +291,13 @@ int run(const Options& o) {
           cudnn = std::make_unique<transformer::cuda::CudnnAttention>();
         rows.push_back(measure(head, ctx, o, timer, attention == "cudnn" ? cudnn.get() : nullptr));
         const Row& r = rows.back();
-        std::printf("%-9s %-7s %5d %6d %6d  %9.3f %8.1f  %10.3f %8.1f\n", r.attention.c_str(),
+        std::fprintf(text, "%-9s %-7s %5d %6d %6d  %9.3f %8.1f  %10.3f %8.1f\n", r.attention.c_str(),
                     r.size.c_str(), head.heads, head.d_head, ctx, r.fwd_ms, r.fwd_tflops,
                     r.fwdbwd_ms, r.fwdbwd_tflops);
-        std::fflush(stdout);
+        std::fflush(text);
       }
   if (cudnn)
-    std::printf("cuDNN %s, engine: %s\n", transformer::cudnn_runtime_version().value_or("?").c_str(),
+    std::fprintf(text, "cuDNN %s, engine: %s\n", transformer::cudnn_runtime_version().value_or("?").c_str(),
                 cudnn->engine_name().c_str());
   if (!o.json.empty()) write_json(o.json, rows, o);
   return 0;
@@ -277,10 +306,16 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpuprof::guard_standard_streams();
   try {
-    return run(parse(argc, argv));
+    const Options options = parse(argc, argv);
+    if (options.help) {
+      std::fputs(kUsage, stdout);
+      return gpuprof::finish_standard_output("attention_bench", 0);
+    }
+    return gpuprof::finish_standard_output("attention_bench", run(options));
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "attention_bench: %s\n", e.what());
+    std::fprintf(stderr, "attention_bench: %s\n%s", e.what(), kUsage);
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attention_bench: %s\n", e.what());

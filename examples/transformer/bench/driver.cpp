@@ -3,6 +3,7 @@
 #include "bench/driver.hpp"
 
 #include <gpuprof/atomic_file.hpp>
+#include <gpuprof/output_paths.hpp>
 #include <gpuprof/profiler.hpp>
 
 #include <algorithm>
@@ -24,14 +25,17 @@
 namespace transformer::bench {
 namespace {
 
+std::vector<gpuprof::OutputFile> output_files(const DriverOptions& options) {
+  return {{"--json", options.json_path},
+          {"--csv", options.csv_path},
+          {"--report-json", options.report_json_path},
+          {"--trace", options.trace_path}};
+}
+
 void check_outputs(const DriverOptions& options) {
-  const std::pair<const char*, const std::string*> files[] = {
-      {"--json", &options.json_path},
-      {"--csv", &options.csv_path},
-      {"--report-json", &options.report_json_path},
-      {"--trace", &options.trace_path}};
-  for (const auto& [flag, path] : files)
-    if (!path->empty()) harness::check_output_file(flag, *path);
+  std::vector<std::string> inputs;
+  if (!options.torch_jsonl_path.empty()) inputs.push_back(options.torch_jsonl_path);
+  harness::check_output_files(output_files(options), inputs);
   if (!options.dump_dir.empty()) harness::prepare_output_directory("--dump", options.dump_dir);
 }
 
@@ -44,16 +48,16 @@ std::optional<TorchReference> read_torch_reference(const std::string& path) {
   }
 }
 
-std::map<Precision, double> measure_ceilings(const harness::Device& device) {
+std::map<Precision, double> measure_ceilings(const harness::Device& device, std::ostream& text) {
   if (!device.is_cuda()) return {};
   const GemmCeilingOptions gemm;
   std::fprintf(stderr, "measuring GEMM ceilings (%d^3 cuBLAS products, median of %d) ...\n", gemm.n,
                gemm.iters);
   const std::map<Precision, double> ceilings = measure_gemm_ceilings(gemm);
-  std::cout << "GEMM ceilings (" << gemm.n << "^3 cuBLAS, median of " << gemm.iters << "):";
+  text << "GEMM ceilings (" << gemm.n << "^3 cuBLAS, median of " << gemm.iters << "):";
   for (const auto& [precision, tflops] : ceilings)
-    std::cout << "  " << to_string(precision) << " " << harness::fixed(tflops, 1) << " TFLOP/s";
-  std::cout << "\n";
+    text << "  " << to_string(precision) << " " << harness::fixed(tflops, 1) << " TFLOP/s";
+  text << "\n";
   return ceilings;
 }
 
@@ -77,13 +81,13 @@ void write_dump(const harness::Device& device, const DriverOptions& options) {
                            harness::make_token_batch(*config, options.seed), *options.graph);
 }
 
-void write_profile(const DriverOptions& options) {
+void write_profile(const DriverOptions& options, std::ostream& text) {
   if (!options.print_report && options.report_json_path.empty() && options.trace_path.empty())
     return;
   const gpuprof::Report report = gpuprof::profiler().report();
   if (options.print_report) {
-    std::cout << "\n";
-    report.print(std::cout);
+    text << "\n";
+    report.print(text);
   }
   if (!options.report_json_path.empty()) report.write_json(options.report_json_path);
   if (!options.trace_path.empty()) report.write_chrome_trace(options.trace_path);
@@ -93,6 +97,8 @@ void write_profile(const DriverOptions& options) {
 
 int run_driver(DriverOptions options) {
   check_outputs(options);
+  // Standard output carries the one document asked for with "-"; the tables then go to stderr.
+  std::ostream& text = gpuprof::any_to_standard_output(output_files(options)) ? std::cerr : std::cout;
   const std::optional<TorchReference> torch = read_torch_reference(options.torch_jsonl_path);
   gpuprof::profiler();  // probes the device now, so its one-time notice precedes the progress lines
   const harness::Device device = harness::Device::select(options.device);
@@ -111,7 +117,7 @@ int run_driver(DriverOptions options) {
   results.steps = options.steps;
   results.graph = *options.graph;
   results.seed = options.seed;
-  const std::map<Precision, double> ceilings = measure_ceilings(device);
+  const std::map<Precision, double> ceilings = measure_ceilings(device, text);
   for (const auto& [precision, tflops] : ceilings)
     results.ceilings_tflops[to_string(precision)] = tflops;
 
@@ -128,14 +134,14 @@ int run_driver(DriverOptions options) {
                         harness::make_token_batch(config, options.seed), options.loss_curve_steps);
   }
 
-  harness::print_results_table(std::cout, results);
-  print_warmup_study(std::cout, results.warmup_study);
-  print_loss_curves(std::cout, results.loss_curves);
+  harness::print_results_table(text, results);
+  print_warmup_study(text, results.warmup_study);
+  print_loss_curves(text, results.loss_curves);
   if (!options.json_path.empty())
     gpuprof::write_file_atomically(options.json_path, harness::results_json(results));
   if (!options.csv_path.empty())
     gpuprof::write_file_atomically(options.csv_path, harness::results_csv(results));
-  write_profile(options);
+  write_profile(options, text);
   const bool any_failed = std::any_of(
       results.rows.begin(), results.rows.end(),
       [](const harness::ResultRow& row) { return row.status == harness::RowStatus::error; });

@@ -1,5 +1,8 @@
 // bench/main.cpp: transformer_bench, the CS336 end-to-end benchmark of the
-// Transformer LM (see --help). Exit status: 0 done, 1 a run failed, 2 bad input.
+// Transformer LM (see --help). Exit status: 0 done, 1 a run failed or an
+// output (standard output included) could not be written, 2 bad input.
+#include <gpuprof/standard_output.hpp>
+
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -9,13 +12,14 @@
 
 int main(int argc, char** argv) {
   using namespace transformer::bench;
+  gpuprof::guard_standard_streams();
   try {
     DriverOptions options = parse_options(argc, argv);
     if (options.help) {
       std::cout << usage_text();
-      return 0;
+      return gpuprof::finish_standard_output("transformer_bench", 0);
     }
-    return run_driver(std::move(options));
+    return gpuprof::finish_standard_output("transformer_bench", run_driver(std::move(options)));
   } catch (const transformer::harness::UsageError& error) {
     std::fprintf(stderr, "transformer_bench: %s\n(see transformer_bench --help)\n", error.what());
     return 2;

@@ -12,7 +12,7 @@ DriverOptions parse_options(const std::vector<std::string>& args) {
   parser.add_integer("--loss-curve", options.loss_curve_steps, 1);
   parser.add_path("--json", options.json_path);
   parser.add_path("--csv", options.csv_path);
-  parser.add_path("--dump", options.dump_dir);
+  parser.add_directory("--dump", options.dump_dir);
   parser.add_path("--torch-jsonl", options.torch_jsonl_path);
   parser.add_path("--report-json", options.report_json_path);
   parser.add_path("--trace", options.trace_path);
@@ -73,21 +73,29 @@ std::string usage_text() {
          "                     where built; fused where it runs; naive otherwise\n"
          "  --device D         auto (default: CUDA when usable, else CPU), cuda, cpu\n"
          "  --seed N           parameters and token ids (default 0)\n"
-         "  --json PATH        write every row as JSON (schema gpuprof.transformer_bench)\n"
-         "  --csv PATH         the same rows as CSV\n"
+         "  --json PATH        write every row as JSON (schema gpuprof.transformer_bench);\n"
+         "                     default: no file\n"
+         "  --csv PATH         the same rows as CSV; default: no file\n"
          "  --torch-jsonl PATH join rows of scripts/torch_reference.py (speedup = torch median / "
-         "ours)\n"
+         "ours);\n"
+         "                     default: none\n"
          "  --dump DIR         after one train step of the first configuration, write tokens,\n"
          "                     parameters, loss, logits, gradients as .npy "
-         "(docs/transformer-dump.md)\n"
-         "  --warmup-study     mean/std of the timed steps after 0, 1, 2, 5 warm-ups\n"
+         "(docs/transformer-dump.md);\n"
+         "                     default: no dump\n"
+         "  --warmup-study     mean/std of the timed steps after 0, 1, 2, 5 warm-ups (default off)\n"
          "  --loss-curve N     loss of N train steps per precision, from one initialisation\n"
-         "  --report           print gpuprof's scope tree at the end\n"
-         "  --report-json PATH write gpuprof's report as JSON\n"
-         "  --trace PATH       write gpuprof's Chrome trace\n"
+         "                     (default: none)\n"
+         "  --report           print gpuprof's scope tree at the end (default off)\n"
+         "  --report-json PATH write gpuprof's report as JSON; default: no file\n"
+         "  --trace PATH       write gpuprof's Chrome trace; default: no file\n"
          "  --help             this text\n"
          "\n"
-         "Exit status: 0 done, 1 a run failed, 2 bad input.\n";
+         "A PATH of \"-\" is standard output: that document alone goes there and the tables\n"
+         "go to standard error. Outputs are checked before anything runs: none may be empty,\n"
+         "name an input or another output. Each flag at most once; --flag=value works too.\n"
+         "Exit status: 0 done, 1 a run failed or an output (standard output included) could\n"
+         "not be written, 2 bad input.\n";
 }
 
 std::vector<RunConfig> sweep_configurations(const DriverOptions& options) {

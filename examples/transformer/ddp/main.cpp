@@ -1,5 +1,8 @@
 // ddp/main.cpp: transformer_ddp, data-parallel training of the Transformer LM
-// over NCCL (see --help). Exit status: 0 done, 1 a rank failed, 2 bad input.
+// over NCCL (see --help). Exit status: 0 done, 1 a rank failed or standard
+// output could not be written, 2 bad input.
+#include <gpuprof/standard_output.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -13,20 +16,21 @@
 int main(int argc, char** argv) {
   using namespace transformer;
   using namespace transformer::ddp;
+  gpuprof::guard_standard_streams();
   try {
     const DdpOptions options = parse_ddp_options(std::vector<std::string>(argv + 1, argv + argc));
     if (options.help) {
       std::cout << ddp_usage_text();
-      return 0;
+      return gpuprof::finish_standard_output("transformer_ddp", 0);
     }
-    if (!options.json_path.empty()) harness::check_output_file("--json", options.json_path);
+    harness::check_output_files({{"--json", options.json_path}}, {});
     if (!options.report_dir.empty())
       harness::prepare_output_directory("--reports", options.report_dir);
     const std::chrono::seconds timeout(options.timeout_s);
 
     if (options.launched_rank) {
       FileIdChannel ids(options.id_file, timeout);
-      return run_rank(options, *options.launched_rank, ids);
+      return gpuprof::finish_standard_output("transformer_ddp", run_rank(options, *options.launched_rank, ids));
     }
     const int visible = visible_gpus();
     if (visible == 0) {
@@ -39,9 +43,11 @@ int main(int argc, char** argv) {
     LaunchOptions launch;
     launch.world = options.gpus > 0 ? options.gpus : visible;
     launch.timeout = timeout;
-    return launch_forked(launch, [&](int rank, IdChannel& ids) {
-      return run_rank(options, gpuprof::RankInfo{rank, launch.world, rank}, ids);
+    const int status = launch_forked(launch, [&](int rank, IdChannel& ids) {
+      return gpuprof::finish_standard_output("transformer_ddp",
+                                             run_rank(options, gpuprof::RankInfo{rank, launch.world, rank}, ids));
     });
+    return gpuprof::finish_standard_output("transformer_ddp", status);
   } catch (const harness::UsageError& error) {
     std::fprintf(stderr, "transformer_ddp: %s\n(see transformer_ddp --help)\n", error.what());
     return 2;

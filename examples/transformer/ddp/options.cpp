@@ -20,13 +20,12 @@ const T& single(const std::vector<T>& values, const char* flag) {
 std::optional<gpuprof::RankInfo> launched_rank() {
   const char* rank_text = std::getenv("RANK");
   if (rank_text == nullptr || *rank_text == '\0') return std::nullopt;
-  gpuprof::RankInfo info = gpuprof::rank_from_environment();
+  gpuprof::RankInfo info = gpuprof::rank_variables();
   if (info.rank < 0) throw UsageError(std::string("RANK='") + rank_text + "': not a whole number ≥ 0");
   if (info.world_size < 1)
     throw UsageError("RANK is set but WORLD_SIZE is missing or not a whole number ≥ 1");
-  if (info.rank >= info.world_size)
-    throw UsageError("RANK " + std::to_string(info.rank) + " is outside WORLD_SIZE " +
-                     std::to_string(info.world_size));
+  if (const std::string problem = gpuprof::rank_inconsistency(info); !problem.empty())
+    throw UsageError(problem);
   // One host: the rank is the GPU.
   if (info.local_rank < 0) info.local_rank = info.rank;
   return info;
@@ -50,10 +49,11 @@ DdpOptions parse_ddp_options(const std::vector<std::string>& args) {
   });
   parser.add_switch("--profile", [&options] { options.profile = true; });
   parser.add_path("--json", options.json_path);
-  parser.add_path("--reports", options.report_dir);
+  parser.add_directory("--reports", options.report_dir);
   parser.add_path("--id-file", options.id_file);
   parser.add_integer("--timeout", options.timeout_s, 1);
   parser.add_switch("--help", [&options] { options.help = true; });
+  parser.add_switch("-h", [&options] { options.help = true; });
   bool gpus_given = false;
   for (const std::string& arg : args)
     if (arg == "--gpus" || arg.rfind("--gpus=", 0) == 0) gpus_given = true;
@@ -123,15 +123,20 @@ std::string ddp_usage_text() {
          "  --warmup W --steps N --seed S   as transformer_bench (defaults 5, 10, 0)\n"
          "  --bucket-mb X     all-reduce bucket cap in MiB (default 25)\n"
          "  --profile         capture kernels (CUPTI): communication share and overlap per step\n"
+         "                    (default off)\n"
          "  --reports DIR     every rank's gpuprof report, DIR/transformer_ddp.rank<R>.json\n"
-         "                    (combine with gpuprof-merge)\n"
-         "  --json PATH       the run's figures as JSON\n"
+         "                    (combine with gpuprof-merge; default: none)\n"
+         "  --json PATH       the run's figures as JSON (default: none); \"-\" is standard output,\n"
+         "                    and the table then goes to standard error\n"
          "  --timeout S       terminate every rank after S seconds (default 1800)\n"
          "  --id-file PATH    launched ranks only: where rank 0 leaves NCCL's unique id\n"
+         "  -h, --help        this text\n"
          "\n"
          "Started by another launcher, set RANK, WORLD_SIZE, LOCAL_RANK (default: RANK) and\n"
          "--id-file or GPUPROF_DDP_ID_FILE; then the process is that one rank.\n"
-         "Exit status: 0 done, 1 a rank failed, 2 bad input (e.g. more GPUs than visible).\n";
+         "Each flag at most once; --flag=value works too.\n"
+         "Exit status: 0 done, 1 a rank failed or standard output could not be written, 2 bad\n"
+         "input (e.g. more GPUs than visible, no GPU at all).\n";
 }
 
 }  // namespace transformer::ddp

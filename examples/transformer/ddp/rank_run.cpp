@@ -128,7 +128,8 @@ int run(const DdpOptions& options, const gpuprof::RankInfo& me, IdChannel& ids) 
   results.profiled = capture && capture->active();
   results.device = device_name(me.local_rank);
   results.cudnn = cudnn_runtime_version();
-  std::cout << ddp_table(results) << std::flush;
+  // With --json -, standard output carries the JSON alone and the table goes to stderr.
+  (options.json_path == "-" ? std::cerr : std::cout) << ddp_table(results) << std::flush;
   if (!options.json_path.empty()) gpuprof::write_file_atomically(options.json_path, ddp_json(results));
   return 0;
 }

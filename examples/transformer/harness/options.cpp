@@ -5,7 +5,7 @@
 #include <charconv>
 #include <functional>
 #include <map>
-#include <sstream>
+#include <set>
 
 namespace transformer::harness {
 namespace {
@@ -31,16 +31,18 @@ int parse_at_least(const std::string& flag, const std::string& text, int minimum
   return value;
 }
 
+// Every item between commas, the first and last included: "128," and ",128"
+// hold an empty item and are refused alike.
 std::vector<std::string> split_list(const std::string& flag, const std::string& text) {
+  if (text.empty()) fail(flag, text, "empty list");
   std::vector<std::string> items;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    if (item.empty()) fail(flag, text, "empty item in the comma-separated list");
-    items.push_back(item);
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (items.back().empty()) fail(flag, text, "empty item in the comma-separated list");
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
   }
-  if (items.empty()) fail(flag, text, "empty list");
-  return items;
 }
 
 
@@ -74,6 +76,14 @@ void FlagParser::add_integer(const char* flag, int& field, int minimum) {
 void FlagParser::add_path(const char* flag, std::string& field) {
   add_value(flag, [flag, &field](const std::string& value) {
     if (value.empty()) fail(flag, value, "empty path");
+    field = value;
+  });
+}
+
+void FlagParser::add_directory(const char* flag, std::string& field) {
+  add_value(flag, [flag, &field](const std::string& value) {
+    if (value.empty()) fail(flag, value, "empty path");
+    if (value == "-") fail(flag, value, "a directory cannot be standard output");
     field = value;
   });
 }
@@ -130,6 +140,7 @@ FlagParser::FlagParser(RunFlags& flags) : flags_(flags) {
 }
 
 void FlagParser::parse(const std::vector<std::string>& args) {
+  std::set<std::string> given;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i];
     std::string value;
@@ -140,6 +151,10 @@ void FlagParser::parse(const std::vector<std::string>& args) {
       name = name.substr(0, equals);
       value_inline = true;
     }
+    // A flag given twice is a mistake (an edited command line, a script that
+    // appends): the value that would win is not obvious, so none does.
+    if ((switches_.count(name) || with_value_.count(name)) && !given.insert(name).second)
+      throw UsageError(name + " given twice");
     if (const auto found = switches_.find(name); found != switches_.end()) {
       if (value_inline) fail(name, value, "this flag takes no value");
       found->second();

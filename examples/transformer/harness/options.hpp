@@ -38,7 +38,7 @@ struct RunFlags {
 
 // "--flag value" and "--flag=value" parsing: the shared flags are registered
 // into `flags`; a program adds its own before parse(). Every error is a
-// UsageError naming the flag and the value at fault.
+// UsageError naming the flag and the value at fault; a flag given twice is one.
 class FlagParser {
  public:
   explicit FlagParser(RunFlags& flags);
@@ -49,7 +49,9 @@ class FlagParser {
   void add_value(const char* flag, std::function<void(const std::string&)> handler);
   void add_switch(const char* flag, std::function<void()> handler);
   void add_integer(const char* flag, int& field, int minimum);
+  // A file: "-" is standard output. A directory: "-" is refused.
   void add_path(const char* flag, std::string& field);
+  void add_directory(const char* flag, std::string& field);
 
   void parse(const std::vector<std::string>& args);
 

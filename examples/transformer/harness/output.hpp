@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <gpuprof/json_writer.hpp>
+#include <gpuprof/output_paths.hpp>
 
 #include "harness/results.hpp"
 
@@ -47,10 +48,10 @@ using RowFields = std::vector<std::pair<std::string, FieldValue>>;
 
 RowFields row_fields(const ResultRow& row);
 
-// Throws UsageError naming the flag, the path and the system's reason when a
-// file cannot be created at `path` (missing directory, no permission, a
-// directory of that name). Leaves nothing behind.
-void check_output_file(const std::string& flag, const std::string& path);
+// gpuprof::check_output_files (gpuprof/output_paths.hpp) with its error as a
+// UsageError: an output that cannot be created, that names an input or
+// another output. Leaves nothing behind.
+void check_output_files(const std::vector<gpuprof::OutputFile>& outputs, const std::vector<std::string>& inputs = {});
 
 // Creates `directory` (and parents) if needed and checks it is writable.
 void prepare_output_directory(const std::string& flag, const std::string& directory);

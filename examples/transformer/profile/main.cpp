@@ -3,6 +3,7 @@
 // Exit status: 0 done, 1 a configuration or an output failed, 2 bad flags,
 // 3 no usable GPU or CUPTI cannot capture.
 #include <gpuprof/atomic_file.hpp>
+#include <gpuprof/standard_output.hpp>
 
 #include <cstdio>
 #include <exception>
@@ -66,25 +67,32 @@ int write_idle_study(const ProfileOptions& options, const IdleStudy& study) {
   return exit_ok;
 }
 
+int run(const ProfileOptions& options) {
+  // The device first: a machine without a GPU gets exit 3 and no directory.
+  check_gpu();
+  // Checked before any measurement, so a long run is never lost to a bad path.
+  if (options.memory_timeline) {
+    transformer::harness::prepare_output_directory("--out", options.out_dir);
+    return write_memory_timeline(options, run_memory_timelines(options));
+  }
+  if (!options.out_dir.empty())
+    transformer::harness::prepare_output_directory(
+        "--out", (std::filesystem::path(options.out_dir) / (options.idle_study ? "" : "kern_sum")).string());
+  if (options.idle_study) return write_idle_study(options, run_idle_study(options));
+  return write_outputs(options, run_profile(options));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpuprof::guard_standard_streams();
   try {
     const ProfileOptions options = parse_profile_options(std::vector<std::string>(argv + 1, argv + argc));
     if (options.help) {
       std::cout << profile_usage_text();
-      return exit_ok;
+      return gpuprof::finish_standard_output("transformer_profile", exit_ok);
     }
-    // Checked before any measurement, so a long run is never lost to a bad path.
-    if (options.memory_timeline) {
-      transformer::harness::prepare_output_directory("--out", options.out_dir);
-      return write_memory_timeline(options, run_memory_timelines(options));
-    }
-    if (!options.out_dir.empty())
-      transformer::harness::prepare_output_directory(
-          "--out", (std::filesystem::path(options.out_dir) / (options.idle_study ? "" : "kern_sum")).string());
-    if (options.idle_study) return write_idle_study(options, run_idle_study(options));
-    return write_outputs(options, run_profile(options));
+    return gpuprof::finish_standard_output("transformer_profile", run(options));
   } catch (const transformer::harness::UsageError& error) {
     std::fprintf(stderr, "transformer_profile: %s\n(see transformer_profile --help)\n", error.what());
     return exit_usage;

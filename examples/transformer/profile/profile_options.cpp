@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <string_view>
 
 #include "bench/options.hpp"
@@ -29,11 +30,13 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
   ProfileOptions options;
   std::vector<std::string> shared;
   std::vector<std::string> given;  // names of the shared flags on the command line
+  std::set<std::string> own_given;  // the shared ones are checked by their parser
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     const std::size_t equals = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string::npos;
     const std::string name = arg.substr(0, equals);
     const bool value_inline = equals != std::string::npos;
+    if (!is_shared(name) && !own_given.insert(name).second) throw UsageError(name + " given twice");
     if (name == "--help" || name == "-h" || name == "--memory-table" || name == "--trace" ||
         name == "--graph" || name == "--idle-study" || name == "--memory-timeline") {
       if (value_inline) throw UsageError(name + ": this flag takes no value");
@@ -47,6 +50,7 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
       if (!value_inline && i + 1 == args.size()) throw UsageError("--out: missing value");
       options.out_dir = value_inline ? arg.substr(equals + 1) : args[++i];
       if (options.out_dir.empty()) throw UsageError("--out '': empty path");
+      if (options.out_dir == "-") throw UsageError("--out '-': a directory cannot be standard output");
     } else if (is_shared(name)) {
       given.push_back(name);
       shared.push_back(arg);
@@ -117,7 +121,8 @@ std::string profile_usage_text() {
          "  --steps N          profiled steps per mode (default 10)\n"
          "  --seed N           parameters and token ids (default 0)\n"
          "  --graph            capture each run's step (after the warm-up) as one CUDA graph\n"
-         "                     and profile its replays (the memory table stays eager)\n"
+         "                     and profile its replays (the memory table stays eager; default:\n"
+         "                     eager)\n"
          "  --idle-study       instead of the questions: for every configuration of\n"
          "                     transformer_bench's default sweep (small; ctx 128..1024; fwd,\n"
          "                     fwdbwd, step; fp32, bf16), step time eager vs graph (capture off)\n"
@@ -125,9 +130,9 @@ std::string profile_usage_text() {
          "                     DIR/idle_study.md and .json with --out. --mode LIST (fwd, fwdbwd,\n"
          "                     step) and the lists above narrow the sweep\n"
          "  --out DIR          write DIR/profile.md, DIR/profile.json and DIR/kern_sum/*.csv\n"
-         "                     (without it the markdown report goes to stdout)\n"
+         "                     (default: no files; the markdown report goes to stdout)\n"
          "  --memory-table     also measure peak memory of the 2.7B model at ctx 128,256,512,\n"
-         "                     forward-only vs train step, fp32 vs bf16\n"
+         "                     forward-only vs train step, fp32 vs bf16 (default off)\n"
          "  --trace            write DIR/trace.json: one profiled train step of the first\n"
          "                     configuration (Perfetto / chrome://tracing); needs --out\n"
          "  --memory-timeline  instead of the questions: device memory over a forward-only run\n"
@@ -138,8 +143,11 @@ std::string profile_usage_text() {
          "                     Defaults then: --size 2.7B --ctx 128,512 --warmup 1 --steps 1;\n"
          "                     needs --out; not with --memory-table, --trace or --graph\n"
          "\n"
-         "Exit status: 0 done, 1 a configuration failed (other than OOM) or an output could\n"
-         "not be written, 2 bad flags, 3 no usable GPU or CUPTI cannot capture.\n";
+         "Each flag at most once; --flag=value works too. The GPU is checked before --out DIR\n"
+         "is created.\n"
+         "Exit status: 0 done, 1 a configuration failed (other than OOM) or an output\n"
+         "(standard output included) could not be written, 2 bad flags, 3 no usable GPU or\n"
+         "CUPTI cannot capture.\n";
 }
 
 }  // namespace transformer::profile

@@ -61,9 +61,13 @@ StepTimes step_times(const harness::ResultRow& row) {
   return times;
 }
 
-harness::Device require_gpu() {
+void check_gpu() {
   std::string why_not;
   if (!cuda_backend_available(&why_not)) throw DeviceUnavailable("no usable GPU: " + why_not);
+}
+
+harness::Device require_gpu() {
+  check_gpu();
   gpuprof::profiler();  // probes the device now, so its notice precedes the progress lines
   return harness::Device::select(harness::DeviceChoice::cuda);
 }

@@ -23,6 +23,9 @@ struct DeviceUnavailable : std::runtime_error {
 // the caller writes profile.md and profile.json from the result.
 ProfileResults run_profile(const ProfileOptions& options);
 
+// Throws DeviceUnavailable without a usable GPU; touches nothing else, so
+// main() calls it before creating any output directory.
+void check_gpu();
 // Shared by the profile's runs (here and idle_study_run.cpp):
 // throws DeviceUnavailable without a usable GPU, and probes it; then the
 // device to run on. `describe` copies what every result file's header says.

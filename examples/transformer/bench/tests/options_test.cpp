@@ -193,6 +193,14 @@ TEST_CASE("bad input names the flag and the value") {
   check_message({"--ctx", "-5"}, {"--ctx", "'-5'"});
   check_message({"--ctx", "12x"}, {"--ctx", "'12x'", "not a whole number"});
   check_message({"--ctx", "128,,256"}, {"--ctx", "empty item"});
+  check_message({"--ctx", "128,"}, {"--ctx", "'128,'", "empty item"});
+  check_message({"--ctx", ",128"}, {"--ctx", "',128'", "empty item"});
+  check_message({"--precision", "bf16,"}, {"--precision", "empty item"});
+  check_message({"--ctx", "128", "--ctx", "256"}, {"--ctx given twice"});
+  check_message({"--ctx=128", "--ctx", "256"}, {"--ctx given twice"});
+  check_message({"--report", "--report"}, {"--report given twice"});
+  check_message({"--json", "a.json", "--json", "b.json"}, {"--json given twice"});
+  check_message({"--dump", "-"}, {"--dump", "'-'", "standard output"});
   check_message({"--batch", "0"}, {"--batch", "'0'"});
   check_message({"--batch", "four"}, {"--batch", "'four'", "not a whole number"});
   check_message({"--batch", "99999999999"}, {"--batch", "out of range"});

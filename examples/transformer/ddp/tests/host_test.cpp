@@ -126,7 +126,11 @@ TEST_CASE("transformer_ddp's flags") {
   CHECK_THROWS_AS(parse_ddp_options({"--bucket-mb", "x"}), UsageError);
   CHECK_THROWS_AS(parse_ddp_options({"--precision", "fp32", "--attention", "fused"}), UsageError);
   CHECK_THROWS_AS(parse_ddp_options({"--id-file", "x"}), UsageError);  // only for launched ranks
+  CHECK_THROWS_AS(parse_ddp_options({"--reports", "-"}), UsageError);   // a directory, not stdout
+  CHECK_THROWS_AS(parse_ddp_options({"--ctx", "512,"}), UsageError);
+  CHECK_THROWS_AS(parse_ddp_options({"--steps", "1", "--steps", "2"}), UsageError);
   CHECK(parse_ddp_options({"--help"}).help);
+  CHECK(parse_ddp_options({"-h"}).help);
 }
 
 TEST_CASE("ranks started by another launcher: RANK, WORLD_SIZE, LOCAL_RANK and the id file") {
@@ -147,6 +151,15 @@ TEST_CASE("ranks started by another launcher: RANK, WORLD_SIZE, LOCAL_RANK and t
   {
     const ScopedEnv rank("RANK", "2"), world("WORLD_SIZE", "2");
     CHECK_THROWS_AS(parse_ddp_options({"--id-file", "x"}), harness::UsageError);
+  }
+  {
+    const ScopedEnv rank("RANK", "5"), world("WORLD_SIZE", "2");
+    try {
+      parse_ddp_options({"--id-file", "x"});
+      FAIL("RANK outside WORLD_SIZE was accepted");
+    } catch (const harness::UsageError& error) {
+      CHECK(std::string(error.what()) == "RANK 5 outside WORLD_SIZE 2");
+    }
   }
   {
     const ScopedEnv rank("RANK", "0"), world("WORLD_SIZE", nullptr);

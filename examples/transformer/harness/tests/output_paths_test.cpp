@@ -28,6 +28,10 @@ struct ScratchDirectory {
   ~ScratchDirectory() { fs::remove_all(path); }
 };
 
+void check_output_file(const std::string& flag, const std::string& path) {
+  check_output_files({{flag, path}});
+}
+
 std::string usage_error_of(void (*check)(const std::string&, const std::string&),
                            const std::string& flag, const std::string& path) {
   try {
@@ -59,7 +63,15 @@ TEST_CASE("missing directories and directory names are refused, naming the flag"
   CHECK(missing.find("no directory") != std::string::npos);
 
   const std::string directory = usage_error_of(check_output_file, "--json", scratch.path.string());
-  CHECK(directory.find("it is a directory") != std::string::npos);
+  CHECK(directory.find("is a directory") != std::string::npos);
+}
+
+TEST_CASE("an output naming an input or another output is a usage error") {
+  const ScratchDirectory scratch;
+  const std::string input = (scratch.path / "in.jsonl").string();
+  { std::ofstream(input) << "{}"; }
+  CHECK_THROWS_AS(check_output_files({{"--json", input}}, {input}), UsageError);
+  CHECK_THROWS_AS(check_output_files({{"--json", "-"}, {"--csv", "-"}}), UsageError);
 }
 
 TEST_CASE("an output directory is created with its parents") {

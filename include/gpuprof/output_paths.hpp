@@ -1,0 +1,133 @@
+// gpuprof/output_paths.hpp: the output files of one command line, checked
+// together before any work, so that a long run is never lost to a bad path
+// and no output lands on an input or on another output.
+//
+//   gpuprof::check_output_files({{"--json", json_path}, {"--csv", csv_path}}, {input_path});
+//   std::ostream& table = gpuprof::any_to_standard_output(outputs) ? std::cerr : std::cout;
+//
+// A path is refused (gpuprof::Error "FLAG 'PATH': why") when it is empty, a
+// directory, a loop of symbolic links or a link write_file_atomically would
+// not follow (atomic_file.hpp), when no file can be created where it would be
+// written, or when it names the same file as an input or another output: the
+// same (device, inode) for an existing file, hard links and other spellings
+// included, or the same directory and name for a file still to be created.
+// "-" is standard output, and at most one output may go there (/dev/stdout
+// counts as "-"). Other devices and FIFOs (/dev/null) are written in place
+// and take no part in the comparison. POSIX only.
+#pragma once
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "atomic_file.hpp"
+#include "config.hpp"
+#include "error.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+struct OutputFile {
+  std::string flag;  // as the user typed it, for messages ("--json", "-o")
+  std::string path;  // "" when the output was not asked for (skipped)
+};
+
+namespace detail {
+
+// Which file a path is or will be: standard output, an existing regular file
+// (device, inode), a file to create (its directory's device and inode, and
+// its name), or something written in place that is compared with nothing.
+struct FileIdentity {
+  enum class Kind { standard_output, existing, to_create, in_place } kind = Kind::in_place;
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::string name;
+
+  bool same_as(const FileIdentity& other) const {
+    if (kind == Kind::in_place || kind != other.kind) return false;
+    return kind == Kind::standard_output ||
+           (device == other.device && inode == other.inode && name == other.name);
+  }
+};
+
+[[noreturn]] inline void refuse_output(const OutputFile& output, const std::string& why) {
+  throw Error(output.flag + " '" + output.path + "': " + why);
+}
+
+inline std::string system_reason(int error_number) {
+  return std::error_code(error_number, std::generic_category()).message();
+}
+
+// Creates and removes a file in `directory`: the only sure test that the
+// final rename will have a place to land.
+inline void probe_directory(const OutputFile& output, const std::string& directory) {
+  const std::string probe = directory + "/.gpuprof-write-check-" + std::to_string(static_cast<long>(::getpid()));
+  const int descriptor = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (descriptor < 0) refuse_output(output, "cannot create a file in " + directory + ": " + system_reason(errno));
+  ::close(descriptor);
+  ::unlink(probe.c_str());
+}
+
+inline FileIdentity output_identity(const OutputFile& output) {
+  using Kind = FileIdentity::Kind;
+  if (output.path == "-") return {Kind::standard_output, 0, 0, ""};
+  struct stat status {};
+  if (::stat(output.path.c_str(), &status) == 0) {
+    if (S_ISDIR(status.st_mode)) refuse_output(output, "is a directory");
+    if (standard_stream_of(status) == STDOUT_FILENO) return {Kind::standard_output, 0, 0, ""};
+    if (!S_ISREG(status.st_mode)) return {Kind::in_place, 0, 0, ""};
+  } else if (errno != ENOENT && errno != ELOOP) {
+    refuse_output(output, system_reason(errno));
+  }
+  std::string target;
+  try {
+    target = follow_symlinks(output.path);  // loops and foreign links in shared directories throw
+  } catch (const Error& error) {
+    refuse_output(output, error.what());
+  }
+  const std::string directory = directory_of(target);
+  struct stat directory_status {};
+  if (::stat(directory.c_str(), &directory_status) != 0 || !S_ISDIR(directory_status.st_mode))
+    refuse_output(output, "no directory " + directory);
+  probe_directory(output, directory);
+  if (::stat(target.c_str(), &status) == 0) return {Kind::existing, status.st_dev, status.st_ino, ""};
+  return {Kind::to_create, directory_status.st_dev, directory_status.st_ino, target.substr(target.rfind('/') + 1)};
+}
+
+}  // namespace detail
+
+// Checks `outputs` (entries with an empty path are outputs not asked for)
+// against each other and against `inputs` (files the run reads; missing ones
+// are left to their reader). Throws gpuprof::Error naming the flag and path.
+inline void check_output_files(const std::vector<OutputFile>& outputs, const std::vector<std::string>& inputs = {}) {
+  std::vector<std::pair<const OutputFile*, detail::FileIdentity>> checked;
+  for (const OutputFile& output : outputs) {
+    if (output.path.empty()) continue;
+    const detail::FileIdentity identity = detail::output_identity(output);
+    for (const std::string& input : inputs) {
+      struct stat status {};
+      if (::stat(input.c_str(), &status) == 0 && S_ISREG(status.st_mode) &&
+          identity.same_as({detail::FileIdentity::Kind::existing, status.st_dev, status.st_ino, ""}))
+        detail::refuse_output(output, "is the input " + input + " (it would be overwritten)");
+    }
+    for (const auto& [other, other_identity] : checked)
+      if (identity.same_as(other_identity))
+        detail::refuse_output(output, "is also the output of " + other->flag + " '" + other->path +
+                                          "' (one would be lost)");
+    checked.emplace_back(&output, identity);
+  }
+}
+
+// True when an output goes to standard output ("-"): the program's own
+// human-readable text then belongs on standard error, so that standard
+// output carries the one document asked for.
+inline bool any_to_standard_output(const std::vector<OutputFile>& outputs) {
+  for (const OutputFile& output : outputs)
+    if (output.path == "-") return true;
+  return false;
+}
+
+GPUPROF_NAMESPACE_END
