@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
+#include <new>
 #include <set>
 #include <string>
 
@@ -46,7 +48,8 @@ inline void reject_option(const std::string& arg) {
 // does the work and returns the exit status. An option given twice is an
 // error, never "the last one wins". A gpuprof::Error from parsing or checking
 // prints the message and the usage, from running the message alone; both
-// exit 2. Standard output that could not be written (full, closed) is exit 1.
+// exit 2. Any other exception (out of memory among them) is exit 1 with its
+// message, as is standard output that could not be written (full, closed).
 template <class Parse, class Check, class Run>
 int run_tool(const char* name, const char* usage, int argc, char** argv, Parse parse, Check check, Run run) {
   gpuprof::guard_standard_streams();
@@ -70,9 +73,15 @@ int run_tool(const char* name, const char* usage, int argc, char** argv, Parse p
   }
   try {
     return gpuprof::finish_standard_output(name, run());
-  } catch (const gpuprof::Error& error) {
+  } catch (const gpuprof::Error& error) {  // bad input (gpuprof::InputError) among them
     std::cerr << name << ": " << error.what() << "\n";
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << name << ": out of memory\n";
+    return 1;
+  } catch (const std::exception& error) {  // a failure of ours, never an abort
+    std::cerr << name << ": " << error.what() << "\n";
+    return 1;
   }
 }
 
