@@ -111,9 +111,11 @@ Reference reference_attention(const AttentionShape& s, const std::vector<double>
   return r;
 }
 
-// Ours when cudnn is null, else cuDNN's.
-void check_attention(const AttentionShape& s, CudnnAttention* cudnn = nullptr) {
-  const std::string label = std::string(cudnn ? "cuDNN" : "flash") + " attention [b" + std::to_string(s.batch) + " h" +
+// Ours when cudnn is null (backward with `tiles`), else cuDNN's.
+void check_attention(const AttentionShape& s, CudnnAttention* cudnn = nullptr,
+                     FlashBackwardTiles tiles = FlashBackwardTiles::automatic) {
+  const std::string name = cudnn ? "cuDNN" : tiles == FlashBackwardTiles::compact ? "flash (compact)" : "flash";
+  const std::string label = name + " attention [b" + std::to_string(s.batch) + " h" +
                             std::to_string(s.heads) + " T" + std::to_string(s.ctx) + " d" +
                             std::to_string(s.d_head) + "]";
   const std::size_t n = static_cast<std::size_t>(s.score_rows()) * s.d_head;
@@ -139,7 +141,7 @@ void check_attention(const AttentionShape& s, CudnnAttention* cudnn = nullptr) {
                             nullptr);
     flash_attention_backward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
                              dcontext_dev.get(), dq.get(), dk.get(), dv.get(), workspace.get(),
-                             nullptr);
+                             nullptr, tiles);
   }
   GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
 
@@ -167,6 +169,15 @@ void for_each_tested_shape(Check check) {
 
 TEST_CASE("flash attention forward and backward match double causal attention") {
   for_each_tested_shape([](const AttentionShape& s) { check_attention(s); });
+}
+
+// The smaller backward tiles that cards with 99 KB of shared memory per block
+// (sm_86, sm_89, sm_120) take at d_head 80 and 128, run here on any card.
+TEST_CASE("flash attention's compact backward tiles match double causal attention too") {
+  for (const int d_head : {80, 128})
+    for (const int ctx : {7, 129, 1000})
+      check_attention(AttentionShape{ctx >= 1000 ? 1 : 2, ctx, 2, d_head}, nullptr,
+                      FlashBackwardTiles::compact);
 }
 
 TEST_CASE("flash attention also serves d_head 96") { check_attention(AttentionShape{2, 200, 3, 96}); }
