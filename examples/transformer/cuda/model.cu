@@ -74,6 +74,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -85,6 +86,7 @@
 #include "cuda/adamw.hpp"
 #include "cuda/attention.hpp"
 #include "common/cuda_check.hpp"
+#include "common/kernel_image.hpp"
 #include "common/stream_event.hpp"
 #include "cuda/cross_entropy.hpp"
 #include "cuda/device_utils.cuh"
@@ -1349,10 +1351,13 @@ bool cuda_backend_available(std::string* why_not) {
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
     return fail("cannot query the current CUDA device");
-  // The kernels are built for sm_90 only (CMAKE_CUDA_ARCHITECTURES = 90).
-  if (major != 9 || minor != 0)
-    return fail("the CUDA backend is built for sm_90 (Hopper); device " + std::to_string(device) +
-                " is sm_" + std::to_string(major) + std::to_string(minor));
+  // bf16 mma.sync, cp.async and ldmatrix (the fused attention) start at sm_80.
+  if (major < 8)
+    return fail("the CUDA backend needs compute capability 8.0 or newer (bf16 tensor cores: "
+                "Ampere or later); device " + std::to_string(device) + " is sm_" +
+                std::to_string(major) + std::to_string(minor) + "; --device cpu runs the CPU backend");
+  if (const std::optional<std::string> missing = examples::missing_kernel_image())
+    return fail(*missing);
   return true;
 }
 

@@ -1,0 +1,49 @@
+// common/kernel_image.hpp: whether this program holds device code the
+// current GPU can run. A build for other architectures (CMake's
+// CMAKE_CUDA_ARCHITECTURES, docs/gpus.md) fails at its first launch with "no
+// kernel image is available"; asking up front turns that into a message that
+// names the card, what was built and how to rebuild. For CUDA sources only:
+// the question is asked of a kernel built with them.
+#pragma once
+#include <optional>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include <gpuprof/error.hpp>
+
+// The architectures the CUDA sources were built for, comma-separated (set
+// by examples/common/CMakeLists.txt).
+#ifndef EXAMPLES_CUDA_ARCHITECTURES
+#define EXAMPLES_CUDA_ARCHITECTURES "unknown"
+#endif
+
+namespace examples {
+
+// Never launched: its presence for the device is the answer. Every kernel
+// of a target is built for the same architectures.
+template <int = 0>
+__global__ void kernel_image_probe() {}
+
+// Empty when the current device can run this build's kernels: machine code
+// for its architecture, or PTX the driver compiles for it. Else the reason.
+inline std::optional<std::string> missing_kernel_image() {
+  cudaFuncAttributes attributes{};
+  const cudaError_t status =
+      cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&kernel_image_probe<>));
+  if (status == cudaSuccess) return std::nullopt;
+  (void)cudaGetLastError();  // answered here, not at the next launch check
+  if (status != cudaErrorNoKernelImageForDevice && status != cudaErrorInvalidDeviceFunction)
+    throw gpuprof::Error(std::string("cudaFuncGetAttributes failed: ") + cudaGetErrorName(status) +
+                         ": " + cudaGetErrorString(status));
+  int device = 0, major = 0, minor = 0;
+  GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
+  GPUPROF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  GPUPROF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  const std::string arch = std::to_string(major) + std::to_string(minor);
+  return "this build has no device code for device " + std::to_string(device) + ", sm_" + arch +
+         " (built for CMAKE_CUDA_ARCHITECTURES " EXAMPLES_CUDA_ARCHITECTURES
+         "): reconfigure with -DCMAKE_CUDA_ARCHITECTURES=" + arch + " and rebuild";
+}
+
+}  // namespace examples
