@@ -12,6 +12,8 @@
 
 #include <gpuprof/error.hpp>
 
+#include "common/compute_capability.hpp"
+
 // The architectures the CUDA sources were built for, comma-separated (set
 // by examples/common/CMakeLists.txt).
 #ifndef EXAMPLES_CUDA_ARCHITECTURES
@@ -36,14 +38,11 @@ inline std::optional<std::string> missing_kernel_image() {
   if (status != cudaErrorNoKernelImageForDevice && status != cudaErrorInvalidDeviceFunction)
     throw gpuprof::Error(std::string("cudaFuncGetAttributes failed: ") + cudaGetErrorName(status) +
                          ": " + cudaGetErrorString(status));
-  int device = 0, major = 0, minor = 0;
-  GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
-  GPUPROF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  GPUPROF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  const std::string arch = std::to_string(major) + std::to_string(minor);
-  return "this build has no device code for device " + std::to_string(device) + ", sm_" + arch +
-         " (built for CMAKE_CUDA_ARCHITECTURES " EXAMPLES_CUDA_ARCHITECTURES
-         "): reconfigure with -DCMAKE_CUDA_ARCHITECTURES=" + arch + " and rebuild";
+  const ComputeCapability card = current_compute_capability();
+  return "this build has no device code for device " + std::to_string(card.device) + ", " +
+         card.sm() + " (built for CMAKE_CUDA_ARCHITECTURES " EXAMPLES_CUDA_ARCHITECTURES
+         "): reconfigure with -DCMAKE_CUDA_ARCHITECTURES=" + card.sm().substr(3) +
+         " and rebuild";
 }
 
 }  // namespace examples

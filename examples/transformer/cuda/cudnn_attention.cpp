@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/compute_capability.hpp"
 #include "common/cuda_check.hpp"
 #include "model/backend.hpp"
 
@@ -312,19 +313,15 @@ CudnnAttention::CudnnAttention() : handle_(std::make_unique<Handle>()) {
                              " is too old for fused attention through the graph API (needs 9.0)");
   // cuDNN's fused attention starts at sm_80, and a release knows the
   // architectures up to its newest (cudnnGetMaxDeviceVersion: 1210 = sm_121).
-  int device = 0, major = 0, minor = 0;
-  GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
-  GPUPROF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  GPUPROF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  const std::string arch = "sm_" + std::to_string(major) + std::to_string(minor);
-  if (major < 8)
+  const examples::ComputeCapability card = examples::current_compute_capability();
+  if (card.major < 8)
     throw std::runtime_error("cuDNN's fused attention needs sm_80 or newer; device " +
-                             std::to_string(device) + " is " + arch);
+                             std::to_string(card.device) + " is " + card.sm());
   const std::size_t newest = cudnnGetMaxDeviceVersion();
-  if (static_cast<std::size_t>(major * 100 + minor * 10) > newest)
+  if (static_cast<std::size_t>(card.major * 100 + card.minor * 10) > newest)
     throw std::runtime_error("cuDNN " + cudnn_version_text(version) + " knows GPUs up to sm_" +
                              std::to_string(newest / 10) + ", not device " +
-                             std::to_string(device) + "'s " + arch +
+                             std::to_string(card.device) + "'s " + card.sm() +
                              ": use a newer cuDNN, or --attention fused");
   CUDNN_CHECK(cudnnCreate(&handle_->raw));
 }

@@ -85,6 +85,7 @@
 
 #include "cuda/adamw.hpp"
 #include "cuda/attention.hpp"
+#include "common/compute_capability.hpp"
 #include "common/cuda_check.hpp"
 #include "common/kernel_image.hpp"
 #include "common/stream_event.hpp"
@@ -1346,18 +1347,18 @@ bool cuda_backend_available(std::string* why_not) {
     return fail(std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(status) + ": " +
                 cudaGetErrorString(status));
   if (devices == 0) return fail("no CUDA device");
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
-    return fail("cannot query the current CUDA device");
-  // bf16 mma.sync, cp.async and ldmatrix (the fused attention) start at sm_80.
-  if (major < 8)
-    return fail("the CUDA backend needs compute capability 8.0 or newer (bf16 tensor cores: "
-                "Ampere or later); device " + std::to_string(device) + " is sm_" +
-                std::to_string(major) + std::to_string(minor) + "; --device cpu runs the CPU backend");
-  if (const std::optional<std::string> missing = examples::missing_kernel_image())
-    return fail(*missing);
+  try {
+    // bf16 mma.sync, cp.async and ldmatrix (the fused attention) start at sm_80.
+    const examples::ComputeCapability card = examples::current_compute_capability();
+    if (card.major < 8)
+      return fail("the CUDA backend needs compute capability 8.0 or newer (bf16 tensor cores: "
+                  "Ampere or later); device " + std::to_string(card.device) + " is " + card.sm() +
+                  "; --device cpu runs the CPU backend");
+    if (const std::optional<std::string> missing = examples::missing_kernel_image())
+      return fail(*missing);
+  } catch (const gpuprof::Error& e) {
+    return fail(std::string("cannot query the current CUDA device: ") + e.what());
+  }
   return true;
 }
 
