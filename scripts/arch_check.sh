@@ -13,22 +13,31 @@
 # The sweeps alternate before/after ROUNDS times (default 2) and each row
 # keeps its fastest median; BENCH_ARGS replaces the default sweep's flags
 # (e.g. "--precision bf16 --ctx 128,512" when time is short). Usage:
-#   [ROUNDS=N] [BENCH_ARGS=...] scripts/arch_check.sh BASELINE_DIR
+#   [ROUNDS=N] [BENCH_ARGS=...] scripts/arch_check.sh BASELINE_DIR [ptx80] [bench]
+# Naming phases runs only those (default both): two calls on a warm machine
+# split the work, the builds of the first kept under /tmp/arch_check.
 # Writes $OUT/arch_check.json (the table, the tests' and dumps' verdicts) and
 # $OUT/arch_check_logs.tgz; prints the before/after table last. Exit 1 when a
 # test or a dump comparison failed, 2 on bad usage.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-if [ $# -ne 1 ] || [ ! -f "$1/CMakeLists.txt" ]; then
-  echo "usage: scripts/arch_check.sh BASELINE_DIR (a source tree with a CMakeLists.txt)" >&2
+if [ $# -lt 1 ] || [ ! -f "$1/CMakeLists.txt" ]; then
+  echo "usage: scripts/arch_check.sh BASELINE_DIR [ptx80] [bench] (BASELINE_DIR: a source tree with a CMakeLists.txt)" >&2
   exit 2
 fi
 BASELINE=$(cd "$1" && pwd)
+shift
+phases=${*:-ptx80 bench}
+for phase in $phases; do
+  case $phase in ptx80|bench) ;; *) echo "arch_check: unknown phase '$phase' (ptx80, bench)" >&2; exit 2 ;; esac
+done
+want() { [[ " $phases " == *" $1 "* ]]; }
 OUT=${OUT:-$PWD/out}
 ROUNDS=${ROUNDS:-2}
 read -r -a BENCH_ARGS <<<"${BENCH_ARGS:-}"
 WORK=/tmp/arch_check
-rm -rf "$WORK"; mkdir -p "$WORK/logs" "$OUT"
+rm -rf "$WORK/logs" "$WORK/dumps" "$WORK"/bench-*.json "$WORK"/compare-*.json
+mkdir -p "$WORK/logs" "$OUT"
 JOBS=$(nproc)
 # The PTX is compiled once per kernel and kept: every test program links the
 # same kernels, and the default cache (256 MiB) could evict them mid-run.
@@ -39,6 +48,7 @@ log() { echo "== $(date +%T) $*"; }
 pack() { tar czf "$OUT/arch_check_logs.tgz" -C "$WORK" logs dumps 2>/dev/null; }
 trap pack EXIT
 failures=0
+ctest_status=-1  # not run
 
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | tee "$WORK/logs/gpu.txt"
 
@@ -57,55 +67,70 @@ build() {
     || { grep -B2 -A12 -m5 'error' "$WORK/logs/$(basename "$dir")-build.log" | head -80; return 1; }
 }
 
-log "configure and build: (a) 80-virtual, everything; (b) default and (c) baseline, transformer_bench"
-configure "$PTX" . -DCMAKE_CUDA_ARCHITECTURES=80-virtual || exit 1
-configure "$AFTER" . || exit 1
-configure "$BEFORE" "$BASELINE" -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUPROF_BUILD_TESTS=OFF || exit 1
-build "$PTX" all & a=$!
-build "$AFTER" transformer_bench & b=$!
-build "$BEFORE" transformer_bench & c=$!
-wait $a && wait $b && wait $c || exit 1
-# What the 80-virtual programs carry: PTX for compute_80 and no machine code.
-if command -v cuobjdump >/dev/null; then
-  echo "80-virtual transformer_bench: $(cuobjdump --list-ptx "$PTX/$BENCH" | grep -o 'sm_[0-9]*' | sort -u | tr '\n' ' ')PTX," \
-       "$(cuobjdump --list-elf "$PTX/$BENCH" | grep -c 'sm_') machine-code images"
+log "configure and build: $phases"
+builds=()
+if want ptx80; then
+  configure "$PTX" . -DCMAKE_CUDA_ARCHITECTURES=80-virtual || exit 1
+  build "$PTX" all & builds+=($!)
 fi
+if want bench; then
+  configure "$AFTER" . || exit 1
+  configure "$BEFORE" "$BASELINE" -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUPROF_BUILD_TESTS=OFF || exit 1
+  build "$AFTER" transformer_bench & builds+=($!)
+  build "$BEFORE" transformer_bench & builds+=($!)
+fi
+for pid in "${builds[@]}"; do wait "$pid" || exit 1; done
 
-log "(a) GPU tests of the 80-virtual build (the first run of each program compiles the PTX)"
-ctest --test-dir "$PTX" -L gpu --output-on-failure --timeout 300 >"$WORK/logs/ptx80-ctest.log" 2>&1
-ctest_status=$?
-grep -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout' "$WORK/logs/ptx80-ctest.log" | tail -12
-[ $ctest_status -eq 0 ] || failures=$((failures + 1))
+# (a): the 80-virtual build's GPU tests and dump comparisons.
+ptx80_checks() {
+  # What the 80-virtual programs carry: PTX for compute_80 and no machine code.
+  if command -v cuobjdump >/dev/null; then
+    echo "80-virtual transformer_bench: $(cuobjdump --list-ptx "$PTX/$BENCH" | grep -o 'sm_[0-9]*' | sort -u | tr '\n' ' ')PTX," \
+         "$(cuobjdump --list-elf "$PTX/$BENCH" | grep -c 'sm_') machine-code images"
+  fi
 
-log "(a) one training step dumped on the GPU (80-virtual) and on the CPU backend"
-mkdir -p "$WORK/dumps"
-dump() {  # dump NAME transformer_bench-flags...
-  local name=$1; shift
-  "$PTX/$BENCH" --size small --ctx 128 --batch 2 --mode step --steps 1 "$@" --dump "$WORK/dumps/$name" \
-    >"$WORK/logs/dump-$name.log" 2>&1 || { tail -5 "$WORK/logs/dump-$name.log"; return 1; }
+  log "(a) GPU tests of the 80-virtual build (the first run of each program compiles the PTX)"
+  ctest --test-dir "$PTX" -L gpu --output-on-failure --timeout 300 >"$WORK/logs/ptx80-ctest.log" 2>&1
+  ctest_status=$?
+  grep -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout' "$WORK/logs/ptx80-ctest.log" | tail -12
+  [ $ctest_status -eq 0 ] || failures=$((failures + 1))
+
+  log "(a) one training step dumped on the GPU (80-virtual) and on the CPU backend"
+  mkdir -p "$WORK/dumps"
+  dump() {  # dump NAME transformer_bench-flags...
+    local name=$1; shift
+    "$PTX/$BENCH" --size small --ctx 128 --batch 2 --mode step --steps 1 "$@" --dump "$WORK/dumps/$name" \
+      >"$WORK/logs/dump-$name.log" 2>&1 || { tail -5 "$WORK/logs/dump-$name.log"; return 1; }
+  }
+  dump cpu --device cpu --precision fp32 &&
+    dump gpu-fp32 --device cuda --precision fp32 --attention naive &&
+    dump gpu-bf16-fused --device cuda --precision bf16 --attention fused || failures=$((failures + 1))
+  compare() {  # compare NAME TOLERANCE
+    echo "$1 against the CPU backend:"
+    python3 scripts/compare_dumps.py "$WORK/dumps/$1" "$WORK/dumps/cpu" --tolerance "$2" \
+      --json "$WORK/compare-$1.json" || failures=$((failures + 1))
+  }
+  # The GPU tests' model tolerances against a double reference (cuda/tests:
+  # fp32 5e-5, bf16 3e-2), fp32's doubled here: the CPU reference is fp32 too.
+  compare gpu-fp32 1e-4
+  compare gpu-bf16-fused 3e-2
 }
-dump cpu --device cpu --precision fp32 &&
-  dump gpu-fp32 --device cuda --precision fp32 --attention naive &&
-  dump gpu-bf16-fused --device cuda --precision bf16 --attention fused || failures=$((failures + 1))
-compare() {  # compare NAME TOLERANCE
-  echo "$1 against the CPU backend:"
-  python3 scripts/compare_dumps.py "$WORK/dumps/$1" "$WORK/dumps/cpu" --tolerance "$2" \
-    --json "$WORK/compare-$1.json" || failures=$((failures + 1))
-}
-# The GPU tests' model tolerances against a double reference (cuda/tests:
-# fp32 5e-5, bf16 3e-2), fp32's doubled here: the CPU reference is fp32 too.
-compare gpu-fp32 1e-4
-compare gpu-bf16-fused 3e-2
 
-log "(b)/(c) transformer_bench ${BENCH_ARGS[*]:-(default sweep)}, before and after, $ROUNDS rounds alternating"
-for round in $(seq 1 "$ROUNDS"); do
-  for side in before after; do
-    dir=$BEFORE; [ $side = after ] && dir=$AFTER
-    "$dir/$BENCH" "${BENCH_ARGS[@]}" --json "$WORK/bench-$side-$round.json" >"$WORK/logs/bench-$side-$round.txt" 2>&1 \
-      || { tail -5 "$WORK/logs/bench-$side-$round.txt"; exit 1; }
+# (b)/(c): the sweeps, before and after.
+bench_runs() {
+  log "(b)/(c) transformer_bench ${BENCH_ARGS[*]:-(default sweep)}, before and after, $ROUNDS rounds alternating"
+  for round in $(seq 1 "$ROUNDS"); do
+    for side in before after; do
+      dir=$BEFORE; [ $side = after ] && dir=$AFTER
+      "$dir/$BENCH" "${BENCH_ARGS[@]}" --json "$WORK/bench-$side-$round.json" >"$WORK/logs/bench-$side-$round.txt" 2>&1 \
+        || { tail -5 "$WORK/logs/bench-$side-$round.txt"; exit 1; }
+    done
   done
-done
-cp "$WORK"/bench-*.json "$WORK/logs/"
+  cp "$WORK"/bench-*.json "$WORK/logs/"
+}
+
+want ptx80 && ptx80_checks
+want bench && bench_runs
 
 python3 - "$WORK" "$ROUNDS" "$ctest_status" "$OUT/arch_check.json" <<'EOF'
 import glob, json, os, sys
@@ -130,7 +155,8 @@ compares = {}
 for path in glob.glob(f"{work}/compare-*.json"):
     compares[os.path.basename(path)[len("compare-"):-len(".json")]] = json.load(open(path))
 result = {"device": device.get("after"), "rounds": rounds, "statistic": "fastest median_ms over the rounds",
-          "ptx80_gpu_tests_passed": ctest_status == 0, "ptx80_dump_comparisons": compares, "bench": rows}
+          "ptx80_gpu_tests_passed": None if ctest_status < 0 else ctest_status == 0,
+          "ptx80_dump_comparisons": compares, "bench": rows}
 with open(out + ".tmp", "w") as f:
     json.dump(result, f, indent=1)
 os.replace(out + ".tmp", out)
