@@ -10,10 +10,11 @@
 #      machine code for Hopper plus sm_80 PTX, which the driver compiles on
 #      first use for any card from sm_80 on (docs/gpus.md).
 #
-# The examples' kernels need sm_80 (bf16 mma.sync, cp.async, ldmatrix): an
-# explicit architecture below 80 stops the configure while they are built,
-# and a detected GPU below sm_80 falls back to (3); the CUDA backend then
-# refuses that card at run time and names the CPU backend.
+# The examples' kernels need sm_80 (bf16 mma.sync, cp.async, ldmatrix): they
+# get the entries from 80 up (GPUPROF_EXAMPLE_CUDA_ARCHITECTURES, which
+# examples/CMakeLists.txt applies), or (3)'s list when none is left; the
+# library and its tests keep the whole list. The CUDA backend refuses a card
+# below sm_80 at run time and names the CPU backend.
 
 set(GPUPROF_NO_GPU_ARCHITECTURES "80-virtual;90" CACHE STRING
     "CMAKE_CUDA_ARCHITECTURES when none is given and no GPU is found")
@@ -63,10 +64,7 @@ macro(gpuprof_choose_cuda_architectures)
     gpuprof_nvcc_architectures(gpuprof_known)
     set(gpuprof_chosen "")
     foreach(number IN LISTS gpuprof_detected)
-      if(number LESS gpuprof_min_example_architecture AND GPUPROF_BUILD_EXAMPLES)
-        message(STATUS "GPU sm_${number} is older than the examples' sm_80: not built for; "
-                       "the CUDA backend will refuse it (--device cpu runs)")
-      elseif(gpuprof_known AND NOT number IN_LIST gpuprof_known)
+      if(gpuprof_known AND NOT number IN_LIST gpuprof_known)
         # A card newer than this nvcc: PTX of the newest architecture nvcc
         # has below it runs there once the driver compiles it.
         set(newest 0)
@@ -92,18 +90,21 @@ macro(gpuprof_choose_cuda_architectures)
 endmacro()
 
 # After enable_language(CUDA), when CUDAARCHS has been read too: says what
-# was chosen and refuses what the examples cannot be built for.
+# was chosen and sets GPUPROF_EXAMPLE_CUDA_ARCHITECTURES. Entries without a
+# number (all, native) are kept: what they hold is CMake's to expand.
 macro(gpuprof_report_cuda_architectures)
   message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (${gpuprof_architectures_from})")
-  if(GPUPROF_BUILD_EXAMPLES)
-    foreach(entry IN LISTS CMAKE_CUDA_ARCHITECTURES)
-      if(entry MATCHES "^([0-9]+)" AND CMAKE_MATCH_1 LESS gpuprof_min_example_architecture)
-        message(FATAL_ERROR
-          "CMAKE_CUDA_ARCHITECTURES has ${entry}, but the examples' CUDA kernels need sm_80 or "
-          "newer (bf16 tensor-core mma.sync, cp.async). Build for 80 or above, or configure with "
-          "-DGPUPROF_BUILD_EXAMPLES=OFF; the transformer's CPU backend (--device cpu) runs "
-          "anywhere.")
-      endif()
-    endforeach()
+  set(GPUPROF_EXAMPLE_CUDA_ARCHITECTURES "")
+  foreach(entry IN LISTS CMAKE_CUDA_ARCHITECTURES)
+    if(NOT (entry MATCHES "^([0-9]+)" AND CMAKE_MATCH_1 LESS gpuprof_min_example_architecture))
+      list(APPEND GPUPROF_EXAMPLE_CUDA_ARCHITECTURES ${entry})
+    endif()
+  endforeach()
+  if(NOT GPUPROF_EXAMPLE_CUDA_ARCHITECTURES)
+    set(GPUPROF_EXAMPLE_CUDA_ARCHITECTURES "${GPUPROF_NO_GPU_ARCHITECTURES}")
+  endif()
+  if(GPUPROF_BUILD_EXAMPLES AND NOT GPUPROF_EXAMPLE_CUDA_ARCHITECTURES STREQUAL CMAKE_CUDA_ARCHITECTURES)
+    message(STATUS "Examples' CUDA architectures: ${GPUPROF_EXAMPLE_CUDA_ARCHITECTURES} (their "
+                   "kernels need sm_80 or newer; on older cards the transformer runs --device cpu)")
   endif()
 endmacro()

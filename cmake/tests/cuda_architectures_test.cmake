@@ -6,11 +6,15 @@
 cmake_minimum_required(VERSION 3.25)
 
 if(DEFINED ONE_CASE)
+  if(DEFINED GIVEN)  # as -DCMAKE_CUDA_ARCHITECTURES would give it (commas: one argument)
+    string(REPLACE "," ";" CMAKE_CUDA_ARCHITECTURES "${GIVEN}")
+  endif()
   set(CMAKE_CUDA_COMPILER "${NVCC}")
   set(GPUPROF_BUILD_EXAMPLES ON)
   include(${CMAKE_CURRENT_LIST_DIR}/../gpuprofCudaArchitectures.cmake)
   gpuprof_choose_cuda_architectures()
-  message("chosen=[${CMAKE_CUDA_ARCHITECTURES}]")
+  gpuprof_report_cuda_architectures()
+  message("chosen=[${CMAKE_CUDA_ARCHITECTURES}|${GPUPROF_EXAMPLE_CUDA_ARCHITECTURES}]")
   return()
 endif()
 
@@ -22,7 +26,8 @@ endforeach()
 
 set(failures 0)
 # check(NAME SCRIPT EXPECTED_REGEX [cmake -D args]): SCRIPT is the fake
-# nvidia-smi's shell body, or "" for no nvidia-smi at all.
+# nvidia-smi's shell body, or "" for no nvidia-smi at all; the regex matches
+# "everything's architectures|the examples' architectures".
 function(check name script expected)
   set(bin ${WORK}/${name})
   file(REMOVE_RECURSE ${bin})
@@ -46,14 +51,15 @@ function(check name script expected)
   endif()
 endfunction()
 
-set(no_gpu_default "^80-virtual;90$")
-check(hopper "printf '9.0\\n9.0\\n'" "^90$")
-check(mixed_with_turing "printf '8.6\\n7.5\\n'" "^86$")
-check(only_turing "printf '7.5\\n'" "${no_gpu_default}")
-check(newer_than_nvcc "printf '99.0\\n'" "^[0-9]+-virtual$")
-check(no_nvidia_smi "" "${no_gpu_default}")
-check(nvidia_smi_fails "echo 'NVIDIA-SMI has failed'; exit 9" "${no_gpu_default}")
-check(given_wins "printf '9.0\\n'" "^86$" -DCMAKE_CUDA_ARCHITECTURES=86)
+set(default "80-virtual;90")
+check(hopper "printf '9.0\\n9.0\\n'" "^90\\|90$")
+check(mixed_with_turing "printf '8.6\\n7.5\\n'" "^86;75\\|86$")
+check(only_turing "printf '7.5\\n'" "^75\\|${default}$")
+check(newer_than_nvcc "printf '99.0\\n'" "^([0-9]+-virtual)\\|[0-9]+-virtual$")
+check(no_nvidia_smi "" "^${default}\\|${default}$")
+check(nvidia_smi_fails "echo 'NVIDIA-SMI has failed'; exit 9" "^${default}\\|${default}$")
+check(given_wins "printf '9.0\\n'" "^86\\|86$" -DGIVEN=86)
+check(given_below_80 "printf '9.0\\n'" "^75;86\\|86$" -DGIVEN=75,86)
 
 if(failures)
   message(FATAL_ERROR "${failures} case(s) failed")

@@ -1,5 +1,5 @@
 // common/kernel_image.hpp: whether this program holds device code the
-// current GPU can run. A build for other architectures (CMake's
+// current GPU can run, and whether the GPU is new enough for it. A build for other architectures (CMake's
 // CMAKE_CUDA_ARCHITECTURES, docs/gpus.md) fails at its first launch with "no
 // kernel image is available"; asking up front turns that into a message that
 // names the card, what was built and how to rebuild. For CUDA sources only:
@@ -27,9 +27,14 @@ namespace examples {
 template <int = 0>
 __global__ void kernel_image_probe() {}
 
-// Empty when the current device can run this build's kernels: machine code
-// for its architecture, or PTX the driver compiles for it. Else the reason.
-inline std::optional<std::string> missing_kernel_image() {
+// Empty when the current device can run this build's kernels: a card from
+// sm_80 on (the kernels' bf16 mma.sync, cp.async and ldmatrix), with machine
+// code for its architecture or PTX the driver compiles for it. Else the reason.
+inline std::optional<std::string> device_code_unavailable() {
+  const ComputeCapability card = current_compute_capability();
+  if (card.major < 8)
+    return "the examples' CUDA code needs compute capability 8.0 or newer (bf16 tensor cores: "
+           "Ampere or later); device " + std::to_string(card.device) + " is " + card.sm();
   cudaFuncAttributes attributes{};
   const cudaError_t status =
       cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&kernel_image_probe<>));
@@ -38,7 +43,6 @@ inline std::optional<std::string> missing_kernel_image() {
   if (status != cudaErrorNoKernelImageForDevice && status != cudaErrorInvalidDeviceFunction)
     throw gpuprof::Error(std::string("cudaFuncGetAttributes failed: ") + cudaGetErrorName(status) +
                          ": " + cudaGetErrorString(status));
-  const ComputeCapability card = current_compute_capability();
   return "this build has no device code for device " + std::to_string(card.device) + ", " +
          card.sm() + " (built for CMAKE_CUDA_ARCHITECTURES " EXAMPLES_CUDA_ARCHITECTURES
          "): reconfigure with -DCMAKE_CUDA_ARCHITECTURES=" + card.sm().substr(3) +

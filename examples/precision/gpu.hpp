@@ -13,8 +13,8 @@
 #if PRECISION_WITH_CUDA
 namespace precision {
 
-// Why this build's kernels cannot run on the current device (built for other
-// architectures), or nothing when they can.
+// Why this build's kernels cannot run on the current device (older than
+// sm_80, or built for other architectures), or nothing when they can.
 std::optional<std::string> missing_device_code();
 
 // docs/model.md's six cases in CUDA kernels (__half, __nv_bfloat16, fp32), in the

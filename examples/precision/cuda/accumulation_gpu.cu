@@ -88,7 +88,7 @@ AccumulationRow accumulate_case(AddendConversion conversion) {
 
 }  // namespace
 
-std::optional<std::string> missing_device_code() { return examples::missing_kernel_image(); }
+std::optional<std::string> missing_device_code() { return examples::device_code_unavailable(); }
 
 std::vector<AccumulationRow> accumulate_on_gpu() {
   GPUPROF_SCOPE("accumulation on GPU");

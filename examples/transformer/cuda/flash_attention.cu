@@ -31,8 +31,8 @@
 #include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
 
-// mma.sync bf16, cp.async and ldmatrix need sm_80 (CMake refuses lower
-// architectures for the examples; this names the cause to other builds).
+// mma.sync bf16, cp.async and ldmatrix need sm_80 (CMake builds the examples
+// for sm_80 and up only; this names the cause to other builds).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "flash_attention.cu needs sm_80 or newer (bf16 mma.sync, cp.async, ldmatrix)"
 #endif

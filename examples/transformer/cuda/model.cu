@@ -85,7 +85,6 @@
 
 #include "cuda/adamw.hpp"
 #include "cuda/attention.hpp"
-#include "common/compute_capability.hpp"
 #include "common/cuda_check.hpp"
 #include "common/kernel_image.hpp"
 #include "common/stream_event.hpp"
@@ -1348,14 +1347,8 @@ bool cuda_backend_available(std::string* why_not) {
                 cudaGetErrorString(status));
   if (devices == 0) return fail("no CUDA device");
   try {
-    // bf16 mma.sync, cp.async and ldmatrix (the fused attention) start at sm_80.
-    const examples::ComputeCapability card = examples::current_compute_capability();
-    if (card.major < 8)
-      return fail("the CUDA backend needs compute capability 8.0 or newer (bf16 tensor cores: "
-                  "Ampere or later); device " + std::to_string(card.device) + " is " + card.sm() +
-                  "; --device cpu runs the CPU backend");
-    if (const std::optional<std::string> missing = examples::missing_kernel_image())
-      return fail(*missing);
+    if (const std::optional<std::string> why = examples::device_code_unavailable())
+      return fail(*why + "; --device cpu runs the CPU backend");
   } catch (const gpuprof::Error& e) {
     return fail(std::string("cannot query the current CUDA device: ") + e.what());
   }
