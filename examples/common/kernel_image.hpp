@@ -1,9 +1,10 @@
-// common/kernel_image.hpp: whether this program holds device code the
-// current GPU can run, and whether the GPU is new enough for it. A build for other architectures (CMake's
-// CMAKE_CUDA_ARCHITECTURES, docs/gpus.md) fails at its first launch with "no
-// kernel image is available"; asking up front turns that into a message that
-// names the card, what was built and how to rebuild. For CUDA sources only:
-// the question is asked of a kernel built with them.
+// common/kernel_image.hpp: whether the current GPU is new enough for the
+// examples' kernels and this program holds device code it can run. A build
+// for other architectures (CMAKE_CUDA_ARCHITECTURES, docs/gpus.md) fails at
+// its first launch with "no kernel image is available"; asking up front
+// turns that into a message that names the card, what was built and how to
+// rebuild. For CUDA sources only: the question is asked of a kernel built
+// with them.
 #pragma once
 #include <optional>
 #include <string>
