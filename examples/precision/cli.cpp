@@ -11,6 +11,8 @@
 #include <gpuprof/output_paths.hpp>
 #include <gpuprof/standard_output.hpp>
 
+#include "gpu.hpp"
+
 namespace precision {
 
 ProgramOptions parse_options(int argc, const char* const* argv, bool accepts_seed) {
@@ -75,7 +77,7 @@ std::optional<std::string> gpu_rows_unavailable() {
 #if PRECISION_WITH_CUDA
   const gpuprof::DeviceStatus device = gpuprof::device_status();
   if (!device.usable) return device.reason;
-  return std::nullopt;
+  return missing_device_code();
 #else
   return std::string("built without CUDA");
 #endif

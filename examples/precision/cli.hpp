@@ -29,7 +29,7 @@ ParsedCommandLine parse_command_line(const std::string& program, int argc, const
                                      bool accepts_seed);
 
 // Why the GPU rows are not run in this process, or nullopt when they can be
-// (a CUDA build and a usable device).
+// (a CUDA build, a usable device, and device code built for it).
 std::optional<std::string> gpu_rows_unavailable();
 
 }  // namespace precision

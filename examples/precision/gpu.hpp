@@ -3,6 +3,8 @@
 // them only after gpuprof::device_status() found a usable device.
 // Every CUDA and cuBLAS failure throws gpuprof::Error.
 #pragma once
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "accumulation.hpp"
@@ -10,6 +12,10 @@
 
 #if PRECISION_WITH_CUDA
 namespace precision {
+
+// Why this build's kernels cannot run on the current device (older than
+// sm_80, or built for other architectures), or nothing when they can.
+std::optional<std::string> missing_device_code();
 
 // docs/model.md's six cases in CUDA kernels (__half, __nv_bfloat16, fp32), in the
 // order and with the fields of accumulate_on_cpu().

@@ -8,6 +8,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
+#include "common/kernel_image.hpp"
 #include "cuda/device_arithmetic.cuh"
 #include "gpu.hpp"
 #include "summation.hpp"
@@ -86,6 +87,8 @@ AccumulationRow accumulate_case(AddendConversion conversion) {
 }
 
 }  // namespace
+
+std::optional<std::string> missing_device_code() { return examples::device_code_unavailable(); }
 
 std::vector<AccumulationRow> accumulate_on_gpu() {
   GPUPROF_SCOPE("accumulation on GPU");

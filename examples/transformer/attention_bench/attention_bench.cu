@@ -270,13 +270,16 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Opt
 int run(const Options& o) {
   // With --json -, standard output carries the JSON alone; the table goes to stderr.
   std::FILE* text = o.json == "-" ? stderr : stdout;
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "attention_bench: no usable CUDA device\n");
+  // The CUDA backend's own test: a device, sm_80 or newer, and code built for it.
+  std::string why_not;
+  if (!transformer::cuda_backend_available(&why_not)) {
+    std::fprintf(stderr, "attention_bench: no usable GPU: %s\n", why_not.c_str());
     return 1;
   }
+  int device = 0;
+  GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
   cudaDeviceProp prop{};
-  GPUPROF_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  GPUPROF_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   std::fprintf(text, "attention_bench on %s: causal bf16, batch %d, median of %d after %d warm-up\n",
               prop.name, kBatch, o.reps, o.warmup);
   std::fprintf(text, "%-9s %-7s %5s %6s %6s  %9s %8s  %10s %8s\n", "attention", "size", "heads",

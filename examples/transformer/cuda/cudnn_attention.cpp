@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/compute_capability.hpp"
 #include "common/cuda_check.hpp"
 #include "model/backend.hpp"
 
@@ -310,6 +311,18 @@ CudnnAttention::CudnnAttention() : handle_(std::make_unique<Handle>()) {
   if (version < 90000)
     throw std::runtime_error("cuDNN " + cudnn_version_text(version) +
                              " is too old for fused attention through the graph API (needs 9.0)");
+  // cuDNN's fused attention starts at sm_80, and a release knows the
+  // architectures up to its newest (cudnnGetMaxDeviceVersion: 1210 = sm_121).
+  const examples::ComputeCapability card = examples::current_compute_capability();
+  if (card.major < 8)
+    throw std::runtime_error("cuDNN's fused attention needs sm_80 or newer; device " +
+                             std::to_string(card.device) + " is " + card.sm());
+  const std::size_t newest = cudnnGetMaxDeviceVersion();
+  if (static_cast<std::size_t>(card.major * 100 + card.minor * 10) > newest)
+    throw std::runtime_error("cuDNN " + cudnn_version_text(version) + " knows GPUs up to sm_" +
+                             std::to_string(newest / 10) + ", not device " +
+                             std::to_string(card.device) + "'s " + card.sm() +
+                             ": use a newer cuDNN, or --attention fused");
   CUDNN_CHECK(cudnnCreate(&handle_->raw));
 }
 

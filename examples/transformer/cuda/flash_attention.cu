@@ -26,13 +26,15 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "common/cuda_check.hpp"
 #include "cuda/device_utils.cuh"
 
-// mma.sync bf16, cp.async and ldmatrix need sm_80; the paired fp32 atomics sm_90.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#error "flash_attention.cu is written for sm_90 (CMAKE_CUDA_ARCHITECTURES=90)"
+// mma.sync bf16, cp.async and ldmatrix need sm_80 (CMake builds the examples
+// for sm_80 and up only; this names the cause to other builds).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "flash_attention.cu needs sm_80 or newer (bf16 mma.sync, cp.async, ldmatrix)"
 #endif
 
 namespace transformer::cuda {
@@ -107,6 +109,17 @@ __device__ inline float exp2_approx(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
+}
+
+// dq's fp32 accumulator takes a pair of adjacent columns at a time: one
+// atomic from sm_90 on, two before it.
+__device__ inline void atomic_add_pair(float* address, float x, float y) {
+#if __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float2*>(address), make_float2(x, y));
+#else
+  atomicAdd(address, x);
+  atomicAdd(address + 1, y);
+#endif
 }
 
 // Reduces n values pairwise (a tree of depth log2 n, not a chain of n − 1
@@ -451,21 +464,39 @@ __global__ void flash_backward_dq_kernel(const float* __restrict__ dq_accum, bf1
 // accumulators fit, with a 32-query tile). The 128-key tile halves, per FLOP,
 // the dq atomics (one Br×D tile per query tile) and the Q/dO tile loads,
 // which all warps share, against a 64-key tile.
-template <int D>
+//
+// Compact: half as many queries per iteration, for devices whose blocks get
+// less shared memory than these tiles take (d_head 80: 107 KB, 128: 113 KB;
+// sm_86, sm_89 and sm_120 offer 99 KB, sm_80 163 KB, sm_90 and sm_100 227 KB).
+template <int D, bool kCompact>
 struct BackwardConfig {
+  static constexpr int d_head = D;
   static constexpr int key_rows = D == 64 ? 2 : 1;   // 16-key blocks per warp
   static constexpr int warps = D == 64 ? 4 : 8;
   static constexpr int threads = 32 * warps;
   static constexpr int key_tile = 16 * key_rows * warps;
   // Queries per iteration: the 16·key_rows × query_tile score and dP tiles
   // share the register file with the dK/dV accumulators.
-  static constexpr int query_tile = D == 80 ? 64 : 32;
+  static constexpr int query_tile = (D == 80 ? 64 : 32) / (kCompact ? 2 : 1);
   static constexpr int min_blocks = D == 64 ? 2 : 1;
   static constexpr std::size_t shared_bytes =
       static_cast<std::size_t>(2 * key_tile + 4 * query_tile) * kStride<D> * sizeof(bf16) +
       static_cast<std::size_t>(key_tile) * (query_tile + 8) * sizeof(bf16) +
       static_cast<std::size_t>(4 * query_tile) * sizeof(float);
 };
+
+// The smallest per-block shared memory among the supported architectures
+// (sm_86, sm_89, sm_120): head sizes whose fastest tiles fit it have no
+// compact variant to build.
+constexpr std::size_t kSmallestSharedBytes = 99 * 1024;
+template <int D>
+using FastBackwardConfig = BackwardConfig<D, false>;
+template <int D>
+using CompactBackwardConfig =
+    std::conditional_t<FastBackwardConfig<D>::shared_bytes <= kSmallestSharedBytes,
+                       FastBackwardConfig<D>, BackwardConfig<D, true>>;
+static_assert(CompactBackwardConfig<128>::shared_bytes <= kSmallestSharedBytes &&
+              CompactBackwardConfig<80>::shared_bytes <= kSmallestSharedBytes);
 
 // The backward pass's paired products: c1[m] += a1[m]·B1 and c2[m] += a2[m]·B2
 // for M 16-row blocks, across the 16-column strips n2 of B1 and B2 that
@@ -498,15 +529,15 @@ __host__ __device__ constexpr int dq_pairs_per_task(int query_tile, int d_head, 
   return best;
 }
 
-template <int D>
-__global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>::min_blocks)
+template <class Config>
+__global__ void __launch_bounds__(Config::threads, Config::min_blocks)
     flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k,
                           const bf16* __restrict__ v, const bf16* __restrict__ dcontext,
                           const float* __restrict__ lse, const float* __restrict__ delta,
                           float* __restrict__ dq_accum, bf16* __restrict__ dk,
                           bf16* __restrict__ dv, int ctx, int heads, int batch_heads,
                           float scale_log2, float scale) {
-  using Config = BackwardConfig<D>;
+  constexpr int D = Config::d_head;
   constexpr int S = kStride<D>, M = Config::key_rows, W = Config::warps;
   constexpr int Br = Config::query_tile, Bc = Config::key_tile, kThreads = Config::threads;
   constexpr int SP = Br + 8;  // stride of the dS tile, [key][query]
@@ -672,9 +703,8 @@ __global__ void __launch_bounds__(BackwardConfig<D>::threads, BackwardConfig<D>:
           float* const row = dq_accum + (static_cast<std::size_t>(head) * ctx + query) * D +
                              pair0 * 16 + 2 * quad;
 #pragma unroll
-          for (int nn = 0; nn < 2 * kPairs; ++nn)  // sm_90 adds float pairs in one atomic
-            atomicAdd(reinterpret_cast<float2*>(row + nn * 8),
-                      make_float2(dq_part[nn][2 * half], dq_part[nn][2 * half + 1]));
+          for (int nn = 0; nn < 2 * kPairs; ++nn)
+            atomic_add_pair(row + nn * 8, dq_part[nn][2 * half], dq_part[nn][2 * half + 1]);
         }
       }
     }
@@ -723,10 +753,36 @@ void launch_forward(const AttentionShape& shape, const bf16* q, const bf16* k, c
   EXAMPLE_LAUNCH_CHECK();
 }
 
+template <class Config>
+void launch_backward_tiles(const AttentionShape& shape, const bf16* q, const bf16* k,
+                           const bf16* v, const bf16* dcontext, const float* lse,
+                           const float* delta, float* dq_accum, bf16* dk, bf16* dv, float scale,
+                           cudaStream_t stream) {
+  static const bool prepared =
+      (allow_shared_bytes(flash_backward_kernel<Config>, Config::shared_bytes), true);
+  (void)prepared;
+  const dim3 grid = head_grid((shape.ctx + Config::key_tile - 1) / Config::key_tile,
+                              shape.batch * shape.heads);
+  flash_backward_kernel<Config><<<grid, Config::threads, Config::shared_bytes, stream>>>(
+      q, k, v, dcontext, lse, delta, dq_accum, dk, dv, shape.ctx, shape.heads,
+      shape.batch * shape.heads, scale * kLog2e, scale);
+  EXAMPLE_LAUNCH_CHECK();
+}
+
+// Shared memory a block of the current device may opt in to.
+std::size_t device_shared_bytes() {
+  int device = 0, bytes = 0;
+  GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
+  GPUPROF_CUDA_CHECK(
+      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return static_cast<std::size_t>(bytes);
+}
+
 template <int D>
 void launch_backward(const AttentionShape& shape, const bf16* q, const bf16* k, const bf16* v,
                      const bf16* context, const float* lse, const bf16* dcontext, bf16* dq,
-                     bf16* dk, bf16* dv, float* workspace, cudaStream_t stream) {
+                     bf16* dk, bf16* dv, float* workspace, FlashBackwardTiles tiles,
+                     cudaStream_t stream) {
   const long long rows = shape.score_rows();
   float* const dq_accum = workspace;
   float* const delta = workspace + static_cast<std::size_t>(rows) * D;
@@ -737,17 +793,14 @@ void launch_backward(const AttentionShape& shape, const bf16* q, const bf16* k, 
          stream>>>(context, dcontext, delta, dq_accum, shape.ctx, shape.heads, rows);
   EXAMPLE_LAUNCH_CHECK();
 
-  using Config = BackwardConfig<D>;
-  static const bool prepared =
-      (allow_shared_bytes(flash_backward_kernel<D>, Config::shared_bytes), true);
-  (void)prepared;
   const float scale = softmax_scale(shape);
-  const dim3 grid = head_grid((shape.ctx + Config::key_tile - 1) / Config::key_tile,
-                              shape.batch * shape.heads);
-  flash_backward_kernel<D><<<grid, Config::threads, Config::shared_bytes, stream>>>(
-      q, k, v, dcontext, lse, delta, dq_accum, dk, dv, shape.ctx, shape.heads,
-      shape.batch * shape.heads, scale * kLog2e, scale);
-  EXAMPLE_LAUNCH_CHECK();
+  if (tiles == FlashBackwardTiles::compact ||
+      FastBackwardConfig<D>::shared_bytes > device_shared_bytes())
+    launch_backward_tiles<CompactBackwardConfig<D>>(shape, q, k, v, dcontext, lse, delta, dq_accum,
+                                                    dk, dv, scale, stream);
+  else
+    launch_backward_tiles<FastBackwardConfig<D>>(shape, q, k, v, dcontext, lse, delta, dq_accum,
+                                                 dk, dv, scale, stream);
 
   const std::size_t vectors = static_cast<std::size_t>(rows) * D / kVec;
   flash_backward_dq_kernel<<<blocks_for(vectors, 256), 256, 0, stream>>>(dq_accum, dq, scale,
@@ -793,18 +846,21 @@ void flash_attention_forward(const AttentionShape& shape, const bf16* q, const b
 void flash_attention_backward(const AttentionShape& shape, const bf16* q, const bf16* k,
                               const bf16* v, const bf16* context, const float* lse,
                               const bf16* dcontext, bf16* dq, bf16* dk, bf16* dv,
-                              float* workspace, cudaStream_t stream) {
+                              float* workspace, cudaStream_t stream, FlashBackwardTiles tiles) {
   check_flash_attention_shape(shape);
   switch (shape.d_head) {
     case 64:
-      return launch_backward<64>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace, stream);
+      return launch_backward<64>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace,
+                                 tiles, stream);
     case 80:
-      return launch_backward<80>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace, stream);
+      return launch_backward<80>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace,
+                                 tiles, stream);
     case 96:
-      return launch_backward<96>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace, stream);
+      return launch_backward<96>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace,
+                                 tiles, stream);
     case 128:
       return launch_backward<128>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace,
-                                  stream);
+                                  tiles, stream);
   }
 }
 

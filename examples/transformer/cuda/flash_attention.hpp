@@ -34,6 +34,13 @@ void flash_attention_forward(const AttentionShape& shape, const __nv_bfloat16* q
 // [batch·heads·ctx]. Nothing in it survives the call.
 std::size_t flash_attention_workspace_floats(const AttentionShape& shape);
 
+// The backward pass's tiles. The fastest take up to 113 KB of shared memory
+// per block (d_head 128), which sm_80, sm_90 and sm_100 offer; where the
+// device offers less (99 KB on sm_86, sm_89, sm_120), `automatic` takes tiles
+// half as many queries tall for the head sizes that need it. `compact`
+// forces those tiles on any device (the tests check them on every card).
+enum class FlashBackwardTiles { automatic, compact };
+
 // dcontext [batch·ctx, heads·d_head] -> dq, dk, dv head-major. context and
 // lse are the forward pass's outputs for the same q, k, v. dq, dk and dv are
 // written whole (no accumulation into them).
@@ -42,6 +49,7 @@ void flash_attention_backward(const AttentionShape& shape, const __nv_bfloat16* 
                               const __nv_bfloat16* context, const float* lse,
                               const __nv_bfloat16* dcontext, __nv_bfloat16* dq,
                               __nv_bfloat16* dk, __nv_bfloat16* dv, float* workspace,
-                              cudaStream_t stream);
+                              cudaStream_t stream,
+                              FlashBackwardTiles tiles = FlashBackwardTiles::automatic);
 
 }  // namespace transformer::cuda

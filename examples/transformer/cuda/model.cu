@@ -74,6 +74,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -85,6 +86,7 @@
 #include "cuda/adamw.hpp"
 #include "cuda/attention.hpp"
 #include "common/cuda_check.hpp"
+#include "common/kernel_image.hpp"
 #include "common/stream_event.hpp"
 #include "cuda/cross_entropy.hpp"
 #include "cuda/device_utils.cuh"
@@ -1344,15 +1346,12 @@ bool cuda_backend_available(std::string* why_not) {
     return fail(std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(status) + ": " +
                 cudaGetErrorString(status));
   if (devices == 0) return fail("no CUDA device");
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
-    return fail("cannot query the current CUDA device");
-  // The kernels are built for sm_90 only (CMAKE_CUDA_ARCHITECTURES = 90).
-  if (major != 9 || minor != 0)
-    return fail("the CUDA backend is built for sm_90 (Hopper); device " + std::to_string(device) +
-                " is sm_" + std::to_string(major) + std::to_string(minor));
+  try {
+    if (const std::optional<std::string> why = examples::device_code_unavailable())
+      return fail(*why + "; --device cpu runs the CPU backend");
+  } catch (const gpuprof::Error& e) {
+    return fail(std::string("cannot query the current CUDA device: ") + e.what());
+  }
   return true;
 }
 

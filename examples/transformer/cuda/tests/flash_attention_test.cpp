@@ -158,9 +158,12 @@ std::vector<double> rows_of(const std::vector<double>& values, const AttentionSh
   return rows;
 }
 
-// Ours when cudnn is null, else cuDNN's.
-void check_attention(const AttentionShape& s, CudnnAttention* cudnn = nullptr, HeadRange focus = {}) {
-  const std::string label = std::string(cudnn ? "cuDNN" : "flash") + " attention [b" + std::to_string(s.batch) + " h" +
+// Ours when cudnn is null (backward with `tiles`), else cuDNN's; `focus`:
+// heads also checked on their own.
+void check_attention(const AttentionShape& s, CudnnAttention* cudnn = nullptr, HeadRange focus = {},
+                     FlashBackwardTiles tiles = FlashBackwardTiles::automatic) {
+  const std::string label = std::string(cudnn ? "cuDNN" : tiles == FlashBackwardTiles::compact ? "flash (compact)" : "flash") +
+                            " attention [b" + std::to_string(s.batch) + " h" +
                             std::to_string(s.heads) + " T" + std::to_string(s.ctx) + " d" +
                             std::to_string(s.d_head) + "]";
   const std::size_t n = static_cast<std::size_t>(s.score_rows()) * s.d_head;
@@ -188,7 +191,7 @@ void check_attention(const AttentionShape& s, CudnnAttention* cudnn = nullptr, H
                             nullptr);
     flash_attention_backward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
                              dcontext_dev.get(), dq.get(), dk.get(), dv.get(), workspace.get(),
-                             nullptr);
+                             nullptr, tiles);
   }
   GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
 
@@ -234,6 +237,15 @@ void for_each_tested_shape(Check check) {
 
 TEST_CASE("flash attention forward and backward match double causal attention") {
   for_each_tested_shape([](const AttentionShape& s) { check_attention(s); });
+}
+
+// The smaller backward tiles that cards with 99 KB of shared memory per block
+// (sm_86, sm_89, sm_120) take at d_head 80 and 128, run here on any card.
+TEST_CASE("flash attention's compact backward tiles match double causal attention too") {
+  for (const int d_head : {80, 128})
+    for (const int ctx : {7, 129, 1000})
+      check_attention(AttentionShape{ctx >= 1000 ? 1 : 2, ctx, 2, d_head}, nullptr, HeadRange{},
+                      FlashBackwardTiles::compact);
 }
 
 TEST_CASE("flash attention also serves d_head 96") { check_attention(AttentionShape{2, 200, 3, 96}); }
