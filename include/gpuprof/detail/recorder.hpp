@@ -58,7 +58,7 @@ inline std::atomic<std::uint32_t> scope_mode{mode_unready};
 // holds instead of a function-local static's guard.
 inline std::int64_t scope_ticks(std::uint32_t mode) noexcept {
 #if GPUPROF_DETAIL_HAVE_TSC
-  if (mode & mode_tsc) return static_cast<std::int64_t>(__rdtsc());
+  if (mode & mode_tsc) return read_tsc();
 #endif
   return host_now_ns();
 }

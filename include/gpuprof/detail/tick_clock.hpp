@@ -37,13 +37,19 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define GPUPROF_DETAIL_HAVE_TSC 1
 #include <cpuid.h>
-#include <x86intrin.h>
 #else
 #define GPUPROF_DETAIL_HAVE_TSC 0
 #endif
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
+
+#if GPUPROF_DETAIL_HAVE_TSC
+// The compiler's builtins, not <x86intrin.h>: that header declares every x86
+// intrinsic and alone costs a translation unit more than the rest of scope.hpp.
+inline std::int64_t read_tsc() noexcept { return static_cast<std::int64_t>(__builtin_ia32_rdtsc()); }
+inline void load_fence() noexcept { __builtin_ia32_lfence(); }
+#endif
 
 // Whether host_ticks() reads the TSC; decided once per process, so every tick
 // a process stores has the same unit.
@@ -66,7 +72,7 @@ inline bool ticks_are_tsc() noexcept {
 // are far below the conversion's error.
 inline std::int64_t host_ticks() noexcept {
 #if GPUPROF_DETAIL_HAVE_TSC
-  if (ticks_are_tsc()) return static_cast<std::int64_t>(__rdtsc());
+  if (ticks_are_tsc()) return read_tsc();
 #endif
   return host_now_ns();
 }
@@ -159,12 +165,12 @@ class TickClock {
     TickPoint best{0, 0};
     std::int64_t best_width = std::numeric_limits<std::int64_t>::max();
     for (int attempt = 0; attempt < 5; ++attempt) {
-      _mm_lfence();
-      const auto before = static_cast<std::int64_t>(__rdtsc());
-      _mm_lfence();
+      load_fence();
+      const auto before = read_tsc();
+      load_fence();
       const std::int64_t ns = host_now_ns();
-      _mm_lfence();
-      const auto after = static_cast<std::int64_t>(__rdtsc());
+      load_fence();
+      const auto after = read_tsc();
       if (after - before < best_width) {
         best_width = after - before;
         best = {before + (after - before) / 2, ns};
