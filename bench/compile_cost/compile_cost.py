@@ -5,8 +5,10 @@ the baseline translation unit every CUDA user compiles anyway (cuda_runtime.h,
 nvtx3, <string>, <vector>, <map>). Compiles one file at a time (object only),
 takes the median of --repeat runs, prints a table and writes JSON.
 
-Usage: compile_cost.py [--include DIR] [--repeat N] [--only a.hpp,b.hpp]
+Usage: compile_cost.py [--include DIR]... [--repeat N] [--only a.hpp,b.hpp]
                        [--cxx g++] [--label TEXT] [--check] [OUT.json]
+Several --include trees (e.g. `git archive` of the commit before a change and
+this checkout) are measured in alternation, so they share the machine's load.
 """
 import argparse
 import json
@@ -73,14 +75,16 @@ def translation_unit(header, use):
 
 
 def compile_once(command, source_path):
-    """(seconds, peak kB) from /usr/bin/time, or raises with the compiler's errors."""
+    """(wall s, CPU s, peak kB) from /usr/bin/time, or raises with the compiler's
+    errors. CPU time (user + system) is what a busy machine inflates least:
+    on an idle one a single-threaded compile's wall time is about its CPU time."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as timing:
-        result = subprocess.run(["/usr/bin/time", "-o", timing.name, "-f", "%e %M"] + command + [source_path],
+        result = subprocess.run(["/usr/bin/time", "-o", timing.name, "-f", "%e %U %S %M"] + command + [source_path],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if result.returncode != 0:
             raise RuntimeError(result.stderr[-3000:])
-        seconds, kilobytes = timing.read().split()[-2:]
-        return float(seconds), int(kilobytes)
+        wall, user, system, kilobytes = timing.read().split()[-4:]
+        return float(wall), round(float(user) + float(system), 2), int(kilobytes)
 
 
 def load_average():
@@ -93,7 +97,9 @@ def load_average():
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", nargs="?", help="JSON file to write")
-    parser.add_argument("--include", default=os.path.join(ROOT, "include"), help="directory holding gpuprof/")
+    parser.add_argument("--include", action="append",
+                        help="directory holding gpuprof/ (default: this checkout's); give it twice or more to "
+                             "compare trees (e.g. a `git archive` of another commit), measured in alternation")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default="", help="comma-separated headers (e.g. scope.hpp,gpuprof.hpp)")
     parser.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
@@ -108,9 +114,9 @@ def main():
     cuda_include = os.path.join(args.cuda, "include")
     if not os.path.isfile(os.path.join(cuda_include, "cuda_runtime.h")):
         fail(f"no cuda_runtime.h under {cuda_include} (--cuda)")
-    include_dir = os.path.abspath(args.include)
+    trees = [os.path.abspath(d) for d in (args.include or [os.path.join(ROOT, "include")])]
     uses = read_uses(os.path.join(HERE, "uses.txt"))
-    headers = public_headers(include_dir)
+    headers = public_headers(trees[0])
     if args.only:
         wanted = [h.strip() for h in args.only.split(",") if h.strip()]
         unknown = [h for h in wanted if h not in headers]
@@ -118,65 +124,79 @@ def main():
             fail(f"not a public header: {', '.join(unknown)}")
         headers = wanted
     # The flags gpuprof::gpuprof gives a consumer with CUDA found (CMakeLists.txt).
-    flags = [args.cxx, "-std=c++17", "-O2", "-DGPUPROF_WITH_CUDA=1", "-DGPUPROF_WITH_NVTX=1",
-             "-I", include_dir, "-isystem", cuda_include, "-x", "c++"]
-    command = flags + ["-c", "-o", os.devnull]
+    def flags(tree):
+        return [args.cxx, "-std=c++17", "-O2", "-DGPUPROF_WITH_CUDA=1", "-DGPUPROF_WITH_NVTX=1",
+                "-I", tree, "-isystem", cuda_include, "-x", "c++"]
+    output = ["-c", "-o", os.devnull]
     version = subprocess.run([args.cxx, "--version"], stdout=subprocess.PIPE, text=True).stdout.splitlines()[0]
 
-    rows = []
     load_before = load_average()
     with tempfile.TemporaryDirectory() as scratch:
-        # Interleaved rounds: each header sees the same spread of machine load.
-        sources = []
-        for header in [None] + headers:
+        # (tree, header); the baseline (header None) needs no tree.
+        cases = [(trees[0], None)] + [(tree, header) for header in headers for tree in trees
+                                      if tree == trees[0] or header in public_headers(tree)]
+        sources = {}
+        for case in cases:
             path = os.path.join(scratch, f"tu{len(sources)}.cpp")
             with open(path, "w") as f:
-                f.write(translation_unit(header, uses.get(header, ([], ""))))
-            sources.append((header, path))
+                f.write(translation_unit(case[1], uses.get(case[1], ([], ""))))
+            sources[case] = path
+        def name(case):
+            return case[1] or "baseline"
         if args.check:
             broken = []
-            for header, path in sources:
-                result = subprocess.run(flags + ["-fsyntax-only", path],
+            for case, path in sources.items():
+                result = subprocess.run(flags(case[0]) + ["-fsyntax-only", path],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 if result.returncode != 0:
-                    broken.append(header or "baseline")
-                    print(f"== {header or 'baseline'}\n{result.stderr[-2000:]}", file=sys.stderr)
+                    broken.append(f"{name(case)} ({case[0]})")
+                    print(f"== {name(case)}\n{result.stderr[-2000:]}", file=sys.stderr)
             if broken:
                 fail(f"do not compile: {', '.join(broken)}", 1)
             print(f"all {len(sources)} translation units compile")
             return
-        samples = {header: [] for header, _ in sources}
+        # Interleaved rounds: each case sees the same spread of machine load.
+        samples = {case: [] for case in cases}
         for _ in range(args.repeat):
-            for header, path in sources:
+            for case in cases:
                 try:
-                    samples[header].append(compile_once(command, path))
+                    samples[case].append(compile_once(flags(case[0]) + output, sources[case]))
                 except RuntimeError as error:
-                    fail(f"{header or 'baseline'} does not compile:\n{error}", 1)
+                    fail(f"{name(case)} ({case[0]}) does not compile:\n{error}", 1)
     load_after = load_average()
 
-    base_s = statistics.median(s for s, _ in samples[None])
-    base_kb = statistics.median(k for _, k in samples[None])
-    for header, _ in sources:
-        seconds = statistics.median(s for s, _ in samples[header])
-        kilobytes = statistics.median(k for _, k in samples[header])
-        rows.append({"header": header or "(baseline)", "used": header is None or header in uses,
-                     "seconds": seconds, "peak_mb": round(kilobytes / 1024, 1),
-                     "extra_seconds": round(seconds - base_s, 2), "memory_ratio": round(kilobytes / base_kb, 2),
-                     "samples_seconds": [s for s, _ in samples[header]],
-                     "samples_peak_mb": [round(k / 1024, 1) for _, k in samples[header]]})
+    def median(case, field):
+        return statistics.median(sample[field] for sample in samples[case])
+    base_cpu, base_kb = median(cases[0], 1), median(cases[0], 2)
+    rows = []
+    for case in cases:
+        cpu, kilobytes = median(case, 1), median(case, 2)
+        rows.append({"header": case[1] or "(baseline)", "tree": case[0] if case[1] else None,
+                     "used": case[1] is None or case[1] in uses,
+                     "seconds": median(case, 0), "cpu_seconds": cpu, "peak_mb": round(kilobytes / 1024, 1),
+                     "extra_cpu_seconds": round(cpu - base_cpu, 2), "memory_ratio": round(kilobytes / base_kb, 2),
+                     "samples_seconds": [sample[0] for sample in samples[case]],
+                     "samples_cpu_seconds": [sample[1] for sample in samples[case]],
+                     "samples_peak_mb": [round(sample[2] / 1024, 1) for sample in samples[case]]})
 
+    several = len(trees) > 1
     width = max(len(r["header"]) for r in rows)
-    print(f"{'translation unit':<{width}}  {'time s':>7}  {'+s':>6}  {'peak MB':>8}  {'x mem':>5}")
+    print(f"{'translation unit':<{width}}  {'tree' if several else ''}{'  ' if several else ''}"
+          f"{'wall s':>7}  {'cpu s':>6}  {'+cpu s':>6}  {'peak MB':>8}  {'x mem':>5}")
     for r in rows:
         note = "" if r["used"] else "  (include only)"
-        print(f"{r['header']:<{width}}  {r['seconds']:7.2f}  {r['extra_seconds']:+6.2f}  "
+        tree = f"{trees.index(r['tree']) if r['tree'] else '-'}     " if several else ""
+        print(f"{r['header']:<{width}}  {tree}{r['seconds']:7.2f}  {r['cpu_seconds']:6.2f}  {r['extra_cpu_seconds']:+6.2f}  "
               f"{r['peak_mb']:8.1f}  {r['memory_ratio']:5.2f}{note}")
+    if several:
+        for i, tree in enumerate(trees):
+            print(f"tree {i}: {tree}")
     print(f"load average (1 min) before {load_before:.2f}, after {load_after:.2f}; {os.cpu_count()} cpus")
 
     if args.out:
         document = {"kind": "gpuprof.compile_cost", "label": args.label, "compiler": version,
-                    "command": " ".join(command), "repeat": args.repeat, "cpus": os.cpu_count(),
-                    "machine": platform.node(), "load_average_before": load_before,
+                    "command": " ".join(flags("INCLUDE") + output), "trees": trees, "repeat": args.repeat,
+                    "cpus": os.cpu_count(), "machine": platform.node(), "load_average_before": load_before,
                     "load_average_after": load_after, "rows": rows}
         temporary = args.out + ".tmp"
         with open(temporary, "w") as f:
