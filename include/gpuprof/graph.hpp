@@ -28,9 +28,9 @@ inline void launch_graph(cudaGraphExec_t exec, Stream stream) {
   detail::Recorder& recorder = detail::recorder();
   detail::ThreadState& thread = recorder.this_thread();
   static const detail::NameEntry& unscoped = recorder.names().intern("gpuprof graph launch");
-  const NvtxName& range = thread.current == detail::root_node
-                              ? unscoped.nvtx
-                              : recorder.names().entry(recorder.node_name(thread.current)).nvtx;
+  const std::uint32_t current = thread.current.load(std::memory_order_relaxed);
+  const NvtxName& range = current == detail::root_node ? unscoped.nvtx
+                                                       : recorder.names().entry(recorder.node_name(current)).nvtx;
   range.push();
   const cudaError_t status = cudaGraphLaunch(exec, stream);
   nvtx_pop();

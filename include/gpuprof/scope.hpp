@@ -22,6 +22,14 @@
 // Profiler::set_nvtx_only(true): scopes push and pop their NVTX range and do
 // nothing else (no clock, no record), for runs under Nsight.
 //
+// This header compiles only a scope's hot path (detail/scope_state.hpp); the
+// rest (the Recorder, graph timing, observers, first sights of a thread, name
+// or node) is reached through detail::ScopeBackend, which detail/recorder.hpp
+// installs. Every header that reads what scopes record includes it
+// (profiler.hpp, gpuprof.hpp, bench.hpp, graph.hpp, cupti.hpp), so a program
+// that asks for a report has it; in a program where no translation unit
+// includes one of them, scopes do nothing. See docs/compile-cost.md.
+//
 // With GPUPROF_DISABLE defined every macro here compiles to nothing and its
 // arguments are not evaluated. Works from plain C++17 translation units.
 #pragma once
@@ -33,10 +41,9 @@
 #ifndef GPUPROF_DISABLE
 
 #include "cuda_events.hpp"
-#include "detail/names.hpp"
-#include "detail/recorder.hpp"
+#include "detail/call_site.hpp"
+#include "detail/scope_state.hpp"
 #include "detail/thread_ops.hpp"
-#include "detail/tick_clock.hpp"
 #include "work.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -59,10 +66,11 @@ class Scope {
   }
 
   ~Scope() {
-    if (mode_ & detail::mode_nvtx_only)
-      nvtx_pop();
-    else
+    if (mode_ & (detail::mode_nvtx_only | detail::mode_inert)) {
+      if (mode_ & detail::mode_nvtx_only) nvtx_pop();
+    } else {
       finish();
+    }
   }
 
   Scope(const Scope&) = delete;
@@ -71,7 +79,9 @@ class Scope {
   Scope& operator=(Scope&&) = delete;
 
   // 0 in NVTX-only mode
-  std::uint64_t instance_id() const noexcept { return (mode_ & detail::mode_nvtx_only) ? 0 : s_.id; }
+  std::uint64_t instance_id() const noexcept {
+    return (mode_ & (detail::mode_nvtx_only | detail::mode_inert)) ? 0 : s_.id;
+  }
 
  private:
   // One relaxed load of the mode word decides everything; NVTX-only mode is
@@ -91,12 +101,17 @@ class Scope {
   // site's binding: no recorder(), no atomic read-modify-write, no string work.
   template <class Name>
   GPUPROF_DETAIL_NOINLINE void open(detail::CallSite& site, const Name& name, Stream stream, const Work* work) {
-    detail::ThreadState& thread = detail::this_thread();  // creates the Recorder on the first scope
+    detail::ThreadState* const state = detail::scope_thread();  // creates the Recorder on the first scope
+    if (!state) {  // no backend in this program (see detail/scope_state.hpp)
+      mode_ = detail::mode_inert;
+      return;
+    }
+    detail::ThreadState& thread = *state;
     // Read before the Recorder existed: read again. NVTX-only was not set
     // when this scope began, so it is timed even if that changed meanwhile.
     if (mode_ & detail::mode_unready)
       mode_ = detail::scope_mode.load(std::memory_order_relaxed) & ~std::uint32_t{detail::mode_nvtx_only};
-    new (&s_) State;
+    new (&s_) detail::ScopeState;
     s_.thread = &thread;
     s_.stream = stream;
     s_.work = work ? *work : Work{};
@@ -117,36 +132,8 @@ class Scope {
     s_.parent_instance = thread.current_instance;
     thread.current_instance = s_.id;
     if ((mode_ & (detail::mode_observers | detail::mode_gpu)) || thread.last_exit_ticks >= thread.calibration_due)
-      open_rest();
+      detail::installed_backend().open_rest(s_, mode_);
     s_.begin_ticks = detail::scope_ticks(mode_);
-  }
-
-  // Observers, GPU timing and a due clock calibration, which a plain
-  // host-clock scope skips. A throwing observer, event record or calibration
-  // must not leave the NVTX range open and this node as the thread's current
-  // one: no destructor will run.
-  GPUPROF_DETAIL_NOINLINE void open_rest() {
-    s_.observed = 0;
-#if GPUPROF_WITH_CUDA
-    s_.timed = false;
-#endif
-    try {
-      if (mode_ & detail::mode_observers) notify_begin();
-#if GPUPROF_WITH_CUDA
-      if (mode_ & detail::mode_gpu) begin_gpu_timing();
-#endif
-      if (s_.thread->last_exit_ticks >= s_.thread->calibration_due) {
-        detail::TickClock& clock = detail::recorder().tick_clock();
-        clock.calibrate_if_due(s_.thread->last_exit_ticks);
-        s_.thread->calibration_due = clock.next_due();
-      }
-    } catch (...) {
-#if GPUPROF_WITH_CUDA
-      if (s_.timed) s_.thread->events.release(s_.events);
-#endif
-      close();
-      throw;
-    }
   }
 
   // Allocates nothing and throws nothing: what could fail (room for the
@@ -158,15 +145,15 @@ class Scope {
     bool gpu_pending = false;
 #if GPUPROF_WITH_CUDA
     if (mode_ & detail::mode_gpu) {
-      gpu_pending = finish_gpu_timing();
+      gpu_pending = detail::installed_backend().finish_gpu_timing(s_);
       if (s_.captured) {
         // Captured, not executed: the graph's replays are the instances.
-        close();
+        detail::close_scope(s_, mode_);
         return;
       }
     }
 #endif
-    close();
+    detail::close_scope(s_, mode_);
     // Taken only now: an observer's on_scope_end may itself have used scopes.
     detail::InstanceRecord& record = thread.records.next_slot();
     record.id = s_.id;
@@ -183,108 +170,11 @@ class Scope {
     detail::reclaim_after_reset(thread);
   }
 
-  void notify_begin() {
-    const detail::Recorder& recorder = detail::recorder();
-    for (int slot = 0; slot < detail::Recorder::max_observers; ++slot) {
-      if (ScopeObserver* observer = recorder.observer(slot)) {
-        observer->on_scope_begin(s_.id);
-        s_.observed |= static_cast<std::uint8_t>(1u << slot);
-      }
-    }
-  }
-  GPUPROF_DETAIL_NOINLINE void notify_end() noexcept {
-    const detail::Recorder& recorder = detail::recorder();
-    for (int slot = 0; slot < detail::Recorder::max_observers; ++slot)
-      if ((s_.observed >> slot) & 1u)
-        if (ScopeObserver* observer = recorder.observer(slot)) observer->on_scope_end(s_.id);
-  }
-  // Everything after the events, in reverse order of opening.
-  void close() noexcept {
-    if ((mode_ & detail::mode_observers) && s_.observed) notify_end();
-    nvtx_pop();
-    s_.thread->current.store(s_.parent, std::memory_order_relaxed);
-    s_.thread->current_instance = s_.parent_instance;
-    --s_.thread->open_scopes;
-  }
-#if GPUPROF_WITH_CUDA
-  // The end event, or the end stamp of a captured scope. True: the pair is in
-  // flight and the record waits for it.
-  GPUPROF_DETAIL_NOINLINE bool finish_gpu_timing() noexcept {
-    if (s_.timed) {
-      const cudaError_t status = cudaEventRecord(s_.events.end, s_.stream);
-      if (status == cudaSuccess) return true;
-      s_.thread->events.release(s_.events);
-      detail::recorder().note_lost_gpu_time(cudaGetErrorName(status));
-      return false;
-    }
-    if (s_.captured && s_.graph_site) {
-      if (const char* failure = detail::recorder().graph_timings().end(s_.graph_site, s_.stream))
-        detail::recorder().note_lost_gpu_time(failure);
-    } else if (s_.captured) {
-      try {
-        detail::recorder().with_graph_interval_source(
-            [this](detail::GraphIntervalSource& source) { source.captured_scope_closed(s_.stream); });
-      } catch (...) {  // the lock could not be taken: the graph stays whole, which is only slower
-      }
-    }
-    return false;
-  }
-  // An eager stream gets an event pair. A capturing stream gets stamp nodes
-  // in the graph (detail/graph_timing.hpp), or with kernel capture on, only a
-  // note (detail/graph_intervals.hpp): every replay is timed later.
-  void begin_gpu_timing() {
-    s_.graph_site = nullptr;
-    s_.captured = false;
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    GPUPROF_CUDA_CHECK(cudaStreamIsCapturing(s_.stream, &capture));
-    if (capture == cudaStreamCaptureStatusActive) {
-      detail::Recorder& recorder = detail::recorder();
-      if (recorder.graph_intervals_derived()) {
-        unsigned long long capture_id = 0;
-        GPUPROF_CUDA_CHECK(cudaStreamGetCaptureInfo(s_.stream, &capture, &capture_id));
-        recorder.graph_timings().note_unstamped(
-            {s_.id, s_.parent_instance, capture_id, s_.node, s_.thread->thread_id});
-      } else {
-        s_.graph_site = recorder.graph_timings().begin(s_.stream, s_.node, s_.thread->thread_id);
-      }
-      s_.captured = true;
-      return;
-    }
-    if (capture != cudaStreamCaptureStatusNone) return;  // an invalidated capture: host time only
-    s_.events = detail::acquire_event_pair(*s_.thread);
-    try {
-      s_.events.record_begin(s_.stream);
-    } catch (...) {
-      s_.thread->events.release(s_.events);
-      throw;
-    }
-    s_.timed = true;
-  }
-#endif
-
-  // What open() sets, in a union so that NVTX-only mode constructs none of
-  // it (not even its members' default initializers: stores on every scope).
-  struct State {
-    detail::ThreadState* thread;
-    Stream stream;
-    Work work;
-    std::uint64_t id;
-    std::uint64_t parent_instance;  // the thread's current_instance before this scope
-    std::int64_t begin_ticks;
-    std::uint32_t parent;
-    std::uint32_t node;
-    std::uint8_t observed;  // set by open_rest() with observers: bit i, observer slot i saw on_scope_begin
-#if GPUPROF_WITH_CUDA
-    // Set by open_rest() in GPU mode; no other mode reads them.
-    EventPair events;
-    detail::GraphSite* graph_site;  // stamped
-    bool timed;
-    bool captured;  // entered on a capturing stream: not an instance itself
-#endif
-  };
-  std::uint32_t mode_;  // detail::scope_mode as this scope read it
+  std::uint32_t mode_;  // detail::scope_mode as this scope read it (or mode_inert)
+  // Constructed by open(), in a union so that NVTX-only mode constructs none
+  // of it; trivially destructible.
   union {
-    State s_;  // constructed by open(); trivially destructible
+    detail::ScopeState s_;
   };
 };
 

@@ -21,10 +21,10 @@ import sys
 def _share_cuda_libraries_with_torch():
     """Load the CUDA runtime and CUPTI that PyTorch's wheels ship, if they are installed.
 
-    Our extension needs libcudart.so.13 and libcupti.so.13. Whichever copy loads
-    first serves the whole process, and PyTorch's import crashed (SIGSEGV) when
-    the toolkit's copies were already loaded in place of its wheel's. Loading
-    the wheel's copies first (without importing torch) gives both one set.
+    Our extension needs libcudart.so.13 and libcupti.so.13, and whichever copy
+    loads first serves the whole process. Loading the wheel's copies first
+    (without importing torch) gives torch the ones it was built with, whether
+    gpuprof or torch is imported first, as when torch comes first.
     """
     spec = importlib.util.find_spec("nvidia")
     for root in (spec.submodule_search_locations or []) if spec else []:

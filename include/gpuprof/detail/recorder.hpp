@@ -7,6 +7,10 @@
 // timing mode and the calibration of scope time stamps (TickClock). Everything a scope touches in steady state is its own
 // ThreadState; the mutexes here are taken when a thread, a name or a node is
 // seen for the first time, and by report()/reset().
+//
+// It also defines the scope backend (scope_state.hpp), the out-of-line half
+// of every scope, and installs it before main(): whichever translation unit
+// includes this header brings the backend into the program.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -28,13 +32,20 @@
 #include "names.hpp"
 #include "record_log.hpp"
 #include "scope_observer.hpp"
+#include "scope_state.hpp"
+#include "thread_ops.hpp"
 #include "tick_clock.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
 
-inline constexpr std::uint32_t root_node = 0;  // global and local id of the virtual root
-inline constexpr std::uint32_t no_node = 0xFFFFFFFFu;
+// The maps behind a ThreadState's caches, out of scope.hpp's sight.
+struct ThreadTables {
+  std::unordered_map<std::uint64_t, std::uint32_t> children;      // (parent, name) -> child node
+  std::unordered_map<std::string_view, const NameEntry*> names;  // run-time names seen here
+};
+
+const ScopeBackend& scope_backend_functions() noexcept;
 
 struct GlobalNode {
   std::uint32_t parent;
@@ -49,81 +60,12 @@ struct LeftOutSpan {
   std::int64_t begin_ns, end_ns;
 };
 
-// What a scope does, in one word that it loads once (relaxed) at entry:
-// settings change rarely, and a scope that starts just before a change
-// finishes in the mode it started in. Written by the Recorder's setters.
-enum ScopeMode : std::uint32_t {
-  mode_nvtx_only = 1u,  // Profiler::set_nvtx_only(true): the range and nothing else
-  mode_gpu = 2u,        // record CUDA events: a usable device and set_gpu_timing(true)
-  mode_observers = 4u,  // at least one ScopeObserver is registered
-  mode_unready = 8u,    // no Recorder yet: the first scope creates it, then reads the word again
-  mode_tsc = 16u,       // ticks_are_tsc(): scope_ticks() reads the TSC without asking again
-};
-inline std::atomic<std::uint32_t> scope_mode{mode_unready};
-
-// host_ticks() for a scope that read `mode` once the Recorder existed: the
-// mode word carries ticks_are_tsc(), so the hot path tests a bit it already
-// holds instead of a function-local static's guard.
-inline std::int64_t scope_ticks(std::uint32_t mode) noexcept {
-#if GPUPROF_DETAIL_HAVE_TSC
-  if (mode & mode_tsc) return static_cast<std::int64_t>(__rdtsc());
-#endif
-  return host_now_ns();
-}
-
-// Everything one thread records. Only its own thread writes it, except for
-// the RecordLog's published records (see record_log.hpp). What every scope
-// touches comes first; aligned so that no other thread's state shares its
-// cache lines.
-struct alignas(64) ThreadState {
-  explicit ThreadState(std::uint32_t dense_id) : thread_id(dense_id) {}
-
-  // Global node of the innermost open scope. Atomic (relaxed: plain loads and
-  // stores) only so that report() may read it to mark scopes still open.
-  std::atomic<std::uint32_t> current{root_node};
-  // Scopes open on this thread: each entry keeps room in `records` for every
-  // open scope, so closing one never allocates (see Scope's constructor).
-  std::uint32_t open_scopes = 0;
-  std::uint64_t current_instance = 0;  // instance id of the innermost open scope (0: none open)
-  // Instance ids are handed out to threads in blocks: one shared atomic
-  // increment per block, not per scope.
-  std::uint64_t next_instance_id = 0;
-  std::uint64_t instance_id_end = 0;
-  std::int64_t last_exit_ticks = 0;  // the tick clock is calibrated at entry from this
-  std::int64_t calibration_due = 0;  // TickClock::next_due() as this thread last read it
-  std::atomic<bool> reset_pending{false};
-  const std::uint32_t thread_id;
-  RecordLog records;
-
-  // (parent node, name) -> child node, for the node a scope enters: a
-  // direct-mapped cache in front of `children`, which holds every pair this
-  // thread has seen (the Recorder's table behind both is shared and locked).
-  struct ChildSlot {
-    std::uint64_t key = ~std::uint64_t{0};  // no pair: the root has no parent
-    std::uint32_t child = 0;
-  };
-  static constexpr int child_cache_bits = 8;
-  ChildSlot child_cache[1u << child_cache_bits];
-  std::unordered_map<std::uint64_t, std::uint32_t> children;
-  std::unordered_map<std::string_view, const NameEntry*> names;  // run-time names seen here
-  std::uint64_t resolve_from = 0;  // first record that may still hold a pending event pair
-  // reset(): records before this index are gone; the owner compacts the log
-  // when it next can (see reclaim_after_reset() in thread_ops.hpp).
-  std::atomic<std::uint64_t> discard_before{0};
-#if GPUPROF_WITH_CUDA
-  EventPool events;
-#endif
-};
-
-// The calling thread's state; null until it opens its first scope. One
-// trivially initialized thread_local: no guard, no TLS wrapper call.
-inline thread_local ThreadState* this_thread_state = nullptr;
-
 class Recorder {
  public:
   static constexpr int max_observers = 8;
 
   Recorder() : device_(probe_device()) {
+    scope_backend.store(&scope_backend_functions(), std::memory_order_release);
     if (!device_.usable) std::cerr << "gpuprof: " << device_.reason << "; timing with the host clock\n";
     update_mode(mode_gpu, device_.usable);
     update_mode(mode_tsc, ticks_are_tsc());
@@ -254,7 +196,9 @@ class Recorder {
   friend ThreadState& register_this_thread();
   ThreadState& register_thread() {
     const std::lock_guard<std::mutex> lock(threads_mutex_);
+    thread_tables_.push_back(std::make_unique<ThreadTables>());
     threads_.push_back(std::make_unique<ThreadState>(static_cast<std::uint32_t>(threads_.size())));
+    threads_.back()->tables = thread_tables_.back().get();
     return *threads_.back();
   }
 
@@ -274,6 +218,7 @@ class Recorder {
 
   std::mutex threads_mutex_;
   std::vector<std::unique_ptr<ThreadState>> threads_;
+  std::vector<std::unique_ptr<ThreadTables>> thread_tables_;  // what each ThreadState::tables points to
 
   std::mutex observers_mutex_;
   std::shared_mutex observer_calls_;  // shared while report()/reset() call observers or the source
@@ -336,7 +281,8 @@ inline Recorder& recorder() {
 }
 
 // The calling thread's state, registered (and the Recorder created) on its
-// first scope. A scope reaches its thread through this, not through recorder().
+// first scope. A scope reaches its thread through scope_thread(), not through
+// recorder().
 GPUPROF_DETAIL_NOINLINE inline ThreadState& register_this_thread() {
   this_thread_state = &recorder().register_thread();
   return *this_thread_state;
@@ -347,11 +293,169 @@ inline ThreadState& this_thread() {
 }
 inline ThreadState& Recorder::this_thread() { return detail::this_thread(); }
 
-// The scope's instance id: from the thread's block, a new block when it is used up.
-inline std::uint64_t next_instance_id(ThreadState& thread) noexcept {
-  if (thread.next_instance_id == thread.instance_id_end) recorder().take_instance_ids(thread);
-  return thread.next_instance_id++;
+inline const NameEntry& thread_cached_name(ThreadState& thread, std::string_view text) {
+  auto& names = thread.tables->names;
+  const auto found = names.find(text);
+  if (found != names.end()) return *found->second;
+  const NameEntry& entry = recorder().names().intern(text);
+  names.emplace(entry.text, &entry);
+  return entry;
 }
+
+// The global node id of the innermost scope open on the calling thread
+// (root_node when none is): what a graph node created now belongs to.
+inline std::uint32_t innermost_scope_node() { return this_thread().current.load(std::memory_order_relaxed); }
+
+// The instance id of the innermost scope open on the calling thread (0 when
+// none is): the captured scope a graph node created now belongs to.
+inline std::uint64_t innermost_scope_instance() { return this_thread().current_instance; }
+
+// --- the scope backend (scope_state.hpp) -----------------------------------------
+namespace scope_backend_impl {
+
+// The name's entry when the call site is not bound to it (its first use, or
+// a call site whose name changes): looked up by text, and bound if unbound.
+inline const NameEntry& resolve_unbound_name(ThreadState& thread, CallSite& site, std::string_view text,
+                                             const char* literal) {
+  const NameEntry& entry = thread_cached_name(thread, text);
+  if (!site.binding()) site.bind(literal, entry);
+  return entry;
+}
+
+// A child node not in the thread's direct-mapped cache: its map of every
+// pair it has seen, then the Recorder's shared table.
+inline std::uint32_t child_node_slow(ThreadState& thread, std::uint64_t key) {
+  auto& children = thread.tables->children;
+  const auto found = children.find(key);
+  if (found != children.end()) return found->second;
+  const std::uint32_t child =
+      recorder().global_node(static_cast<std::uint32_t>(key >> 32), static_cast<std::uint32_t>(key));
+  children.emplace(key, child);
+  return child;
+}
+
+inline void take_instance_ids(ThreadState& thread) noexcept { recorder().take_instance_ids(thread); }
+
+inline void notify_begin(ScopeState& s) {
+  const Recorder& recorder = detail::recorder();
+  for (int slot = 0; slot < Recorder::max_observers; ++slot) {
+    if (ScopeObserver* observer = recorder.observer(slot)) {
+      observer->on_scope_begin(s.id);
+      s.observed |= static_cast<std::uint8_t>(1u << slot);
+    }
+  }
+}
+inline void notify_end(ScopeState& s) noexcept {
+  const Recorder& recorder = detail::recorder();
+  for (int slot = 0; slot < Recorder::max_observers; ++slot)
+    if ((s.observed >> slot) & 1u)
+      if (ScopeObserver* observer = recorder.observer(slot)) observer->on_scope_end(s.id);
+}
+
+#if GPUPROF_WITH_CUDA
+// An eager stream gets an event pair. A capturing stream gets stamp nodes
+// in the graph (graph_timing.hpp), or with kernel capture on, only a note
+// (graph_intervals.hpp): every replay is timed later.
+inline void begin_gpu_timing(ScopeState& s) {
+  s.graph_site = nullptr;
+  s.captured = false;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  GPUPROF_CUDA_CHECK(cudaStreamIsCapturing(s.stream, &capture));
+  if (capture == cudaStreamCaptureStatusActive) {
+    Recorder& recorder = detail::recorder();
+    if (recorder.graph_intervals_derived()) {
+      unsigned long long capture_id = 0;
+      GPUPROF_CUDA_CHECK(cudaStreamGetCaptureInfo(s.stream, &capture, &capture_id));
+      recorder.graph_timings().note_unstamped({s.id, s.parent_instance, capture_id, s.node, s.thread->thread_id});
+    } else {
+      s.graph_site = recorder.graph_timings().begin(s.stream, s.node, s.thread->thread_id);
+    }
+    s.captured = true;
+    return;
+  }
+  if (capture != cudaStreamCaptureStatusNone) return;  // an invalidated capture: host time only
+  s.events = acquire_event_pair(*s.thread);
+  try {
+    s.events.record_begin(s.stream);
+  } catch (...) {
+    s.thread->events.release(s.events);
+    throw;
+  }
+  s.timed = true;
+}
+
+// The end event, or the end stamp of a captured scope. True: the pair is in
+// flight and the record waits for it.
+inline bool finish_gpu_timing(ScopeState& s) noexcept {
+  if (s.timed) {
+    const cudaError_t status = cudaEventRecord(s.events.end, s.stream);
+    if (status == cudaSuccess) return true;
+    s.thread->events.release(s.events);
+    recorder().note_lost_gpu_time(cudaGetErrorName(status));
+    return false;
+  }
+  if (s.captured && s.graph_site) {
+    if (const char* failure = recorder().graph_timings().end(s.graph_site, s.stream))
+      recorder().note_lost_gpu_time(failure);
+  } else if (s.captured) {
+    try {
+      recorder().with_graph_interval_source(
+          [&s](GraphIntervalSource& source) { source.captured_scope_closed(s.stream); });
+    } catch (...) {  // the lock could not be taken: the graph stays whole, which is only slower
+    }
+  }
+  return false;
+}
+#endif
+
+// Observers, GPU timing and a due clock calibration, which a plain
+// host-clock scope skips. A throwing observer, event record or calibration
+// must not leave the NVTX range open and this node as the thread's current
+// one: no destructor will run.
+inline void open_rest(ScopeState& s, std::uint32_t mode) {
+  s.observed = 0;
+#if GPUPROF_WITH_CUDA
+  s.timed = false;
+#endif
+  try {
+    if (mode & mode_observers) notify_begin(s);
+#if GPUPROF_WITH_CUDA
+    if (mode & mode_gpu) begin_gpu_timing(s);
+#endif
+    if (s.thread->last_exit_ticks >= s.thread->calibration_due) {
+      TickClock& clock = recorder().tick_clock();
+      clock.calibrate_if_due(s.thread->last_exit_ticks);
+      s.thread->calibration_due = clock.next_due();
+    }
+  } catch (...) {
+#if GPUPROF_WITH_CUDA
+    if (s.timed) s.thread->events.release(s.events);
+#endif
+    close_scope(s, mode);
+    throw;
+  }
+}
+
+inline ThreadState& register_thread() { return register_this_thread(); }
+
+}  // namespace scope_backend_impl
+
+inline const ScopeBackend& scope_backend_functions() noexcept {
+  static constexpr ScopeBackend functions{
+      scope_backend_impl::register_thread,   scope_backend_impl::take_instance_ids,
+      scope_backend_impl::resolve_unbound_name, scope_backend_impl::child_node_slow,
+      scope_backend_impl::open_rest,         scope_backend_impl::notify_end,
+#if GPUPROF_WITH_CUDA
+      scope_backend_impl::finish_gpu_timing,
+#endif
+  };
+  return functions;
+}
+
+// Before main(), so that a translation unit that only includes scope.hpp
+// finds the backend when its first scope creates the Recorder.
+inline const bool scope_backend_installed =
+    (scope_backend.store(&scope_backend_functions(), std::memory_order_release), true);
 
 }  // namespace detail
 GPUPROF_NAMESPACE_END

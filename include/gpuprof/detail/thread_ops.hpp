@@ -3,7 +3,7 @@
 // Finding the name and the tree node, taking an event pair (and handing back
 // the pairs whose work has finished), and appending the finished instance.
 // All of it runs on the scope's own thread; see recorder.hpp for who else
-// reads what.
+// reads what. First sights go through the scope backend (scope_state.hpp).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -11,19 +11,10 @@
 #include <type_traits>
 
 #include "../config.hpp"
-#include "names.hpp"
-#include "recorder.hpp"
+#include "scope_state.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
-
-inline const NameEntry& thread_cached_name(ThreadState& thread, std::string_view text) {
-  const auto found = thread.names.find(text);
-  if (found != thread.names.end()) return *found->second;
-  const NameEntry& entry = recorder().names().intern(text);
-  thread.names.emplace(entry.text, &entry);
-  return entry;
-}
 
 // The call site's binding when it names `name`, else null. A string literal
 // (any const char array) is recognised by its address, so a call site costs
@@ -44,12 +35,9 @@ const CallSite::Binding* bound_name(const CallSite& site, const Name& name) noex
 // The name's entry when the call site is not bound to it (its first use, or
 // a call site whose name changes): looked up by text, and bound if unbound.
 template <class Name>
-GPUPROF_DETAIL_NOINLINE const NameEntry& resolve_unbound_name(ThreadState& thread, CallSite& site,
-                                                              const Name& name) {
+const NameEntry& resolve_unbound_name(ThreadState& thread, CallSite& site, const Name& name) {
   const std::string_view text(name);
-  const NameEntry& entry = thread_cached_name(thread, text);
-  if (!site.binding()) site.bind(std::is_array_v<Name> ? text.data() : nullptr, entry);
-  return entry;
+  return installed_backend().resolve_unbound_name(thread, site, text, std::is_array_v<Name> ? text.data() : nullptr);
 }
 
 template <class Name>
@@ -59,41 +47,24 @@ const NameEntry& resolve_name(ThreadState& thread, CallSite& site, const Name& n
 }
 
 // NVTX-only mode: the range's name, from the call site's binding when it
-// matches; the full lookup otherwise (which needs the thread's state).
+// matches; the full lookup otherwise (which needs the thread's state). Only
+// the Recorder sets NVTX-only mode, and it installs the backend first, so
+// the thread can be registered.
 template <class Name>
 const NvtxName& nvtx_only_name(CallSite& site, const Name& name) {
   if (const CallSite::Binding* bound = bound_name(site, name)) return bound->nvtx;
-  return resolve_unbound_name(recorder().this_thread(), site, name).nvtx;
+  return resolve_unbound_name(*scope_thread(), site, name).nvtx;
 }
 
-// The global node id of the innermost scope open on the calling thread
-// (root_node when none is): what a graph node created now belongs to.
-inline std::uint32_t innermost_scope_node() {
-  return recorder().this_thread().current.load(std::memory_order_relaxed);
-}
-
-// The instance id of the innermost scope open on the calling thread (0 when
-// none is): the captured scope a graph node created now belongs to.
-inline std::uint64_t innermost_scope_instance() { return recorder().this_thread().current_instance; }
-
-// The child of `parent` named `name_id`, created (and given a global id) on
-// first sight: the thread's direct-mapped cache, then its map of every pair
-// it has seen, then the Recorder's shared table.
-GPUPROF_DETAIL_NOINLINE inline std::uint32_t child_node_slow(ThreadState& thread, std::uint64_t key) {
-  const auto found = thread.children.find(key);
-  if (found != thread.children.end()) return found->second;
-  const std::uint32_t child =
-      recorder().global_node(static_cast<std::uint32_t>(key >> 32), static_cast<std::uint32_t>(key));
-  thread.children.emplace(key, child);
-  return child;
-}
+// The child of `parent` named `name_id`: the thread's direct-mapped cache,
+// then the backend (child_node_slow() in recorder.hpp).
 inline std::uint32_t child_node(ThreadState& thread, std::uint32_t parent, std::uint32_t name_id) {
   const std::uint64_t key = (std::uint64_t{parent} << 32) | name_id;
   // Fibonacci hashing: the top bits of key * 2^64 / golden ratio.
   ThreadState::ChildSlot& slot =
       thread.child_cache[(key * 0x9E3779B97F4A7C15ull) >> (64 - ThreadState::child_cache_bits)];
   if (slot.key != key) {
-    slot.child = child_node_slow(thread, key);
+    slot.child = installed_backend().child_node_slow(thread, key);
     slot.key = key;
   }
   return slot.child;

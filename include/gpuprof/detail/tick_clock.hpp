@@ -33,43 +33,10 @@
 #include "../clock.hpp"
 #include "../config.hpp"
 #include "../error.hpp"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define GPUPROF_DETAIL_HAVE_TSC 1
-#include <cpuid.h>
-#include <x86intrin.h>
-#else
-#define GPUPROF_DETAIL_HAVE_TSC 0
-#endif
+#include "tsc.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
-
-// Whether host_ticks() reads the TSC; decided once per process, so every tick
-// a process stores has the same unit.
-inline bool ticks_are_tsc() noexcept {
-#if GPUPROF_DETAIL_HAVE_TSC
-  static const bool invariant_tsc = [] {
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (__get_cpuid(0x80000000u, &eax, &ebx, &ecx, &edx) == 0 || eax < 0x80000007u) return false;
-    __get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx);
-    return (edx & (1u << 8)) != 0;
-  }();
-  return invariant_tsc;
-#else
-  return false;
-#endif
-}
-
-// The time stamp a scope stores: TSC ticks or steady_clock ns (see above).
-// rdtsc is not ordered with the surrounding code; the few cycles it may move
-// are far below the conversion's error.
-inline std::int64_t host_ticks() noexcept {
-#if GPUPROF_DETAIL_HAVE_TSC
-  if (ticks_are_tsc()) return static_cast<std::int64_t>(__rdtsc());
-#endif
-  return host_now_ns();
-}
 
 struct TickPoint {
   std::int64_t ticks;
@@ -159,12 +126,12 @@ class TickClock {
     TickPoint best{0, 0};
     std::int64_t best_width = std::numeric_limits<std::int64_t>::max();
     for (int attempt = 0; attempt < 5; ++attempt) {
-      _mm_lfence();
-      const auto before = static_cast<std::int64_t>(__rdtsc());
-      _mm_lfence();
+      load_fence();
+      const auto before = read_tsc();
+      load_fence();
       const std::int64_t ns = host_now_ns();
-      _mm_lfence();
-      const auto after = static_cast<std::int64_t>(__rdtsc());
+      load_fence();
+      const auto after = read_tsc();
       if (after - before < best_width) {
         best_width = after - before;
         best = {before + (after - before) / 2, ns};

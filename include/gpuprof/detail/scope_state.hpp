@@ -1,0 +1,176 @@
+// gpuprof/detail/scope_state.hpp: what a scope touches on its hot path (the
+// mode word, its thread's state, its own state) and the narrow interface to
+// the rest (ScopeBackend).
+//
+// This is all scope.hpp compiles: a translation unit that only opens scopes
+// does not parse the Recorder, graph timing or the name table. Their code is
+// reached through ScopeBackend, a table of function pointers that
+// detail/recorder.hpp installs before main() (and again when it creates the
+// Recorder). Every header that reads what scopes record (profiler.hpp, hence
+// gpuprof.hpp; bench.hpp, graph.hpp, cupti.hpp) includes recorder.hpp, so a
+// program that can ask for a report always has it. A scope that finds no
+// backend (no such header anywhere in the program, or a scope in a static
+// initializer that runs first) does nothing.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "../config.hpp"
+#include "../cuda_events.hpp"
+#include "../work.hpp"
+#include "call_site.hpp"
+#include "record_log.hpp"
+#include "tsc.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+namespace detail {
+
+struct ThreadTables;  // recorder.hpp: the maps behind a thread's caches
+struct GraphSite;     // graph_timing.hpp
+
+inline constexpr std::uint32_t root_node = 0;  // global and local id of the virtual root
+inline constexpr std::uint32_t no_node = 0xFFFFFFFFu;
+
+// What a scope does, in one word that it loads once (relaxed) at entry:
+// settings change rarely, and a scope that starts just before a change
+// finishes in the mode it started in. Written by the Recorder's setters.
+enum ScopeMode : std::uint32_t {
+  mode_nvtx_only = 1u,  // Profiler::set_nvtx_only(true): the range and nothing else
+  mode_gpu = 2u,        // record CUDA events: a usable device and set_gpu_timing(true)
+  mode_observers = 4u,  // at least one ScopeObserver is registered
+  mode_unready = 8u,    // no Recorder yet: the first scope creates it, then reads the word again
+  mode_tsc = 16u,       // ticks_are_tsc(): scope_ticks() reads the TSC without asking again
+  // Never in scope_mode: a scope's own note that no backend was installed
+  // (no translation unit includes detail/recorder.hpp), so it does nothing.
+  mode_inert = 32u,
+};
+inline std::atomic<std::uint32_t> scope_mode{mode_unready};
+
+// host_ticks() for a scope that read `mode` once the Recorder existed: the
+// mode word carries ticks_are_tsc(), so the hot path tests a bit it already
+// holds instead of a function-local static's guard.
+inline std::int64_t scope_ticks(std::uint32_t mode) noexcept {
+#if GPUPROF_DETAIL_HAVE_TSC
+  if (mode & mode_tsc) return read_tsc();
+#endif
+  return host_now_ns();
+}
+
+// Everything one thread records. Only its own thread writes it, except for
+// the RecordLog's published records (see record_log.hpp). What every scope
+// touches comes first; aligned so that no other thread's state shares its
+// cache lines.
+struct alignas(64) ThreadState {
+  explicit ThreadState(std::uint32_t dense_id) : thread_id(dense_id) {}
+
+  // Global node of the innermost open scope. Atomic (relaxed: plain loads and
+  // stores) only so that report() may read it to mark scopes still open.
+  std::atomic<std::uint32_t> current{root_node};
+  // Scopes open on this thread: each entry keeps room in `records` for every
+  // open scope, so closing one never allocates (see Scope's constructor).
+  std::uint32_t open_scopes = 0;
+  std::uint64_t current_instance = 0;  // instance id of the innermost open scope (0: none open)
+  // Instance ids are handed out to threads in blocks: one shared atomic
+  // increment per block, not per scope.
+  std::uint64_t next_instance_id = 0;
+  std::uint64_t instance_id_end = 0;
+  std::int64_t last_exit_ticks = 0;  // the tick clock is calibrated at entry from this
+  std::int64_t calibration_due = 0;  // TickClock::next_due() as this thread last read it
+  std::atomic<bool> reset_pending{false};
+  const std::uint32_t thread_id;
+  RecordLog records;
+
+  // (parent node, name) -> child node, for the node a scope enters: a
+  // direct-mapped cache in front of `tables->children`, which holds every pair this
+  // thread has seen (the Recorder's table behind both is shared and locked).
+  struct ChildSlot {
+    std::uint64_t key = ~std::uint64_t{0};  // no pair: the root has no parent
+    std::uint32_t child = 0;
+  };
+  static constexpr int child_cache_bits = 8;
+  ChildSlot child_cache[1u << child_cache_bits];
+  ThreadTables* tables = nullptr;  // the maps behind the caches (recorder.hpp), set at registration
+  std::uint64_t resolve_from = 0;  // first record that may still hold a pending event pair
+  // reset(): records before this index are gone; the owner compacts the log
+  // when it next can (see reclaim_after_reset() in thread_ops.hpp).
+  std::atomic<std::uint64_t> discard_before{0};
+#if GPUPROF_WITH_CUDA
+  EventPool events;
+#endif
+};
+
+// The calling thread's state; null until it opens its first scope. One
+// trivially initialized thread_local: no guard, no TLS wrapper call.
+inline thread_local ThreadState* this_thread_state = nullptr;
+
+// What open() sets, in a union inside Scope so that NVTX-only mode constructs
+// none of it (not even its members' default initializers: stores on every
+// scope).
+struct ScopeState {
+  ThreadState* thread;
+  Stream stream;
+  Work work;
+  std::uint64_t id;
+  std::uint64_t parent_instance;  // the thread's current_instance before this scope
+  std::int64_t begin_ticks;
+  std::uint32_t parent;
+  std::uint32_t node;
+  std::uint8_t observed;  // set by open_rest() with observers: bit i, observer slot i saw on_scope_begin
+#if GPUPROF_WITH_CUDA
+  // Set by open_rest() in GPU mode; no other mode reads them.
+  EventPair events;
+  GraphSite* graph_site;  // stamped
+  bool timed;
+  bool captured;  // entered on a capturing stream: not an instance itself
+#endif
+};
+
+// The out-of-line half of a scope (defined in recorder.hpp): first sights
+// (a thread, a name, a node, a block of instance ids) and whatever a plain
+// host-clock scope skips (observers, GPU timing, clock calibration).
+struct ScopeBackend {
+  ThreadState& (*register_thread)();
+  void (*take_instance_ids)(ThreadState& thread) noexcept;
+  const NameEntry& (*resolve_unbound_name)(ThreadState& thread, CallSite& site, std::string_view text,
+                                           const char* literal);
+  std::uint32_t (*child_node_slow)(ThreadState& thread, std::uint64_t key);
+  void (*open_rest)(ScopeState& scope, std::uint32_t mode);  // may throw, leaving the scope closed
+  void (*notify_end)(ScopeState& scope) noexcept;
+#if GPUPROF_WITH_CUDA
+  bool (*finish_gpu_timing)(ScopeState& scope) noexcept;  // true: the event pair is in flight
+#endif
+};
+inline std::atomic<const ScopeBackend*> scope_backend{nullptr};
+
+// Must be installed: only code that runs after a scope registered its thread calls it.
+inline const ScopeBackend& installed_backend() noexcept { return *scope_backend.load(std::memory_order_acquire); }
+
+// The calling thread's state, registered (and the Recorder created) on its
+// first scope; null without a backend.
+GPUPROF_DETAIL_NOINLINE inline ThreadState* register_scope_thread() {
+  const ScopeBackend* backend = scope_backend.load(std::memory_order_acquire);
+  return backend ? &backend->register_thread() : nullptr;
+}
+inline ThreadState* scope_thread() {
+  if (ThreadState* state = this_thread_state) return state;
+  return register_scope_thread();
+}
+
+// The scope's instance id: from the thread's block, a new block when it is used up.
+inline std::uint64_t next_instance_id(ThreadState& thread) noexcept {
+  if (thread.next_instance_id == thread.instance_id_end) installed_backend().take_instance_ids(thread);
+  return thread.next_instance_id++;
+}
+
+// Everything after a scope's events, in reverse order of opening.
+inline void close_scope(ScopeState& scope, std::uint32_t mode) noexcept {
+  if ((mode & mode_observers) && scope.observed) installed_backend().notify_end(scope);
+  nvtx_pop();
+  scope.thread->current.store(scope.parent, std::memory_order_relaxed);
+  scope.thread->current_instance = scope.parent_instance;
+  --scope.thread->open_scopes;
+}
+
+}  // namespace detail
+GPUPROF_NAMESPACE_END
