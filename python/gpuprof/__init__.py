@@ -6,36 +6,23 @@
     print(gpuprof.report().table())
 
 Everything is the C++ library (gpuprof._gpuprof, built from the same headers).
-This file only adds what needs Python itself: the decorator's metadata and
-the question whether torch.profiler is recording. torch is never imported
-here; see docs/python.md.
+This file only adds what needs Python itself: the decorator's metadata, the
+question whether torch.profiler is recording, and the import order below.
+torch is never required; see docs/python.md.
 """
 
-import ctypes
 import functools
 import importlib.util
-import os
 import sys
 
-
-def _share_cuda_libraries_with_torch():
-    """Load the CUDA runtime and CUPTI that PyTorch's wheels ship, if they are installed.
-
-    Our extension needs libcudart.so.13 and libcupti.so.13, and whichever copy
-    loads first serves the whole process. Loading the wheel's copies first
-    (without importing torch) gives torch the ones it was built with, whether
-    gpuprof or torch is imported first, as when torch comes first.
-    """
-    spec = importlib.util.find_spec("nvidia")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        for folder in ("cu13/lib", "cuda_runtime/lib", "cuda_cupti/lib"):
-            for name in ("libcudart.so.13", "libcupti.so.13"):
-                path = os.path.join(root, folder, name)
-                if os.path.exists(path):
-                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-
-
-_share_cuda_libraries_with_torch()
+# With our extension loaded first, a later `import torch` (2.11, cu130 wheels)
+# crashed with SIGSEGV inside torch's own import; with torch first, both work.
+# The cause is not found yet (not the CUDA runtime or CUPTI copies, not a
+# plain pybind11 module: docs/experiments/2026-11-27-python-import-order.md),
+# so where torch is installed it is imported first. Without torch nothing
+# changes, and torch is never required.
+if "torch" not in sys.modules and importlib.util.find_spec("torch") is not None:
+    import torch  # noqa: F401
 
 from ._gpuprof import *  # noqa: F401,F403,E402
 from ._gpuprof import __version__, scope  # noqa: F401,E402
