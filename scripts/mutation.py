@@ -23,7 +23,7 @@ is noticed instead of leaving a mutant unapplied.
 Exit status: 0 every mutant run was caught, 1 one was not, 2 the script could
 not do its job (a pattern not found, a build failed, the unmutated tests fail).
 Too slow for the default test preset; scripts/device_run.sh runs it (phase
-`mutation`). Results: docs/results-mutation.md.
+`mutation`). Results: docs/results.md, section 12.
 """
 
 import argparse
