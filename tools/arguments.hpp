@@ -70,6 +70,9 @@ int run_tool(const char* name, const char* usage, int argc, char** argv, Parse p
   } catch (const gpuprof::Error& error) {
     std::cerr << name << ": " << error.what() << "\n" << usage;
     return 2;
+  } catch (const std::exception& error) {  // out of memory among them: never an abort
+    std::cerr << name << ": " << error.what() << "\n";
+    return 1;
   }
   try {
     return gpuprof::finish_standard_output(name, run());

@@ -18,7 +18,8 @@ struct Error : std::runtime_error {
 
 // The input is at fault, not the program: a file that is not JSON, not the
 // kind expected, inconsistent, or beyond a reader limit (input_limits.hpp).
-// Tools answer it with exit status 2 ("bad input"); any other failure is 1.
+// The tools answer every gpuprof::Error with exit status 2 and any other
+// exception with 1; this type lets a caller tell bad input from the rest.
 struct InputError : Error {
   using Error::Error;
 };

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -64,7 +65,10 @@ inline std::string system_reason(int error_number) {
 // Creates and removes a file in `directory`: the only sure test that the
 // final rename will have a place to land.
 inline void probe_directory(const OutputFile& output, const std::string& directory) {
-  const std::string probe = directory + "/.gpuprof-write-check-" + std::to_string(static_cast<long>(::getpid()));
+  // The process id and the clock: a file a killed process left behind under
+  // the same (reused) process id does not make the probe fail.
+  const std::string probe = directory + "/.gpuprof-write-check-" + std::to_string(static_cast<long>(::getpid())) +
+                            "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
   const int descriptor = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (descriptor < 0) refuse_output(output, "cannot create a file in " + directory + ": " + system_reason(errno));
   ::close(descriptor);

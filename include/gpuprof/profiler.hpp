@@ -291,6 +291,7 @@ inline void Profiler::reset() {
     thread.discard_before.store(thread.records.published(), std::memory_order_relaxed);
     thread.reset_pending.store(true, std::memory_order_release);
   });
+  detail::recorder().forget_left_out();
 #if GPUPROF_WITH_CUDA
   detail::recorder().graph_timings().reset();
 #endif

@@ -167,6 +167,11 @@ class Recorder {
     const std::lock_guard<std::mutex> lock(left_out_mutex_);
     left_out_.push_back(span);
   }
+  // reset() discards every record a span could cover: the spans go with them.
+  void forget_left_out() {
+    const std::lock_guard<std::mutex> lock(left_out_mutex_);
+    left_out_.clear();
+  }
   std::vector<LeftOutSpan> left_out_spans() const {
     const std::lock_guard<std::mutex> lock(left_out_mutex_);
     return left_out_;

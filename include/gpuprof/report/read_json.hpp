@@ -31,8 +31,10 @@ namespace detail {
 // (146 years), so that differences and sums of a few of them fit int64.
 inline constexpr std::int64_t max_time_ns = std::int64_t{1} << 62;
 // The longest activity record (kernel, copy, memset) a report may hold: an
-// hour. Kernel summaries add record durations up; at this bound even
-// millions of records cannot overflow the sum.
+// hour. Kernel summaries add record durations up in int64: about 1.2 million
+// hour-long records would overflow it, and the default input limit (64 MiB)
+// admits about 400,000 records. A limit raised past about 200 MiB needs
+// durations that short.
 inline constexpr std::int64_t max_activity_ns = std::int64_t{3'600'000'000'000};
 
 // A value a reader refuses: `what` it is and why.
