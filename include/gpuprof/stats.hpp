@@ -90,10 +90,22 @@ inline double normal_quantile(double p) {
 }
 
 namespace detail {
+// Above this many degrees of freedom the Cornish-Fisher expansion around the
+// normal quantile (A&S 26.7.5, terms to dof^-4) agrees with the exact series to
+// about 1e-12 for the usual p, and costs nothing, where the series grows with dof.
+constexpr std::size_t student_t_series_max_dof = 2000;
+
 // P(|T| <= t) for Student's t with an integer number of degrees of freedom, by
 // the finite series of Abramowitz & Stegun 26.7.3-4 (exact up to rounding; all
-// terms positive, so the sum is stable). Used for dof up to a few thousand.
+// terms positive, so the sum is stable) up to student_t_series_max_dof. Past it
+// the series would take dof / 2 terms (a count read from a file may be 1e18),
+// and t is normal after A&S 26.7.8's change of scale to within about 1e-6.
 inline double student_t_two_sided_probability(double t, std::size_t dof) {
+  if (dof > student_t_series_max_dof) {
+    const double v = static_cast<double>(dof);
+    const double z = t * (1 - 1 / (4 * v)) / std::sqrt(1 + t * t / (2 * v));
+    return std::erf(z / std::sqrt(2.0));
+  }
   const double theta = std::atan(t / std::sqrt(static_cast<double>(dof)));
   const double cos2 = std::cos(theta) * std::cos(theta);
   const double pi = 3.14159265358979323846;
@@ -112,11 +124,6 @@ inline double student_t_two_sided_probability(double t, std::size_t dof) {
   }
   return 2 / pi * (theta + std::sin(theta) * std::cos(theta) * sum);
 }
-
-// Above this many degrees of freedom the Cornish-Fisher expansion around the
-// normal quantile (A&S 26.7.5, terms to dof^-4) agrees with the exact series to
-// about 1e-12 for the usual p, and costs nothing, where the series grows with dof.
-constexpr std::size_t student_t_series_max_dof = 2000;
 
 inline double student_t_quantile_large_dof(double p, std::size_t dof) {
   const double z = normal_quantile(p), v = static_cast<double>(dof);

@@ -126,3 +126,23 @@ TEST_CASE("compare statistics: a run-level offset inside the samples' spread is 
   CHECK(row.note.find("base unstable: cv") != std::string::npos);
   CHECK(row.note.find("new unstable: cv") != std::string::npos);
 }
+
+// A count read from a file can be 1e18 (a fuzzed bench file): the p-value must
+// not take a term per degree of freedom, and must still be right.
+TEST_CASE("compare statistics: Welch's p-value at any sample count is quick and matches the series at the switch") {
+  using gpuprof::detail::student_t_series_max_dof;
+  using gpuprof::detail::student_t_two_sided_probability;
+  for (const double t : {0.0, 0.5, 1.0, 1.96, 3.0, 6.0}) {
+    const double series = student_t_two_sided_probability(t, student_t_series_max_dof);
+    const double scaled = student_t_two_sided_probability(t, student_t_series_max_dof + 1);
+    CHECK(std::fabs(series - scaled) < 1e-5);
+  }
+  gpuprof::Measurement a, b;
+  a.n = b.n = 999999999999999910ull;
+  a.mean_ms = 10.0;
+  b.mean_ms = 10.0 + 1e-9;
+  a.stddev_ms = b.stddev_ms = 0.05;
+  const double p = gpuprof::welch_t_p_value(a, b);
+  const double t = 1e-9 / std::sqrt(2 * 0.05 * 0.05 / 999999999999999910.0);
+  CHECK(p == doctest::Approx(std::erfc(t / std::sqrt(2.0))).epsilon(1e-6));
+}
