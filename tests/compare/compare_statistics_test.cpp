@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -145,4 +146,9 @@ TEST_CASE("compare statistics: Welch's p-value at any sample count is quick and 
   const double p = gpuprof::welch_t_p_value(a, b);
   const double t = 1e-9 / std::sqrt(2 * 0.05 * 0.05 / 999999999999999910.0);
   CHECK(p == doctest::Approx(std::erfc(t / std::sqrt(2.0))).epsilon(1e-6));
+  // Degrees of freedom past 2^64 (both counts near it): bounded, not converted out of range.
+  a.n = b.n = ~std::uint64_t{0};
+  const double far = gpuprof::welch_t_p_value(a, b);
+  CHECK(far >= 0.0);
+  CHECK(far <= 1.0);
 }
