@@ -2,7 +2,7 @@
 """Proves the test suite can fail: deliberate bugs (mutants), each applied to a
 copy of the tree, must each make the tests that cover them fail.
 
-usage: python3 scripts/mutation.py [--gpu] [--work DIR] [--jobs N] [--only ID,...] [--list]
+usage: python3 scripts/mutation.py [--gpu] [--work DIR] [--jobs N] [--only ID,...] [--list | --check]
 
 For every mutant of MUTANTS: apply its edits to the copy, build the targets it
 names, run its ctest entries, restore the file. A mutant is caught when ctest
@@ -77,11 +77,11 @@ MUTANTS = [
            ["transformer_cpu_tests"], r"^transformer_cpu_tests$"),
     Mutant("scope-events-swapped", "gpu",
            "a scope records its end event where it begins and its begin event where it ends",
-           [Edit("include/gpuprof/scope.hpp", "void begin_gpu_timing() {",
-                 r"s_\.events\.record_begin\(s_\.stream\);",
-                 "GPUPROF_CUDA_CHECK(cudaEventRecord(s_.events.end, s_.stream));"),
-            Edit("include/gpuprof/scope.hpp", "bool finish_gpu_timing() noexcept {",
-                 r"cudaEventRecord\(s_\.events\.end, s_\.stream\)", "cudaEventRecord(s_.events.begin, s_.stream)")],
+           [Edit("include/gpuprof/detail/recorder.hpp", "inline void begin_gpu_timing(ScopeState& s) {",
+                 r"s\.events\.record_begin\(s\.stream\);",
+                 "GPUPROF_CUDA_CHECK(cudaEventRecord(s.events.end, s.stream));"),
+            Edit("include/gpuprof/detail/recorder.hpp", "inline bool finish_gpu_timing(ScopeState& s) noexcept {",
+                 r"cudaEventRecord\(s\.events\.end, s\.stream\)", "cudaEventRecord(s.events.begin, s.stream)")],
            ["gpuprof_scopes_gpu_test", "gpuprof_kernel_capture_tests"],
            r"^(gpuprof_scopes_gpu|gpuprof_kernel_capture_tests)$"),
     Mutant("capture-drops-kernel-record", "gpu",
@@ -191,12 +191,23 @@ def main():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--only", help="comma-separated mutant ids")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--check", action="store_true",
+                        help="only check that every mutant still applies to the sources (a CPU test runs this)")
     args = parser.parse_args()
     root = Path(__file__).resolve().parent.parent
 
     if args.list:
         for mutant in MUTANTS:
             print(f"{mutant.id:28s} {mutant.needs}  {mutant.bug}  [ctest -R '{mutant.tests}']")
+        return 0
+    if args.check:
+        try:
+            for mutant in MUTANTS:
+                mutated_sources(root, mutant)
+        except ScriptError as error:
+            print(f"mutation.py: {error}", file=sys.stderr)
+            return 2
+        print(f"all {len(MUTANTS)} mutants apply")
         return 0
     chosen = MUTANTS
     if args.only:
