@@ -177,11 +177,12 @@ def run(command, log, cwd=None, env=None):
 
 def ctest_outcome(output):
     """(tests run, tests failed, skipped names) from ctest's summary."""
-    summary = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", output)
+    # "100% tests passed, 0 tests failed out of 2" or, from newer CMake, "100% tests passed out of 2".
+    summary = re.search(r"(\d+)% tests passed(?:, (\d+) tests? failed)? out of (\d+)", output)
     if not summary:
         return 0, 0, []
     skipped = re.findall(r"^\s*\d+ - (\S+) \((?:Skipped|Not Run)\)", output, re.MULTILINE)
-    return int(summary.group(3)), int(summary.group(2)), skipped
+    return int(summary.group(3)), int(summary.group(2) or 0), skipped
 
 
 def main():
