@@ -6,26 +6,16 @@
     print(gpuprof.report().table())
 
 Everything is the C++ library (gpuprof._gpuprof, built from the same headers).
-This file only adds what needs Python itself: the decorator's metadata, the
-question whether torch.profiler is recording, and the import order below.
-torch is never required; see docs/python.md.
+This file only adds what needs Python itself: the decorator's metadata and the
+question whether torch.profiler is recording. torch is never imported here
+and never required; see docs/python.md.
 """
 
 import functools
-import importlib.util
 import sys
 
-# With our extension loaded first, a later `import torch` (2.11, cu130 wheels)
-# crashed with SIGSEGV inside torch's own import; with torch first, both work.
-# The cause is not found yet (not the CUDA runtime or CUPTI copies, not a
-# plain pybind11 module: docs/experiments/2026-11-27-python-import-order.md),
-# so where torch is installed it is imported first. Without torch nothing
-# changes, and torch is never required.
-if "torch" not in sys.modules and importlib.util.find_spec("torch") is not None:
-    import torch  # noqa: F401
-
-from ._gpuprof import *  # noqa: F401,F403,E402
-from ._gpuprof import __version__, scope  # noqa: F401,E402
+from ._gpuprof import *  # noqa: F401,F403
+from ._gpuprof import __version__, scope  # noqa: F401
 
 
 def _decorate(scope_object, fn):

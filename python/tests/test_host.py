@@ -1,5 +1,8 @@
 """The module on the host clock: what CI checks without a GPU (and what holds with one)."""
 import json
+import shutil
+import subprocess
+import sys
 import threading
 import time
 
@@ -284,3 +287,22 @@ def test_memory_watch_context():
     assert node.count == 1
     if not watch.active:
         assert watch.why_inactive and node.peak_device_bytes == -1
+
+
+def test_import_gpuprof_leaves_torch_unimported():
+    # Its own process: torch interop is optional, so the core module never loads it.
+    script = "import sys, gpuprof; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("nm") is None,
+                    reason="reads the ELF dynamic symbol table with binutils' nm (Linux)")
+def test_extension_exports_only_its_init_function():
+    # Anything else it exported could bind process-wide (GNU unique symbols of a
+    # statically linked libstdc++ did, and crashed a later `import torch`).
+    listing = subprocess.run(["nm", "-D", "--defined-only", gpuprof._gpuprof.__file__],
+                             capture_output=True, text=True, check=True).stdout
+    exported = [line.split()[-1] for line in listing.splitlines() if line.strip()]
+    assert exported == ["PyInit__gpuprof"]
