@@ -14,11 +14,23 @@ endfunction()
 # GPUPROF_REQUIRE_GPU=1 makes even that a failure), and ctest then reports
 # it as skipped, never as passed. The `gpu` label selects these tests on the
 # device machine (`ctest -L gpu`).
+#   gpuprof_add_gpu_test(name [SHARES_GPU] command args...)
+# A GPU test runs alone (RUN_SERIAL) under `ctest -j`: timings, memory
+# high-water marks and counters must not see another process's work.
+# SHARES_GPU marks a test that checks only values (a kernel against its CPU
+# reference), which may share the GPU with others.
 set(GPUPROF_SKIP_RETURN_CODE 77)
 function(gpuprof_add_gpu_test name)
-  add_test(NAME ${name} COMMAND ${ARGN})
+  set(command ${ARGN})
+  set(run_serial TRUE)
+  if(ARGV1 STREQUAL "SHARES_GPU")
+    list(POP_FRONT command)
+    set(run_serial FALSE)
+  endif()
+  add_test(NAME ${name} COMMAND ${command})
   set_tests_properties(${name} PROPERTIES
     LABELS gpu
+    RUN_SERIAL ${run_serial}
     SKIP_RETURN_CODE ${GPUPROF_SKIP_RETURN_CODE})
 endfunction()
 

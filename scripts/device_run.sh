@@ -72,11 +72,12 @@ if want test || want cputest; then
   grep -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout' "$RESULTS/ctest-cpu.log" | tail -12
 fi
 if want test || want gputest; then
-  # One at a time (their timings must not share the GPU), each 20 times
-  # ($GPU_REPEAT) so a flaky test shows. The PyTorch agreement runs once
-  # (phase agreement).
-  log "ctest: GPU tests one at a time, ${GPU_REPEAT:-20} times over"
-  ctest --test-dir "$BUILD" -L gpu -E torch_agreement --repeat until-fail:"${GPU_REPEAT:-20}" --output-on-failure --timeout 300 >"$RESULTS/ctest-gpu.log" 2>&1
+  # Each 20 times ($GPU_REPEAT) so a flaky test shows. Tests that time or
+  # count run alone (RUN_SERIAL); those marked SHARES_GPU, which check values
+  # only, run beside each other (cmake/gpuprofTesting.cmake). The PyTorch
+  # agreement runs once (phase agreement).
+  log "ctest: GPU tests, ${GPU_REPEAT:-20} times over (-j4, timing tests alone)"
+  ctest --test-dir "$BUILD" -L gpu -E torch_agreement --repeat until-fail:"${GPU_REPEAT:-20}" -j4 --output-on-failure --timeout 300 >"$RESULTS/ctest-gpu.log" 2>&1
   check_ctest "$RESULTS/ctest-gpu.log" $?
   grep -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout' "$RESULTS/ctest-gpu.log" | tail -12
   # The first failures in full, so the reply carries them.
