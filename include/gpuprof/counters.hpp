@@ -261,9 +261,9 @@ class CounterCapture final : public ScopeObserver {
         work();
         submitted = stop_pass();
       }
-    } catch (...) {
+    } catch (const std::exception& error) {
       profiler().remove_observer(this);
-      fail_and_close();
+      fail_and_close(error.what());
       throw;
     }
     profiler().remove_observer(this);
@@ -284,8 +284,8 @@ class CounterCapture final : public ScopeObserver {
       set.passes = host_->passes();
       set.kernels = decode(set.note);
       start_pass();
-    } catch (...) {
-      fail_and_close();
+    } catch (const std::exception& error) {
+      fail_and_close(error.what());
       throw;
     }
     return set;
@@ -335,6 +335,13 @@ class CounterCapture final : public ScopeObserver {
     return context;
   }
 
+  static void check_permission(CUptiResult status, const char* call) {
+    if (status == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+      throw Error("no permission to read GPU performance counters (run as root, or load the nvidia module with "
+                  "NVreg_RestrictProfilingToAdminUsers=0)");
+    detail::check_cupti(status, call, __FILE__, __LINE__);
+  }
+
   void open() {
     if (options_.nesting_levels < 1) detail::throw_error("nesting_levels must be at least 1", __FILE__, __LINE__);
     context_ = current_context();
@@ -359,22 +366,18 @@ class CounterCapture final : public ScopeObserver {
     if (options_.metrics.empty()) options_.metrics = default_counter_metrics(result_.chip);
     result_.metrics = options_.metrics;
 
-    auto enable = detail::cupti_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
-    enable.ctx = context_;
-    const CUptiResult enabled = cuptiRangeProfilerEnable(&enable);
-    if (enabled == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-      throw Error("no permission to read GPU performance counters (run as root, or set the nvidia module option "
-                  "NVreg_RestrictProfilingToAdminUsers=0)");
-    GPUPROF_CUPTI_CHECK(enabled);
-    object_ = enable.pRangeProfilerObject;
-
     auto available = detail::cupti_params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
     available.ctx = context_;
-    GPUPROF_CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&available));
+    check_permission(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability");
     std::vector<std::uint8_t> availability(available.counterAvailabilityImageSize);
     available.pCounterAvailabilityImage = availability.data();
     GPUPROF_CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&available));
     host_.reset(new detail::CounterHost(result_.chip, options_.metrics, availability));
+
+    auto enable = detail::cupti_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+    enable.ctx = context_;
+    check_permission(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
+    object_ = enable.pRangeProfilerObject;
 
     auto size = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     size.pRangeProfilerObject = object_;
@@ -439,8 +442,9 @@ class CounterCapture final : public ScopeObserver {
     return ranges;
   }
 
-  void fail_and_close() {
-    why_inactive_ = "CUPTI failed during collection";
+  // A pass cut short leaves CUPTI's ranges unbalanced: the capture ends.
+  void fail_and_close(const std::string& why) {
+    why_inactive_ = "collection stopped: " + why;
     close();
   }
   void close() noexcept {
