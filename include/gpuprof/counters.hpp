@@ -242,9 +242,11 @@ class CounterCapture final : public ScopeObserver {
   int passes() const { return host_ ? host_->passes() : 0; }
 
   // Scopes mode: runs `work` once per replay pass, with a range per scope it
-  // opens; returns one CounterRange per scope path. Throws gpuprof::Error
-  // when CUPTI fails mid-way (the capture is off afterwards).
-  CounterSet measure(const std::function<void()>& work) {
+  // opens (inside a range named `outer` around the whole work, when given:
+  // paths are then "outer/scope"); returns one CounterRange per range, in
+  // order. Throws gpuprof::Error when CUPTI or `work` fails mid-way (the
+  // capture is off afterwards).
+  CounterSet measure(const std::function<void()>& work, const std::string& outer = "") {
     CounterSet set = empty_result();
     if (!active()) return set;
     if (options_.ranges != CounterRanges::scopes)
@@ -258,7 +260,9 @@ class CounterCapture final : public ScopeObserver {
       while (!submitted) {
         if (++runs > limit) detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__, __LINE__);
         start_pass();
+        if (!outer.empty()) push_range(outer);
         work();
+        if (!outer.empty()) pop_range();
         submitted = stop_pass();
       }
     } catch (const std::exception& error) {
@@ -297,19 +301,16 @@ class CounterCapture final : public ScopeObserver {
     detail::ThreadState* thread = detail::this_thread_state;
     if (!thread) return;
     detail::Recorder& recorder = detail::recorder();
-    const std::string name = recorder.names().text(recorder.node_name(thread->current.load()));
-    auto push = detail::cupti_params<CUpti_RangeProfiler_PushRange_Params>(CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
-    push.pRangeProfilerObject = object_;
-    push.pRangeName = name.c_str();
-    GPUPROF_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
+    push_range(recorder.names().text(recorder.node_name(thread->current.load())));
     pushed_.insert(instance_id);
   }
   void on_scope_end(std::uint64_t instance_id) override {
     if (pushed_.erase(instance_id) == 0) return;
-    auto pop = detail::cupti_params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
-    pop.pRangeProfilerObject = object_;
-    const std::string failure = GPUPROF_CUPTI_FAILURE(cuptiRangeProfilerPopRange(&pop));
-    if (!failure.empty()) std::cerr << "gpuprof: counter capture: " << failure << "\n";
+    try {
+      pop_range();
+    } catch (const std::exception& error) {  // a scope's end must not throw
+      std::cerr << "gpuprof: counter capture: " << error.what() << "\n";
+    }
   }
   void contribute(Report&) override {}
 
@@ -415,6 +416,18 @@ class CounterCapture final : public ScopeObserver {
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&init));
   }
 
+  void push_range(const std::string& name) {
+    auto push = detail::cupti_params<CUpti_RangeProfiler_PushRange_Params>(CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
+    push.pRangeProfilerObject = object_;
+    push.pRangeName = name.c_str();
+    GPUPROF_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
+  }
+  void pop_range() {
+    auto pop = detail::cupti_params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+    pop.pRangeProfilerObject = object_;
+    GPUPROF_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
+  }
+
   void start_pass() {
     auto start = detail::cupti_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     start.pRangeProfilerObject = object_;
@@ -475,5 +488,15 @@ class CounterCapture final : public ScopeObserver {
   std::thread::id thread_;
   std::unordered_set<std::uint64_t> pushed_;
 };
+
+// For BenchOptions::counters: each bench() call measures fn's scopes with a
+// fresh CounterCapture, inside a range named `outer` ("bench/forward").
+inline std::function<CounterSet(const std::function<void()>&)> counter_replay(CounterCaptureOptions options = {},
+                                                                                 std::string outer = "bench") {
+  return [options, outer](const std::function<void()>& fn) {
+    CounterCapture capture(options);
+    return capture.measure(fn, outer);
+  };
+}
 
 GPUPROF_NAMESPACE_END

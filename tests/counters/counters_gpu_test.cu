@@ -4,12 +4,14 @@
 // cuBLAS BF16 GEMM does 2mnk tensor operations (within 3 %), per kernel
 // (auto ranges, kernel replay) and per scope (user ranges, user replay: the
 // work runs once per pass, and the set says how many passes it took).
-// Exits 77 (skipped) without a GPU.
+// bench() drives the passes through BenchOptions::counters. Exits 77
+// (skipped) without a GPU.
 #include <doctest/doctest.h>
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 
+#include <gpuprof/bench.hpp>
 #include <gpuprof/counters.hpp>
 #include <gpuprof/scope.hpp>
 
@@ -160,4 +162,26 @@ TEST_CASE("per scope: a cuBLAS BF16 GEMM does 2mnk tensor operations") {
   GPUPROF_CUDA_CHECK(cudaFree(a));
   GPUPROF_CUDA_CHECK(cudaFree(b));
   GPUPROF_CUDA_CHECK(cudaFree(c));
+}
+
+TEST_CASE("bench() drives the replay passes and says how many it took") {
+  Buffers buffers;
+  gpuprof::BenchOptions options;
+  options.warmup = 1;
+  options.iters = 3;
+  options.counters = gpuprof::counter_replay();
+  int calls = 0;
+  const gpuprof::BenchResult result = gpuprof::bench(
+      [&] {
+        ++calls;
+        GPUPROF_SCOPE("copy");
+        counter_kernels::launch_copy(buffers.in, buffers.out, copy_bytes, nullptr);
+      },
+      options);
+  INFO("note: " << result.counters.note);
+  CHECK(result.counters.note.empty());
+  CHECK(result.counters.passes >= 1);
+  CHECK(calls == 1 + options.warmup + options.iters + result.counters.passes);
+  check_copy(find_range(result.counters.scopes, "bench/copy"));
+  CHECK(result.host_ms.size() == 3);
 }
