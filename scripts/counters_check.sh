@@ -2,9 +2,11 @@
 # Hardware counters on the GPU in one call: build the counter tests and the
 # probe, run the tests (host-side metric evaluator; GPU collection against
 # known kernels), print the probe's values per kernel and per scope, measure
-# the same kernels with Nsight Compute and print the agreement table. Every
+# the same kernels with Nsight Compute and print the agreement table, then
+# the cost benchmark (bench/counters/counter_cost). Every
 # step has its own time limit, so a hang still leaves the earlier results.
-# Writes $OUT/summary.txt (everything printed) and $OUT/counters.tgz (all logs).
+# Writes $OUT/summary.txt (everything printed), $OUT/counter_cost.json and
+# $OUT/counters.tgz (all logs).
 set -uo pipefail
 export GPUPROF_REQUIRE_GPU=1  # here a GPU test that finds no GPU fails (docs/testing.md)
 cd "$(dirname "$0")/.."
@@ -25,7 +27,7 @@ cat /proc/driver/nvidia/params 2>/dev/null | grep -i profiling
 step "build"
 { timeout -s TERM 300 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   && timeout -s TERM 300 cmake --build "$BUILD" -j16 \
-       -t gpuprof_counter_host_tests gpuprof_counters_gpu_tests gpuprof_counters_probe; } \
+       -t gpuprof_counter_host_tests gpuprof_counters_gpu_tests gpuprof_counters_probe counter_cost; } \
   >"$LOGS/build.log" 2>&1 \
   || { grep -B2 -A12 -m5 -E "error|FAILED" "$LOGS/build.log" | head -80; tar -C "$LOGS" -czf "$OUT/counters.tgz" .; exit 1; }
 echo "built"
@@ -63,6 +65,12 @@ else
   python3 scripts/counters_agreement.py "$LOGS/probe.csv" "$LOGS/ncu.csv" | tee "$LOGS/agreement.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
+
+step "cost: passes per metric set, step time with and without counters"
+timeout -s TERM 240 "$BUILD"/bench/counters/counter_cost --json "$LOGS/counter_cost.json" 2>&1 \
+  | tee "$LOGS/counter_cost.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+cp "$LOGS/counter_cost.json" "$OUT/" 2>/dev/null
 
 step "done: status $status"
 tar -C "$LOGS" -czf "$OUT/counters.tgz" .

@@ -257,6 +257,7 @@ class CounterCapture final : public ScopeObserver {
     bool submitted = false;
     profiler().add_observer(this);
     try {
+      configure();
       while (!submitted) {
         if (++runs > limit) detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__, __LINE__);
         start_pass();
@@ -390,6 +391,14 @@ class CounterCapture final : public ScopeObserver {
     counter_data_.resize(size.counterDataSize);
     reset_counter_data();
 
+    if (options_.ranges == CounterRanges::kernels) {
+      configure();
+      start_pass();
+    }
+  }
+
+  // The config for the next passes; a measure() starts again at pass 0.
+  void configure() {
     const bool scopes = options_.ranges == CounterRanges::scopes;
     auto config = detail::cupti_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     config.pRangeProfilerObject = object_;
@@ -405,7 +414,6 @@ class CounterCapture final : public ScopeObserver {
     config.passIndex = 0;
     config.targetNestingLevel = 1;
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&config));
-    if (!scopes) start_pass();
   }
 
   void reset_counter_data() {

@@ -124,6 +124,15 @@ TEST_CASE("per scope: nested scopes by path, the work replayed once per pass") {
   const gpuprof::CounterRange& step = find_range(set.scopes, "step");
   CHECK(value(step, gpuprof::metric::fp32_ffma) == counter_kernels::fma_instructions);
   CHECK(value(step, gpuprof::metric::dram_bytes_read) >= 0.97 * double(copy_bytes));
+
+  // The same capture measures again from pass 0.
+  const gpuprof::CounterSet again = capture.measure([&] {
+    GPUPROF_SCOPE("copy");
+    counter_kernels::launch_copy(buffers.in, buffers.out, copy_bytes, nullptr);
+  });
+  CHECK(again.passes >= capture.passes());
+  MESSAGE("one level of scopes (three measured): " << again.passes << " run(s)");
+  check_copy(find_range(again.scopes, "copy"));
 }
 
 TEST_CASE("per scope: a cuBLAS BF16 GEMM does 2mnk tensor operations") {
