@@ -49,3 +49,24 @@ TEST_CASE("FLOPs from the per-pipe counters: an FFMA is two, missing counters co
   CHECK(gpuprof::fp32_flops(gpuprof::CounterRange{}) == 0);
   CHECK(gpuprof::tensor_flops(gpuprof::CounterRange{}) == 0);
 }
+
+TEST_CASE("without a usable GPU the capture is off, says why, and hands back an empty set with the note") {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
+    MESSAGE("a GPU is present: the off path is not exercised here");
+    return;
+  }
+  gpuprof::CounterCapture capture;
+  CHECK_FALSE(capture.active());
+  CHECK_FALSE(capture.why_inactive().empty());
+  int runs = 0;
+  const gpuprof::CounterSet set = capture.measure([&] { ++runs; });
+  CHECK(runs == 0);
+  CHECK(set.empty());
+  CHECK(set.passes == 0);
+  CHECK(set.note == capture.why_inactive());
+  gpuprof::CounterCaptureOptions per_kernel;
+  per_kernel.ranges = gpuprof::CounterRanges::kernels;
+  gpuprof::CounterCapture kernels(per_kernel);
+  CHECK(kernels.collect().note == kernels.why_inactive());
+}
