@@ -94,26 +94,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    float4* in = nullptr;
-    float4* out = nullptr;
-    float* fma_out = nullptr;
-    GPUPROF_CUDA_CHECK(cudaMalloc(&in, copy_bytes));
-    GPUPROF_CUDA_CHECK(cudaMalloc(&out, copy_bytes));
-    GPUPROF_CUDA_CHECK(cudaMemset(in, 1, copy_bytes));
-    GPUPROF_CUDA_CHECK(cudaMalloc(&fma_out, sizeof(float) * counter_kernels::fma_blocks * counter_kernels::fma_threads));
+    const counter_kernels::Buffers buffers(copy_bytes);
     auto step = [&] {
       GPUPROF_SCOPE("step");
       {
         GPUPROF_SCOPE("copy");
-        counter_kernels::launch_copy(in, out, copy_bytes, nullptr);
+        buffers.copy();
       }
       {
         GPUPROF_SCOPE("fma");
-        counter_kernels::launch_fma(fma_out, nullptr);
+        buffers.fma();
       }
       {
         GPUPROF_SCOPE("small");
-        for (int i = 0; i < small_kernels; ++i) counter_kernels::launch_copy(in, out, 1 << 20, nullptr);
+        for (int i = 0; i < small_kernels; ++i) counter_kernels::launch_copy(buffers.in, buffers.out, 1 << 20, nullptr);
       }
       GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
     };
@@ -178,9 +172,6 @@ int main(int argc, char** argv) {
                   row.passes, row.scope_runs, row.plain_ms, row.scopes_ms, row.scopes_ms / row.plain_ms,
                   row.kernels_ms, row.kernels_ms / row.plain_ms, row.note.c_str());
     if (!json_path.empty()) write_json(json_path, chip, rows);
-    GPUPROF_CUDA_CHECK(cudaFree(in));
-    GPUPROF_CUDA_CHECK(cudaFree(out));
-    GPUPROF_CUDA_CHECK(cudaFree(fma_out));
     return 0;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "counter_cost: %s\n", error.what());

@@ -3,6 +3,8 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <gpuprof/error.hpp>
+
 #include <cstddef>
 
 namespace counter_kernels {
@@ -32,5 +34,31 @@ inline void launch_copy(const float4* in, float4* out, std::size_t bytes, cudaSt
 inline void launch_fma(float* out, cudaStream_t stream) {
   fma_kernel<<<fma_blocks, fma_threads, 0, stream>>>(out, 0.999f, 0.001f, fma_iterations);
 }
+
+// The copy's source (filled) and destination, and the FMA chain's output.
+struct Buffers {
+  std::size_t copy_bytes;
+  float4* in = nullptr;
+  float4* out = nullptr;
+  float* fma_out = nullptr;
+
+  explicit Buffers(std::size_t bytes) : copy_bytes(bytes) {
+    GPUPROF_CUDA_CHECK(cudaMalloc(&in, copy_bytes));
+    GPUPROF_CUDA_CHECK(cudaMalloc(&out, copy_bytes));
+    GPUPROF_CUDA_CHECK(cudaMemset(in, 1, copy_bytes));
+    GPUPROF_CUDA_CHECK(cudaMalloc(&fma_out, sizeof(float) * fma_blocks * fma_threads));
+    GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  ~Buffers() {
+    (void)cudaFree(in);  // teardown: nothing to do about a failure
+    (void)cudaFree(out);
+    (void)cudaFree(fma_out);
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+
+  void copy(cudaStream_t stream = nullptr) const { launch_copy(in, out, copy_bytes, stream); }
+  void fma(cudaStream_t stream = nullptr) const { launch_fma(fma_out, stream); }
+};
 
 }  // namespace counter_kernels

@@ -24,24 +24,6 @@ namespace {
 
 constexpr std::size_t copy_bytes = std::size_t{512} << 20;  // ≫ L2 (50 MB on H100)
 
-struct Buffers {
-  float4* in = nullptr;
-  float4* out = nullptr;
-  float* fma_out = nullptr;
-  Buffers() {
-    GPUPROF_CUDA_CHECK(cudaMalloc(&in, copy_bytes));
-    GPUPROF_CUDA_CHECK(cudaMalloc(&out, copy_bytes));
-    GPUPROF_CUDA_CHECK(cudaMemset(in, 1, copy_bytes));
-    GPUPROF_CUDA_CHECK(cudaMalloc(&fma_out, sizeof(float) * counter_kernels::fma_blocks * counter_kernels::fma_threads));
-    GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
-  }
-  ~Buffers() {
-    (void)cudaFree(in);
-    (void)cudaFree(out);
-    (void)cudaFree(fma_out);
-  }
-};
-
 double value(const gpuprof::CounterRange& range, const char* metric) {
   const double* found = range.find(metric);
   REQUIRE_MESSAGE(found != nullptr, metric << " missing in " << range.name);
@@ -78,13 +60,13 @@ gpuprof::CounterCapture& require_active(gpuprof::CounterCapture& capture) {
 }  // namespace
 
 TEST_CASE("per kernel: a copy's DRAM bytes and an FMA chain's FLOPs") {
-  Buffers buffers;
+  const counter_kernels::Buffers buffers(copy_bytes);
   gpuprof::CounterCaptureOptions options;
   options.ranges = gpuprof::CounterRanges::kernels;
   gpuprof::CounterCapture capture(options);
   require_active(capture);
-  counter_kernels::launch_copy(buffers.in, buffers.out, copy_bytes, nullptr);
-  counter_kernels::launch_fma(buffers.fma_out, nullptr);
+  buffers.copy();
+  buffers.fma();
   GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
   const gpuprof::CounterSet set = capture.collect();
   INFO("note: " << set.note);
@@ -97,7 +79,7 @@ TEST_CASE("per kernel: a copy's DRAM bytes and an FMA chain's FLOPs") {
 }
 
 TEST_CASE("per scope: nested scopes by path, the work replayed once per pass") {
-  Buffers buffers;
+  const counter_kernels::Buffers buffers(copy_bytes);
   gpuprof::CounterCapture capture;
   require_active(capture);
   int runs = 0;
@@ -106,11 +88,11 @@ TEST_CASE("per scope: nested scopes by path, the work replayed once per pass") {
     GPUPROF_SCOPE("step");
     {
       GPUPROF_SCOPE("copy");
-      counter_kernels::launch_copy(buffers.in, buffers.out, copy_bytes, nullptr);
+      buffers.copy();
     }
     {
       GPUPROF_SCOPE("fma");
-      counter_kernels::launch_fma(buffers.fma_out, nullptr);
+      buffers.fma();
     }
   });
   INFO("note: " << set.note);
@@ -128,7 +110,7 @@ TEST_CASE("per scope: nested scopes by path, the work replayed once per pass") {
   // The same capture measures again from pass 0.
   const gpuprof::CounterSet again = capture.measure([&] {
     GPUPROF_SCOPE("copy");
-    counter_kernels::launch_copy(buffers.in, buffers.out, copy_bytes, nullptr);
+    buffers.copy();
   });
   CHECK(again.passes >= capture.passes());
   MESSAGE("one level of scopes (three measured): " << again.passes << " run(s)");
@@ -174,7 +156,7 @@ TEST_CASE("per scope: a cuBLAS BF16 GEMM does 2mnk tensor operations") {
 }
 
 TEST_CASE("bench() drives the replay passes and says how many it took") {
-  Buffers buffers;
+  const counter_kernels::Buffers buffers(copy_bytes);
   gpuprof::BenchOptions options;
   options.warmup = 1;
   options.iters = 3;
@@ -184,7 +166,7 @@ TEST_CASE("bench() drives the replay passes and says how many it took") {
       [&] {
         ++calls;
         GPUPROF_SCOPE("copy");
-        counter_kernels::launch_copy(buffers.in, buffers.out, copy_bytes, nullptr);
+        buffers.copy();
       },
       options);
   INFO("note: " << result.counters.note);

@@ -33,17 +33,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    float4* in = nullptr;
-    float4* out = nullptr;
-    float* fma_out = nullptr;
-    GPUPROF_CUDA_CHECK(cudaMalloc(&in, copy_bytes));
-    GPUPROF_CUDA_CHECK(cudaMalloc(&out, copy_bytes));
-    GPUPROF_CUDA_CHECK(cudaMemset(in, 1, copy_bytes));
-    GPUPROF_CUDA_CHECK(cudaMalloc(&fma_out, sizeof(float) * counter_kernels::fma_blocks * counter_kernels::fma_threads));
-    GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
+    const counter_kernels::Buffers buffers(copy_bytes);
     auto work = [&] {
-      counter_kernels::launch_copy(in, out, copy_bytes, nullptr);
-      counter_kernels::launch_fma(fma_out, nullptr);
+      buffers.copy();
+      buffers.fma();
       GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
     };
     if (plain) {
@@ -66,19 +59,16 @@ int main(int argc, char** argv) {
         GPUPROF_SCOPE("step");
         {
           GPUPROF_SCOPE("copy");
-          counter_kernels::launch_copy(in, out, copy_bytes, nullptr);
+          buffers.copy();
         }
         {
           GPUPROF_SCOPE("fma");
-          counter_kernels::launch_fma(fma_out, nullptr);
+          buffers.fma();
         }
       });
       print("scope", set, set.scopes);
       if (!capture.active()) status = 1;
     }
-    GPUPROF_CUDA_CHECK(cudaFree(in));
-    GPUPROF_CUDA_CHECK(cudaFree(out));
-    GPUPROF_CUDA_CHECK(cudaFree(fma_out));
     return status;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "counters_probe: %s\n", error.what());
