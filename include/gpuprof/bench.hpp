@@ -15,11 +15,13 @@
 // protocol: the device is synchronized after every step) and reads the host
 // clock too. Optional: an L2 flush before each sample (the device's exact L2
 // size written with cudaMemsetAsync), CUDA-graph replay of fn, sampling until
-// a noise target or a time budget. Without a usable GPU (or with
+// a noise target or a time budget, and hardware counters per scope of fn
+// (BenchOptions::counters). Without a usable GPU (or with
 // Profiler::set_gpu_timing(false)) the host clock is the time, and the result
 // says so.
 #pragma once
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,6 +29,7 @@
 
 #include "clock.hpp"
 #include "config.hpp"
+#include "counter_data.hpp"
 #include "cuda_events.hpp"
 #include "detail/bench_resources.hpp"
 #include "detail/nvml.hpp"
@@ -52,6 +55,12 @@ struct BenchOptions {
   // true: scopes opened by the cold call and the warm-up stay in the report's
   // statistics (for a caller that names its warm-up scopes itself).
   bool keep_warmup_scopes = false;
+  // Set (e.g. to gpuprof::counter_replay() from counters.hpp) to measure
+  // hardware counters after the samples: it calls fn as many times as the
+  // metric set needs replay passes (eagerly, also with cuda_graph) and its
+  // CounterSet goes to BenchResult::counters. The scopes of those calls are
+  // left out of the report, as the warm-up's are (and counted with them).
+  std::function<CounterSet(const std::function<void()>& fn)> counters;
 };
 
 struct BenchResult {
@@ -71,6 +80,7 @@ struct BenchResult {
   std::vector<ClockSample> clocks;
   std::size_t throttled_samples = 0;
   std::string clocks_note;
+  CounterSet counters;  // when BenchOptions::counters was set: its passes, values per scope, note
 
   const Summary& primary() const { return timing_source == TimingSource::cuda_events ? gpu : host; }
   // One line: mean ± std, median, p10/p90, min/max, cv, n, cold, and the
@@ -173,6 +183,15 @@ class WarmupSpan {
   std::int64_t begin_ticks_, begin_ns_;
 };
 
+// After the samples: the counter passes, their scopes left out of the report.
+template <class Run>
+void measure_counters(const BenchOptions& options, Run& run, BenchResult& result) {
+  if (!options.counters) return;
+  const WarmupSpan passes(false);
+  result.counters = options.counters(run);
+  passes.end();
+}
+
 // Warm-up, then samples until stop_reason() says so. `measure(run)` times
 // one call of `run` (fn itself, or a launch of its graph) as a Sample.
 template <class Measure, class Run>
@@ -233,6 +252,7 @@ BenchResult bench(Fn&& fn, const BenchOptions& options = {}) {
     };
     result.cold_ms = measure(call_fn).host_ms;
     detail::warm_up_and_sample(options, warmup_span, measure, call_fn, result);
+    detail::measure_counters(options, call_fn, result);
     return result;
   }
 
@@ -257,11 +277,13 @@ BenchResult bench(Fn&& fn, const BenchOptions& options = {}) {
   result.cold_ms = measure(call_fn).gpu_ms;
   if (!options.cuda_graph) {
     detail::warm_up_and_sample(options, warmup_span, measure, call_fn, result);
+    detail::measure_counters(options, call_fn, result);
     return result;
   }
   detail::CapturedGraph graph(call_fn, stream);
   auto launch_graph = [&graph] { graph.launch(); };
   detail::warm_up_and_sample(options, warmup_span, measure, launch_graph, result);
+  detail::measure_counters(options, call_fn, result);
 #endif
   return result;
 }

@@ -19,6 +19,18 @@ constexpr const char* l2_hit_rate_pct = "lts__t_sector_hit_rate.pct";
 constexpr const char* sm_throughput_pct = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
 constexpr const char* memory_throughput_pct = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
 constexpr const char* achieved_occupancy_pct = "sm__warps_active.avg.pct_of_peak_sustained_active";
+// FP32 instructions executed by threads (predicated-on); an FFMA is two FLOPs.
+constexpr const char* fp32_ffma = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum";
+constexpr const char* fp32_fadd = "sm__sass_thread_inst_executed_op_fadd_pred_on.sum";
+constexpr const char* fp32_fmul = "sm__sass_thread_inst_executed_op_fmul_pred_on.sum";
+// Tensor-pipe operations by input type (a multiply-add counts two), all MMA
+// kinds together (mma.sync and Hopper's wgmma). FP16 inputs have one counter
+// on Hopper and one per accumulator type on Ampere.
+constexpr const char* tensor_bf16_ops = "sm__ops_path_tensor_src_bf16_dst_fp32.sum";
+constexpr const char* tensor_fp16_ops = "sm__ops_path_tensor_src_fp16.sum";
+constexpr const char* tensor_fp16_dst_fp16_ops = "sm__ops_path_tensor_src_fp16_dst_fp16.sum";
+constexpr const char* tensor_fp16_dst_fp32_ops = "sm__ops_path_tensor_src_fp16_dst_fp32.sum";
+constexpr const char* tensor_tf32_ops = "sm__ops_path_tensor_src_tf32_dst_fp32.sum";
 }  // namespace metric
 
 struct MetricValue {
@@ -51,5 +63,22 @@ struct CounterSet {
 
   bool empty() const { return scopes.empty() && kernels.empty(); }
 };
+
+// FLOPs a range executed, from the per-pipe counters; metrics that were not
+// collected count zero, so a set without them gives 0.
+inline double fp32_flops(const CounterRange& range) {
+  auto value = [&range](const char* name) {
+    const double* found = range.find(name);
+    return found ? *found : 0.0;
+  };
+  return 2 * value(metric::fp32_ffma) + value(metric::fp32_fadd) + value(metric::fp32_fmul);
+}
+inline double tensor_flops(const CounterRange& range) {
+  double sum = 0;
+  for (const char* name : {metric::tensor_bf16_ops, metric::tensor_fp16_ops, metric::tensor_fp16_dst_fp16_ops,
+                           metric::tensor_fp16_dst_fp32_ops, metric::tensor_tf32_ops})
+    if (const double* found = range.find(name)) sum += *found;
+  return sum;
+}
 
 GPUPROF_NAMESPACE_END

@@ -34,5 +34,6 @@
 #include "table.hpp"
 #include "work.hpp"
 #if GPUPROF_WITH_CUPTI
+#include "counters.hpp"
 #include "cupti.hpp"
 #endif

@@ -1,0 +1,178 @@
+// Hardware counters on a real GPU against known truths: a copy of N bytes
+// reads and writes N bytes of DRAM (within 3 %: the buffers are far larger
+// than L2), a chain of FFMAs executes exactly the FFMAs it was given, a
+// cuBLAS BF16 GEMM does 2mnk tensor operations (within 3 %), per kernel
+// (auto ranges, kernel replay) and per scope (user ranges, user replay: the
+// work runs once per pass, and the set says how many passes it took).
+// bench() drives the passes through BenchOptions::counters. Exits 77
+// (skipped) without a GPU.
+#include <doctest/doctest.h>
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+
+#include <gpuprof/bench.hpp>
+#include <gpuprof/counters.hpp>
+#include <gpuprof/scope.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "counter_kernels.cuh"
+
+namespace {
+
+constexpr std::size_t copy_bytes = std::size_t{512} << 20;  // ≫ L2 (50 MB on H100)
+
+double value(const gpuprof::CounterRange& range, const char* metric) {
+  const double* found = range.find(metric);
+  REQUIRE_MESSAGE(found != nullptr, metric << " missing in " << range.name);
+  return *found;
+}
+
+const gpuprof::CounterRange& find_range(const std::vector<gpuprof::CounterRange>& ranges, const std::string& name) {
+  for (const auto& range : ranges)
+    if (range.name == name) return range;
+  std::string names;
+  for (const auto& range : ranges) names += " \"" + range.name + "\"";
+  FAIL("no range \"" << name << "\"; ranges:" << names);
+  throw 0;  // not reached: FAIL throws
+}
+
+void check_copy(const gpuprof::CounterRange& range) {
+  CAPTURE(range.name);
+  CHECK(value(range, gpuprof::metric::dram_bytes_read) == doctest::Approx(double(copy_bytes)).epsilon(0.03));
+  CHECK(value(range, gpuprof::metric::dram_bytes_written) == doctest::Approx(double(copy_bytes)).epsilon(0.03));
+  CHECK(value(range, gpuprof::metric::duration_ns) > 0);
+}
+void check_fma(const gpuprof::CounterRange& range) {
+  CAPTURE(range.name);
+  CHECK(value(range, gpuprof::metric::fp32_ffma) == counter_kernels::fma_instructions);
+  CHECK(gpuprof::fp32_flops(range) == 2 * counter_kernels::fma_instructions);
+  CHECK(gpuprof::tensor_flops(range) == 0);
+}
+
+gpuprof::CounterCapture& require_active(gpuprof::CounterCapture& capture) {
+  REQUIRE_MESSAGE(capture.active(), "counters are off: " << capture.why_inactive());
+  return capture;
+}
+
+}  // namespace
+
+TEST_CASE("per kernel: a copy's DRAM bytes and an FMA chain's FLOPs") {
+  const counter_kernels::Buffers buffers(copy_bytes);
+  gpuprof::CounterCaptureOptions options;
+  options.ranges = gpuprof::CounterRanges::kernels;
+  gpuprof::CounterCapture capture(options);
+  require_active(capture);
+  buffers.copy();
+  buffers.fma();
+  GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
+  const gpuprof::CounterSet set = capture.collect();
+  INFO("note: " << set.note);
+  CHECK(set.note.empty());
+  CHECK(set.passes >= 1);
+  CHECK(!set.chip.empty());
+  REQUIRE(set.kernels.size() == 2);
+  check_copy(set.kernels[0]);
+  check_fma(set.kernels[1]);
+}
+
+TEST_CASE("per scope: nested scopes by path, the work replayed once per pass") {
+  const counter_kernels::Buffers buffers(copy_bytes);
+  gpuprof::CounterCapture capture;
+  require_active(capture);
+  int runs = 0;
+  const gpuprof::CounterSet set = capture.measure([&] {
+    ++runs;
+    GPUPROF_SCOPE("step");
+    {
+      GPUPROF_SCOPE("copy");
+      buffers.copy();
+    }
+    {
+      GPUPROF_SCOPE("fma");
+      buffers.fma();
+    }
+  });
+  INFO("note: " << set.note);
+  CHECK(set.note.empty());
+  CHECK(set.passes == runs);
+  CHECK(runs >= capture.passes());
+  MESSAGE("default metric set: " << set.passes << " run(s) of the work, " << capture.passes()
+                                 << " pass(es) per nesting level, chip " << set.chip);
+  check_copy(find_range(set.scopes, "step/copy"));
+  check_fma(find_range(set.scopes, "step/fma"));
+  const gpuprof::CounterRange& step = find_range(set.scopes, "step");
+  CHECK(value(step, gpuprof::metric::fp32_ffma) == counter_kernels::fma_instructions);
+  CHECK(value(step, gpuprof::metric::dram_bytes_read) >= 0.97 * double(copy_bytes));
+
+  // The same capture measures again from pass 0.
+  const gpuprof::CounterSet again = capture.measure([&] {
+    GPUPROF_SCOPE("copy");
+    buffers.copy();
+  });
+  CHECK(again.passes >= capture.passes());
+  MESSAGE("one level of scopes (three measured): " << again.passes << " run(s)");
+  check_copy(find_range(again.scopes, "copy"));
+}
+
+TEST_CASE("per scope: a cuBLAS BF16 GEMM does 2mnk tensor operations") {
+  const int n = 4096;
+  __nv_bfloat16* a = nullptr;
+  __nv_bfloat16* b = nullptr;
+  float* c = nullptr;
+  GPUPROF_CUDA_CHECK(cudaMalloc(&a, sizeof(__nv_bfloat16) * n * n));
+  GPUPROF_CUDA_CHECK(cudaMalloc(&b, sizeof(__nv_bfloat16) * n * n));
+  GPUPROF_CUDA_CHECK(cudaMalloc(&c, sizeof(float) * n * n));
+  GPUPROF_CUDA_CHECK(cudaMemset(a, 0, sizeof(__nv_bfloat16) * n * n));
+  GPUPROF_CUDA_CHECK(cudaMemset(b, 0, sizeof(__nv_bfloat16) * n * n));
+  cublasHandle_t handle = nullptr;
+  REQUIRE(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS);
+  const float alpha = 1, beta = 0;
+  auto gemm = [&] {
+    REQUIRE(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, CUDA_R_16BF, n, b, CUDA_R_16BF, n,
+                         &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+  };
+  gemm();  // cuBLAS's own first-call work stays out of the measurement
+  GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
+  {
+    gpuprof::CounterCapture capture;
+    require_active(capture);
+    const gpuprof::CounterSet set = capture.measure([&] {
+      GPUPROF_SCOPE("gemm");
+      gemm();
+    });
+    const gpuprof::CounterRange& range = find_range(set.scopes, "gemm");
+    const double expected = 2.0 * n * n * n;
+    MESSAGE("bf16 tensor ops " << value(range, gpuprof::metric::tensor_bf16_ops) << " vs 2mnk " << expected);
+    CHECK(gpuprof::tensor_flops(range) == doctest::Approx(expected).epsilon(0.03));
+    CHECK(value(range, gpuprof::metric::tensor_bf16_ops) == doctest::Approx(expected).epsilon(0.03));
+  }
+  CHECK(cublasDestroy(handle) == CUBLAS_STATUS_SUCCESS);
+  GPUPROF_CUDA_CHECK(cudaFree(a));
+  GPUPROF_CUDA_CHECK(cudaFree(b));
+  GPUPROF_CUDA_CHECK(cudaFree(c));
+}
+
+TEST_CASE("bench() drives the replay passes and says how many it took") {
+  const counter_kernels::Buffers buffers(copy_bytes);
+  gpuprof::BenchOptions options;
+  options.warmup = 1;
+  options.iters = 3;
+  options.counters = gpuprof::counter_replay();
+  int calls = 0;
+  const gpuprof::BenchResult result = gpuprof::bench(
+      [&] {
+        ++calls;
+        GPUPROF_SCOPE("copy");
+        buffers.copy();
+      },
+      options);
+  INFO("note: " << result.counters.note);
+  CHECK(result.counters.note.empty());
+  CHECK(result.counters.passes >= 1);
+  CHECK(calls == 1 + options.warmup + options.iters + result.counters.passes);
+  check_copy(find_range(result.counters.scopes, "bench/copy"));
+  CHECK(result.host_ms.size() == 3);
+}
