@@ -7,7 +7,9 @@
 #   summary.txt (every step's exit status and tables)  logs.txt (full output)
 #   overhead.json end_to_end.json nsys_questions.json mixed_precision.json
 #   peak_memory.json kineto_agreement.json
-#   bash scripts/python_check.sh          # GPU_TEST_REPEAT=20: the GPU suite 20 times
+#   bash scripts/python_check.sh [step ...]   # GPU_TEST_REPEAT=20: the GPU suite 20 times
+# Steps (default all, in this order): host gpu overhead end_to_end nsys
+# mixed_precision peak_memory agreement; the module is always built first.
 # Exit status: 0 when every step passed, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +23,8 @@ LOG="$DEST/logs.txt"
 : >"$SUMMARY"
 : >"$LOG"
 failed=0
+steps=" ${*:-host gpu overhead end_to_end nsys mixed_precision peak_memory agreement} "
+want() { [[ "$steps" == *" $1 "* ]]; }
 say() { echo "$*" | tee -a "$SUMMARY"; }
 # step NAME COMMAND...: output to the log, the tail to the summary, status noted.
 step() {
@@ -53,21 +57,23 @@ export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONDONTWRITEBYTECODE=1
 PYTEST=("$PY" python/tests/run_pytest.py -q -p no:cacheprovider -rs)
 
-TAIL=10 step "pytest: host suite" "${PYTEST[@]}" -m "not gpu" python/tests
-for i in $(seq 1 "${GPU_TEST_REPEAT:-1}"); do
-  TAIL=25 step "pytest: GPU suite (run $i)" "${PYTEST[@]}" -m gpu python/tests
-done
-step "overhead benchmark" "$PY" python/bench/overhead.py --iters 20000 --reps 15 "$DEST/overhead.json"
+want host && TAIL=10 step "pytest: host suite" "${PYTEST[@]}" -m "not gpu" python/tests
+if want gpu; then
+  for i in $(seq 1 "${GPU_TEST_REPEAT:-1}"); do
+    TAIL=25 step "pytest: GPU suite (run $i)" "${PYTEST[@]}" -m gpu python/tests
+  done
+fi
+want overhead && step "overhead benchmark" "$PY" python/bench/overhead.py --iters 20000 --reps 15 "$DEST/overhead.json"
 cd examples/python || exit 1
-step "end-to-end benchmark" "$PY" end_to_end.py --sizes tiny,small --ctx 128,256 --warmup 3 --steps 10 \
+want end_to_end && step "end-to-end benchmark" "$PY" end_to_end.py --sizes tiny,small --ctx 128,256 --warmup 3 --steps 10 \
   --out "$DEST/end_to_end.json"
-TAIL=60 step "nsys questions (a)-(e)" "$PY" nsys_questions.py --size small --ctx 256 --warmup 2 --steps 5 \
+want nsys && TAIL=60 step "nsys questions (a)-(e)" "$PY" nsys_questions.py --size small --ctx 256 --warmup 2 --steps 5 \
   --out "$DEST/nsys_questions.json"
-step "mixed precision" "$PY" mixed_precision.py --size small --ctx 256 --warmup 3 --steps 10 \
+want mixed_precision && step "mixed precision" "$PY" mixed_precision.py --size small --ctx 256 --warmup 3 --steps 10 \
   --out "$DEST/mixed_precision.json"
-step "peak memory per scope" "$PY" peak_memory.py --sizes small --ctx 128,256 --warmup 2 --steps 3 \
+want peak_memory && step "peak memory per scope" "$PY" peak_memory.py --sizes small --ctx 128,256 --warmup 2 --steps 3 \
   --out "$DEST/peak_memory.json"
-TAIL=70 step "agreement with torch.profiler" "$PY" kineto_agreement.py --size small --ctx 128 --warmup 3 \
+want agreement && TAIL=70 step "agreement with torch.profiler" "$PY" kineto_agreement.py --size small --ctx 128 --warmup 3 \
   --steps 20 --out "$DEST/kineto_agreement.json"
 rm -f "$DEST/.step.log"
 say "== $(date +%T) done: $([ $failed -eq 0 ] && echo 'every step passed' || echo 'SOME STEPS FAILED')"
