@@ -52,10 +52,15 @@ ctest_status=-1  # not run
 
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | tee "$WORK/logs/gpu.txt"
 
-# configure DIR SOURCE [cmake args]: configure a Release build, or show why not.
+# configure DIR SOURCE [cmake args]: the device preset's build in DIR (the
+# args on top), or show why not. A baseline tree from before that preset gets
+# its settings spelled out.
 configure() {
   local dir=$1 source=$2; shift 2
-  cmake -S "$source" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" \
+  local settings=(--preset device)
+  grep -q '"name": "device"' "$source/CMakePresets.json" 2>/dev/null \
+    || settings=(-G Ninja -DCMAKE_BUILD_TYPE=Release)
+  cmake -S "$source" "${settings[@]}" -B "$dir" "$@" \
     >"$WORK/logs/$(basename "$dir")-configure.log" 2>&1 \
     || { tail -30 "$WORK/logs/$(basename "$dir")-configure.log"; return 1; }
   # The baseline tree may predate this line: its absence is no failure.

@@ -24,9 +24,9 @@ say() { echo "$*" | tee -a "$SUMMARY"; }
 finish() { tar czf "$DEST/logs.tgz" -C "$WORK" . 2>/dev/null; rm -rf "$WORK"; }
 trap finish EXIT
 
-say "== $(date +%T) configure + build (sm_90)"
+say "== $(date +%T) configure (cmake --preset device) + build"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$SUMMARY" 2>&1
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$WORK/configure.log" 2>&1 \
+cmake --preset device >"$WORK/configure.log" 2>&1 \
   || { tail -30 "$WORK/configure.log" | tee -a "$SUMMARY"; exit 1; }
 grep -E "transformer_ddp|NCCL" "$WORK/configure.log" | tee -a "$SUMMARY"
 cmake --build "$BUILD" -j16 --target transformer_ddp transformer_ddp_gpu_tests transformer_ddp_host_tests transformer_bench gpuprof_merge \

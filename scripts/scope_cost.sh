@@ -10,7 +10,7 @@ DIR="$OUT/scopecost"
 mkdir -p "$DIR"
 BUILD=build/device
 TESTS=(gpuprof_tests gpuprof_scopes_gpu_test gpuprof_graph_timing_gpu_test gpuprof_kernel_capture_tests)
-{ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+{ cmake --preset device \
   && cmake --build "$BUILD" -j"$(nproc)" --target scope_overhead "${TESTS[@]}"; } >/tmp/scope_cost_build.log 2>&1 \
   || { grep -B2 -A12 -m5 error /tmp/scope_cost_build.log | head -80; exit 1; }
 status=0
