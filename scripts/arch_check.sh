@@ -143,12 +143,17 @@ import glob, json, os, sys
 work, rounds, ctest_status, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 def key(row):
     return (row["size"], row["precision"], row.get("attention", ""), row["ctx"], row["mode"])
+def sweep_rows(report):
+    """transformer_bench's rows: the sweep's benchmark fields of a gpuprof.bench file, or the
+    rows of a baseline tree from before that format."""
+    if report.get("schema") == "gpuprof.bench":
+        return [b["fields"] for b in report["benchmarks"] if b["fields"].get("study") == "sweep"]
+    return [dict(row, device=report.get("device")) for row in report["rows"]]
 best, device = {"before": {}, "after": {}}, {}
 for side in best:
     for path in sorted(glob.glob(f"{work}/bench-{side}-*.json")):
-        report = json.load(open(path))
-        device[side] = report.get("device")
-        for row in report["rows"]:
+        for row in sweep_rows(json.load(open(path))):
+            device[side] = row.get("device")
             if row.get("status") == "ok":
                 k = key(row)
                 best[side][k] = min(best[side].get(k, float("inf")), row["median_ms"])

@@ -81,7 +81,8 @@ work, dest = sys.argv[1], sys.argv[2]
 out = {"bench": {}, "ddp": {}}
 for path in sorted(glob.glob(os.path.join(work, "bench_*.json"))):
     mode = os.path.basename(path).split("_")[1]
-    rows = [r for r in json.load(open(path))["rows"] if r.get("status") == "ok"]
+    rows = [b["fields"] for b in json.load(open(path))["benchmarks"]
+            if b["fields"].get("study") == "sweep" and b["fields"].get("status") == "ok"]
     if rows: out["bench"].setdefault(rows[0]["size"], {})[mode] = {"median_ms": rows[0]["median_ms"], "tokens_per_s": rows[0]["tokens_per_s"]}
 for path in sorted(glob.glob(os.path.join(work, "ddp_*.json"))):
     name = os.path.basename(path)[4:-5]
