@@ -16,35 +16,31 @@ string(REPLACE "|" ";" args "${ARGS}")
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 
-function(bench_run out)
-  execute_process(COMMAND "${BENCH}" ${args} ${ARGN} --json "${WORK}/${out}"
+function(bench_run out batch)
+  execute_process(COMMAND "${BENCH}" ${args} --batch ${batch} --json "${WORK}/${out}"
                   RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE output)
   if(NOT status EQUAL 0)
-    message(FATAL_ERROR "transformer_bench ${ARGN} exited with ${status}:\n${output}")
+    message(FATAL_ERROR "transformer_bench --batch ${batch} exited with ${status}:\n${output}")
   endif()
 endfunction()
 
-# compare(BASE NEW VAR): gpuprof-compare's standard output, after checking its status.
-function(compare base new var)
-  execute_process(COMMAND "${COMPARE}" "${WORK}/${base}" "${WORK}/${new}"
+# compare_runs(BATCH REGEX WHAT): two runs at BATCH, then gpuprof-compare,
+# whose table must match REGEX (else "WHAT" fails the test).
+function(compare_runs batch regex what)
+  bench_run(base-${batch}.json ${batch})
+  bench_run(new-${batch}.json ${batch})
+  execute_process(COMMAND "${COMPARE}" "${WORK}/base-${batch}.json" "${WORK}/new-${batch}.json"
                   RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE errors)
   if(NOT status MATCHES "^[01]$")
     message(FATAL_ERROR "gpuprof-compare exited with ${status}:\n${output}${errors}")
   endif()
-  set(${var} "${output}" PARENT_SCOPE)
+  if(NOT output MATCHES "${regex}")
+    message(FATAL_ERROR "${what}:\n${output}")
+  endif()
+  message(STATUS "${output}")
 endfunction()
 
-bench_run(base.json --batch 1)
-bench_run(new.json --batch 1)
-compare(base.json new.json output)
-if(NOT output MATCHES "fwd/tiny/ctx16/fp32/naive +[0-9.]+ \\(n=5\\) +[0-9.]+ \\(n=5\\)[^\n]*\\(U\\) +(same|faster|slower|noisy)")
-  message(FATAL_ERROR "no Mann-Whitney verdict on fwd/tiny/ctx16/fp32/naive from 5 samples a side:\n${output}")
-endif()
-
-bench_run(oom_base.json --batch 1000000000)
-bench_run(oom_new.json --batch 1000000000)
-compare(oom_base.json oom_new.json output)
-if(NOT output MATCHES "fwd/tiny/ctx16/fp32/naive[^\n]*not measured +base: OOM \\(needs [0-9.]+ GiB")
-  message(FATAL_ERROR "the OOM row is not 'not measured' with its reason:\n${output}")
-endif()
-message(STATUS "${output}")
+compare_runs(1 "fwd/tiny/ctx16/fp32/naive +[0-9.]+ \\(n=5\\) +[0-9.]+ \\(n=5\\)[^\n]*\\(U\\) +(same|faster|slower|noisy)"
+             "no Mann-Whitney verdict on fwd/tiny/ctx16/fp32/naive from 5 samples a side")
+compare_runs(1000000000 "fwd/tiny/ctx16/fp32/naive[^\n]*not measured +base: OOM \\(needs [0-9.]+ GiB"
+             "the OOM row is not 'not measured' with its reason")
