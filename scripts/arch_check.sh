@@ -52,10 +52,15 @@ ctest_status=-1  # not run
 
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | tee "$WORK/logs/gpu.txt"
 
-# configure DIR SOURCE [cmake args]: configure a Release build, or show why not.
+# configure DIR SOURCE [cmake args]: the device preset's build in DIR (the
+# args on top), or show why not. A baseline tree from before that preset gets
+# its settings spelled out.
 configure() {
   local dir=$1 source=$2; shift 2
-  cmake -S "$source" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" \
+  local settings=(--preset device)
+  grep -q '"name": "device"' "$source/CMakePresets.json" 2>/dev/null \
+    || settings=(-G Ninja -DCMAKE_BUILD_TYPE=Release)
+  cmake -S "$source" "${settings[@]}" -B "$dir" "$@" \
     >"$WORK/logs/$(basename "$dir")-configure.log" 2>&1 \
     || { tail -30 "$WORK/logs/$(basename "$dir")-configure.log"; return 1; }
   # The baseline tree may predate this line: its absence is no failure.
@@ -138,12 +143,17 @@ import glob, json, os, sys
 work, rounds, ctest_status, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 def key(row):
     return (row["size"], row["precision"], row.get("attention", ""), row["ctx"], row["mode"])
+def sweep_rows(report):
+    """transformer_bench's rows: the sweep's benchmark fields of a gpuprof.bench file, or the
+    rows of a baseline tree from before that format."""
+    if report.get("schema") == "gpuprof.bench":
+        return [b["fields"] for b in report["benchmarks"] if b["fields"].get("study") == "sweep"]
+    return [dict(row, device=report.get("device")) for row in report["rows"]]
 best, device = {"before": {}, "after": {}}, {}
 for side in best:
     for path in sorted(glob.glob(f"{work}/bench-{side}-*.json")):
-        report = json.load(open(path))
-        device[side] = report.get("device")
-        for row in report["rows"]:
+        for row in sweep_rows(json.load(open(path))):
+            device[side] = row.get("device")
             if row.get("status") == "ok":
                 k = key(row)
                 best[side][k] = min(best[side].get(k, float("inf")), row["median_ms"])

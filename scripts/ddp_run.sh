@@ -24,9 +24,9 @@ say() { echo "$*" | tee -a "$SUMMARY"; }
 finish() { tar czf "$DEST/logs.tgz" -C "$WORK" . 2>/dev/null; rm -rf "$WORK"; }
 trap finish EXIT
 
-say "== $(date +%T) configure + build (sm_90)"
+say "== $(date +%T) configure (cmake --preset device) + build"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$SUMMARY" 2>&1
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$WORK/configure.log" 2>&1 \
+cmake --preset device >"$WORK/configure.log" 2>&1 \
   || { tail -30 "$WORK/configure.log" | tee -a "$SUMMARY"; exit 1; }
 grep -E "transformer_ddp|NCCL" "$WORK/configure.log" | tee -a "$SUMMARY"
 cmake --build "$BUILD" -j16 --target transformer_ddp transformer_ddp_gpu_tests transformer_ddp_host_tests transformer_bench gpuprof_merge \
@@ -81,7 +81,8 @@ work, dest = sys.argv[1], sys.argv[2]
 out = {"bench": {}, "ddp": {}}
 for path in sorted(glob.glob(os.path.join(work, "bench_*.json"))):
     mode = os.path.basename(path).split("_")[1]
-    rows = [r for r in json.load(open(path))["rows"] if r.get("status") == "ok"]
+    rows = [b["fields"] for b in json.load(open(path))["benchmarks"]
+            if b["fields"].get("study") == "sweep" and b["fields"].get("status") == "ok"]
     if rows: out["bench"].setdefault(rows[0]["size"], {})[mode] = {"median_ms": rows[0]["median_ms"], "tokens_per_s": rows[0]["tokens_per_s"]}
 for path in sorted(glob.glob(os.path.join(work, "ddp_*.json"))):
     name = os.path.basename(path)[4:-5]

@@ -58,9 +58,9 @@ check_ctest() {  # log file, ctest's exit status
 }
 
 if want build; then
-  log "configure + build (sm_90)"
+  log "configure (cmake --preset device) + build"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv >"$RESULTS/gpu.txt" 2>&1
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$RESULTS/configure.log" 2>&1 \
+  cmake --preset device >"$RESULTS/configure.log" 2>&1 \
     || { tail -40 "$RESULTS/configure.log"; exit 1; }
   cmake --build "$BUILD" -j"$JOBS" >"$RESULTS/build.log" 2>&1 || { grep -B2 -A12 -m5 'error' "$RESULTS/build.log" | head -120; exit 1; }
 fi

@@ -23,9 +23,9 @@ SUMMARY="$RESULTS/summary.txt"
 status=0
 log() { echo "== $(date +%T) $*" | tee -a "$SUMMARY"; }
 
-log "configure + build (sm_90)"
+log "configure (cmake --preset device) + build"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader 2>&1 | tee -a "$SUMMARY"
-{ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+{ cmake --preset device \
   && cmake --build "$BUILD" -j16 --target transformer_profile gpuprof_kernel_capture_tests \
        gpuprof_graph_timing_gpu_test gpuprof_scopes_gpu_test; } >"$WORK/build.log" 2>&1 \
   || { grep -B2 -A12 -m5 error "$WORK/build.log" | head -80 | tee -a "$SUMMARY"; exit 1; }

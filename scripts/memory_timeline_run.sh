@@ -23,8 +23,8 @@ LOG="$RESULTS/run.log"
 pack() { tar czf "$RESULTS/memtimeline.tgz" -C "$WORK" . 2>>"$LOG" || true; }
 trap pack EXIT
 
-echo "== $(date +%T) configure + build transformer_profile (sm_90)" | tee -a "$LOG"
-cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >>"$LOG" 2>&1 \
+echo "== $(date +%T) configure (cmake --preset device) + build transformer_profile" | tee -a "$LOG"
+cmake --preset device >>"$LOG" 2>&1 \
   || { tail -40 "$LOG"; exit 1; }
 cmake --build build/device -j16 --target transformer_profile >>"$LOG" 2>&1 \
   || { grep -B2 -A12 -m5 'error' "$LOG" | head -120; exit 1; }

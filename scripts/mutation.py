@@ -237,8 +237,7 @@ def main():
         # A fresh build every run: objects an earlier run built from a mutant
         # may be newer than the copied sources, and would look up to date.
         shutil.rmtree(build, ignore_errors=True)
-        configure = ["cmake", "-S", source, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                     "-DGPUPROF_BUILD_BENCH=OFF"]
+        configure = ["cmake", "-S", source, "--preset", "device", "-B", build, "-DGPUPROF_BUILD_BENCH=OFF"]
         if not args.gpu:
             configure.append("-DGPUPROF_USE_CUDA=OFF")
         status, output = run(configure, log, env=env)

@@ -49,7 +49,7 @@ PYBIND11_DIR=$("$PY" -m pybind11 --cmakedir 2>/dev/null) || PYBIND11_DIR=
 "$PY" -c "import pytest" 2>/dev/null || say "WARNING: no pytest for $PY: the pytest steps will report skipped"
 
 TAIL=15 step "configure + build" bash -c "
-  cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUPROF_BUILD_PYTHON=ON \
+  cmake --preset device -B $BUILD -DGPUPROF_BUILD_PYTHON=ON \
     -DGPUPROF_BUILD_TESTS=OFF -DGPUPROF_BUILD_EXAMPLES=OFF -DGPUPROF_BUILD_BENCH=OFF -DGPUPROF_BUILD_TOOLS=OFF \
     -DPython_EXECUTABLE=$PY ${PYBIND11_DIR:+-Dpybind11_DIR=$PYBIND11_DIR} \
   && cmake --build $BUILD -t gpuprof_python -j ${JOBS:-16}" || { cat "$SUMMARY"; exit 1; }

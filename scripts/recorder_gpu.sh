@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 BUILD=build/recorder-gpu
 status=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv >"$OUT/gpu.txt" 2>&1
-{ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+{ cmake --preset device -B "$BUILD" \
     -DGPUPROF_BUILD_EXAMPLES=OFF -DGPUPROF_BUILD_BENCH=ON \
   && cmake --build "$BUILD" -j"$(nproc)"; } >"$OUT/build.log" 2>&1 \
   || { grep -B2 -A12 -m5 error "$OUT/build.log" | head -80; exit 1; }

@@ -20,15 +20,15 @@ if [ -n "$BASELINE" ] && [ ! -f "$BASELINE/CMakeLists.txt" ]; then
   exit 2
 fi
 TESTS=(gpuprof_tests gpuprof_scopes_gpu_test gpuprof_graph_timing_gpu_test gpuprof_kernel_capture_tests)
-configure() {  # source dir, build dir
-  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGPUPROF_BUILD_EXAMPLES=OFF -DGPUPROF_BUILD_PYTHON=OFF
-}
-{ configure . "$BUILD" && cmake --build "$BUILD" -j"$(nproc)" --target scope_overhead "${TESTS[@]}"; } \
-  >/tmp/scope_cost_build.log 2>&1 || { grep -B2 -A12 -m5 error /tmp/scope_cost_build.log | head -80; exit 1; }
+{ cmake --preset device \
+  && cmake --build "$BUILD" -j"$(nproc)" --target scope_overhead "${TESTS[@]}"; } >/tmp/scope_cost_build.log 2>&1 \
+  || { grep -B2 -A12 -m5 error /tmp/scope_cost_build.log | head -80; exit 1; }
+# The baseline may predate the device preset: its settings spelled out.
 if [ -n "$BASELINE" ]; then
-  { configure "$BASELINE" build/scope-baseline && cmake --build build/scope-baseline -j"$(nproc)" --target scope_overhead; } \
-    >/tmp/scope_cost_baseline.log 2>&1 || { grep -B2 -A12 -m5 error /tmp/scope_cost_baseline.log | head -80; exit 1; }
+  { cmake -S "$BASELINE" -B build/scope-baseline -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DGPUPROF_BUILD_EXAMPLES=OFF \
+    && cmake --build build/scope-baseline -j"$(nproc)" --target scope_overhead; } >/tmp/scope_cost_baseline.log 2>&1 \
+    || { grep -B2 -A12 -m5 error /tmp/scope_cost_baseline.log | head -80; exit 1; }
 fi
 status=0
 echo "== scope tests (GPU)"

@@ -12,9 +12,4 @@ if(GPUPROF_HAVE_CUDA AND CMAKE_CUDA_COMPILER)
   target_link_libraries(gpuprof_kernel_capture_tests PRIVATE gpuprof::cupti gpuprof_gpu_test_main)
   gpuprof_strict_warnings(gpuprof_kernel_capture_tests)
   gpuprof_add_gpu_test(gpuprof_kernel_capture_tests gpuprof_kernel_capture_tests)
-  # A measurement, not a test (run by hand, see docs/kernel-capture.md): what
-  # capture costs a CUDA-graph replay.
-  add_executable(gpuprof_graph_capture_overhead ${CMAKE_CURRENT_LIST_DIR}/graph_capture_overhead.cu)
-  target_link_libraries(gpuprof_graph_capture_overhead PRIVATE gpuprof::cupti)
-  gpuprof_strict_warnings(gpuprof_graph_capture_overhead)
 endif()

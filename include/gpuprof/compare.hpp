@@ -381,14 +381,17 @@ inline MeasuredRun measured_run_from_bench_rows(const Json& doc) {
   return run;
 }
 
-// gpuprof.bench files (write_bench_json): one row per named benchmark, with samples.
+// gpuprof.bench files (write_bench_json): one row per named benchmark, with
+// samples; one without (it did not run) has its stop reason as the note. The
+// benchmarks' "fields" are the writer's own and not compared.
 inline MeasuredRun measured_run_from_bench_results(const Json& doc) {
   MeasuredRun run;
   if (const Json* env = doc.find("environment")) run.environment = environment_from_json(*env);
   for (const Json& entry : doc["benchmarks"].elements()) {
     const bool gpu = entry["timing_source"].as_string() == "cuda_events";
     const Summary s = summary_from_json(entry[gpu ? "gpu_ms" : "host_ms"]);
-    run.rows.push_back({"bench", entry["name"].as_string(), Measurement::from_samples(s.sorted, gpu ? "" : "host clock")});
+    const std::string note = s.n == 0 ? entry["stop_reason"].as_string() : gpu ? "" : "host clock";
+    run.rows.push_back({"bench", entry["name"].as_string(), Measurement::from_samples(s.sorted, note)});
   }
   return run;
 }

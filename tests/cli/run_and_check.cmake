@@ -2,7 +2,7 @@
 # exit status, and the JSON it wrote, parsed (not grepped), field by field.
 #
 #   cmake -DPROGRAM=path "-DARGS=--json|-" -DEXIT=0 -DSTDOUT_JSON=ON
-#         "-DCHECKS=schema=^gpuprof\\.transformer_bench$|rows.0.status=^oom$"
+#         "-DCHECKS=schema=^gpuprof\\.bench$|benchmarks.0.fields.status=^oom$"
 #         [-DJSON_FILE=path] [-DSTDERR_REGEX=...] [-DENV=RANK=5|WORLD_SIZE=2]
 #         [-DWORKING_DIRECTORY=dir] -P run_and_check.cmake
 #

@@ -147,6 +147,36 @@ TEST_CASE("bench results as gpuprof.bench JSON, which gpuprof-compare reads") {
   CHECK(c.rows[0].verdict == gpuprof::Verdict::slower);
 }
 
+TEST_CASE("gpuprof.bench keeps each benchmark's own fields; one that did not run compares as not measured") {
+  gpuprof::NamedBenchResult step{"step/small/ctx512/bf16", synthetic_bench(1.0)};
+  step.fields = {{"tokens_per_s", 2.5e5},
+                 {"peak_mem_bytes", std::int64_t{6442450944}},
+                 {"precision", std::string("bf16")},
+                 {"graph", true},
+                 {"torch_median_ms", nullptr},
+                 {"losses", std::vector<double>{9.25, 8.5}}};
+  gpuprof::NamedBenchResult oom{"step/2.7B/ctx512/fp32", {}};
+  oom.result.stop_reason = "OOM (needs 40.0 GiB, 12.5 GiB free)";
+  const Json doc = gpuprof_test::parse_json(gpuprof::bench_json({step, oom}, gpuprof::Environment{}));
+  const Json& fields = doc["benchmarks"][0]["fields"];
+  REQUIRE(fields.size() == 6);
+  CHECK(fields["tokens_per_s"].as_number() == 2.5e5);
+  CHECK(fields["peak_mem_bytes"].as_int64() == 6442450944);
+  CHECK(fields["precision"].as_string() == "bf16");
+  CHECK(fields["graph"].as_bool());
+  CHECK(fields["torch_median_ms"].is_null());
+  CHECK(fields["losses"][1].as_number() == 8.5);
+  CHECK(doc["benchmarks"][1]["fields"].size() == 0);
+
+  const gpuprof::MeasuredRun run = gpuprof::measured_run_from_json(doc);
+  const gpuprof::Comparison c = gpuprof::compare_runs(run, run);
+  REQUIRE(c.rows.size() == 2);
+  CHECK(c.rows[0].verdict == gpuprof::Verdict::same);
+  CHECK(c.rows[1].key == "step/2.7B/ctx512/fp32");
+  CHECK(c.rows[1].verdict == gpuprof::Verdict::not_measured);
+  CHECK(c.rows[1].note == "base: OOM (needs 40.0 GiB, 12.5 GiB free)");
+}
+
 TEST_CASE("bench summary line names throttled samples") {
   const std::string line = synthetic_bench(1.0).summary();
   CHECK(line.find("THROTTLED: 1 of 8 samples (sw_power_cap)") != std::string::npos);

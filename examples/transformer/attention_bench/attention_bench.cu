@@ -5,9 +5,12 @@
 // scripts/torch_sdpa_bench.py times torch's scaled_dot_product_attention the
 // same way at the same shapes and prints both side by side.
 //
-// Timing: CUDA events around each call, the median of --reps after --warmup
-// calls. FLOPs count the causal half only: forward 4·B·H·T²·D/2, backward
-// 2.5 times that (the convention of the FlashAttention papers).
+// Timing: gpuprof::bench, --warmup calls then --reps samples (CUDA events,
+// the device synchronised after each); the table shows medians. FLOPs count
+// the causal half only: forward 4·B·H·T²·D/2, backward 2.5 times that (the
+// convention of the FlashAttention papers). --json writes gpuprof.bench
+// (report/bench_json.hpp): one benchmark per row and pass, its samples and
+// the row's shape and TFLOP/s as fields, so gpuprof-compare compares runs.
 //
 //   attention_bench [--ctx 512,1024,2048,4096] [--attention fused,cudnn] [--reps 30]
 //                   [--warmup 5] [--json PATH]   (see usage below)
@@ -17,7 +20,6 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,11 +27,13 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
-#include <gpuprof/atomic_file.hpp>
+#include <gpuprof/bench.hpp>
 #include <gpuprof/output_paths.hpp>
+#include <gpuprof/report/bench_json.hpp>
 #include <gpuprof/standard_output.hpp>
 
 #include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
 #include "cuda/cudnn_attention.hpp"
 #include "cuda/flash_attention.hpp"
 #include "model/backend.hpp"
@@ -51,13 +55,13 @@ constexpr int kBatch = 4;
 constexpr const char* kUsage =
     "usage: attention_bench [--ctx LIST] [--attention LIST] [--reps N] [--warmup N] [--json PATH]\n"
     "Times fused causal attention alone (bf16, batch 4, the head shapes of every model size),\n"
-    "forward and forward+backward, with CUDA events. Lists are comma-separated.\n"
+    "forward and forward+backward, with gpuprof::bench (CUDA events). Lists are comma-separated.\n"
     "  --ctx LIST        context lengths (default 512,1024,2048,4096)\n"
     "  --attention LIST  fused (ours) and/or cudnn (default: both where cuDNN is built, else fused)\n"
     "  --reps N          timed calls per row; the median is reported (default 30)\n"
     "  --warmup N        untimed calls first (default 5)\n"
-    "  --json PATH       also write the rows as JSON (default: no file); \"-\" is standard\n"
-    "                    output, and the table then goes to standard error\n"
+    "  --json PATH       also write the rows as gpuprof.bench JSON, samples included (default:\n"
+    "                    no file); \"-\" is standard output, and the table then goes to standard error\n"
     "  -h, --help        this text\n"
     "Each flag at most once.\n"
     "exit status: 0 done; 1 no usable CUDA device, a failed run, or an output (standard output\n"
@@ -150,121 +154,82 @@ __global__ void fill_random(bf16* data, std::size_t count, std::uint32_t seed) {
   data[i] = __float2bfloat16_rn((static_cast<float>(x) / 4294967296.0f * 2.0f - 1.0f) * 1.7320508f);
 }
 
-template <class T>
-struct DeviceBuffer {
-  T* data = nullptr;
-  explicit DeviceBuffer(std::size_t count) {
-    GPUPROF_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data), count * sizeof(T)));
-  }
-  ~DeviceBuffer() { cudaFree(data); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
-class EventTimer {
- public:
-  EventTimer() {
-    GPUPROF_CUDA_CHECK(cudaEventCreate(&start_));
-    GPUPROF_CUDA_CHECK(cudaEventCreate(&stop_));
-  }
-  ~EventTimer() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  EventTimer(const EventTimer&) = delete;
-  EventTimer& operator=(const EventTimer&) = delete;
-
-  template <class Work>
-  double median_ms(const Options& o, Work work) {
-    for (int i = 0; i < o.warmup; ++i) work();
-    std::vector<float> times(static_cast<std::size_t>(o.reps));
-    for (float& t : times) {
-      GPUPROF_CUDA_CHECK(cudaEventRecord(start_));
-      work();
-      GPUPROF_CUDA_CHECK(cudaEventRecord(stop_));
-      GPUPROF_CUDA_CHECK(cudaEventSynchronize(stop_));
-      GPUPROF_CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
-    }
-    std::sort(times.begin(), times.end());
-    const std::size_t mid = times.size() / 2;
-    return times.size() % 2 ? times[mid] : 0.5 * (times[mid - 1] + times[mid]);
-  }
-
- private:
-  cudaEvent_t start_{}, stop_{};
-};
-
 struct Row {
   std::string attention, size;
   AttentionShape shape;
-  double fwd_ms, fwdbwd_ms, fwd_tflops, fwdbwd_tflops;
+  gpuprof::BenchResult fwd, fwdbwd;
+  double fwd_tflops, fwdbwd_tflops;  // at the medians
 };
 
 // cudnn null: ours.
-Row measure(const HeadShape& head, int ctx, const Options& o, EventTimer& timer,
-            transformer::cuda::CudnnAttention* cudnn) {
+Row measure(const HeadShape& head, int ctx, const Options& o, transformer::cuda::CudnnAttention* cudnn) {
   const AttentionShape shape{kBatch, ctx, head.heads, head.d_head};
   const std::size_t n = static_cast<std::size_t>(shape.score_rows()) * shape.d_head;
+  using examples::DeviceBuffer;
   DeviceBuffer<bf16> q(n), k(n), v(n), context(n), dcontext(n), dq(n), dk(n), dv(n);
   DeviceBuffer<float> lse(static_cast<std::size_t>(shape.score_rows()));
   DeviceBuffer<float> workspace(transformer::cuda::flash_attention_workspace_floats(shape));
   std::uint32_t seed = 1;
-  for (bf16* p : {q.data, k.data, v.data, dcontext.data}) {
+  for (bf16* p : {q.data(), k.data(), v.data(), dcontext.data()}) {
     fill_random<<<static_cast<unsigned>((n + 255) / 256), 256>>>(p, n, seed++ * 0x9e3779b9u);
     EXAMPLE_LAUNCH_CHECK();
   }
   if (cudnn) cudnn->check_shape(shape);  // plans built before timing
   auto forward = [&] {
     if (cudnn)
-      cudnn->forward(shape, transformer::cuda::QkvLayout::head_major, q.data, k.data, v.data,
-                     context.data, lse.data, nullptr);
+      cudnn->forward(shape, transformer::cuda::QkvLayout::head_major, q.data(), k.data(), v.data(),
+                     context.data(), lse.data(), nullptr);
     else
-      transformer::cuda::flash_attention_forward(shape, q.data, k.data, v.data, context.data,
-                                                 lse.data, nullptr);
+      transformer::cuda::flash_attention_forward(shape, q.data(), k.data(), v.data(), context.data(),
+                                                 lse.data(), nullptr);
   };
   auto forward_backward = [&] {
     forward();
     if (cudnn)
-      cudnn->backward(shape, transformer::cuda::QkvLayout::head_major, q.data, k.data, v.data,
-                      context.data, lse.data, dcontext.data, dq.data, dk.data, dv.data,
-                      workspace.data, nullptr);
+      cudnn->backward(shape, transformer::cuda::QkvLayout::head_major, q.data(), k.data(), v.data(),
+                      context.data(), lse.data(), dcontext.data(), dq.data(), dk.data(), dv.data(),
+                      workspace.data(), nullptr);
     else
-      transformer::cuda::flash_attention_backward(shape, q.data, k.data, v.data, context.data,
-                                                  lse.data, dcontext.data, dq.data, dk.data,
-                                                  dv.data, workspace.data, nullptr);
+      transformer::cuda::flash_attention_backward(shape, q.data(), k.data(), v.data(), context.data(),
+                                                  lse.data(), dcontext.data(), dq.data(), dk.data(),
+                                                  dv.data(), workspace.data(), nullptr);
   };
-  Row row{cudnn ? "cudnn" : "fused", head.size, shape, 0, 0, 0, 0};
-  row.fwd_ms = timer.median_ms(o, forward);
-  row.fwdbwd_ms = timer.median_ms(o, forward_backward);
-  GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
+  gpuprof::BenchOptions options;  // on the default stream, where the kernels run
+  options.warmup = o.warmup;
+  options.iters = o.reps;
+  Row row{cudnn ? "cudnn" : "fused", head.size, shape, gpuprof::bench(forward, options),
+          gpuprof::bench(forward_backward, options), 0, 0};
   const double fwd_flops = 4.0 * kBatch * head.heads * static_cast<double>(ctx) * ctx * head.d_head / 2;
-  row.fwd_tflops = fwd_flops / (row.fwd_ms * 1e-3) / 1e12;
-  row.fwdbwd_tflops = 3.5 * fwd_flops / (row.fwdbwd_ms * 1e-3) / 1e12;
+  row.fwd_tflops = fwd_flops / (row.fwd.primary().median * 1e-3) / 1e12;
+  row.fwdbwd_tflops = 3.5 * fwd_flops / (row.fwdbwd.primary().median * 1e-3) / 1e12;
   return row;
 }
 
-void write_json(const std::string& path, const std::vector<Row>& rows, const Options& o) {
-  std::ostringstream out;
+// One benchmark per row and pass ("fused/small/ctx512/fwdbwd"), the row's
+// shape and TFLOP/s as its fields.
+void write_json(const std::string& path, const std::vector<Row>& rows) {
   const std::optional<std::string> cudnn = transformer::cudnn_runtime_version();
-  out << "{\"kernels\": {\"fused\": \"gpuprof flash_attention (mma.sync bf16)\", "
-         "\"cudnn\": \"cuDNN fused attention (graph API)\"}, \"cudnn_version\": "
-      << (cudnn ? "\"" + *cudnn + "\"" : "null") << ", \"batch\": " << kBatch
-      << ", \"reps\": " << o.reps << ", \"warmup\": " << o.warmup
-      << ", \"statistic\": \"median\", \"rows\": [\n";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "  {\"attention\": \"%s\", \"size\": \"%s\", \"batch\": %d, \"heads\": %d, \"d_head\": %d, \"ctx\": %d, "
-                  "\"fwd_ms\": %.5f, \"fwdbwd_ms\": %.5f, \"fwd_tflops\": %.2f, "
-                  "\"fwdbwd_tflops\": %.2f}%s\n",
-                  r.attention.c_str(), r.size.c_str(), r.shape.batch, r.shape.heads, r.shape.d_head, r.shape.ctx,
-                  r.fwd_ms, r.fwdbwd_ms, r.fwd_tflops, r.fwdbwd_tflops,
-                  i + 1 < rows.size() ? "," : "");
-    out << line;
-  }
-  out << "]}\n";
-  gpuprof::write_file_atomically(path, out.str());  // whole or not at all; "-" is standard output
+  std::vector<gpuprof::NamedBenchResult> runs;
+  for (const Row& r : rows)
+    for (const bool backward : {false, true}) {
+      const char* pass = backward ? "fwdbwd" : "fwd";
+      gpuprof::BenchFields fields = {
+          {"attention", r.attention},
+          {"kernel", std::string(r.attention == "cudnn" ? "cuDNN fused attention (graph API)"
+                                                        : "gpuprof flash_attention (mma.sync bf16)")},
+          {"size", r.size},
+          {"batch", std::int64_t{r.shape.batch}},
+          {"heads", std::int64_t{r.shape.heads}},
+          {"d_head", std::int64_t{r.shape.d_head}},
+          {"ctx", std::int64_t{r.shape.ctx}},
+          {"pass", std::string(pass)},
+          {"tflops", backward ? r.fwdbwd_tflops : r.fwd_tflops}};
+      if (r.attention == "cudnn")
+        fields.emplace_back("cudnn_version", cudnn ? gpuprof::BenchField(*cudnn) : gpuprof::BenchField(nullptr));
+      runs.push_back({r.attention + "/" + r.size + "/ctx" + std::to_string(r.shape.ctx) + "/" + pass,
+                      backward ? r.fwdbwd : r.fwd, std::move(fields)});
+    }
+  gpuprof::write_bench_json(path, runs);  // whole or not at all; "-" is standard output
 }
 
 int run(const Options& o) {
@@ -284,7 +249,6 @@ int run(const Options& o) {
               prop.name, kBatch, o.reps, o.warmup);
   std::fprintf(text, "%-9s %-7s %5s %6s %6s  %9s %8s  %10s %8s\n", "attention", "size", "heads",
               "d_head", "ctx", "fwd ms", "TFLOP/s", "fwd+bwd ms", "TFLOP/s");
-  EventTimer timer;
   std::unique_ptr<transformer::cuda::CudnnAttention> cudnn;
   std::vector<Row> rows;
   for (const HeadShape& head : kHeadShapes)
@@ -292,17 +256,17 @@ int run(const Options& o) {
       for (const std::string& attention : o.attention) {
         if (attention == "cudnn" && !cudnn)
           cudnn = std::make_unique<transformer::cuda::CudnnAttention>();
-        rows.push_back(measure(head, ctx, o, timer, attention == "cudnn" ? cudnn.get() : nullptr));
+        rows.push_back(measure(head, ctx, o, attention == "cudnn" ? cudnn.get() : nullptr));
         const Row& r = rows.back();
         std::fprintf(text, "%-9s %-7s %5d %6d %6d  %9.3f %8.1f  %10.3f %8.1f\n", r.attention.c_str(),
-                    r.size.c_str(), head.heads, head.d_head, ctx, r.fwd_ms, r.fwd_tflops,
-                    r.fwdbwd_ms, r.fwdbwd_tflops);
+                    r.size.c_str(), head.heads, head.d_head, ctx, r.fwd.primary().median, r.fwd_tflops,
+                    r.fwdbwd.primary().median, r.fwdbwd_tflops);
         std::fflush(text);
       }
   if (cudnn)
     std::fprintf(text, "cuDNN %s, engine: %s\n", transformer::cudnn_runtime_version().value_or("?").c_str(),
                 cudnn->engine_name().c_str());
-  if (!o.json.empty()) write_json(o.json, rows, o);
+  if (!o.json.empty()) write_json(o.json, rows);
   return 0;
 }
 

@@ -10,14 +10,13 @@ set -uo pipefail
 cd "$(dirname "$0")/../../.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
-BUILD=build/device-attention
+BUILD=build/device
 CTX=${CTX:-512,1024,2048,4096}
 export PATH=/usr/local/cuda/bin:$PATH
 
 echo "== $(date +%T) configure + build"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+cmake --preset device >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 cmake --build "$BUILD" -j16 --target transformer_flash_attention_tests attention_bench \
   >"$OUT/build.log" 2>&1 || { grep -B2 -A12 -m5 'error' "$OUT/build.log" | head -80; exit 1; }
 

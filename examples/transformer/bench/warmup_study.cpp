@@ -21,6 +21,7 @@ harness::WarmupStudyRow study_row(const RunConfig& config, int warmup,
   row.ctx = config.ctx;
   row.mode = config.mode;
   row.precision = config.precision;
+  row.attention = config.attention;
   row.warmup = warmup;
   row.steps = static_cast<int>(timing.samples_ms.size());
   const gpuprof::Summary summary = gpuprof::summarize(timing.samples_ms);
@@ -32,6 +33,8 @@ harness::WarmupStudyRow study_row(const RunConfig& config, int warmup,
       rest == 0 ? row.first_ms
                 : std::accumulate(timing.samples_ms.begin() + 1, timing.samples_ms.end(), 0.0) /
                       static_cast<double>(rest);
+  row.samples_ms = timing.samples_ms;
+  row.gpu_timed = timing.gpu_timed;
   return row;
 }
 

@@ -1,76 +1,8 @@
 // cuda/model.cu: the CUDA backend: the CS336 Transformer LM on cuBLAS GEMMs
-// and the kernels of this folder, on one CUDA stream (and a second one for
-// the optimizer's pieces, below), its memory allocated once.
-//
-// Precisions: fp32 and tf32 keep every tensor in fp32 (they differ only in
-// the GEMMs' compute type); bf16 keeps fp32 master weights and AdamW state,
-// bf16 activations and bf16 gradients. Its master weights are stored split
-// (split_master.hpp): their upper halves are the bf16 weights the GEMMs
-// read, so the AdamW pass that updates a weight refreshes that copy without
-// writing a byte more. The weight gradients are what PyTorch's autocast
-// produces too (its bf16 GEMM output, cast to the fp32 parameter's dtype
-// afterwards); the embedding's and the norm gains' are summed in fp32 and
-// rounded once, where PyTorch keeps fp32 (docs/model.md). Gradients in bf16
-// save 2 bytes per parameter in the weight-gradient GEMMs' output and in
-// AdamW's read, which moves the step's largest memory-bound kernel. The
-// residual stream and its gradient are fp32 in every precision (as under
-// PyTorch autocast, where the residual adds promote to fp32); GEMMs that feed
-// it accumulate into it with beta = 1.
-//
-// Memory: everything the configuration needs is computed up front and taken
-// from the arena, cuBLAS workspace included (layout: see carve()): a few
-// regions of one purpose each (parameters, AdamW state, activations, ...),
-// each one cudaMalloc made in a gpuprof scope named after it ("build
-// backend/allocate AdamW state"), so kernel capture's allocation records and
-// transformer_profile --memory-timeline say what every block of device memory
-// holds. Nothing is allocated or freed after construction. Buffers whose
-// lifetimes are disjoint share bytes (within one region): the logits
-// share with everything only the blocks use (scratch, and Mode::fwd's one set
-// of activations, reused by every layer, whose own buffers also share bytes
-// wherever their lifetimes within the block allow); in the training modes the
-// gradients share with the per-layer saved activations, because backward
-// writes block l's gradients only once layers above l are spent. The
-// training modes keep per layer only the residual input and mid-point, the
-// norms' statistics and outputs, q, k, v, P (naive attention) or the per-row
-// log-sum-exp (fused attention), the attention output and the w1|w3 output;
-// backward recomputes the SwiGLU gate (elementwise).
-// With fused attention no buffer anywhere is T×T: the score scratch of the
-// naive path becomes the flash backward's workspace (linear in T).
-//
-// The logits buffer is turned into the logits' gradient in place by
-// backward(), so logits() is available between forward() and backward().
-//
-// Shapes: any vocab, ctx ≥ 1, d_ff, and d_model with an even d_head. Rows of
-// vocab or ctx columns (the logits, the attention scores and probabilities)
-// are stored padded to whole vectors (vector_width.hpp), the lm_head has
-// zero rows up to the padded vocab (see flat_count) and the flat parameter
-// buffers hold whole vectors, so the kernels over them stay vectorised and
-// the lm_head GEMMs aligned; kernels over rows of d_model, d_ff or d_head
-// columns run element-wise where those are not multiples of kVec. Nothing of
-// this shows outside: logits(), parameters() and gradients() return the
-// dense layouts, and the loss, FLOPs and byte counts are those of the
-// model's own shape.
-//
-// CUDA graphs: a step reads no host value that changes between steps (AdamW
-// counts t on the device, clipping's norm stays there, cuBLAS works in the
-// arena's workspace), so capture() can record it once for replay_graph().
-//
-// The optimizer overlaps backward (Mode::step without clipping): AdamW is
-// memory-bound and the backward GEMMs of a small model leave most of the GPU
-// idle, so each piece of the flat parameters is updated on a second,
-// low-priority stream as soon as backward has written its gradients (an
-// event per piece), instead of in one pass after backward; the pieces' kernel
-// keeps at most two blocks per SM so that backward's kernels find room
-// (adamw.cu). Nothing backward still reads is written by those updates
-// (block l's weights are not read once block l's backward is done), and each
-// element is updated exactly as in one pass, so results are bit-identical.
-// The main stream waits for the last piece before anything follows the step.
-//
-// Data parallelism (ddp/): a gradient-ready hook hears of each range of
-// gradients as backward finishes it (gradients_ready()), to average it over
-// the ranks on its own stream meanwhile. Those gradients are final only after
-// that: the caller names an event per reduced range (gradients_final_after()),
-// and each AdamW piece waits for the one of its range instead of backward's.
+// and the kernels of this folder, its memory allocated once from an arena.
+// docs/model.md ("The CUDA backend") says how: precisions, the arena and the
+// buffers that share bytes, padded shapes, CUDA-graph capture, AdamW on a
+// second stream overlapping backward, and the data-parallel gradient hooks.
 #include <algorithm>
 #include <functional>
 #include <memory>

@@ -1,10 +1,11 @@
-// harness/output.cpp: the results table, the JSON and CSV documents (one
-// column list, row_fields, so both carry the same columns under the same names),
-// and the up-front checks of output paths.
+// harness/output.cpp: the results table, the gpuprof.bench JSON and the CSV
+// (one column list, row_fields, so both carry the same columns under the same
+// names), and the up-front checks of output paths.
 #include "harness/output.hpp"
 
-#include <gpuprof/json_writer.hpp>
 #include <gpuprof/output_paths.hpp>
+#include <gpuprof/report/bench_json.hpp>
+#include <gpuprof/stats.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -159,92 +160,97 @@ RowFields row_fields(const ResultRow& row) {
   return fields;
 }
 
-namespace {
-
-void write_field(gpuprof::JsonWriter& json, const FieldValue& value) {
-  std::visit([&json](const auto& scalar) { json.value(scalar); }, value);
-}
-
-void write_rows(gpuprof::JsonWriter& json, const std::vector<ResultRow>& rows) {
-  json.key("rows").begin_array();
-  for (const ResultRow& row : rows) {
-    // One row per line: the file stays readable and greppable like torch_reference.py's JSON lines.
-    json.begin_object(gpuprof::JsonWriter::one_line);
-    for (const auto& [name, value] : row_fields(row)) {
-      json.key(name);
-      write_field(json, value);
-    }
-    json.end_object();
-  }
-  json.end_array();
-}
-
-void write_warmup_study(gpuprof::JsonWriter& json, const std::vector<WarmupStudyRow>& study) {
-  json.key("warmup_study").begin_array();
-  for (const WarmupStudyRow& row : study) {
-    json.begin_object(gpuprof::JsonWriter::one_line)
-        .member("size", row.size)
-        .member("ctx", row.ctx)
-        .member("mode", to_string(row.mode))
-        .member("precision", to_string(row.precision))
-        .member("warmup", row.warmup)
-        .member("steps", row.steps)
-        .member("mean_ms", row.mean_ms)
-        .member("std_ms", row.std_ms)
-        .member("first_ms", row.first_ms)
-        .member("rest_mean_ms", row.rest_mean_ms)
-        .end_object();
-  }
-  json.end_array();
-}
-
-void write_loss_curves(gpuprof::JsonWriter& json, const std::vector<LossCurve>& curves) {
-  json.key("loss_curves").begin_array();
-  for (const LossCurve& curve : curves) {
-    json.begin_object()
-        .member("size", curve.size)
-        .member("ctx", curve.ctx)
-        .member("batch", curve.batch)
-        .member("precision", to_string(curve.precision))
-        .key("max_abs_divergence_from_fp32");
-    if (curve.max_abs_divergence_from_fp32) {
-      json.value(*curve.max_abs_divergence_from_fp32);
-    } else {
-      json.value(nullptr);
-    }
-    json.key("losses").begin_array(gpuprof::JsonWriter::one_line);
-    for (const double loss : curve.losses) json.value(loss);
-    json.end_array().end_object();
-  }
-  json.end_array();
-}
-
-}  // namespace
-
 std::string device_text(const std::string& device, const std::optional<std::string>& cudnn) {
   return cudnn ? device + " (cuDNN " + *cudnn + ")" : device;
 }
 
+namespace {
+
+gpuprof::BenchField bench_field(const FieldValue& value) {
+  return std::visit([](const auto& scalar) { return gpuprof::BenchField(scalar); }, value);
+}
+
+// Timed steps as a BenchResult: the samples on the clock that took them.
+gpuprof::BenchResult timed_steps(const std::vector<double>& samples_ms, bool gpu_timed, int warmup) {
+  gpuprof::BenchResult result;
+  result.timing_source = gpu_timed ? gpuprof::TimingSource::cuda_events : gpuprof::TimingSource::host_clock;
+  (gpu_timed ? result.gpu_ms : result.host_ms) = samples_ms;
+  result.gpu = gpuprof::summarize(result.gpu_ms);
+  result.host = gpuprof::summarize(result.host_ms);
+  result.warmup_calls = warmup;
+  result.stop_reason = std::to_string(samples_ms.size()) + " timed steps";
+  return result;
+}
+
+std::string configuration_name(Mode mode, const std::string& size, int ctx, Precision precision) {
+  return std::string(to_string(mode)) + "/" + size + "/ctx" + std::to_string(ctx) + "/" + to_string(precision);
+}
+
+gpuprof::NamedBenchResult sweep_run(const BenchResults& results, const ResultRow& row) {
+  gpuprof::NamedBenchResult run;
+  run.name = configuration_name(row.mode, row.size, row.ctx, row.precision) + "/" + to_string(row.attention);
+  if (row.status == RowStatus::ok) {
+    run.result = timed_steps(row.samples_ms, row.timing == "cuda_events", row.warmup);
+    run.result.cold_ms = row.cold_ms.value_or(0);
+    if (row.graph) run.result.stop_reason += ", each one replay of a CUDA graph";
+  } else {
+    run.result.stop_reason = status_text(row);
+  }
+  const auto ceiling = results.ceilings_tflops.find(to_string(row.precision));
+  run.fields = {{"study", std::string("sweep")},
+                {"device", results.device},
+                {"cudnn", results.cudnn ? gpuprof::BenchField(*results.cudnn) : gpuprof::BenchField(nullptr)},
+                {"seed", static_cast<std::int64_t>(results.seed)},
+                {"ceiling_tflops", ceiling != results.ceilings_tflops.end() ? gpuprof::BenchField(ceiling->second)
+                                                                          : gpuprof::BenchField(nullptr)}};
+  for (const auto& [name, value] : row_fields(row)) run.fields.emplace_back(name, bench_field(value));
+  return run;
+}
+
+gpuprof::NamedBenchResult warmup_study_run(const WarmupStudyRow& row) {
+  gpuprof::NamedBenchResult run;
+  run.name = "warmup_study/" + configuration_name(row.mode, row.size, row.ctx, row.precision) + "/" +
+             to_string(row.attention) + "/warmup" + std::to_string(row.warmup);
+  run.result = timed_steps(row.samples_ms, row.gpu_timed, row.warmup);
+  run.fields = {{"study", std::string("warmup_study")},
+                {"size", row.size},
+                {"ctx", std::int64_t{row.ctx}},
+                {"mode", std::string(to_string(row.mode))},
+                {"precision", std::string(to_string(row.precision))},
+                {"attention", std::string(to_string(row.attention))},
+                {"warmup", std::int64_t{row.warmup}},
+                {"steps", std::int64_t{row.steps}},
+                {"mean_ms", row.mean_ms},
+                {"std_ms", row.std_ms},
+                {"first_ms", row.first_ms},
+                {"rest_mean_ms", row.rest_mean_ms}};
+  return run;
+}
+
+gpuprof::NamedBenchResult loss_curve_run(const LossCurve& curve) {
+  gpuprof::NamedBenchResult run;
+  run.name = "loss_curve/" + curve.size + "/ctx" + std::to_string(curve.ctx) + "/" + to_string(curve.precision);
+  run.result.stop_reason = "not timed: a loss curve";
+  const std::optional<double>& divergence = curve.max_abs_divergence_from_fp32;
+  run.fields = {{"study", std::string("loss_curve")},
+                {"size", curve.size},
+                {"ctx", std::int64_t{curve.ctx}},
+                {"batch", std::int64_t{curve.batch}},
+                {"precision", std::string(to_string(curve.precision))},
+                {"max_abs_divergence_from_fp32",
+                 divergence ? gpuprof::BenchField(*divergence) : gpuprof::BenchField(nullptr)},
+                {"losses", curve.losses}};
+  return run;
+}
+
+}  // namespace
+
 std::string results_json(const BenchResults& results) {
-  gpuprof::JsonWriter json;
-  json.begin_object()
-      .member("schema", json_schema_name)
-      .member("version", json_schema_version)
-      .member("device", results.device)
-      .member("backend", results.backend);
-  write_optional(json, "cudnn", results.cudnn);
-  json.member("batch", results.batch)
-      .member("warmup", results.warmup)
-      .member("steps", results.steps)
-      .member("seed", results.seed);
-  json.key("ceilings_tflops").begin_object(gpuprof::JsonWriter::one_line);
-  for (const auto& [precision, tflops] : results.ceilings_tflops) json.member(precision, tflops);
-  json.end_object();
-  write_rows(json, results.rows);
-  write_warmup_study(json, results.warmup_study);
-  write_loss_curves(json, results.loss_curves);
-  json.end_object();
-  return json.str() + "\n";
+  std::vector<gpuprof::NamedBenchResult> runs;
+  for (const ResultRow& row : results.rows) runs.push_back(sweep_run(results, row));
+  for (const WarmupStudyRow& row : results.warmup_study) runs.push_back(warmup_study_run(row));
+  for (const LossCurve& curve : results.loss_curves) runs.push_back(loss_curve_run(curve));
+  return gpuprof::bench_json(runs);
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // harness/output.hpp: the renderings of BenchResults (the terminal table, the
-// JSON document of schema "gpuprof.transformer_bench" version 1, and CSV, both
-// walking one column list), and the check, before any measurement, that every
-// output the user asked for can be written.
+// library's gpuprof.bench JSON, and CSV, the JSON's fields and the CSV walking
+// one column list), and the check, before any measurement, that every output
+// the user asked for can be written.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +19,6 @@
 
 namespace transformer::harness {
 
-inline constexpr const char* json_schema_name = "gpuprof.transformer_bench";
-inline constexpr int json_schema_version = 1;
-
 // One aligned line per configuration; PyTorch columns when any row has torch figures.
 void print_results_table(std::ostream& out, const BenchResults& results);
 // "OOM (needs X GiB, Y GiB free)" for an oom row.
@@ -37,6 +34,15 @@ void write_optional(gpuprof::JsonWriter& json, const char* name, const std::opti
   else json.value(nullptr);
 }
 
+// A gpuprof.bench document (gpuprof/report/bench_json.hpp), which
+// gpuprof-compare reads: one benchmark per row of the sweep, named
+// "step/small/ctx512/bf16/fused", its timed steps as the samples, every
+// row_fields() column as a field, with "study": "sweep" and the run's device,
+// cuDNN, seed and GEMM ceiling; a row that did not run has no samples and its
+// status as the stop reason. The warm-up study's runs follow
+// ("warmup_study/.../warmup0", "study": "warmup_study"), then the loss curves
+// ("loss_curve/tiny/ctx128/bf16", "study": "loss_curve", not timed: the
+// losses are a field).
 std::string results_json(const BenchResults& results);
 // Header line of the row_fields() names, then one line per row.
 std::string results_csv(const BenchResults& results);

@@ -41,6 +41,7 @@ struct ResultRow {
 
   std::size_t params = 0;
   std::string timing;  // "cuda_events" or "host_clock": which clock the times are from
+  std::vector<double> samples_ms;  // the timed steps, in order; empty unless ok
   std::optional<double> mean_ms, std_ms, median_ms, min_ms, cold_ms;
   std::optional<double> tokens_per_s, tflops;
   std::optional<double> mfu;                   // null on the CPU (no measured ceiling)
@@ -61,10 +62,13 @@ struct WarmupStudyRow {
   int ctx = 0;
   Mode mode = Mode::fwd;
   Precision precision = Precision::fp32;
+  Attention attention = Attention::naive;
   int warmup = 0, steps = 0;
   double mean_ms = 0, std_ms = 0;
   double first_ms = 0;      // the first timed step: the cold one when warmup == 0
   double rest_mean_ms = 0;  // the timed steps after the first
+  std::vector<double> samples_ms;  // the timed steps, in order
+  bool gpu_timed = false;          // CUDA events (else the host clock)
 };
 
 // Loss of every train step from one initialisation and one fixed batch.

@@ -187,6 +187,7 @@ ResultRow run_configuration(const Device& device, const RunConfig& config,
   row.min_ms = summary.min;
   row.cold_ms = timing.cold_ms;
   row.timing = timing.gpu_timed ? "cuda_events" : "host_clock";
+  row.samples_ms = timing.samples_ms;
   const double seconds = summary.mean / 1e3;
   row.tokens_per_s = static_cast<double>(config.batch) * config.ctx / seconds;
   row.tflops = step_flops(config) / seconds / 1e12;

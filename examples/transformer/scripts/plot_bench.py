@@ -7,21 +7,20 @@ out of memory are marked with an x at the top of their panel.
 usage: plot_bench.py BENCH.json OUT.png
 
 Needs matplotlib (Debian: python3-matplotlib). Exit status: 0 written,
-1 the input is not a transformer_bench document, 2 bad arguments.
+1 the input is not a gpuprof.bench document (transformer_bench --json), 2 bad arguments.
 """
 
 import sys
 
-from schema_document import load_document
+from schema_document import bench_rows, load_document
 
-SCHEMA = "gpuprof.transformer_bench"
+SCHEMA = "gpuprof.bench"
 PRECISION_ORDER = {"fp32": 0, "tf32": 1, "bf16": 2}
 USAGE = "usage: plot_bench.py BENCH.json OUT.png  (BENCH.json from transformer_bench --json)"
 
 
 def load_rows(path):
-    document = load_document(path, SCHEMA)
-    return document, document.get("rows", [])
+    return bench_rows(load_document(path, SCHEMA))
 
 
 def series_by_precision(rows):
@@ -38,7 +37,7 @@ def series_by_precision(rows):
     return lines, oom
 
 
-def plot(document, rows, out_path):
+def plot(rows, out_path):
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display needed
@@ -68,8 +67,9 @@ def plot(document, rows, out_path):
         axis.grid(True, which="both", alpha=0.3)
         if lines.get(precision):
             axis.legend(fontsize=8)
-    figure.suptitle(f"transformer_bench on {document.get('device', '?')} "
-                    f"(batch {document.get('batch', '?')}, {document.get('steps', '?')} timed steps)")
+    first = rows[0]
+    figure.suptitle(f"transformer_bench on {first['device']} "
+                    f"(batch {first['batch']}, {first['steps']} timed steps)")
     figure.tight_layout()
     try:
         figure.savefig(out_path, dpi=120)
@@ -81,8 +81,7 @@ def main(argv):
     if len(argv) != 3 or argv[1] in ("-h", "--help"):
         print(USAGE, file=sys.stderr)
         return 0 if len(argv) == 2 and argv[1] in ("-h", "--help") else 2
-    document, rows = load_rows(argv[1])
-    plot(document, rows, argv[2])
+    plot(load_rows(argv[1]), argv[2])
     return 0
 
 

@@ -126,12 +126,29 @@ def best(row, key):
     return max(values) if values else (float("nan"), "-")
 
 
+def our_rows(document):
+    """attention_bench's gpuprof.bench file as one row per (attention, size, ctx),
+    with fwd_tflops and fwdbwd_tflops from each benchmark's fields."""
+    if document.get("schema") != "gpuprof.bench":
+        sys.exit(f"torch_sdpa_bench: --compare wants attention_bench's gpuprof.bench JSON, "
+                 f"not schema {document.get('schema')!r}")
+    rows = {}
+    for benchmark in document["benchmarks"]:
+        fields = benchmark["fields"]
+        key = (fields["attention"], fields["size"], fields["ctx"])
+        row = rows.setdefault(key, {"attention": key[0], "size": key[1], "ctx": key[2]})
+        row[fields["pass"] + "_tflops"] = fields["tflops"]
+        if fields.get("cudnn_version"):
+            row["cudnn_version"] = fields["cudnn_version"]
+    return list(rows.values())
+
+
 def compare(path, torch_rows):
     with open(path) as f:
-        document = json.load(f)
-    ours = document["rows"]
+        ours = our_rows(json.load(f))
+    ours_cudnn = next((r["cudnn_version"] for r in ours if "cudnn_version" in r), None)
     print("\nTFLOP/s (causal FLOPs), ours vs torch SDPA (default backend; best of default/flash/cudnn)")
-    print(f"cuDNN: ours {document.get('cudnn_version') or 'absent'}, torch's {cudnn_version() or 'absent'}")
+    print(f"cuDNN: ours {ours_cudnn or 'absent'}, torch's {cudnn_version() or 'absent'}")
     print("x: ours over torch's default; xbest: ours over its fastest backend")
     print(f"{'ours':9} {'size':7} {'ctx':>5} | {'fwd ours':>8} {'torch':>6} {'x':>5} {'best':>13} {'xbest':>5} | "
           f"{'f+b ours':>8} {'torch':>6} {'x':>5} {'best':>13} {'xbest':>5}")

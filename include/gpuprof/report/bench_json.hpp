@@ -2,12 +2,16 @@
 // JSON (schema "gpuprof.bench", which gpuprof-compare reads).
 //
 //   std::vector<gpuprof::NamedBenchResult> runs = {{"train_step", result}};
+//   runs[0].fields = {{"tokens_per_s", 2.1e5}, {"precision", std::string("bf16")}};
 //   gpuprof::write_bench_json("bench.json", runs);
 //
 // For CI dashboards that read Google Benchmark's format, see gbench_json.hpp.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "../atomic_file.hpp"
@@ -18,16 +22,52 @@
 
 GPUPROF_NAMESPACE_BEGIN
 
+// A benchmark's own figures beside its timing (tokens/s, peak memory, the
+// parameters of its configuration, a loss per step), like Google Benchmark's
+// user counters but any JSON scalar or a list of numbers. gpuprof writes them
+// as they are and compares only the timing. A std::string, never a bare
+// literal: that would convert to bool.
+using BenchField = std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, std::vector<double>>;
+using BenchFields = std::vector<std::pair<std::string, BenchField>>;
+
 struct NamedBenchResult {
+  // A constructor, not an aggregate: {"name", result} stays warning-free
+  // under -Wmissing-field-initializers.
+  NamedBenchResult() = default;
+  NamedBenchResult(std::string name_, BenchResult result_, BenchFields fields_ = {})
+      : name(std::move(name_)), result(std::move(result_)), fields(std::move(fields_)) {}
+
   std::string name;  // e.g. "train_step/small/ctx128"
+  // A benchmark that did not run (out of memory, unsupported) has no samples
+  // and says why in result.stop_reason; gpuprof-compare shows it as the note.
   BenchResult result;
+  BenchFields fields;  // written in order under "fields"
 };
 
 constexpr int bench_json_version = 1;
 
+namespace detail {
+
+inline void write_bench_field(JsonWriter& json, const BenchField& field) {
+  std::visit(
+      [&json](const auto& value) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::vector<double>>) {
+          json.begin_array(JsonWriter::one_line);
+          for (const double number : value) json.value(number);
+          json.end_array();
+        } else {
+          json.value(value);
+        }
+      },
+      field);
+}
+
+}  // namespace detail
+
 // {"schema": "gpuprof.bench", "version": 1, "environment": {...}, "benchmarks": [...]}:
 // each benchmark with its timing source, both summaries (samples included),
-// cold call, warm-up count, stop reason, clocks and throttled samples.
+// cold call, warm-up count, stop reason, clocks, throttled samples and its
+// fields.
 inline std::string bench_json(const std::vector<NamedBenchResult>& runs,
                               const Environment& environment = capture_environment()) {
   JsonWriter json;
@@ -53,7 +93,12 @@ inline std::string bench_json(const std::vector<NamedBenchResult>& runs,
     for (const ClockSample& clock : r.clocks) json.value(clock.sm_mhz);
     json.end_array().key("throttled").begin_array(JsonWriter::one_line);
     for (const ClockSample& clock : r.clocks) json.value(clock.throttled());
-    json.end_array().end_object();
+    json.end_array().key("fields").begin_object(JsonWriter::one_line);
+    for (const auto& [name, field] : run.fields) {
+      json.key(name);
+      detail::write_bench_field(json, field);
+    }
+    json.end_object().end_object();
   }
   json.end_array().end_object();
   return json.str() + "\n";

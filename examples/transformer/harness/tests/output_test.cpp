@@ -1,9 +1,12 @@
-// Tests of the driver's outputs: the JSON document parsed back with the
-// strict test parser, the CSV's columns and quoting, the table's OOM and
+// Tests of the driver's outputs: the gpuprof.bench document parsed back with
+// the strict test parser and by gpuprof-compare's reader, the CSV's columns and quoting, the table's OOM and
 // PyTorch cells.
 #include <doctest/doctest.h>
 
+#include <gpuprof/compare.hpp>
+
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +31,7 @@ ResultRow measured_row() {
   row.graph = true;
   row.params = 128625408;
   row.timing = "cuda_events";
+  row.samples_ms = {40.0, 41.0, 39.75, 40.0, 41.75};
   row.mean_ms = 40.5;
   row.std_ms = 0.25;
   row.median_ms = 40.0;
@@ -84,8 +88,20 @@ BenchResults sample_results() {
   results.steps = 10;
   results.ceilings_tflops = {{"bf16", 773.0}, {"fp32", 51.0}, {"tf32", 393.0}};
   results.rows = {measured_row(), oom_row(), unsupported_row()};
-  results.warmup_study = {
-      {"small", 512, Mode::step, Precision::bf16, 0, 10, 120.0, 250.0, 800.0, 40.0}};
+  results.seed = 7;
+  WarmupStudyRow warmup;
+  warmup.size = "small";
+  warmup.ctx = 512;
+  warmup.mode = Mode::step;
+  warmup.precision = Precision::bf16;
+  warmup.attention = Attention::fused;
+  warmup.steps = 3;
+  warmup.mean_ms = 300.0;
+  warmup.first_ms = 800.0;
+  warmup.rest_mean_ms = 50.0;
+  warmup.samples_ms = {800.0, 50.0, 50.0};
+  warmup.gpu_timed = true;
+  results.warmup_study = {warmup};
   LossCurve curve;
   curve.size = "tiny";
   curve.ctx = 128;
@@ -99,79 +115,96 @@ BenchResults sample_results() {
 
 }  // namespace
 
-TEST_CASE("the JSON document carries the schema, the ceilings and every row's fields") {
+// The fields of one benchmark of the document, by name.
+const gpuprof_test::Json& benchmark(const gpuprof_test::Json& document, const std::string& name) {
+  for (const gpuprof_test::Json& entry : document["benchmarks"].elements())
+    if (entry["name"].as_string() == name) return entry;
+  FAIL("no benchmark " << name);
+  throw std::logic_error("unreachable");
+}
+
+TEST_CASE("the JSON document is gpuprof.bench: a benchmark per row, its steps as samples, its columns as fields") {
   const gpuprof_test::Json document = gpuprof_test::parse_json(results_json(sample_results()));
-  CHECK(document["schema"].as_string() == "gpuprof.transformer_bench");
+  CHECK(document["schema"].as_string() == "gpuprof.bench");
   CHECK(document["version"].as_int64() == 1);
-  CHECK(document["device"].as_string() == "NVIDIA H100 80GB HBM3");
-  CHECK(document["cudnn"].as_string() == "9.14.0");
-  CHECK(document["ceilings_tflops"]["bf16"].as_number() == 773.0);
-  CHECK(document["ceilings_tflops"]["tf32"].as_number() == 393.0);
-  REQUIRE(document["rows"].size() == 3);
+  REQUIRE(document["benchmarks"].size() == 3 + 1 + 1);
 
-  const char* required[] = {"size",
-                            "ctx",
-                            "batch",
-                            "mode",
-                            "precision",
-                            "attention",
-                            "backend",
-                            "warmup",
-                            "steps",
-                            "graph",
-                            "mean_ms",
-                            "std_ms",
-                            "median_ms",
-                            "min_ms",
-                            "cold_ms",
-                            "tokens_per_s",
-                            "tflops",
-                            "mfu",
-                            "peak_mem_bytes",
-                            "allocated_bytes",
-                            "params",
-                            "status",
-                            "bytes_requested",
-                            "torch_median_ms",
-                            "speedup_vs_torch",
-                            "torch_peak_mem_bytes"};
-  for (const gpuprof_test::Json& row : document["rows"].elements())
-    for (const char* key : required) CHECK_MESSAGE(row.contains(key), key);
+  // Every row_fields() column, and the run's own figures, on every sweep row.
+  for (std::size_t i = 0; i < 3; ++i) {
+    const gpuprof_test::Json& fields = document["benchmarks"][i]["fields"];
+    for (const auto& field : row_fields(ResultRow{})) CHECK_MESSAGE(fields.contains(field.first), field.first);
+    CHECK(fields["study"].as_string() == "sweep");
+    CHECK(fields["device"].as_string() == "NVIDIA H100 80GB HBM3");
+    CHECK(fields["cudnn"].as_string() == "9.14.0");
+    CHECK(fields["seed"].as_int64() == 7);
+  }
 
-  const gpuprof_test::Json& ok = document["rows"][std::size_t{0}];
-  CHECK(ok["size"].as_string() == "small");
-  CHECK(ok["ctx"].as_int64() == 512);
-  CHECK(ok["mode"].as_string() == "step");
-  CHECK(ok["precision"].as_string() == "bf16");
-  CHECK(ok["status"].as_string() == "ok");
-  CHECK(ok["median_ms"].as_number() == 40.0);
-  CHECK(ok["mfu"].as_number() == 0.16);
-  CHECK(ok["peak_mem_bytes"].as_int64() == (3LL << 30));
-  CHECK(ok["params"].as_int64() == 128625408);
-  CHECK(ok["timing"].as_string() == "cuda_events");
-  CHECK(ok["graph"].as_bool());
-  CHECK(ok["torch_median_ms"].as_number() == 73.5);
-  CHECK(ok["speedup_vs_torch"].as_number() == doctest::Approx(73.5 / 40.0));
-  CHECK(ok["memory_ratio_vs_torch"].as_number() == doctest::Approx(0.5));
-  CHECK(ok["bytes_requested"].is_null());
+  const gpuprof_test::Json& ok = benchmark(document, "step/small/ctx512/bf16/naive");
+  CHECK(ok["timing_source"].as_string() == "cuda_events");
+  CHECK(ok["cold_ms"].as_number() == 812.0);
+  CHECK(ok["warmup_calls"].as_int64() == 5);
+  CHECK(ok["stop_reason"].as_string() == "5 timed steps, each one replay of a CUDA graph");
+  const gpuprof_test::Json& gpu = ok["gpu_ms"];
+  CHECK(gpu["n"].as_int64() == 5);
+  CHECK(gpu["median"].as_number() == 40.0);
+  CHECK(gpu["samples_ms"][std::size_t{0}].as_number() == 39.75);  // sorted
+  const gpuprof_test::Json& fields = ok["fields"];
+  CHECK(fields["size"].as_string() == "small");
+  CHECK(fields["ctx"].as_int64() == 512);
+  CHECK(fields["mode"].as_string() == "step");
+  CHECK(fields["precision"].as_string() == "bf16");
+  CHECK(fields["status"].as_string() == "ok");
+  CHECK(fields["median_ms"].as_number() == 40.0);
+  CHECK(fields["mfu"].as_number() == 0.16);
+  CHECK(fields["ceiling_tflops"].as_number() == 773.0);
+  CHECK(fields["peak_mem_bytes"].as_int64() == (3LL << 30));
+  CHECK(fields["params"].as_int64() == 128625408);
+  CHECK(fields["timing"].as_string() == "cuda_events");
+  CHECK(fields["graph"].as_bool());
+  CHECK(fields["torch_median_ms"].as_number() == 73.5);
+  CHECK(fields["speedup_vs_torch"].as_number() == doctest::Approx(73.5 / 40.0));
+  CHECK(fields["memory_ratio_vs_torch"].as_number() == doctest::Approx(0.5));
+  CHECK(fields["bytes_requested"].is_null());
 
-  const gpuprof_test::Json& oom = document["rows"][1];
-  CHECK(oom["status"].as_string() == "oom");
-  CHECK(oom["bytes_requested"].as_int64() == (3LL << 29));
-  CHECK(oom["bytes_free"].as_int64() == (1LL << 28));
-  CHECK(oom["mean_ms"].is_null());
-  CHECK(oom["timing"].is_null());
-  CHECK(oom["torch_median_ms"].is_null());
+  const gpuprof_test::Json& oom = benchmark(document, "step/2.7B/ctx1024/fp32/naive");
+  CHECK(oom["host_ms"]["n"].as_int64() == 0);
+  CHECK(oom["stop_reason"].as_string() == "OOM (needs 1.50 GiB, 0.25 GiB free)");
+  CHECK(oom["fields"]["status"].as_string() == "oom");
+  CHECK(oom["fields"]["bytes_requested"].as_int64() == (3LL << 29));
+  CHECK(oom["fields"]["bytes_free"].as_int64() == (1LL << 28));
+  CHECK(oom["fields"]["mean_ms"].is_null());
+  CHECK(oom["fields"]["timing"].is_null());
+  CHECK(oom["fields"]["ceiling_tflops"].as_number() == 51.0);
 
-  CHECK(document["rows"][2]["status"].as_string() == "unsupported");
-  CHECK(document["rows"][2]["mfu"].is_null());
+  const gpuprof_test::Json& unsupported = benchmark(document, "fwd/tiny/ctx128/bf16/naive");
+  CHECK(unsupported["fields"]["status"].as_string() == "unsupported");
+  CHECK(unsupported["stop_reason"].as_string().rfind("unsupported (the cpu backend", 0) == 0);
+  CHECK(unsupported["fields"]["mfu"].is_null());
 
-  CHECK(document["warmup_study"][std::size_t{0}]["first_ms"].as_number() == 800.0);
-  const gpuprof_test::Json& curve = document["loss_curves"][std::size_t{0}];
-  CHECK(curve["precision"].as_string() == "bf16");
-  CHECK(curve["losses"].size() == 3);
-  CHECK(curve["losses"][2].as_number() == 8.5);
-  CHECK(curve["max_abs_divergence_from_fp32"].as_number() == 0.01);
+  const gpuprof_test::Json& warmup = benchmark(document, "warmup_study/step/small/ctx512/bf16/fused/warmup0");
+  CHECK(warmup["fields"]["study"].as_string() == "warmup_study");
+  CHECK(warmup["fields"]["first_ms"].as_number() == 800.0);
+  CHECK(warmup["gpu_ms"]["samples_ms"].size() == 3);
+
+  const gpuprof_test::Json& curve = benchmark(document, "loss_curve/tiny/ctx128/bf16");
+  CHECK(curve["stop_reason"].as_string() == "not timed: a loss curve");
+  CHECK(curve["fields"]["study"].as_string() == "loss_curve");
+  CHECK(curve["fields"]["losses"].size() == 3);
+  CHECK(curve["fields"]["losses"][2].as_number() == 8.5);
+  CHECK(curve["fields"]["max_abs_divergence_from_fp32"].as_number() == 0.01);
+}
+
+TEST_CASE("gpuprof-compare's reader takes the document: rows by configuration, OOM rows not measured") {
+  const gpuprof::MeasuredRun run =
+      gpuprof::measured_run_from_json(gpuprof::detail::parse_json(results_json(sample_results())));
+  CHECK(run.kind == "gpuprof.bench");
+  const gpuprof::Comparison c = gpuprof::compare_runs(run, run);
+  REQUIRE(c.rows.size() == 5);
+  CHECK(c.rows[0].key == "step/small/ctx512/bf16/naive");
+  CHECK(c.rows[0].verdict == gpuprof::Verdict::same);
+  CHECK(c.rows[0].test == "Mann-Whitney U");
+  CHECK(c.rows[1].verdict == gpuprof::Verdict::not_measured);
+  CHECK(c.rows[1].note == "base: OOM (needs 1.50 GiB, 0.25 GiB free)");
 }
 
 TEST_CASE("a device is named with its cuDNN where one was loaded") {
@@ -184,9 +217,8 @@ TEST_CASE("an empty run is still a valid document") {
   empty.device = "CPU";
   empty.backend = "cpu";
   const gpuprof_test::Json document = gpuprof_test::parse_json(results_json(empty));
-  CHECK(document["rows"].size() == 0);
-  CHECK(document["ceilings_tflops"].size() == 0);
-  CHECK(document["cudnn"].is_null());
+  CHECK(document["schema"].as_string() == "gpuprof.bench");
+  CHECK(document["benchmarks"].size() == 0);
 }
 
 TEST_CASE("CSV has the JSON rows' columns, one line per row, RFC 4180 quoting") {
