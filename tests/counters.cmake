@@ -16,3 +16,9 @@ if(GPUPROF_HAVE_CUDA AND CMAKE_CUDA_COMPILER AND TARGET gpuprof_cupti)
   target_link_libraries(gpuprof_counters_probe PRIVATE gpuprof::cupti)
   gpuprof_strict_warnings(gpuprof_counters_probe)
 endif()
+# scripts/counters_agreement.py (the Nsight Compute comparison) on synthetic
+# files: matching, floors and exit status, without a GPU.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME counters_agreement_script COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/counters/agreement_test.py)
+endif()
