@@ -134,7 +134,7 @@ def compare(label, ours, theirs, tolerance):
         if abs(diff) <= tolerance:
             note = ""
         elif abs(value - reference) <= floor:
-            note = f"within floor {floor:.3g}"
+            note = f"within floor: |diff| {abs(value - reference):.3g} <= {floor:.3g}"
         else:
             note = "<-- over tolerance"
             bad += 1
