@@ -16,7 +16,8 @@ of ours is the third one ncu measured, so ncu may measure a prefix of each
 name (--kernel-name, --launch-count).
 
 --pick LABEL=REGEX (repeatable): compare only the first kernel whose name
-matches REGEX and that both measured; a pick with no such kernel fails.
+(the probe's, with namespaces, or ncu's without --names) matches REGEX and
+that both measured; a pick with no such kernel fails.
 Without picks every matched kernel is compared.
 
 A value agrees when it is within the tolerance (default 5 %) of ncu's, or
@@ -193,7 +194,8 @@ def main(argv):
         if len(ours) != len(theirs):
             print(f"counters_agreement: {len(ours)} kernel(s) measured by gpuprof, {len(theirs)} by ncu",
                   file=sys.stderr)
-        pairs = [(base, occurrence, o, t) for (_, o), (base, occurrence, t) in zip(ours, with_occurrence(theirs))]
+        pairs = [(base, occurrence, o, t, name)
+                 for (_, o), (base, occurrence, t), (name, _) in zip(ours, with_occurrence(theirs), theirs)]
     else:
         unnamed = [r for r, _ in ours if r not in names]
         if unnamed or len(names) != len(ours):
@@ -203,8 +205,9 @@ def main(argv):
         ncu_by_key = {}
         for base, occurrence, values in with_occurrence(theirs):
             ncu_by_key.setdefault((base, occurrence), values)
-        pairs = [(base, occurrence, values, ncu_by_key[(base, occurrence)])
-                 for base, occurrence, values in with_occurrence([(names[r], v) for r, v in ours])
+        named = [(names[r], v) for r, v in ours]
+        pairs = [(base, occurrence, values, ncu_by_key[(base, occurrence)], name)
+                 for (base, occurrence, values), (name, _) in zip(with_occurrence(named), named)
                  if (base, occurrence) in ncu_by_key]
         print(f"{len(ours)} kernel(s) measured by gpuprof, {len(theirs)} by ncu, {len(pairs)} matched by name "
               f"and occurrence")
@@ -212,7 +215,7 @@ def main(argv):
     chosen, missing = [], []
     if picks:
         for label, pattern in picks:
-            found = next((p for p in pairs if pattern.search(p[0])), None)
+            found = next((p for p in pairs if pattern.search(p[4])), None)
             if found:
                 chosen.append((label, found))
             else:
@@ -222,7 +225,7 @@ def main(argv):
 
     print(f"{'kernel':<40} {'metric':<62} {'gpuprof':>14} {'ncu':>14} {'diff %':>8}  note")
     bad = 0
-    for label, (base, occurrence, our_values, ncu_values) in chosen:
+    for label, (base, occurrence, our_values, ncu_values, _) in chosen:
         bad += compare(f"{label}: {base}#{occurrence}"[:40], our_values, ncu_values, tolerance)
     for label in missing:
         print(f"{label}: no kernel that both gpuprof and ncu measured matches its pattern")

@@ -21,7 +21,8 @@ DURATION, READ, WRITE, HIT, FFMA = ("gpu__time_duration.sum", "dram__bytes_read.
 KERNELS = [
     ("rmsnorm_forward_kernel", "void rmsnorm_forward_kernel<__nv_bfloat16, 8>(const float *, int)",
      {DURATION: 5000, READ: 3e6, WRITE: 2e5, HIT: 60, FFMA: 1e6}),
-    ("nvjet_tst_128x64_TNT", "nvjet_tst_128x64_TNT", {DURATION: 20000, READ: 8e6, WRITE: 4e6, HIT: 80, FFMA: 0}),
+    ("cutlass::device_kernel", "void cutlass::device_kernel<cutlass3x_sm90_bf16_gemm>(Params)",
+     {DURATION: 20000, READ: 8e6, WRITE: 4e6, HIT: 80, FFMA: 0}),
     ("rmsnorm_forward_kernel", "void rmsnorm_forward_kernel<__nv_bfloat16, 8>(const float *, int)",
      {DURATION: 5200, READ: 3.1e6, WRITE: 2e5, HIT: 61, FFMA: 1e6}),
     ("adamw_kernel", "void (anonymous namespace)::adamw_kernel<float>(Buffers<float>, unsigned long)",
@@ -75,12 +76,13 @@ class Agreement(unittest.TestCase):
         forward = self.ncu("forward.csv", [0, 1, 2], {(2, DURATION): 1.5})
         adamw = self.ncu("adamw.csv", [3])
         status, out = self.run_script(self.probe(), forward, adamw, "--names", self.names(),
-                                      "--pick", "RMSNorm=rmsnorm", "--pick", "AdamW=adamw")
+                                      "--pick", "RMSNorm=rmsnorm", "--pick", "AdamW=adamw", "--pick", "GEMM=gemm|cutlass")
         # The first rmsnorm is picked, so the second one's 50 % slower duration is not compared.
         self.assertEqual(status, 0, out)
         self.assertIn("RMSNorm: rmsnorm_forward_kernel#0", out)
         self.assertIn("AdamW: adamw_kernel#0", out)
-        self.assertIn("2 kernel(s) compared, 0 value(s)", out)
+        self.assertIn("GEMM: device_kernel#0", out)  # picked by its namespace, matched by its name
+        self.assertIn("3 kernel(s) compared, 0 value(s)", out)
         # Without picks, the second rmsnorm (occurrence 1) is compared with ncu's second one and fails.
         status, out = self.run_script(self.probe(), forward, adamw, "--names", self.names())
         self.assertEqual(status, 1, out)
