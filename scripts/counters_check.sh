@@ -50,8 +50,13 @@ build() {
   echo "built $*"
 }
 
-# The metric names of a per-kernel probe's CSV, comma-separated (ncu --metrics).
-metrics_of() { awk -F, '$1 == "kernel" { print $(NF-1) }' "$1" | sort -u | paste -sd, -; }
+# Sets $metrics to the metric names of a per-kernel probe's CSV, comma-separated
+# (ncu --metrics); false, saying why, when there is nothing to compare or no ncu.
+ncu_ready() {
+  metrics=$(awk -F, '$1 == "kernel" { print $(NF-1) }' "$1" | sort -u | paste -sd, -)
+  [ -n "$metrics" ] || { echo "no per-kernel values from the probe: nothing to compare"; return 1; }
+  [ -x "$NCU" ] || { echo "no ncu at $NCU"; return 1; }
+}
 
 # ncu as the only CUPTI client. No cache flush and no clock locking between
 # kernels: CUPTI's kernel replay does neither, so counts agree and times
@@ -79,11 +84,8 @@ tests_phase() {
   column -t -s, "$LOGS/probe.csv" 2>/dev/null || cat "$LOGS/probe.csv"
 
   step "Nsight Compute on the same kernels"
-  metrics=$(metrics_of "$LOGS/probe.csv")
-  if [ -z "$metrics" ]; then
-    echo "no per-kernel values from the probe: nothing to compare"; status=1
-  elif [ ! -x "$NCU" ]; then
-    echo "no ncu at $NCU"; status=1
+  if ! ncu_ready "$LOGS/probe.csv"; then
+    status=1
   else
     timeout -s TERM 240 "${NCU_MEASURE[@]}" --kernel-name regex:'copy_kernel|fma_kernel' --metrics "$metrics" \
       "$BUILD"/tests/gpuprof_counters_probe --plain >"$LOGS/ncu.csv" 2>"$LOGS/ncu.err" || status=1
@@ -122,12 +124,8 @@ transformer_phase() {
   grep '^#' "$LOGS/counters.csv"
 
   step "Nsight Compute on the step's first forward kernels and first AdamW kernel"
-  local metrics
-  metrics=$(metrics_of "$LOGS/counters.csv")
-  if [ -z "$metrics" ]; then
-    echo "no per-kernel values from the probe: nothing to compare"; status=1
-  elif [ ! -x "$NCU" ]; then
-    echo "no ncu at $NCU"; status=1
+  if ! ncu_ready "$LOGS/counters.csv"; then
+    status=1
   else
     timeout -s TERM 180 "${NCU_MEASURE[@]}" --profile-from-start off --kernel-name regex:"$forward" --launch-count 16 \
       --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_forward.csv" 2>"$LOGS/ncu_forward.err" || status=1
