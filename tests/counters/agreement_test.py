@@ -25,7 +25,8 @@ KERNELS = [
      {DURATION: 20000, READ: 8e6, WRITE: 4e6, HIT: 80, FFMA: 0}),
     ("rmsnorm_forward_kernel", "void rmsnorm_forward_kernel<__nv_bfloat16, 8>(const float *, int)",
      {DURATION: 5200, READ: 3.1e6, WRITE: 2e5, HIT: 61, FFMA: 1e6}),
-    ("adamw_kernel", "void (anonymous namespace)::adamw_kernel<float>(Buffers<float>, unsigned long)",
+    ("transformer::cuda::(anonymous namespace)::adamw_kernel",
+     "void transformer::cuda::<unnamed>::adamw_kernel<float>(Buffers<float>, unsigned long)",
      {DURATION: 90000, READ: 1e9, WRITE: 6e8, HIT: 10, FFMA: 2e8}),
 ]
 
