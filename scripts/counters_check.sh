@@ -1,77 +1,152 @@
 #!/usr/bin/env bash
-# Hardware counters on the GPU in one call: build the counter tests and the
-# probe, run the tests (host-side metric evaluator; GPU collection against
-# known kernels), print the probe's values per kernel and per scope, measure
-# the same kernels with Nsight Compute and print the agreement table, then
-# the cost benchmark (bench/counters/counter_cost). Every
-# step has its own time limit, so a hang still leaves the earlier results.
-# Writes $OUT/summary.txt (everything printed), $OUT/counter_cost.json and
-# $OUT/counters.tgz (all logs).
+# Hardware counters on the GPU in one call. Two phases (docs/counters.md):
+#
+#   counters_check.sh [tests]     build the counter tests and the probe, run the
+#     tests (host-side metric evaluator; GPU collection against known kernels),
+#     print the probe's values per kernel and per scope, measure the same
+#     kernels with Nsight Compute and print the agreement table, then the cost
+#     benchmark (bench/counters/counter_cost). Writes $OUT/summary.txt
+#     (everything printed), $OUT/counter_cost.json and $OUT/counters.tgz.
+#   counters_check.sh transformer  one small-model bf16 train step of the
+#     Transformer example: every kernel's counters (transformer_counter_probe),
+#     Nsight Compute on a GEMM, our attention, RMSNorm, SwiGLU and AdamW
+#     kernel of the same step, and the agreement table for those five. Writes
+#     $OUT/transformer_summary.txt, $OUT/transformer_agreement.txt and
+#     $OUT/transformer.tgz.
+#
+# Every step has its own time limit, so a hang still leaves the earlier
+# results. Exit 0 when every step passed and every compared value agreed.
 set -uo pipefail
 export GPUPROF_REQUIRE_GPU=1  # here a GPU test that finds no GPU fails (docs/testing.md)
 cd "$(dirname "$0")/.."
+PHASE=${1:-tests}
+case "$PHASE" in
+  tests|transformer) ;;
+  *) echo "usage: $0 [tests|transformer]" >&2; exit 2 ;;
+esac
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build/device}
 LOGS=$(mktemp -d /tmp/counters_check.XXXXXX)
 NCU=${NCU:-/usr/local/cuda/bin/ncu}
 status=0
-exec > >(tee "$OUT/summary.txt") 2>&1
+if [ "$PHASE" = tests ]; then
+  SUMMARY=$OUT/summary.txt ARCHIVE=$OUT/counters.tgz
+else
+  SUMMARY=$OUT/transformer_summary.txt ARCHIVE=$OUT/transformer.tgz
+fi
+exec > >(tee "$SUMMARY") 2>&1
 
 step() { echo; echo "== $*"; }
 
+# The one configure line of this script.
+CONFIGURE=(cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90)
+
+# Builds the named targets, or prints the first errors and exits 1.
+build() {
+  { timeout -s TERM 300 "${CONFIGURE[@]}" && timeout -s TERM 300 cmake --build "$BUILD" -j16 -t "$@"; } \
+    >"$LOGS/build.log" 2>&1 \
+    || { grep -B2 -A12 -m5 -E "error|FAILED" "$LOGS/build.log" | head -80; tar -C "$LOGS" -czf "$ARCHIVE" .; exit 1; }
+  echo "built $*"
+}
+
+# Sets $metrics to the metric names of a per-kernel probe's CSV, comma-separated
+# (ncu --metrics); false, saying why, when there is nothing to compare or no ncu.
+ncu_ready() {
+  metrics=$(awk -F, '$1 == "kernel" { print $(NF-1) }' "$1" | sort -u | paste -sd, -)
+  [ -n "$metrics" ] || { echo "no per-kernel values from the probe: nothing to compare"; return 1; }
+  [ -x "$NCU" ] || { echo "no ncu at $NCU"; return 1; }
+}
+
+# ncu as the only CUPTI client. No cache flush and no clock locking between
+# kernels: CUPTI's kernel replay does neither, so counts agree and times
+# compare like for like.
+NCU_MEASURE=("$NCU" --csv --print-units base --cache-control none --clock-control none)
+
+tests_phase() {
+  step "build"
+  build gpuprof_counter_host_tests gpuprof_counters_gpu_tests gpuprof_counters_probe counter_cost
+
+  step "tests: host-side evaluator and GPU collection"
+  timeout -s TERM 60 "$BUILD"/tests/gpuprof_counter_host_tests >"$LOGS/host_tests.log" 2>&1 || status=1
+  grep -E "MESSAGE|ERROR|test cases" "$LOGS/host_tests.log"
+  if timeout -s TERM 180 "$BUILD"/tests/gpuprof_counters_gpu_tests -s >"$LOGS/gpu_tests.log" 2>&1; then
+    grep -E -A1 "MESSAGE|test cases" "$LOGS/gpu_tests.log"
+  else
+    status=1
+    grep -E -B1 -A3 "MESSAGE|ERROR|FATAL|SKIPPED|THREW|test cases" "$LOGS/gpu_tests.log" | head -150
+    tail -5 "$LOGS/gpu_tests.log"
+  fi
+
+  step "probe: every metric per kernel and per scope"
+  timeout -s TERM 120 "$BUILD"/tests/gpuprof_counters_probe >"$LOGS/probe.csv" 2>"$LOGS/probe.err" || status=1
+  cat "$LOGS/probe.err"
+  column -t -s, "$LOGS/probe.csv" 2>/dev/null || cat "$LOGS/probe.csv"
+
+  step "Nsight Compute on the same kernels"
+  if ! ncu_ready "$LOGS/probe.csv"; then
+    status=1
+  else
+    timeout -s TERM 240 "${NCU_MEASURE[@]}" --kernel-name regex:'copy_kernel|fma_kernel' --metrics "$metrics" \
+      "$BUILD"/tests/gpuprof_counters_probe --plain >"$LOGS/ncu.csv" 2>"$LOGS/ncu.err" || status=1
+    tail -5 "$LOGS/ncu.err"
+    step "agreement (gpuprof vs ncu, per kernel)"
+    python3 scripts/counters_agreement.py "$LOGS/probe.csv" "$LOGS/ncu.csv" | tee "$LOGS/agreement.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  fi
+
+  step "cost: passes per metric set, step time with and without counters"
+  timeout -s TERM 240 "$BUILD"/bench/counters/counter_cost --json "$LOGS/counter_cost.json" 2>&1 \
+    | tee "$LOGS/counter_cost.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  cp "$LOGS/counter_cost.json" "$OUT/" 2>/dev/null
+}
+
+# The kernels compared, by category: the first of each in the step that both
+# measured. ncu measures the forward ones up to the last of the first block
+# (its matching launches in order: RMSNorm, the QKV GEMM(s), attention, the
+# output GEMM, RMSNorm, the w1|w3 GEMM, SwiGLU, ...) and the first AdamW piece.
+transformer_phase() {
+  local probe="$BUILD/examples/transformer/profile/transformer_counter_probe"
+  local forward='rmsnorm_forward_kernel|flash_forward_kernel|swiglu_forward_kernel|gemm|nvjet|xmma|cutlass'
+  step "build"
+  build transformer_counter_probe
+
+  step "names: the kernels of one train step, in launch order"
+  timeout -s TERM 120 "$probe" --names >"$LOGS/names.csv" 2>"$LOGS/names.err" || status=1
+  cat "$LOGS/names.err"
+  head -1 "$LOGS/names.csv"
+  cut -d, -f3 "$LOGS/names.csv" | grep -v '^#' | sort | uniq -c | sort -rn
+
+  step "counters: every kernel of the same step (kernel replay)"
+  timeout -s TERM 300 "$probe" --counters >"$LOGS/counters.csv" 2>"$LOGS/counters.err" || status=1
+  cat "$LOGS/counters.err"
+  grep '^#' "$LOGS/counters.csv"
+
+  step "Nsight Compute on the step's first forward kernels and first AdamW kernel"
+  if ! ncu_ready "$LOGS/counters.csv"; then
+    status=1
+  else
+    timeout -s TERM 180 "${NCU_MEASURE[@]}" --profile-from-start off --kernel-name regex:"$forward" --launch-count 16 \
+      --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_forward.csv" 2>"$LOGS/ncu_forward.err" || status=1
+    tail -3 "$LOGS/ncu_forward.err"
+    timeout -s TERM 120 "${NCU_MEASURE[@]}" --profile-from-start off --kernel-name regex:adamw_kernel --launch-count 1 \
+      --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_adamw.csv" 2>"$LOGS/ncu_adamw.err" || status=1
+    tail -3 "$LOGS/ncu_adamw.err"
+    step "agreement (gpuprof vs ncu, per kernel)"
+    python3 scripts/counters_agreement.py "$LOGS/counters.csv" "$LOGS/ncu_forward.csv" "$LOGS/ncu_adamw.csv" \
+      --names "$LOGS/names.csv" --pick "GEMM=gemm|nvjet|xmma|cutlass" --pick attention=flash_forward_kernel \
+      --pick RMSNorm=rmsnorm_forward_kernel --pick SwiGLU=swiglu_forward_kernel --pick AdamW=adamw_kernel \
+      | tee "$OUT/transformer_agreement.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  fi
+}
+
+SECONDS=0
 step "GPU"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 2>&1
 cat /proc/driver/nvidia/params 2>/dev/null | grep -i profiling
-
-step "build"
-{ timeout -s TERM 300 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  && timeout -s TERM 300 cmake --build "$BUILD" -j16 \
-       -t gpuprof_counter_host_tests gpuprof_counters_gpu_tests gpuprof_counters_probe counter_cost; } \
-  >"$LOGS/build.log" 2>&1 \
-  || { grep -B2 -A12 -m5 -E "error|FAILED" "$LOGS/build.log" | head -80; tar -C "$LOGS" -czf "$OUT/counters.tgz" .; exit 1; }
-echo "built"
-
-step "tests: host-side evaluator and GPU collection"
-timeout -s TERM 60 "$BUILD"/tests/gpuprof_counter_host_tests >"$LOGS/host_tests.log" 2>&1 || status=1
-grep -E "MESSAGE|ERROR|test cases" "$LOGS/host_tests.log"
-if timeout -s TERM 180 "$BUILD"/tests/gpuprof_counters_gpu_tests -s >"$LOGS/gpu_tests.log" 2>&1; then
-  grep -E -A1 "MESSAGE|test cases" "$LOGS/gpu_tests.log"
-else
-  status=1
-  grep -E -B1 -A3 "MESSAGE|ERROR|FATAL|SKIPPED|THREW|test cases" "$LOGS/gpu_tests.log" | head -150
-  tail -5 "$LOGS/gpu_tests.log"
-fi
-
-step "probe: every metric per kernel and per scope"
-timeout -s TERM 120 "$BUILD"/tests/gpuprof_counters_probe >"$LOGS/probe.csv" 2>"$LOGS/probe.err" || status=1
-cat "$LOGS/probe.err"
-column -t -s, "$LOGS/probe.csv" 2>/dev/null || cat "$LOGS/probe.csv"
-
-step "Nsight Compute on the same kernels"
-metrics=$(awk -F, '$1 == "kernel" { print $(NF-1) }' "$LOGS/probe.csv" | sort -u | paste -sd, -)
-if [ -z "$metrics" ]; then
-  echo "no per-kernel values from the probe: nothing to compare"; status=1
-elif [ ! -x "$NCU" ]; then
-  echo "no ncu at $NCU"; status=1
-else
-  # No cache flush and no clock locking between kernels: CUPTI's kernel
-  # replay does neither, so counts agree and times compare like for like.
-  timeout -s TERM 240 "$NCU" --csv --print-units base --cache-control none --clock-control none \
-    --kernel-name regex:'copy_kernel|fma_kernel' --metrics "$metrics" \
-    "$BUILD"/tests/gpuprof_counters_probe --plain >"$LOGS/ncu.csv" 2>"$LOGS/ncu.err" || status=1
-  tail -5 "$LOGS/ncu.err"
-  step "agreement (gpuprof vs ncu, per kernel)"
-  python3 scripts/counters_agreement.py "$LOGS/probe.csv" "$LOGS/ncu.csv" | tee "$LOGS/agreement.txt"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-fi
-
-step "cost: passes per metric set, step time with and without counters"
-timeout -s TERM 240 "$BUILD"/bench/counters/counter_cost --json "$LOGS/counter_cost.json" 2>&1 \
-  | tee "$LOGS/counter_cost.txt"
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-cp "$LOGS/counter_cost.json" "$OUT/" 2>/dev/null
-
-step "done: status $status"
-tar -C "$LOGS" -czf "$OUT/counters.tgz" .
+"${PHASE}_phase"
+step "done: status $status, ${SECONDS} s"
+tar -C "$LOGS" -czf "$ARCHIVE" .
 exit $status

@@ -1,5 +1,7 @@
-# Hardware counters (counters.hpp). The host-side metric evaluator needs
+# Hardware counters (counters.hpp). Merging the values (counter_data.hpp) is
+# plain data: in the shared CPU binary. The host-side metric evaluator needs
 # CUPTI but no GPU: a CPU test. Collection needs a GPU: label `gpu`.
+target_sources(gpuprof_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/counters/counter_merge_test.cpp)
 if(TARGET gpuprof_cupti)
   add_executable(gpuprof_counter_host_tests ${CMAKE_CURRENT_LIST_DIR}/counters/counter_host_test.cpp)
   target_link_libraries(gpuprof_counter_host_tests PRIVATE gpuprof::cupti gpuprof_test_main)
@@ -15,4 +17,10 @@ if(GPUPROF_HAVE_CUDA AND CMAKE_CUDA_COMPILER AND TARGET gpuprof_cupti)
   add_executable(gpuprof_counters_probe ${CMAKE_CURRENT_LIST_DIR}/counters/counters_probe.cu)
   target_link_libraries(gpuprof_counters_probe PRIVATE gpuprof::cupti)
   gpuprof_strict_warnings(gpuprof_counters_probe)
+endif()
+# scripts/counters_agreement.py (the Nsight Compute comparison) on synthetic
+# files: matching, floors and exit status, without a GPU.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME counters_agreement_script COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/counters/agreement_test.py)
 endif()

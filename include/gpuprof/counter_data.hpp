@@ -2,6 +2,8 @@
 // as CounterCapture (counters.hpp) measures them. Plain data with no CUPTI
 // dependency, so reports, the roofline and their tests work without a GPU.
 #pragma once
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,80 @@ inline double tensor_flops(const CounterRange& range) {
                            metric::tensor_fp16_dst_fp32_ops, metric::tensor_tf32_ops})
     if (const double* found = range.find(name)) sum += *found;
   return sum;
+}
+
+// How merge_by_name() combines a metric over several ranges, from its ncu
+// name "<unit>__<counter>.<rollup>[.<submetric>]": a plain .sum adds, .max
+// and .min take the extreme, and everything else (.avg, percentages, ratios,
+// rates) is a mean weighted by each range's duration.
+enum class MetricMerge { sum, max, min, duration_weighted };
+inline MetricMerge metric_merge(const std::string& metric_name) {
+  const std::size_t dot = metric_name.find('.');
+  const std::string rollup = dot == std::string::npos ? "" : metric_name.substr(dot + 1);
+  if (rollup == "sum") return MetricMerge::sum;
+  if (rollup == "max") return MetricMerge::max;
+  if (rollup == "min") return MetricMerge::min;
+  return MetricMerge::duration_weighted;
+}
+
+// One range per name, in order of first appearance: the ranges of a scope
+// path opened several times in a measurement merged into one. Counts and the
+// duration add up; a rate (".sum.per_second") and a throughput in % of peak
+// over elapsed time become exactly those of the whole; a ratio measured over
+// another base (L2 hit rate over sectors, occupancy over active cycles) is
+// the duration-weighted mean, which is exact only when that base grows with
+// time. Without a positive duration in every merged range, weights are equal. A metric
+// that one of the ranges lacks is merged over those that have it.
+inline std::vector<CounterRange> merge_by_name(const std::vector<CounterRange>& ranges) {
+  std::vector<CounterRange> merged;
+  std::vector<std::vector<const CounterRange*>> groups;
+  for (const CounterRange& range : ranges) {
+    auto found = std::find_if(merged.begin(), merged.end(), [&](const CounterRange& m) { return m.name == range.name; });
+    if (found == merged.end()) {
+      merged.push_back({range.name, {}});
+      groups.push_back({&range});
+    } else {
+      groups[static_cast<std::size_t>(found - merged.begin())].push_back(&range);
+    }
+  }
+  for (std::size_t g = 0; g < merged.size(); ++g) {
+    const std::vector<const CounterRange*>& group = groups[g];
+    double time = 0;
+    bool timed = true;
+    for (const CounterRange* range : group) {
+      const double* duration = range->find(metric::duration_ns);
+      timed = timed && duration;
+      time += duration ? *duration : 0.0;
+    }
+    timed = timed && time > 0;
+    std::vector<std::string> names;  // every metric of the group, in order
+    for (const CounterRange* range : group)
+      for (const MetricValue& value : range->values)
+        if (std::find(names.begin(), names.end(), value.metric) == names.end()) names.push_back(value.metric);
+    for (const std::string& name : names) {
+      const MetricMerge how = metric_merge(name);
+      double total = 0, weights = 0;
+      bool any = false;
+      for (const CounterRange* range : group) {
+        const double* value = range->find(name);
+        if (!value) continue;
+        const double weight = timed ? *range->find(metric::duration_ns) : 1.0;
+        switch (how) {
+          case MetricMerge::sum: total += *value; break;
+          case MetricMerge::max: total = any ? std::max(total, *value) : *value; break;
+          case MetricMerge::min: total = any ? std::min(total, *value) : *value; break;
+          case MetricMerge::duration_weighted:
+            total += weight * *value;
+            weights += weight;
+            break;
+        }
+        any = true;
+      }
+      if (how == MetricMerge::duration_weighted) total = weights > 0 ? total / weights : 0.0;
+      merged[g].values.push_back({name, total});
+    }
+  }
+  return merged;
 }
 
 GPUPROF_NAMESPACE_END

@@ -1,0 +1,159 @@
+// transformer_counter_probe: the hardware counters of every kernel of one
+// small-model bf16 train step (our fused attention), for the comparison with
+// Nsight Compute in scripts/counters_check.sh (docs/counters.md).
+//
+//   --counters  per-kernel counters (CounterCapture, auto ranges, kernel
+//               replay): "kernel,<launch index>,<metric>,<value>" lines
+//   --names     the step's kernels in launch order (KernelCapture):
+//               "name,<launch index>,<base name>" lines
+//   --plain     the step alone between cudaProfilerStart/Stop, for
+//               `ncu --profile-from-start off` (ncu cannot measure a process
+//               that holds the counters itself)
+//
+// Names and counters come from two runs of the program, each with one CUPTI
+// client: CUPTI's auto ranges are numbered, not named, and the step launches
+// the same kernels in the same order every time. Each run makes the model,
+// runs one warm-up step (lazy module loading, cuBLAS's first calls), then
+// the measured step. Exit 1 when counters or names cannot be collected, 2 on
+// bad usage.
+#include <cuda_profiler_api.h>
+#include <gpuprof/counters.hpp>
+#include <gpuprof/cupti.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/backend.hpp"
+#include "model/config.hpp"
+
+namespace {
+
+enum class ProbeMode { counters, names, plain };
+
+struct ProbeOptions {
+  ProbeMode mode = ProbeMode::counters;
+  int ctx = 128;
+};
+
+int usage(const char* program, const char* problem) {
+  std::fprintf(stderr, "%s: %s\nusage: %s --counters|--names|--plain [--ctx N]\n", program, problem, program);
+  return 2;
+}
+
+std::unique_ptr<transformer::Backend> warm_model(int ctx) {
+  transformer::RunConfig config;
+  config.model = *transformer::named_size("small");
+  config.precision = transformer::Precision::bf16;
+  config.attention = transformer::Attention::fused;  // our kernel, the one the comparison is about
+  config.mode = transformer::Mode::step;
+  config.ctx = ctx;
+  std::unique_ptr<transformer::Backend> model = transformer::make_cuda_backend(config);
+  const std::size_t tokens = static_cast<std::size_t>(config.batch) * static_cast<std::size_t>(ctx);
+  std::mt19937 random(1);
+  std::uniform_int_distribution<std::int32_t> token(0, config.model.vocab - 1);
+  std::vector<std::int32_t> inputs(tokens), targets(tokens);
+  for (std::size_t i = 0; i < tokens; ++i) {
+    inputs[i] = token(random);
+    targets[i] = token(random);
+  }
+  model->set_batch(inputs, targets);
+  model->train_step();
+  model->synchronize();
+  return model;
+}
+
+int print_counters(transformer::Backend& model) {
+  gpuprof::CounterCaptureOptions options;
+  options.ranges = gpuprof::CounterRanges::kernels;
+  options.max_ranges = 4096;  // a small-model step launches a few hundred kernels
+  gpuprof::CounterCapture capture(options);
+  if (!capture.active()) return 1;
+  model.train_step();
+  model.synchronize();
+  const gpuprof::CounterSet set = capture.collect();
+  std::printf("# kernel: chip %s, %d pass(es), %zu range(s)%s%s\n", set.chip.c_str(), set.passes, set.kernels.size(),
+              set.note.empty() ? "" : ", note: ", set.note.c_str());
+  for (std::size_t index = 0; index < set.kernels.size(); ++index)
+    for (const gpuprof::MetricValue& value : set.kernels[index].values)
+      std::printf("kernel,%zu,%s,%.17g\n", index, value.metric.c_str(), value.value);
+  return set.note.empty() ? 0 : 1;
+}
+
+int print_names(transformer::Backend& model) {
+  gpuprof::KernelCaptureOptions options;
+  options.copies = false;  // copies and memsets get no counter range, as in ncu
+  gpuprof::KernelCapture capture(options);
+  if (!capture.active()) return 1;
+  model.train_step();
+  model.synchronize();
+  std::vector<gpuprof::KernelRecord> kernels = capture.records();
+  kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
+                               [](const gpuprof::KernelRecord& k) { return k.kind != gpuprof::ActivityKind::kernel; }),
+                kernels.end());
+  // Launch order, as the auto ranges count (AdamW's pieces run on a side
+  // stream and may start before backward's last kernels end).
+  std::stable_sort(kernels.begin(), kernels.end(), [](const gpuprof::KernelRecord& a, const gpuprof::KernelRecord& b) {
+    return a.correlation_id < b.correlation_id;
+  });
+  if (capture.dropped() != 0) {
+    std::fprintf(stderr, "transformer_counter_probe: %llu kernel record(s) dropped\n",
+                 static_cast<unsigned long long>(capture.dropped()));
+    return 1;
+  }
+  std::printf("# names: %zu kernel(s)\n", kernels.size());
+  for (std::size_t index = 0; index < kernels.size(); ++index)
+    std::printf("name,%zu,%s\n", index, kernels[index].base_name.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ProbeOptions options;
+  bool mode_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--counters" || arg == "--names" || arg == "--plain") {
+      if (mode_given) return usage(argv[0], "give one of --counters, --names, --plain");
+      mode_given = true;
+      options.mode = arg == "--counters" ? ProbeMode::counters : arg == "--names" ? ProbeMode::names : ProbeMode::plain;
+    } else if (arg == "--ctx" && i + 1 < argc) {
+      char* end = nullptr;
+      const long ctx = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || ctx < 1 || ctx > 8192) return usage(argv[0], "--ctx needs a whole number from 1 to 8192");
+      options.ctx = static_cast<int>(ctx);
+    } else {
+      return usage(argv[0], ("unknown argument " + arg).c_str());
+    }
+  }
+  if (!mode_given) return usage(argv[0], "give one of --counters, --names, --plain");
+  try {
+    std::string why_not;
+    if (!transformer::cuda_backend_available(&why_not)) {
+      std::fprintf(stderr, "transformer_counter_probe: no usable GPU: %s\n", why_not.c_str());
+      return 1;
+    }
+    std::unique_ptr<transformer::Backend> model = warm_model(options.ctx);
+    switch (options.mode) {
+      case ProbeMode::counters:
+        return print_counters(*model);
+      case ProbeMode::names:
+        return print_names(*model);
+      case ProbeMode::plain:
+        GPUPROF_CUDA_CHECK(cudaProfilerStart());
+        model->train_step();
+        model->synchronize();
+        GPUPROF_CUDA_CHECK(cudaProfilerStop());
+        return 0;
+    }
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "transformer_counter_probe: %s\n", error.what());
+    return 1;
+  }
+  return 1;
+}
