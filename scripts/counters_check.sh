@@ -40,7 +40,7 @@ exec > >(tee "$SUMMARY") 2>&1
 step() { echo; echo "== $*"; }
 
 # The one configure line of this script.
-CONFIGURE=(cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90)
+CONFIGURE=(cmake --preset device -B "$BUILD")
 
 # Builds the named targets, or prints the first errors and exits 1.
 build() {
