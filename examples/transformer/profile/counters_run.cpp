@@ -47,8 +47,7 @@ CountersRun counters_run(const ProfileOptions& options, const harness::Device& d
   run.label = c.label();
   run.slug = c.slug();
   run.mode = mode;
-  const RunConfig config = run_config(model_for_size(c.size, options.custom), c.ctx, c.precision, c.attention,
-                                      mode, options.batch, options.seed);
+  const RunConfig config = run_config(options, c, mode);
   std::fprintf(stderr, "counters: %s ...\n", harness::configuration_label(config).c_str());
   try {
     gpuprof::profiler().reset();
@@ -57,8 +56,7 @@ CountersRun counters_run(const ProfileOptions& options, const harness::Device& d
         [&] { row = harness::run_configuration(device, config, {options.warmup, options.steps}, {}); });
     if (row.status == harness::RowStatus::oom) {
       run.status = RunStatus::oom;
-      std::fprintf(stderr, "  OOM (needs %.2f GiB)\n",
-                   static_cast<double>(row.bytes_requested.value_or(0)) / (1024.0 * 1024.0 * 1024.0));
+      print_oom(row.bytes_requested);
       return run;
     }
     run.report = gpuprof::profiler().report();
@@ -71,9 +69,7 @@ CountersRun counters_run(const ProfileOptions& options, const harness::Device& d
     picture.title = run.label + ", " + to_string(mode) + ": scopes under the roofline";
     gpuprof::write_roofline_svg(run.report, (dir / counters_file(run, "svg")).string(), picture);
   } catch (const std::exception& error) {
-    run.status = RunStatus::error;
-    run.note = error.what();
-    std::fprintf(stderr, "  failed: %s\n", error.what());
+    mark_failed(run, error);
   }
   return run;
 }
