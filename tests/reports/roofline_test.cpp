@@ -355,3 +355,22 @@ TEST_CASE("roofline svg: written whole, escaped, and inside the HTML page only w
   CHECK(occurrences(empty, "<circle") == 0);
   CHECK(empty.find("arithmetic intensity") != std::string::npos);
 }
+
+TEST_CASE("roofline svg: long kernel names cut whole characters, overflowing values are listed, not drawn") {
+  // 47 ASCII bytes, then a two-byte character across the 48-byte cut.
+  const std::string name = std::string(47, 'k') + "\xC3\xA9" + "tail";
+  CHECK(gpuprof::detail::shortened(name, 48) == std::string(47, 'k') + "…");
+  CHECK(gpuprof::detail::shortened("short", 48) == "short");
+
+  gpuprof::Report report = counter_report();
+  report.counters.kernels = {{name, {{gpuprof::metric::duration_ns, 1e6},
+                                     {gpuprof::metric::dram_bytes_read, 1e9},
+                                     {fp32_ffma, 1e308}}}};  // two FLOPs each: past the largest double
+  const std::vector<gpuprof::RooflinePoint> points = gpuprof::roofline_points(report);
+  REQUIRE(points.size() == 4);
+  CHECK(points[3].omitted == "values out of range");
+  const std::string svg = gpuprof::roofline_svg(report);
+  CHECK(occurrences(svg, "<circle class=\"point kernel\"") == 0);
+  CHECK(svg.find("inf") == std::string::npos);
+  CHECK(svg.find("nan") == std::string::npos);
+}

@@ -45,7 +45,16 @@ inline std::string roofline_omission(const RangeMeasures& m) {
   if (m.flops <= 0) return "no FLOPs measured";
   if (m.dram_bytes <= 0) return "no DRAM bytes measured";
   if (m.seconds <= 0) return "no duration measured";
+  if (!std::isfinite(m.intensity()) || !std::isfinite(m.flop_per_s())) return "values out of range";
   return "";
+}
+
+// At most `bytes` bytes of `text`, cut before a UTF-8 sequence, "…" added when cut.
+inline std::string shortened(const std::string& text, std::size_t bytes) {
+  if (text.size() <= bytes) return text;
+  std::size_t end = bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end) + "…";
 }
 
 inline std::string work_flag(const char* what, const WorkCheck& check) {
@@ -75,8 +84,7 @@ inline std::vector<RooflinePoint> roofline_points(const Report& report) {
   }
   for (const CounterRange& range : report.counters.kernels) {
     const RangeMeasures m = measure_range(range);
-    const std::string label = range.name.size() > 48 ? range.name.substr(0, 47) + "…" : range.name;
-    points.push_back({label, true, m.intensity(), m.flop_per_s(), 0, 0, "", detail::roofline_omission(m)});
+    points.push_back({detail::shortened(range.name, 48), true, m.intensity(), m.flop_per_s(), 0, 0, "", detail::roofline_omission(m)});
   }
   return points;
 }
@@ -88,9 +96,10 @@ struct RooflineSvgOptions {
 };
 
 namespace detail {
-// Whole decades around [lo, hi] (one more each side when they coincide).
+// Whole decades around [lo, hi], a margin wide enough that no point sits on
+// the frame (one more decade each side when they coincide).
 inline std::pair<double, double> decade_range(double lo, double hi) {
-  double a = std::floor(std::log10(lo)), b = std::ceil(std::log10(hi));
+  double a = std::floor(std::log10(lo) - 0.1), b = std::ceil(std::log10(hi) + 0.1);
   if (a == b) a -= 1, b += 1;
   return {a, b};
 }
@@ -228,8 +237,12 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
            detail::html_escaped(p.label) + "\" cx=\"" + svg_number(px) + "\" cy=\"" + svg_number(py) + "\" r=\"" +
            (p.kernel ? "3.5" : "5") + "\" fill=\"" + (p.kernel ? "#76b7b2" : "#4e79a7") + "\"><title>" +
            detail::html_escaped(p.label) + ": " + svg_short_number(p.intensity) + " FLOP/B, " +
-           svg_short_number(p.flop_per_s / 1e12) + " TFLOP/s</title></circle>\n<text class=\"point-label\" x=\"" +
-           svg_number(px + 7) + "\" y=\"" + svg_number(py - 5) + "\">" + detail::html_escaped(p.label) + "</text>\n";
+           svg_short_number(p.flop_per_s / 1e12) + " TFLOP/s</title></circle>\n";
+    // Labels of points in the right third read leftwards, so they stay inside the frame.
+    const bool leftwards = px > left + 2 * (right - left) / 3;
+    svg += std::string("<text class=\"point-label\" x=\"") + svg_number(leftwards ? px - 7 : px + 7) + "\" y=\"" +
+           svg_number(py - 5) + (leftwards ? "\" text-anchor=\"end\">" : "\">") + detail::html_escaped(p.label) +
+           "</text>\n";
     // The flag under the declaration's square where there is one, else under the point.
     const bool square = p.declared_intensity > 0;
     if (!p.flag.empty())
