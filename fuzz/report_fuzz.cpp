@@ -1,7 +1,8 @@
-// A gpuprof report (report/read_json.hpp), with its kernel records and memory
-// timeline, then everything gpuprof-report and the library print from one:
-// table, markdown, JSON, HTML, Chrome trace, kernel summaries, the memory
-// picture, and a comparison of the report with itself.
+// A gpuprof report (report/read_json.hpp), with its kernel records, memory
+// timeline and hardware counters, then everything gpuprof-report and the
+// library print from one: table, markdown, JSON, HTML, Chrome trace, kernel
+// summaries, the memory and roofline pictures, and a comparison of the
+// report with itself.
 #include <gpuprof/compare.hpp>
 #include <gpuprof/kernel_summary.hpp>
 #include <gpuprof/report.hpp>
@@ -10,6 +11,7 @@
 #include <gpuprof/report/kernel_summary_writers.hpp>
 #include <gpuprof/report/memory_timeline_svg.hpp>
 #include <gpuprof/report/read_json.hpp>
+#include <gpuprof/report/roofline_svg.hpp>
 
 #include <sstream>
 
@@ -30,6 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)gpuprof::scope_kern_sum_json(gpuprof::scope_kern_sum(report));
     (void)gpuprof::scope_gpu_summary_json(gpuprof::scope_gpu_summary(report));
     (void)gpuprof::memory_timeline_svg(report.memory_timeline);
+    (void)gpuprof::roofline_svg(report);
     const gpuprof::Comparison comparison = gpuprof::compare(report, report);
     (void)gpuprof::comparison_text(comparison);
     (void)gpuprof::comparison_markdown(comparison);

@@ -7,6 +7,7 @@ target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/compare/compare_statistics_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/report_html_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/memory_timeline_svg_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reports/roofline_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/trace_and_bench_files_test.cpp)
 if(TARGET gpuprof_compare)
   target_compile_definitions(gpuprof_tests PRIVATE GPUPROF_COMPARE_TOOL="$<TARGET_FILE:gpuprof_compare>")

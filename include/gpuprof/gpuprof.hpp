@@ -29,6 +29,8 @@
 #include "report/memory_timeline_svg.hpp"
 #include "report/merged.hpp"
 #include "report/read_json.hpp"
+#include "report/roofline_svg.hpp"
+#include "roofline.hpp"
 #include "scope.hpp"
 #include "stats.hpp"
 #include "table.hpp"

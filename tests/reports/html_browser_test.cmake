@@ -1,8 +1,8 @@
 # The HTML report in a real browser: writes the synthetic report, turns it
 # into a page with gpuprof-report, loads the page in headless Chromium and
 # checks that it drew (body data-render-status="ok", no script error), that
-# the icicle chart has one element per scope and that the console stayed
-# quiet. Keeps a screenshot beside the page in the build folder.
+# the icicle chart has one element per scope, that the counter table and the
+# roofline are there, and that the console stayed quiet. Keeps a screenshot beside the page in the build folder.
 #   cmake -DFIXTURE=... -DREPORT_TOOL=... -DBROWSER=... -DOUT_DIR=... -P html_browser_test.cmake
 # Without a browser found at configure time it fails with a "SKIPPED:" line,
 # which the test's SKIP_REGULAR_EXPRESSION reports as skipped (an exit code
@@ -51,7 +51,9 @@ list(LENGTH flame_nodes drawn)
 if(NOT drawn EQUAL scopes)
   string(APPEND failures "icicle chart has ${drawn} scope elements, the report has ${scopes} scopes\n")
 endif()
-foreach(part "id=\"memory-allocations\"" "id=\"memory-in-use\"" "class=\"allocation\"" "sm90_xmma_gemm_bf16")
+foreach(part "id=\"memory-allocations\"" "id=\"memory-in-use\"" "class=\"allocation\"" "sm90_xmma_gemm_bf16"
+             "Hardware counters" "<td class=\"name\">compute</td>" "<td class=\"name\">memory</td>"
+             "<h2>Roofline</h2>" "class=\"point scope\" data-name=\"step/forward/mlp\"")
   string(FIND "${dom}" "${part}" at)
   if(at EQUAL -1)
     string(APPEND failures "the page lacks ${part}\n")

@@ -300,7 +300,9 @@ TEST_CASE("CSV report has stable columns, one row per node, RFC 4180 quoting") {
       "ci95_low_ms", "ci95_high_ms", "cv", "outliers", "unstable", "unstable_reason",
       "host_mean_ms", "gpu_mean_ms", "percent_of_parent", "flops", "bytes", "tokens",
       "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes",
-      "discarded"};
+      "discarded", "dram_bytes", "measured_flops", "measured_flops_per_byte", "measured_flop_per_s",
+      "percent_of_roof", "bound", "l2_hit_pct", "occupancy_pct", "declared_flops_difference_pct",
+      "declared_bytes_difference_pct"};
   CHECK(rows[0] == expected_columns);
   for (const auto& row : rows) CHECK(row.size() == expected_columns.size());
 

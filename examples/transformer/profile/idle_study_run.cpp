@@ -65,8 +65,7 @@ IdleStudy run_idle_study(const ProfileOptions& options) {
   for (const ConfigurationProfile& c : configurations(options, study.notes))
     for (const Mode mode : options.modes) {
       StudyRun run;
-      run.config = run_config(model_for_size(c.size, options.custom), c.ctx, c.precision, c.attention, mode,
-                              options.batch, options.seed);
+      run.config = run_config(options, c, mode);
       run.row.configuration = harness::configuration_label(run.config);
       runs.push_back(std::move(run));
     }

@@ -13,6 +13,7 @@
 
 #include "harness/options.hpp"
 #include "harness/output.hpp"
+#include "profile/counters_run.hpp"
 #include "profile/idle_study_run.hpp"
 #include "profile/profile_options.hpp"
 #include "profile/profile_run.hpp"
@@ -55,6 +56,13 @@ void write_documents(const ProfileOptions& options, const std::string& stem, con
   std::fprintf(stderr, "wrote %s and %s\n", markdown_path.c_str(), json_path.c_str());
 }
 
+int write_counters(const ProfileOptions& options, const CountersResults& results) {
+  write_documents(options, "roofline", counters_markdown(results), [&] { return counters_json(results); });
+  for (const CountersRun& run : results.runs)
+    if (run.status == RunStatus::error) return exit_run_failed;
+  return exit_ok;
+}
+
 int write_outputs(const ProfileOptions& options, const ProfileResults& results) {
   write_documents(options, "profile", profile_markdown(results), [&] { return profile_json(results); });
   return any_failed(results) ? exit_run_failed : exit_ok;
@@ -74,6 +82,10 @@ int run(const ProfileOptions& options) {
   if (options.memory_timeline) {
     transformer::harness::prepare_output_directory("--out", options.out_dir);
     return write_memory_timeline(options, run_memory_timelines(options));
+  }
+  if (options.counters) {
+    transformer::harness::prepare_output_directory("--out", options.out_dir);
+    return write_counters(options, run_counters(options));
   }
   if (!options.out_dir.empty())
     transformer::harness::prepare_output_directory(

@@ -38,9 +38,10 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
     const bool value_inline = equals != std::string::npos;
     if (!is_shared(name) && !own_given.insert(name).second) throw UsageError(name + " given twice");
     if (name == "--help" || name == "-h" || name == "--memory-table" || name == "--trace" ||
-        name == "--graph" || name == "--idle-study" || name == "--memory-timeline") {
+        name == "--graph" || name == "--idle-study" || name == "--memory-timeline" || name == "--counters") {
       if (value_inline) throw UsageError(name + ": this flag takes no value");
       if (name == "--memory-table") options.memory_table = true;
+      else if (name == "--counters") options.counters = true;
       else if (name == "--memory-timeline") options.memory_timeline = true;
       else if (name == "--trace") options.trace = true;
       else if (name == "--graph") options.graph = true;
@@ -67,6 +68,13 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
     if (options.memory_table || options.trace || options.graph || options.idle_study)
       throw UsageError(
           "--memory-timeline runs on its own: leave out --memory-table, --trace, --graph and --idle-study");
+  }
+
+  if (options.counters) {
+    if (options.out_dir.empty()) throw UsageError("--counters writes its reports and pictures to DIR: it needs --out DIR");
+    if (options.memory_table || options.trace || options.graph || options.idle_study || options.memory_timeline)
+      throw UsageError(
+          "--counters runs on its own: leave out --memory-table, --trace, --graph, --idle-study and --memory-timeline");
   }
 
   harness::RunFlags parsed = harness::parse_run_flags(shared);
@@ -99,6 +107,12 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
     if (absent("--ctx")) options.contexts = memory_timeline_contexts;
     if (absent("--warmup")) options.warmup = memory_timeline_warmup;
     if (absent("--steps")) options.steps = memory_timeline_steps;
+  }
+  if (options.counters) {
+    const auto absent = [&](const char* flag) { return std::find(given.begin(), given.end(), flag) == given.end(); };
+    if (absent("--ctx")) options.contexts = counters_contexts;
+    if (absent("--warmup")) options.warmup = counters_warmup;
+    if (absent("--steps")) options.steps = counters_steps;
   }
   return options;
 }
@@ -142,6 +156,13 @@ std::string profile_usage_text() {
          "                     .html, and DIR/memory-timeline.md (the largest allocations).\n"
          "                     Defaults then: --size 2.7B --ctx 128,512 --warmup 1 --steps 1;\n"
          "                     needs --out; not with --memory-table, --trace or --graph\n"
+         "  --counters         instead of the questions: hardware counters per scope (CUPTI range\n"
+         "                     profiler) for a forward-only run and a train step per\n"
+         "                     configuration, placed under the card's measured ceilings (cuBLAS\n"
+         "                     GEMM per precision, copy bandwidth): which scopes are memory- and\n"
+         "                     which compute-bound, and how far below their roof. DIR/roofline.md\n"
+         "                     and .json, DIR/counters-*.json (reports) and .svg (rooflines).\n"
+         "                     Defaults then: --ctx 128 --warmup 1 --steps 2; needs --out; on its own\n"
          "\n"
          "Each flag at most once; --flag=value works too. The GPU is checked before --out DIR\n"
          "is created.\n"

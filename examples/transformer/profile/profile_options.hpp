@@ -39,6 +39,9 @@ struct ProfileOptions {
   // Instead of the questions: device memory over each run (forward-only and
   // train step), drawn per configuration, with different defaults (below).
   bool memory_timeline = false;
+  // Instead of the questions: hardware counters per scope and the roofline
+  // (profile/counters_run.hpp), with the defaults below.
+  bool counters = false;
   bool help = false;
 };
 
@@ -50,6 +53,13 @@ inline const std::vector<std::string> memory_timeline_sizes = {"2.7B"};
 inline const std::vector<int> memory_timeline_contexts = {128, 512};
 inline constexpr int memory_timeline_warmup = 1;
 inline constexpr int memory_timeline_steps = 1;
+
+// --counters' defaults where the flag is not given: one context (every metric
+// pass replays the work), one warm-up step (outside the scopes measured: it
+// runs in its own "warmup" scope) and two timed steps.
+inline const std::vector<int> counters_contexts = {128};
+inline constexpr int counters_warmup = 1;
+inline constexpr int counters_steps = 2;
 
 // Throws transformer::harness::UsageError naming the flag and value at fault.
 ProfileOptions parse_profile_options(const std::vector<std::string>& args);

@@ -52,6 +52,11 @@ RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Att
   return config;
 }
 
+RunConfig run_config(const ProfileOptions& options, const ConfigurationProfile& c, Mode mode) {
+  return run_config(model_for_size(c.size, options.custom), c.ctx, c.precision, c.attention, mode, options.batch,
+                    options.seed);
+}
+
 StepTimes step_times(const harness::ResultRow& row) {
   StepTimes times;
   times.mean_ms = row.mean_ms.value_or(0);
@@ -168,8 +173,7 @@ class ConfigurationRunner {
 
  private:
   RunConfig config_of(const ConfigurationProfile& c, Mode mode) const {
-    return run_config(model_for_size(c.size, options_.custom), c.ctx, c.precision, c.attention,
-                      mode, options_.batch, options_.seed);
+    return run_config(options_, c, mode);
   }
 
   // A fresh profile and capture for one run, then its report.
@@ -186,14 +190,10 @@ class ConfigurationRunner {
     try {
       work();
     } catch (const std::exception& error) {
-      c.status = RunStatus::error;
-      c.note = error.what();
+      mark_failed(c, error);
       c.answers.reset();
-      std::fprintf(stderr, "  failed: %s\n", error.what());
     }
-    if (c.status == RunStatus::oom)
-      std::fprintf(stderr, "  OOM (needs %.2f GiB)\n",
-                   static_cast<double>(c.bytes_needed.value_or(0)) / (1024.0 * 1024.0 * 1024.0));
+    if (c.status == RunStatus::oom) print_oom(c.bytes_needed);
   }
 
   static void progress(const char* phase, const ConfigurationProfile& c) {
@@ -219,8 +219,7 @@ MemoryTimelineRun memory_timeline_run(const ProfileOptions& options, const harne
   run.label = c.label();
   run.slug = c.slug();
   run.mode = mode;
-  const RunConfig config = run_config(model_for_size(c.size, options.custom), c.ctx, c.precision, c.attention,
-                                      mode, options.batch, options.seed);
+  const RunConfig config = run_config(options, c, mode);
   std::fprintf(stderr, "memory timeline: %s ...\n", harness::configuration_label(config).c_str());
   try {
     gpuprof::profiler().reset();  // clears the capture's records and the watch's samples
@@ -229,8 +228,7 @@ MemoryTimelineRun memory_timeline_run(const ProfileOptions& options, const harne
     if (row.status == harness::RowStatus::oom) {
       run.status = RunStatus::oom;
       run.bytes_needed = row.bytes_requested;
-      std::fprintf(stderr, "  OOM (needs %.2f GiB)\n",
-                   static_cast<double>(row.bytes_requested.value_or(0)) / (1024.0 * 1024.0 * 1024.0));
+      print_oom(row.bytes_requested);
       return run;
     }
     run.allocated_bytes = row.allocated_bytes.value_or(0);
@@ -250,14 +248,17 @@ MemoryTimelineRun memory_timeline_run(const ProfileOptions& options, const harne
     report.kernels.clear();
     gpuprof::write_html(report, (dir / memory_timeline_file(run, "html")).string(), picture.title);
   } catch (const std::exception& error) {
-    run.status = RunStatus::error;
-    run.note = error.what();
-    std::fprintf(stderr, "  failed: %s\n", error.what());
+    mark_failed(run, error);
   }
   return run;
 }
 
 }  // namespace
+
+void print_oom(const std::optional<std::size_t>& bytes_needed) {
+  std::fprintf(stderr, "  OOM (needs %.2f GiB)\n",
+               static_cast<double>(bytes_needed.value_or(0)) / (1024.0 * 1024.0 * 1024.0));
+}
 
 std::vector<ConfigurationProfile> configurations(const ProfileOptions& options,
                                                  std::vector<std::string>& notes) {

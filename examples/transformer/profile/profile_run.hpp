@@ -2,6 +2,10 @@
 // benchmark of every configuration, the optional 2.7B memory table, then the
 // captured runs and their analysis. Needs the CUDA backend and CUPTI.
 #pragma once
+#include <cstddef>
+#include <cstdio>
+#include <exception>
+#include <optional>
 #include <stdexcept>
 
 #include "harness/device.hpp"
@@ -38,8 +42,19 @@ void describe(Results& results, const ProfileOptions& options, const harness::De
   results.warmup = options.warmup;
   results.steps = options.steps;
 }
+// The progress lines of a run whose backend did not fit, and of one that
+// threw (its status and note set from the error).
+void print_oom(const std::optional<std::size_t>& bytes_needed);
+template <class Run>
+void mark_failed(Run& run, const std::exception& error) {
+  run.status = RunStatus::error;
+  run.note = error.what();
+  std::fprintf(stderr, "  failed: %s\n", error.what());
+}
 RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Attention attention,
                      Mode mode, int batch, std::uint64_t seed);
+// The run of configuration `c` in `mode`, with the batch and seed of `options`.
+RunConfig run_config(const ProfileOptions& options, const ConfigurationProfile& c, Mode mode);
 StepTimes step_times(const harness::ResultRow& row);
 // Every size x ctx x precision x attention of `options` that can run; the ones
 // that cannot (fused attention outside bf16 or its head sizes) go to `notes`.

@@ -7,12 +7,14 @@
 // field. Times are milliseconds of the node's primary timing (`timing`).
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../atomic_file.hpp"
 #include "../json_writer.hpp"
 #include "../table.hpp"
 #include "model.hpp"
+#include "scope_counters.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -26,13 +28,13 @@ inline void append_csv_row(std::string& out, const std::vector<std::string>& fie
 }
 
 inline const std::vector<std::string>& csv_columns() {
-  static const std::vector<std::string> columns = {
+  static const std::vector<std::string> columns = with_counter_csv_columns({
       "path", "name", "depth", "parent_path", "count", "timing", "total_ms", "mean_ms",
       "stddev_ms", "median_ms", "q1_ms", "q3_ms", "p10_ms", "p90_ms", "min_ms", "max_ms",
       "ci95_low_ms", "ci95_high_ms", "cv", "outliers", "unstable", "unstable_reason",
       "host_mean_ms", "gpu_mean_ms", "percent_of_parent", "flops", "bytes", "tokens",
       "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes",
-      "discarded"};
+      "discarded"});
   return columns;
 }
 }  // namespace detail
@@ -49,7 +51,7 @@ inline void Report::write_csv(const std::string& path) const {
     const ScopeNode& node = nodes[i];
     const Summary& ms = node.primary_ms();
     const double share = percent_of_parent(i);
-    const std::vector<std::string> fields = {
+    std::vector<std::string> fields = {
         node.path,
         node.name,
         std::to_string(node.depth),
@@ -84,6 +86,7 @@ inline void Report::write_csv(const std::string& path) const {
         positive_or_empty(node.flops_per_byte()),
         node.peak_device_bytes >= 0 ? std::to_string(node.peak_device_bytes) : "",
         std::to_string(ms.discarded)};
+    for (std::string& field : detail::counter_csv_fields(scope_counters(*this, i))) fields.push_back(std::move(field));
     detail::append_csv_row(text, fields);
   }
   write_file_atomically(path, text);

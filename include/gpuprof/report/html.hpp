@@ -10,7 +10,9 @@
 // filter the kernel tables), the statistics table, the kernels of the chosen
 // scope and their categories when kernels were captured, and the memory
 // timeline (live allocations stacked over time, device memory in use, the
-// largest allocations with the scope that made them) when the report has one.
+// largest allocations with the scope that made them) when the report has one,
+// and with hardware counters their table and the roofline picture
+// (roofline_svg.hpp, drawn here rather than by the script).
 // Once drawn, <body> carries data-render-status="ok"; a script error sets
 // data-render-error instead (tests/reports/html_browser_test.cmake reads both).
 #pragma once
@@ -18,6 +20,8 @@
 
 #include "../atomic_file.hpp"
 #include "json.hpp"
+#include "markup.hpp"
+#include "roofline_svg.hpp"
 #include "model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -128,6 +132,19 @@ window.addEventListener("error", (e) => { document.body.dataset.renderError = St
   });
   section("Statistics (ms)", table(["scope", "count", "total", "mean", "std", "median", "p90", "min", "max", "% parent",
     "clock", "peak MiB", "unstable"], statRows, [0, 12]));
+
+  // --- hardware counters per scope (the roofline picture follows the page) -------
+  if (report.counters && report.counters.scopes.length > 0) {
+    const rows = nodes.filter((n) => n.counters).map((n) => {
+      const c = n.counters, diff = (d) => d === null ? "" : (d > 0 ? "+" : "") + fmt(d, 3) + "%";
+      return [n.path, c.dram_bytes === null ? "" : fmt(c.dram_bytes / 1e9), fmt(c.flops_per_byte), c.flop_per_s === null ? "" : fmt(c.flop_per_s / 1e12),
+        fmt(c.percent_of_roof, 3), c.bound === "unknown" ? "" : c.bound, c.pipe, fmt(c.l2_hit_pct, 3), fmt(c.occupancy_pct, 3),
+        diff(c.declared_flops_difference_pct), diff(c.declared_bytes_difference_pct), c.declared_work_flagged ? "over 20%" : ""];
+    });
+    section("Hardware counters", make("p", { class: "muted" }, `${report.counters.metrics.length} metric(s), ${report.counters.passes} replay pass(es)` +
+      (report.counters.chip ? ` on ${report.counters.chip}` : "") + (report.counters.note ? `; ${report.counters.note}` : "")),
+      table(["scope", "DRAM GB", "FLOP/B", "TFLOP/s", "% roof", "bound", "pipe", "L2 hit %", "occupancy %", "declared FLOPs", "declared bytes", "flag"], rows, [0, 5, 6, 11]));
+  }
 
   // --- kernels per scope ----------------------------------------------------------
   const nodeOfInstance = new Map(report.instances.map((x) => [x.id, x.node]));
@@ -244,18 +261,6 @@ window.addEventListener("error", (e) => { document.body.dataset.renderError = St
 )JS";
 }
 
-inline std::string html_escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
-
 // Where it ran, as the same labelled lines the markdown heading uses.
 inline std::string html_environment_table(const Report& report) {
   auto lines = environment_lines(report.environment);
@@ -281,6 +286,7 @@ inline std::string html_report(const Report& report, const std::string& title = 
   page += escaped_title;
   page += "</h1>\n" + detail::html_environment_table(report);
   page += "<div id=\"report\"><noscript>The charts and tables below are drawn by JavaScript.</noscript></div>\n";
+  if (!report.counters.empty()) page += "<h2>Roofline</h2>\n" + roofline_svg(report);
   page += "<script id=\"gpuprof-data\" type=\"application/json\">";
   page += detail::json_for_script_element(report_json(report));
   page += "</script>\n<script>";

@@ -10,6 +10,7 @@
 
 #include "../atomic_file.hpp"
 #include "../json_writer.hpp"
+#include "counters_json.hpp"
 #include "model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -96,6 +97,8 @@ inline void write_node_json(JsonWriter& json, const Report& report, std::size_t 
   write_known(json, "flops_per_byte", node.flops_per_byte(), node.flops_per_byte() > 0);
   json.end_object();
   write_known(json, "peak_device_bytes", node.peak_device_bytes, node.peak_device_bytes >= 0);
+  json.key("counters");
+  write_scope_counters_json(json, report, index);
   json.end_object();
 }
 
@@ -191,6 +194,10 @@ inline std::string report_json(const Report& report) {
       .member("warmup_instances_left_out", report.warmup_instances_left_out)
       .key("memory_timeline");
   detail::write_memory_timeline_json(json, report.memory_timeline);
+  json.key("counters");
+  detail::write_counter_set_json(json, report.counters);
+  json.key("ceilings");
+  detail::write_ceilings_json(json, report.ceilings);
   json.end_object();
   return json.str() + "\n";
 }

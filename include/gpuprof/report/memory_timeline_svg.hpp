@@ -27,6 +27,7 @@
 #include "../atomic_file.hpp"
 #include "../memory_timeline.hpp"
 #include "html.hpp"
+#include "markup.hpp"
 #include "model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -140,18 +141,6 @@ inline double nice_tick_step(double range, int ticks) {
   for (const double m : {1.0, 2.0, 5.0})
     if (m * magnitude >= raw) return m * magnitude;
   return 10 * magnitude;
-}
-
-inline std::string svg_number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", value);
-  return text;
-}
-
-inline std::string svg_short_number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", value);
-  return text;
 }
 
 // "1.5 GiB", "32 MiB", "4 KiB": three significant digits in the largest unit that fits.

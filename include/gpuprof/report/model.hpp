@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../counter_data.hpp"
 #include "../environment.hpp"
 #include "../kernel_record.hpp"
 #include "../memory_timeline.hpp"
 #include "../rank.hpp"
+#include "../roofline.hpp"
 #include "../stats.hpp"
 #include "../work.hpp"
 
@@ -87,6 +89,10 @@ struct Report {
   Environment environment;                 // where it ran (environment.hpp)
   RankInfo rank;                           // which process of a multi-process run (rank.hpp)
   MemoryTimeline memory_timeline;          // empty unless built (report/memory_timeline.hpp)
+  // Hardware counters per scope path (CounterCapture) and the card's roofs
+  // they are placed under (report/scope_counters.hpp); empty unless set.
+  CounterSet counters;
+  RooflineCeilings ceilings;
 
   // A node's total time as a percentage of its parent's; -1 for a root or a
   // parent without time.

@@ -6,15 +6,17 @@
 //
 // Statistics are recomputed from each summary's samples (summarize() on
 // samples_ms), so a report read back has the same numbers it was written
-// with. Keys added in later writers (environment, rank, memory_timeline) are
-// optional: older files read with those parts empty. A file that is not a
+// with. Keys added in later writers (environment, rank, memory_timeline,
+// counters, ceilings) are optional: older files read with those parts empty. A file that is not a
 // gpuprof report of a supported version, or whose values contradict each
 // other (a parent after its child, a depth its place in the tree does not
 // give, an index outside its array, an end before its begin, a negative
 // count), throws gpuprof::InputError; so do the reader's limits
 // (detail/json_reader.hpp, input_limits.hpp).
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -181,6 +183,59 @@ inline ScopeInstance scope_instance_from_json(const Json& entry, std::size_t nod
   return instance;
 }
 
+// The counter set of a report; values must be finite numbers (null: the
+// metric was not collected, left out), ranges of one kind named once.
+inline CounterRange counter_range_from_json(const Json& entry) {
+  CounterRange range;
+  range.name = entry["name"].as_string();
+  const Json& values = entry["values"];
+  for (const std::string& metric : values.keys()) {
+    const Json& value = values[metric];
+    if (value.is_null()) continue;
+    require(std::isfinite(value.as_number()), "counter " + metric + " of " + range.name + " is not finite");
+    range.values.push_back({metric, value.as_number()});
+  }
+  return range;
+}
+
+inline std::vector<CounterRange> counter_ranges_from_json(const Json& array, const char* kind) {
+  std::vector<CounterRange> ranges;
+  std::set<std::string> names;
+  for (const Json& entry : array.elements()) {
+    ranges.push_back(counter_range_from_json(entry));
+    require(names.insert(ranges.back().name).second,
+            std::string("counters name the ") + kind + " " + ranges.back().name + " twice");
+  }
+  return ranges;
+}
+
+inline CounterSet counter_set_from_json(const Json& json) {
+  CounterSet set;
+  for (const Json& name : json["metrics"].elements()) set.metrics.push_back(name.as_string());
+  set.passes = integer_of<int>(json, "passes");
+  require(set.passes >= 0, "counters need a negative number of passes");
+  set.chip = json["chip"].as_string();
+  set.note = json["note"].as_string();
+  set.scopes = counter_ranges_from_json(json["scopes"], "scope");
+  set.kernels = counter_ranges_from_json(json["kernels"], "kernel");
+  return set;
+}
+
+// A ceiling of 0 is "not known"; negative or non-finite ones are refused.
+inline double ceiling_of(const Json& object, const char* key) {
+  const double value = object[key].as_number();
+  require(std::isfinite(value) && value >= 0, std::string("ceiling ") + key + " is negative or not finite");
+  return value;
+}
+
+inline RooflineCeilings ceilings_from_json(const Json& json) {
+  RooflineCeilings ceilings;
+  ceilings.dram_bytes_per_s = ceiling_of(json, "dram_bytes_per_s");
+  for (const Json& entry : json["pipes"].elements())
+    ceilings.pipes.push_back({entry["pipe"].as_string(), ceiling_of(entry, "flop_per_s")});
+  return ceilings;
+}
+
 }  // namespace detail
 
 // The report a parsed document holds; throws InputError for anything that
@@ -211,6 +266,8 @@ inline Report report_from_json(const detail::Json& json) {
     report.warmup_instances_left_out = detail::integer_of<std::uint64_t>(json, "warmup_instances_left_out");
   if (const detail::Json* timeline = json.find("memory_timeline"))
     report.memory_timeline = detail::memory_timeline_from_json(*timeline);
+  if (const detail::Json* counters = json.find("counters")) report.counters = detail::counter_set_from_json(*counters);
+  if (const detail::Json* ceilings = json.find("ceilings")) report.ceilings = detail::ceilings_from_json(*ceilings);
   return report;
 }
 

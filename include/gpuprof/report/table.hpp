@@ -21,6 +21,7 @@
 #include "../atomic_file.hpp"
 #include "../table.hpp"
 #include "model.hpp"
+#include "scope_counters.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -42,6 +43,7 @@ inline Table scope_table(const Report& report, const std::string& indent) {
   const bool show_bytes = any_node([](const ScopeNode& n) { return n.work.bytes > 0; });
   const bool show_tokens = any_node([](const ScopeNode& n) { return n.work.tokens > 0; });
   const bool show_memory = any_node([](const ScopeNode& n) { return n.peak_device_bytes >= 0; });
+  const bool show_counters = !report.counters.scopes.empty();
 
   Table table;
   table.add_column({"Scope"});
@@ -52,6 +54,8 @@ inline Table scope_table(const Report& report, const std::string& indent) {
   if (show_bytes) table.add_column({"GB/s", Align::right});
   if (show_tokens) table.add_column({"tokens/s", Align::right});
   if (show_memory) table.add_column({"Peak MiB", Align::right});
+  if (show_counters)
+    for (const std::string& header : counter_table_headers()) table.add_column({header, Align::right});
 
   for (std::size_t i = 0; i < report.nodes.size(); ++i) {
     const ScopeNode& node = report.nodes[i];
@@ -80,6 +84,8 @@ inline Table scope_table(const Report& report, const std::string& indent) {
       row.push_back(node.peak_device_bytes >= 0
                         ? format_fixed(static_cast<double>(node.peak_device_bytes) / (1 << 20), 1)
                         : "-");
+    if (show_counters)
+      for (std::string& cell : counter_table_cells(scope_counters(report, i))) row.push_back(std::move(cell));
     table.add_row(std::move(row));
   }
   return table;
@@ -115,6 +121,7 @@ inline std::vector<std::string> report_remarks(const Report& report) {
   if (report.warmup_instances_left_out > 0)
     remarks.push_back(std::to_string(report.warmup_instances_left_out) +
                       " scope instance(s) from bench() cold calls and warm-up are left out of the statistics");
+  for (std::string& remark : counter_remarks(report)) remarks.push_back(std::move(remark));
   return remarks;
 }
 

@@ -109,3 +109,21 @@ TEST_CASE("--memory-timeline needs --out and runs on its own") {
   CHECK_THROWS_AS(parse_profile_options({"--memory-timeline", "--out", "dir", "--ctx", "0"}), UsageError);
   CHECK(profile_usage_text().find("--memory-timeline") != std::string::npos);
 }
+
+TEST_CASE("--counters: small and large at ctx 128, one warm-up and two timed steps, unless told; on its own") {
+  const ProfileOptions options = parse_profile_options({"--counters", "--out", "dir"});
+  CHECK(options.counters);
+  CHECK(options.sizes == std::vector<std::string>{"small", "large"});
+  CHECK(options.contexts == std::vector<int>{128});
+  CHECK(options.warmup == 1);
+  CHECK(options.steps == 2);
+  const ProfileOptions told = parse_profile_options({"--counters", "--out=dir", "--ctx=512", "--steps", "4"});
+  CHECK(told.contexts == std::vector<int>{512});
+  CHECK(told.steps == 4);
+  CHECK_THROWS_WITH_AS(parse_profile_options({"--counters"}), doctest::Contains("needs --out"), UsageError);
+  CHECK_THROWS_WITH_AS(parse_profile_options({"--counters", "--out", "d", "--trace"}), doctest::Contains("on its own"),
+                       UsageError);
+  CHECK_THROWS_WITH_AS(parse_profile_options({"--counters", "--out", "d", "--memory-timeline"}),
+                       doctest::Contains("on its own"), UsageError);
+  CHECK_FALSE(parse_profile_options({}).counters);
+}
