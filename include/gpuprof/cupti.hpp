@@ -6,7 +6,7 @@
 //   gpuprof::KernelCapture capture;            // subscribe, enable, observe scopes
 //   { GPUPROF_SCOPE("forward", stream); model.forward(); }
 //   auto report = gpuprof::profiler().report(); // report.kernels filled by capture
-//   gpuprof::write_kern_sum("forward.csv", gpuprof::kern_sum(report, "forward"));
+//   gpuprof::write_kern_sum(gpuprof::kern_sum(report, "forward"), "forward.csv");
 //
 // How (CUPTI Activity API): CONCURRENT_KERNEL (and MEMCPY, MEMSET) records
 // carry GPU times; RUNTIME and DRIVER records carry the launching call's host
@@ -66,7 +66,7 @@
 #include "kernel_names.hpp"
 #include "kernel_record.hpp"
 #include "profiler.hpp"
-#include "report/model.hpp"
+#include "report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -484,7 +484,7 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     const cudaError_t device_status = cudaGetDeviceCount(&devices);
     if (device_status != cudaSuccess) {
       // Clear the runtime's sticky last error so the user's next
-      // cudaGetLastError() does not report our probe (as detail/device.hpp does).
+      // cudaGetLastError() does not report our probe (as detail/device_probe.hpp does).
       static_cast<void>(cudaGetLastError());
       return std::string("no usable CUDA device (") + cudaGetErrorString(device_status) + ")";
     }

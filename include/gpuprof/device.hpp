@@ -5,7 +5,7 @@
 // CUDA error behind for the application's own checks.
 #pragma once
 #include "config.hpp"
-#include "detail/device.hpp"
+#include "detail/device_probe.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 

@@ -38,8 +38,8 @@
 
 #include "allocation_record.hpp"
 #include "config.hpp"
-#include "report/memory_timeline.hpp"
-#include "report/model.hpp"
+#include "build_memory_timeline.hpp"
+#include "report_model.hpp"
 
 #if GPUPROF_WITH_CUDA
 #include <cuda_runtime_api.h>

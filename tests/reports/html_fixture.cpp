@@ -10,7 +10,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const gpuprof::Report report = gpuprof_test::synthetic_training_report();
-  report.write_json(argv[1]);
+  gpuprof::write_json(report, argv[1]);
   std::cout << report.nodes.size() << "\n";
   return 0;
 }

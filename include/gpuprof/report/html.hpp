@@ -18,7 +18,7 @@
 
 #include "../atomic_file.hpp"
 #include "json.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 

@@ -21,7 +21,7 @@
 #include "../table.hpp"
 #include "chrome_trace.hpp"
 #include "json.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 

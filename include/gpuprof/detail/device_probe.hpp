@@ -1,4 +1,4 @@
-// gpuprof/detail/device.hpp: is there a CUDA device to time with?
+// gpuprof/detail/device_probe.hpp: is there a CUDA device to time with?
 //
 // Asked once per process. "No" is an ordinary answer (no GPU, no driver, a
 // build without the toolkit): gpuprof then times with the host clock and says
