@@ -47,7 +47,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -97,8 +97,7 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     const std::string failure = open_session();
     if (!failure.empty()) {
       why_inactive_ = failure;
-      std::cerr << "gpuprof: kernel capture is off: " << failure
-                << ". Scopes still time with CUDA events.\n";
+      std::fprintf(stderr, "gpuprof: kernel capture is off: %s. Scopes still time with CUDA events.\n", failure.c_str());
       return;
     }
     if (!options_.start) return;
@@ -117,14 +116,17 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     try {
       flush();
     } catch (const std::exception& error) {
-      std::cerr << "gpuprof: kernel capture could not flush at exit: " << error.what() << "\n";
+      std::fprintf(stderr, "gpuprof: kernel capture could not flush at exit: %s\n", error.what());
     }
     close_session();
     if (!problems_.empty())
-      std::cerr << "gpuprof: kernel capture: " << problems_count_ << " problem(s), first: " << problems_ << "\n";
+      std::fprintf(stderr, "gpuprof: kernel capture: %llu problem(s), first: %s\n",
+                   static_cast<unsigned long long>(problems_count_), problems_.c_str());
     if (const std::uint64_t lost = lost_graph_nodes_.load())
-      std::cerr << "gpuprof: kernel capture: no memory to record the capture scope of " << lost
-                << " graph node(s); their work was charged to the scope around the graph launch\n";
+      std::fprintf(stderr,
+                   "gpuprof: kernel capture: no memory to record the capture scope of %llu graph node(s); their "
+                   "work was charged to the scope around the graph launch\n",
+                   static_cast<unsigned long long>(lost));
   }
 
   KernelCapture(const KernelCapture&) = delete;

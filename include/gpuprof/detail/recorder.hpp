@@ -14,7 +14,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <iostream>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -66,7 +66,7 @@ class Recorder {
 
   Recorder() : device_(probe_device()) {
     scope_backend.store(&scope_backend_functions(), std::memory_order_release);
-    if (!device_.usable) std::cerr << "gpuprof: " << device_.reason << "; timing with the host clock\n";
+    if (!device_.usable) std::fprintf(stderr, "gpuprof: %s; timing with the host clock\n", device_.reason.c_str());
     update_mode(mode_gpu, device_.usable);
     update_mode(mode_tsc, ticks_are_tsc());
     update_mode(mode_unready, false);
