@@ -16,6 +16,7 @@
 #include <gpuprof/cuda_events.hpp>
 #include <gpuprof/cupti.hpp>
 #include <gpuprof/profiler.hpp>
+#include <gpuprof/report/json.hpp>
 #include <gpuprof/scope.hpp>
 #include <gpuprof/stats.hpp>
 
