@@ -224,13 +224,6 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   }
   void on_reset() override { clear(); }
 
-  // --- GraphIntervalSource: replays of scopes captured without stamps ----------
-  std::vector<detail::GraphInterval> graph_intervals(const std::vector<detail::CapturedScope>& scopes) override {
-    flush();
-    const std::lock_guard<std::mutex> lock(shared().mutex);
-    const std::lock_guard<std::mutex> nodes_lock(graph_nodes_mutex_);
-    return detail::graph_scope_intervals(records_, graph_nodes_, scopes);
-  }
   // Graph work whose capture-time scope node is not in `report` (none of its
   // replays was read since the last reset) is charged to the scope around
   // its launch instead.
@@ -241,6 +234,15 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   }
 
  private:
+  // --- detail::GraphIntervalSource: replays of scopes captured without stamps.
+  // Private: only the recorder calls it, through its base.
+  std::vector<detail::GraphInterval> graph_intervals(const std::vector<detail::CapturedScope>& scopes) override {
+    flush();
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    const std::lock_guard<std::mutex> nodes_lock(graph_nodes_mutex_);
+    return detail::graph_scope_intervals(records_, graph_nodes_, scopes);
+  }
+
   // CUPTI's buffer callbacks carry no user pointer: they find the one live
   // capture here, under a mutex that also guards its record vectors. The
   // buffer size is read without it: CUPTI may ask for a buffer on a launching

@@ -9,9 +9,8 @@
 
 GPUPROF_NAMESPACE_BEGIN
 
-// usable, name ("NVIDIA H100 80GB HBM3"), reason (a phrase, "" when usable).
-using DeviceStatus = detail::DeviceStatus;
-
+// DeviceStatus: usable, name ("NVIDIA H100 80GB HBM3"), reason (a phrase,
+// "" when usable); defined beside the probe.
 inline DeviceStatus device_status() { return detail::probe_device(); }
 
 GPUPROF_NAMESPACE_END

@@ -10,13 +10,15 @@
 #include "../error.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
-namespace detail {
 
+// What device_status() (device.hpp) answers.
 struct DeviceStatus {
   bool usable = false;
   std::string name;    // "NVIDIA H100 80GB HBM3"; "" when not usable
   std::string reason;  // why not, as a phrase: "no usable CUDA device (...)"; "" when usable
 };
+
+namespace detail {
 
 inline DeviceStatus probe_device() {
   DeviceStatus status;
