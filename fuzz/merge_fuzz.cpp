@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const gpuprof::detail::Json documents = gpuprof::detail::parse_json(gpuprof_fuzz::text_of(data, size));
     std::vector<gpuprof::Report> reports;
     for (const gpuprof::detail::Json& document : documents.elements())
-      reports.push_back(gpuprof::report_from_json(document));
+      reports.push_back(gpuprof::detail::report_from_json(document));
     if (reports.empty()) return;
     const gpuprof::MergedReport merged = gpuprof::merge(reports);
     (void)gpuprof::merged_text(merged);

@@ -21,13 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::string trace_path = gpuprof_fuzz::scratch_file("trace.json");
   return gpuprof_fuzz::run([&] {
     const gpuprof::Report report =
-        gpuprof::report_from_json(gpuprof::detail::parse_json(gpuprof_fuzz::text_of(data, size)));
+        gpuprof::detail::report_from_json(gpuprof::detail::parse_json(gpuprof_fuzz::text_of(data, size)));
     std::ostringstream text;
-    report.print(text);
-    (void)report.markdown();
+    gpuprof::print_table(report, text);
+    (void)gpuprof::markdown_table(report);
     (void)gpuprof::report_json(report);
     (void)gpuprof::html_report(report);
-    report.write_chrome_trace(trace_path);
+    gpuprof::write_chrome_trace(report, trace_path);
     (void)gpuprof::kern_sum_json(gpuprof::kern_sum(report));
     (void)gpuprof::scope_kern_sum_json(gpuprof::scope_kern_sum(report));
     (void)gpuprof::scope_gpu_summary_json(gpuprof::scope_gpu_summary(report));

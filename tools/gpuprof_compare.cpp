@@ -3,8 +3,8 @@
 //   gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05]
 //                   [--min-samples 5] [--markdown] [--strict]
 //
-// Reads gpuprof reports, gpuprof.bench files or transformer_bench JSON (both
-// files of one kind), matches rows and prints the comparison
+// Reads gpuprof reports or gpuprof.bench files (both files of one kind),
+// matches rows and prints the comparison
 // (gpuprof/compare.hpp says how the verdict is reached).
 // Exit status: 0, or 1 when some row got slower beyond the threshold (so CI
 // can gate on it) or, with --strict, when some row is noisy (a change that
@@ -22,8 +22,8 @@ namespace {
 
 constexpr const char* usage =
     "usage: gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05] [--min-samples 5] [--markdown] [--strict]\n"
-    "  BASE, NEW      two files of one kind: gpuprof reports (write_json), gpuprof.bench files or\n"
-    "                 transformer_bench --json files\n"
+    "  BASE, NEW      two files of one kind: gpuprof reports (write_json) or gpuprof.bench files\n"
+    "                 (write_bench_json)\n"
     "  --threshold F  relative change still called \"same\": a percentage (5%) or a ratio (0.05),\n"
     "                 plain decimals from 0 to 100% (a bare 5 is refused: write 5%) (default 5%)\n"
     "  --alpha F      significance level of the test, written like --threshold, in (0, 1)\n"

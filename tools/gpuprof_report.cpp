@@ -18,7 +18,7 @@
 namespace {
 constexpr const char* usage =
     "usage: gpuprof-report REPORT.json -o report.html [--title TEXT]\n"
-    "  REPORT.json   a gpuprof report (Report::write_json)\n"
+    "  REPORT.json   a gpuprof report (gpuprof::write_json)\n"
     "  -o FILE       the HTML page to write (self-contained: open it in any browser);\n"
     "                \"-\" writes it to standard output. Required; may not name the report\n"
     "  --title TEXT  the page's title and heading, UTF-8 (default: \"gpuprof report\")\n"

@@ -102,8 +102,8 @@ int main(int argc, char** argv) {
     text << "bench(step): " << result.summary() << "\n  stopped: " << result.stop_reason << "\n\n";
 
     const gpuprof::Report report = gpuprof::profiler().report();
-    report.print(text);
-    if (!options.json_path.empty()) report.write_json(options.json_path);
+    gpuprof::print_table(report, text);
+    if (!options.json_path.empty()) gpuprof::write_json(report, options.json_path);
     return gpuprof::finish_standard_output("quickstart", 0);
   } catch (const std::exception& error) {  // e.g. an unwritable --json path: a message, not a terminate()
     std::cerr << "quickstart: " << error.what() << "\n";

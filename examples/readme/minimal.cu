@@ -30,7 +30,7 @@ int main() try {
   }, options);
 
   std::cout << "bench(scale): " << result.summary() << "\n\n";
-  gpuprof::profiler().report().print(std::cout);
+  gpuprof::print_table(gpuprof::profiler().report(), std::cout);
   if (gpu) GPUPROF_CUDA_CHECK(cudaFree(x));
   return 0;
 } catch (const std::exception& error) {  // a failed CUDA call: its message, exit 1

@@ -36,7 +36,7 @@
 #include "detail/recorder.hpp"
 #include "environment.hpp"
 #include "error.hpp"
-#include "report/model.hpp"
+#include "report_model.hpp"
 #include "stats.hpp"
 
 GPUPROF_NAMESPACE_BEGIN

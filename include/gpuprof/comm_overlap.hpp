@@ -27,7 +27,7 @@
 #include "config.hpp"
 #include "detail/time_spans.hpp"
 #include "kernel_record.hpp"
-#include "report/model.hpp"
+#include "report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 

@@ -6,18 +6,18 @@
 //   if (c.regressed()) return 1;                    // something got slower beyond the threshold
 //
 // Rows: scopes matched by path, kernels by full name (one sample per kernel
-// execution), and benchmark rows by configuration (runs_from_json reads
-// transformer_bench's and gpuprof.bench files). A row only in one run is
-// listed as such, never dropped.
+// execution), and benchmark rows by name (read_measured_run reads reports
+// and gpuprof.bench files). A row only in one run is listed as such, never
+// dropped.
 //
 // The test: with raw samples on both sides (every gpuprof report and bench
 // file carries them), the two-sided Mann-Whitney U test (normal
 // approximation, tie and continuity corrected), as Google Benchmark's
 // compare.py does. Timing samples are skewed and have a long right tail
 // (preemption, clock changes), so a rank test that assumes no distribution
-// and is not moved by a few outliers suits them better than a t test. Files
-// that keep only summary figures (transformer_bench rows: mean, std, n) get
-// Welch's t test on the means instead; the row says which test ran.
+// and is not moved by a few outliers suits them better than a t test. Rows
+// that keep only summary figures (Measurement::from_figures: mean, std, n)
+// get Welch's t test on the means instead; the row says which test ran.
 //
 // The verdict, for ratio = new median / base median. A row is only called
 // slower or faster when the change clears the noise three ways: it is larger
@@ -53,7 +53,7 @@
 #include "detail/json_reader.hpp"
 #include "environment.hpp"
 #include "error.hpp"
-#include "report/model.hpp"
+#include "report_model.hpp"
 #include "report/read_json.hpp"
 #include "stats.hpp"
 #include "table.hpp"
@@ -128,7 +128,7 @@ struct MeasuredRun {
   std::vector<MeasuredRow> rows;
   Environment environment;
   // Versions of libraries whose kernels the rows time, by name ("cuDNN" ->
-  // "9.14.0"), where the file names them: runs that differ are warned about.
+  // "9.14.0"), where the caller knows them: runs that differ are warned about.
   std::map<std::string, std::string> libraries;
   // What it was read from: the file's schema ("gpuprof.report") and path;
   // empty for a run built in memory. compare_runs refuses two kinds.
@@ -351,36 +351,6 @@ inline Comparison compare(const Report& base, const Report& next, const CompareO
 
 namespace detail {
 
-// transformer_bench's rows ("gpuprof.transformer_bench"): keyed by their
-// configuration, measured by mean, std, median over `steps` samples.
-inline MeasuredRun measured_run_from_bench_rows(const Json& doc) {
-  MeasuredRun run;
-  if (const Json* device = doc.find("device"); device && device->is_string())
-    run.environment.gpu_name = device->as_string();
-  if (const Json* cudnn = doc.find("cudnn"); cudnn && cudnn->is_string()) run.libraries["cuDNN"] = cudnn->as_string();
-  static const char* const configuration[] = {"size", "ctx", "batch", "mode", "precision", "attention", "backend"};
-  for (const Json& row : doc["rows"].elements()) {
-    std::string key;
-    for (const char* field : configuration) {
-      const Json* value = row.find(field);
-      if (value == nullptr || value->is_null()) continue;
-      key += (key.empty() ? "" : " ") + std::string(field) + "=" +
-             (value->is_string() ? value->as_string() : std::to_string(value->as_int64()));
-    }
-    const Json* median = row.find("median_ms");
-    const std::string status = row.contains("status") ? row["status"].as_string() : "ok";
-    Measurement m;
-    if (status == "ok" && median && median->is_number()) {
-      m = Measurement::from_figures(integer_or<std::size_t>(row, "steps", 0), number_or(row, "mean_ms", 0),
-                                    number_or(row, "std_ms", 0), median->as_number());
-    } else {
-      m.note = status == "ok" ? "no median" : status;
-    }
-    run.rows.push_back({"bench", key, std::move(m)});
-  }
-  return run;
-}
-
 // gpuprof.bench files (write_bench_json): one row per named benchmark, with
 // samples; one without (it did not run) has its stop reason as the note. The
 // benchmarks' "fields" are the writer's own and not compared.
@@ -396,28 +366,27 @@ inline MeasuredRun measured_run_from_bench_results(const Json& doc) {
   return run;
 }
 
-}  // namespace detail
-
-// A run from any file gpuprof-compare reads: a gpuprof report, a gpuprof.bench
-// file or transformer_bench's JSON; throws gpuprof::Error for anything else.
-inline MeasuredRun measured_run_from_json(const detail::Json& doc) {
+// A run from a parsed file gpuprof-compare reads: a gpuprof report or a
+// gpuprof.bench file; throws gpuprof::Error for anything else.
+inline MeasuredRun measured_run_from_json(const Json& doc) {
   const std::string schema = doc.is_object() && doc.contains("schema") ? doc["schema"].as_string() : "";
   MeasuredRun run;
   if (schema == "gpuprof.report") run = measured_run(report_from_json(doc));
-  else if (schema == "gpuprof.bench") run = detail::measured_run_from_bench_results(doc);
-  else if (schema == "gpuprof.transformer_bench") run = detail::measured_run_from_bench_rows(doc);
+  else if (schema == "gpuprof.bench") run = measured_run_from_bench_results(doc);
   else
     throw InputError("unknown file schema \"" + schema +
-                     "\" (expected gpuprof.report, gpuprof.bench or gpuprof.transformer_bench; "
+                     "\" (expected gpuprof.report or gpuprof.bench; "
                      "merged reports are compared through their per-rank reports)");
   run.kind = schema;
   return run;
 }
 
+}  // namespace detail
+
 inline MeasuredRun read_measured_run(const std::string& path) {
   const detail::Json doc = detail::parse_json_file(path);
   try {
-    MeasuredRun run = measured_run_from_json(doc);
+    MeasuredRun run = detail::measured_run_from_json(doc);
     run.source = path;
     return run;
   } catch (const Error& error) {

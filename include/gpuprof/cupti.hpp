@@ -6,7 +6,7 @@
 //   gpuprof::KernelCapture capture;            // subscribe, enable, observe scopes
 //   { GPUPROF_SCOPE("forward", stream); model.forward(); }
 //   auto report = gpuprof::profiler().report(); // report.kernels filled by capture
-//   gpuprof::write_kern_sum("forward.csv", gpuprof::kern_sum(report, "forward"));
+//   gpuprof::write_kern_sum(gpuprof::kern_sum(report, "forward"), "forward.csv");
 //
 // How (CUPTI Activity API): CONCURRENT_KERNEL (and MEMCPY, MEMSET) records
 // carry GPU times; RUNTIME and DRIVER records carry the launching call's host
@@ -47,7 +47,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -66,7 +66,7 @@
 #include "kernel_names.hpp"
 #include "kernel_record.hpp"
 #include "profiler.hpp"
-#include "report/model.hpp"
+#include "report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -97,8 +97,7 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     const std::string failure = open_session();
     if (!failure.empty()) {
       why_inactive_ = failure;
-      std::cerr << "gpuprof: kernel capture is off: " << failure
-                << ". Scopes still time with CUDA events.\n";
+      std::fprintf(stderr, "gpuprof: kernel capture is off: %s. Scopes still time with CUDA events.\n", failure.c_str());
       return;
     }
     if (!options_.start) return;
@@ -117,14 +116,17 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     try {
       flush();
     } catch (const std::exception& error) {
-      std::cerr << "gpuprof: kernel capture could not flush at exit: " << error.what() << "\n";
+      std::fprintf(stderr, "gpuprof: kernel capture could not flush at exit: %s\n", error.what());
     }
     close_session();
     if (!problems_.empty())
-      std::cerr << "gpuprof: kernel capture: " << problems_count_ << " problem(s), first: " << problems_ << "\n";
+      std::fprintf(stderr, "gpuprof: kernel capture: %llu problem(s), first: %s\n",
+                   static_cast<unsigned long long>(problems_count_), problems_.c_str());
     if (const std::uint64_t lost = lost_graph_nodes_.load())
-      std::cerr << "gpuprof: kernel capture: no memory to record the capture scope of " << lost
-                << " graph node(s); their work was charged to the scope around the graph launch\n";
+      std::fprintf(stderr,
+                   "gpuprof: kernel capture: no memory to record the capture scope of %llu graph node(s); their "
+                   "work was charged to the scope around the graph launch\n",
+                   static_cast<unsigned long long>(lost));
   }
 
   KernelCapture(const KernelCapture&) = delete;
@@ -222,13 +224,6 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   }
   void on_reset() override { clear(); }
 
-  // --- GraphIntervalSource: replays of scopes captured without stamps ----------
-  std::vector<detail::GraphInterval> graph_intervals(const std::vector<detail::CapturedScope>& scopes) override {
-    flush();
-    const std::lock_guard<std::mutex> lock(shared().mutex);
-    const std::lock_guard<std::mutex> nodes_lock(graph_nodes_mutex_);
-    return detail::graph_scope_intervals(records_, graph_nodes_, scopes);
-  }
   // Graph work whose capture-time scope node is not in `report` (none of its
   // replays was read since the last reset) is charged to the scope around
   // its launch instead.
@@ -239,6 +234,15 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   }
 
  private:
+  // --- detail::GraphIntervalSource: replays of scopes captured without stamps.
+  // Private: only the recorder calls it, through its base.
+  std::vector<detail::GraphInterval> graph_intervals(const std::vector<detail::CapturedScope>& scopes) override {
+    flush();
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    const std::lock_guard<std::mutex> nodes_lock(graph_nodes_mutex_);
+    return detail::graph_scope_intervals(records_, graph_nodes_, scopes);
+  }
+
   // CUPTI's buffer callbacks carry no user pointer: they find the one live
   // capture here, under a mutex that also guards its record vectors. The
   // buffer size is read without it: CUPTI may ask for a buffer on a launching
@@ -484,7 +488,7 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     const cudaError_t device_status = cudaGetDeviceCount(&devices);
     if (device_status != cudaSuccess) {
       // Clear the runtime's sticky last error so the user's next
-      // cudaGetLastError() does not report our probe (as detail/device.hpp does).
+      // cudaGetLastError() does not report our probe (as detail/device_probe.hpp does).
       static_cast<void>(cudaGetLastError());
       return std::string("no usable CUDA device (") + cudaGetErrorString(device_status) + ")";
     }

@@ -5,13 +5,12 @@
 // CUDA error behind for the application's own checks.
 #pragma once
 #include "config.hpp"
-#include "detail/device.hpp"
+#include "detail/device_probe.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
-// usable, name ("NVIDIA H100 80GB HBM3"), reason (a phrase, "" when usable).
-using DeviceStatus = detail::DeviceStatus;
-
+// DeviceStatus: usable, name ("NVIDIA H100 80GB HBM3"), reason (a phrase,
+// "" when usable); defined beside the probe.
 inline DeviceStatus device_status() { return detail::probe_device(); }
 
 GPUPROF_NAMESPACE_END

@@ -24,9 +24,7 @@
 #include <unistd.h>
 
 #include "config.hpp"
-#include "detail/json_reader.hpp"
 #include "detail/nvml.hpp"
-#include "json_writer.hpp"
 
 #if GPUPROF_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -256,59 +254,6 @@ inline std::vector<std::string> environment_differences(const Environment& base,
   check("flags", base.compiler_flags, next.compiler_flags);
   check("build type", base.build_type, next.build_type);
   return differences;
-}
-
-inline void write_environment_json(JsonWriter& json, const Environment& env) {
-  json.begin_object()
-      .member("gpu_name", env.gpu_name)
-      .member("gpu_uuid", env.gpu_uuid)
-      .member("compute_capability", env.compute_capability)
-      .member("driver_version", env.driver_version)
-      .member("cuda_driver_version", env.cuda_driver_version)
-      .member("cuda_runtime_version", env.cuda_runtime_version)
-      .member("sm_clock_mhz_start", env.sm_clock_mhz_start)
-      .member("sm_clock_mhz_end", env.sm_clock_mhz_end)
-      .member("memory_clock_mhz_start", env.memory_clock_mhz_start)
-      .member("memory_clock_mhz_end", env.memory_clock_mhz_end)
-      .member("throttle_reasons_end", throttle_reason_names(env.throttle_reasons_end))
-      .member("clocks_note", env.clocks_note)
-      .member("host_name", env.host_name)
-      .member("compiler", env.compiler)
-      .member("compiler_flags", env.compiler_flags)
-      .member("build_type", env.build_type)
-      .member("git_revision", env.git_revision)
-      .member("time_utc", env.time_utc)
-      .end_object();
-}
-
-// Reads what write_environment_json wrote; missing keys keep their defaults,
-// so files from older writers read as "unknown".
-inline Environment environment_from_json(const detail::Json& json) {
-  Environment env;
-  const auto text = [&](const char* key, std::string& out) {
-    if (const detail::Json* value = json.find(key); value && value->is_string()) out = value->as_string();
-  };
-  const auto integer = [&](const char* key, int& out) {
-    if (const detail::Json* value = json.find(key); value && value->is_number()) out = value->as_integer<int>();
-  };
-  text("gpu_name", env.gpu_name);
-  text("gpu_uuid", env.gpu_uuid);
-  text("compute_capability", env.compute_capability);
-  text("driver_version", env.driver_version);
-  integer("cuda_driver_version", env.cuda_driver_version);
-  integer("cuda_runtime_version", env.cuda_runtime_version);
-  integer("sm_clock_mhz_start", env.sm_clock_mhz_start);
-  integer("sm_clock_mhz_end", env.sm_clock_mhz_end);
-  integer("memory_clock_mhz_start", env.memory_clock_mhz_start);
-  integer("memory_clock_mhz_end", env.memory_clock_mhz_end);
-  text("clocks_note", env.clocks_note);
-  text("host_name", env.host_name);
-  text("compiler", env.compiler);
-  text("compiler_flags", env.compiler_flags);
-  text("build_type", env.build_type);
-  text("git_revision", env.git_revision);
-  text("time_utc", env.time_utc);
-  return env;
 }
 
 GPUPROF_NAMESPACE_END

@@ -25,7 +25,7 @@
 #include "report.hpp"
 #include "report/bench_json.hpp"
 #include "report/gbench_json.hpp"
-#include "report/memory_timeline.hpp"
+#include "build_memory_timeline.hpp"
 #include "report/memory_timeline_svg.hpp"
 #include "report/merged.hpp"
 #include "report/read_json.hpp"

@@ -32,7 +32,7 @@
 #include "config.hpp"
 #include "kernel_names.hpp"
 #include "kernel_record.hpp"
-#include "report/model.hpp"
+#include "report_model.hpp"
 #include "stats.hpp"
 
 GPUPROF_NAMESPACE_BEGIN

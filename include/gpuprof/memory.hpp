@@ -29,7 +29,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <iostream>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -38,8 +38,8 @@
 
 #include "allocation_record.hpp"
 #include "config.hpp"
-#include "report/memory_timeline.hpp"
-#include "report/model.hpp"
+#include "build_memory_timeline.hpp"
+#include "report_model.hpp"
 
 #if GPUPROF_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -162,7 +162,7 @@ class MemoryWatch final : public ScopeObserver {
     if (status != cudaSuccess || devices == 0) {
       why_inactive_ = std::string("no usable CUDA device (") +
                       (status != cudaSuccess ? cudaGetErrorString(status) : "0 devices") + ")";
-      std::cerr << "gpuprof: memory watch is off: " << why_inactive_ << "\n";
+      std::fprintf(stderr, "gpuprof: memory watch is off: %s\n", why_inactive_.c_str());
       return;
     }
     if (options_.watch_pool && options_.pool == nullptr) {
@@ -215,7 +215,7 @@ class MemoryWatch final : public ScopeObserver {
       source = allocation_source_;
       finished = tracker_.finished();
       in_use = in_use_;
-      if (!problem_.empty()) std::cerr << "gpuprof: memory watch: " << problem_ << "\n";
+      if (!problem_.empty()) std::fprintf(stderr, "gpuprof: memory watch: %s\n", problem_.c_str());
       problem_.clear();
     }
     const std::vector<AllocationRecord> allocations = source ? source() : std::vector<AllocationRecord>{};

@@ -6,7 +6,7 @@
 // kernel capture saw (CUPTI MEMORY2), each paired with its release and
 // attributed to the innermost scope open when it was made. The HTML report
 // draws the allocations as a stacked timeline of live blocks, the picture
-// PyTorch's memory viewer gives. report/memory_timeline.hpp builds it.
+// PyTorch's memory viewer gives. build_memory_timeline.hpp builds it.
 #pragma once
 #include <algorithm>
 #include <cstdint>

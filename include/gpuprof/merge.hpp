@@ -31,7 +31,7 @@
 #include "config.hpp"
 #include "error.hpp"
 #include "rank.hpp"
-#include "report/model.hpp"
+#include "report_model.hpp"
 #include "stats.hpp"
 
 GPUPROF_NAMESPACE_BEGIN

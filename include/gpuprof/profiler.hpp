@@ -1,7 +1,7 @@
 // gpuprof/profiler.hpp: the process-wide profiler that scopes record into.
 //
 //   gpuprof::Report r = gpuprof::profiler().report();   // call tree + statistics
-//   r.print(std::cout);
+//   gpuprof::print_table(r, std::cout);                  // writers: report.hpp
 //
 // report() reads back every pending CUDA-event pair (one device
 // synchronization, and only if some pair is still pending), then builds the
@@ -12,7 +12,7 @@
 // still open are listed with their open instances (ScopeNode::open_instances),
 // not counted. Instances that began in a bench() cold call or warm-up are
 // left out and counted apart (Report::warmup_instances_left_out).
-// ScopeObserver (declared in detail/scope_observer.hpp) lets kernel capture
+// ScopeObserver (scope_observer.hpp) lets kernel capture
 // and memory tracking follow scopes and add to the report.
 #pragma once
 #include <algorithm>
@@ -26,10 +26,10 @@
 #include "config.hpp"
 #include "detail/build_report.hpp"
 #include "detail/recorder.hpp"
-#include "detail/scope_observer.hpp"
 #include "detail/time_spans.hpp"
-#include "report.hpp"
+#include "report_model.hpp"
 #include "scope.hpp"
+#include "scope_observer.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 

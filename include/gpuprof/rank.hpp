@@ -16,8 +16,6 @@
 #include <string>
 
 #include "config.hpp"
-#include "detail/json_reader.hpp"
-#include "json_writer.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -78,38 +76,6 @@ inline std::string rank_description(const RankInfo& info) {
   if (info.world_size > 0) text += " of " + std::to_string(info.world_size);
   if (info.local_rank >= 0) text += " (local " + std::to_string(info.local_rank) + ")";
   return text;
-}
-
-// {"rank": 1, "world_size": 4, "local_rank": 1}; unknown values are null.
-inline void write_rank_json(JsonWriter& json, const RankInfo& info) {
-  json.begin_object(JsonWriter::one_line);
-  const auto member = [&json](const char* key, int value) {
-    json.key(key);
-    if (value >= 0) json.value(value);
-    else json.value(nullptr);
-  };
-  member("rank", info.rank);
-  member("world_size", info.world_size);
-  member("local_rank", info.local_rank);
-  json.end_object();
-}
-
-// Reads what write_rank_json wrote. Unknown values are null; a number must
-// be a non-negative int (world_size positive, rank inside it), else
-// gpuprof::InputError.
-inline RankInfo rank_from_json(const detail::Json& json) {
-  const auto count = [&json](const char* key) {
-    const detail::Json* value = json.find(key);
-    if (value == nullptr || value->is_null()) return -1;
-    const int number = value->as_integer<int>();
-    if (number < 0) throw InputError(std::string(key) + " " + std::to_string(number) + " is negative");
-    return number;
-  };
-  const RankInfo info{count("rank"), count("world_size"), count("local_rank")};
-  if (info.world_size == 0) throw InputError("world_size 0: a run has at least one process");
-  if (info.known() && info.world_size > 0 && info.rank >= info.world_size)
-    throw InputError("rank " + std::to_string(info.rank) + " is outside a world of " + std::to_string(info.world_size));
-  return info;
 }
 
 GPUPROF_NAMESPACE_END

@@ -5,7 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <gpuprof/cuda_events.hpp>
-#include <gpuprof/report/model.hpp>
+#include <gpuprof/report_model.hpp>
 #include <gpuprof/stats.hpp>
 
 namespace gpuprof_python {

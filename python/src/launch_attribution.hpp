@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <gpuprof/report/model.hpp>
+#include <gpuprof/report_model.hpp>
 
 namespace gpuprof_python {
 

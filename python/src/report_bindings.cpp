@@ -197,15 +197,17 @@ void bind_reports(py::module_& m) {
       }, py::arg("path"), "The node with this path, or None")
       .def("table", [](const Report& r) {
         std::ostringstream out;
-        r.print(out);
+        gpuprof::print_table(r, out);
         return out.str();
       }, "The terminal table of the scope tree")
-      .def("markdown", &Report::markdown)
+      .def("markdown", [](const Report& r) { return gpuprof::markdown_table(r); })
       .def("json", &gpuprof::report_json, "The report as JSON text (schema: docs/report-schema.md)")
-      .def("write_json", &Report::write_json, py::arg("path"))
-      .def("write_csv", &Report::write_csv, py::arg("path"))
-      .def("write_markdown", &Report::write_markdown, py::arg("path"))
-      .def("write_chrome_trace", &Report::write_chrome_trace, py::arg("path"))
+      .def("write_json", [](const Report& r, const std::string& path) { gpuprof::write_json(r, path); }, py::arg("path"))
+      .def("write_csv", [](const Report& r, const std::string& path) { gpuprof::write_csv(r, path); }, py::arg("path"))
+      .def("write_markdown", [](const Report& r, const std::string& path) { gpuprof::write_markdown(r, path); },
+           py::arg("path"))
+      .def("write_chrome_trace", [](const Report& r, const std::string& path) { gpuprof::write_chrome_trace(r, path); },
+           py::arg("path"))
       .def("write_html", [](const Report& r, const std::string& path, const std::string& title) {
         gpuprof::write_html(r, path, title);
       }, py::arg("path"), py::arg("title") = "gpuprof report")
@@ -242,7 +244,7 @@ void bind_reports(py::module_& m) {
   m.def("kern_sum", [](const std::vector<gpuprof::KernelRecord>& records, const std::string& grouping) {
     return gpuprof::kern_sum(records, grouping_of(grouping));
   }, py::arg("records"), py::arg("grouping") = "name", "nsys cuda_gpu_kern_sum over the records");
-  m.def("write_kern_sum", &gpuprof::write_kern_sum, py::arg("path"), py::arg("rows"),
+  m.def("write_kern_sum", &gpuprof::write_kern_sum, py::arg("rows"), py::arg("path"),
         "Writes kern_sum rows: .json, .csv, .md or a text table, by the path's extension");
 
   py::class_<gpuprof::ComparisonRow>(m, "ComparisonRow")

@@ -191,6 +191,14 @@ def test_writers_write_every_format(tmp_path):
     assert again.node("step").count == 6
 
 
+def test_write_kern_sum_takes_the_rows_then_the_path(tmp_path):
+    path = tmp_path / "kern_sum.csv"
+    gpuprof.write_kern_sum(gpuprof.kern_sum([]), str(path))
+    assert path.read_text().splitlines()[0].startswith('"Time (%)"')
+    with pytest.raises(TypeError):
+        gpuprof.write_kern_sum(str(path), gpuprof.kern_sum([]))
+
+
 def test_compare_reports_and_files(tmp_path):
     for _ in range(8):
         with gpuprof.scope("fast"):

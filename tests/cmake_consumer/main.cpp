@@ -11,7 +11,7 @@ int main() {
     GPUPROF_SCOPE("work");
   }
   const gpuprof::Report report = gpuprof::profiler().report();
-  report.print(std::cout);
+  gpuprof::print_table(report, std::cout);
   std::cout << "build type: " << report.environment.build_type << '\n'
             << "flags: " << report.environment.compiler_flags << '\n'
             << "revision: " << report.environment.git_revision << '\n';

@@ -142,25 +142,29 @@ TEST_CASE("compare: rows in one run only are listed; differing machines are warn
   CHECK(markdown.find("| scope | step/new | - |") != std::string::npos);
 }
 
-TEST_CASE("compare: transformer_bench rows by configuration, Welch's t test on their figures") {
-  const std::string base = R"({"schema": "gpuprof.transformer_bench", "version": 1, "device": "H100", "rows": [
-    {"size": "small", "ctx": 128, "batch": 4, "mode": "fwd", "precision": "bf16", "backend": "cuda", "status": "ok",
-     "steps": 10, "mean_ms": 10.0, "std_ms": 0.05, "median_ms": 10.0},
-    {"size": "small", "ctx": 256, "batch": 4, "mode": "fwd", "precision": "bf16", "backend": "cuda", "status": "ok",
-     "steps": 10, "mean_ms": 20.0, "std_ms": 0.1, "median_ms": 20.0},
-    {"size": "xl", "ctx": 1024, "batch": 4, "mode": "train", "precision": "fp32", "backend": "cuda", "status": "oom",
-     "steps": 10, "mean_ms": null, "std_ms": null, "median_ms": null}]})";
-  const std::string next = R"({"schema": "gpuprof.transformer_bench", "version": 1, "device": "H100", "rows": [
-    {"size": "small", "ctx": 128, "batch": 4, "mode": "fwd", "precision": "bf16", "backend": "cuda", "status": "ok",
-     "steps": 10, "mean_ms": 11.0, "std_ms": 0.05, "median_ms": 11.0},
-    {"size": "small", "ctx": 256, "batch": 4, "mode": "fwd", "precision": "bf16", "backend": "cuda", "status": "ok",
-     "steps": 10, "mean_ms": 20.02, "std_ms": 0.1, "median_ms": 20.02},
-    {"size": "xl", "ctx": 1024, "batch": 4, "mode": "train", "precision": "fp32", "backend": "cuda", "status": "oom",
-     "steps": 10, "mean_ms": null, "std_ms": null, "median_ms": null}]})";
-  const gpuprof::Comparison c = gpuprof::compare_runs(gpuprof::measured_run_from_json(gpuprof::detail::parse_json(base)),
-                                                      gpuprof::measured_run_from_json(gpuprof::detail::parse_json(next)));
+namespace {
+// A run of summary-only rows (mean, std, median over n samples), as a caller
+// that kept no samples builds it.
+gpuprof::MeasuredRun figures_run(const std::vector<std::pair<std::string, gpuprof::Measurement>>& rows) {
+  gpuprof::MeasuredRun run;
+  for (const auto& [key, m] : rows) run.rows.push_back({"bench", key, m});
+  return run;
+}
+}  // namespace
+
+TEST_CASE("compare: summary-only rows get Welch's t test on their figures; an unmeasured row says why") {
+  using gpuprof::Measurement;
+  Measurement oom;
+  oom.note = "oom";
+  const gpuprof::MeasuredRun base = figures_run({{"small ctx=128", Measurement::from_figures(10, 10.0, 0.05, 10.0)},
+                                                 {"small ctx=256", Measurement::from_figures(10, 20.0, 0.1, 20.0)},
+                                                 {"xl ctx=1024", oom}});
+  const gpuprof::MeasuredRun next = figures_run({{"small ctx=128", Measurement::from_figures(10, 11.0, 0.05, 11.0)},
+                                                 {"small ctx=256", Measurement::from_figures(10, 20.02, 0.1, 20.02)},
+                                                 {"xl ctx=1024", oom}});
+  const gpuprof::Comparison c = gpuprof::compare_runs(base, next);
   REQUIRE(c.rows.size() == 3);
-  CHECK(c.rows[0].key == "size=small ctx=128 batch=4 mode=fwd precision=bf16 backend=cuda");
+  CHECK(c.rows[0].key == "small ctx=128");
   CHECK(c.rows[0].test == "Welch t");
   CHECK(c.rows[0].verdict == Verdict::slower);
   CHECK(c.rows[1].verdict == Verdict::same);
@@ -168,48 +172,36 @@ TEST_CASE("compare: transformer_bench rows by configuration, Welch's t test on t
   CHECK(c.rows[2].note == "base: oom");
 }
 
-TEST_CASE("compare: transformer_bench rows of two attentions stay apart; a cuDNN change is warned about") {
-  const auto document = [](const char* cudnn, double fused_ms, double cudnn_ms) {
-    char text[1024];
-    std::snprintf(text, sizeof text, R"({"schema": "gpuprof.transformer_bench", "version": 1, "device": "H100",
-      "cudnn": %s, "rows": [
-      {"size": "small", "ctx": 512, "batch": 4, "mode": "step", "precision": "bf16", "attention": "fused",
-       "backend": "cuda", "status": "ok", "steps": 10, "mean_ms": %g, "std_ms": 0.01, "median_ms": %g},
-      {"size": "small", "ctx": 512, "batch": 4, "mode": "step", "precision": "bf16", "attention": "cudnn",
-       "backend": "cuda", "status": "ok", "steps": 10, "mean_ms": %g, "std_ms": 0.01, "median_ms": %g}]})",
-                  cudnn, fused_ms, fused_ms, cudnn_ms, cudnn_ms);
-    return gpuprof::measured_run_from_json(gpuprof::detail::parse_json(text));
+TEST_CASE("compare: runs that name different library versions are warned about") {
+  const auto run = [](const char* cudnn) {
+    gpuprof::MeasuredRun r = figures_run({{"attention=cudnn", gpuprof::Measurement::from_figures(10, 5.65, 0.01, 5.65)}});
+    if (cudnn != nullptr) r.libraries["cuDNN"] = cudnn;
+    return r;
   };
-  const gpuprof::Comparison c = gpuprof::compare_runs(document(R"("9.14.0")", 5.74, 5.65),
-                                                      document(R"("9.19.0")", 5.74, 5.20));
-  REQUIRE(c.rows.size() == 2);
-  CHECK(c.rows[0].key == "size=small ctx=512 batch=4 mode=step precision=bf16 attention=fused backend=cuda");
-  CHECK(c.rows[0].verdict == Verdict::same);
-  CHECK(c.rows[1].key == "size=small ctx=512 batch=4 mode=step precision=bf16 attention=cudnn backend=cuda");
-  CHECK(c.rows[1].verdict == Verdict::faster);
+  const gpuprof::Comparison c = gpuprof::compare_runs(run("9.14.0"), run("9.19.0"));
   REQUIRE(c.warnings.size() == 1);
   CHECK(c.warnings[0] == "the runs differ in cuDNN: 9.14.0 vs 9.19.0");
-  // A file without the field (older, or a build without cuDNN) against one with it.
-  const gpuprof::Comparison unknown = gpuprof::compare_runs(document("null", 5.74, 5.65), document(R"("9.14.0")", 5.74, 5.65));
+  // A run that does not know the version against one that does.
+  const gpuprof::Comparison unknown = gpuprof::compare_runs(run(nullptr), run("9.14.0"));
   REQUIRE(unknown.warnings.size() == 1);
   CHECK(unknown.warnings[0] == "the runs differ in cuDNN: ? vs 9.14.0");
-  CHECK(gpuprof::compare_runs(document(R"("9.14.0")", 5.74, 5.65), document(R"("9.14.0")", 5.74, 5.65)).warnings.empty());
+  CHECK(gpuprof::compare_runs(run("9.14.0"), run("9.14.0")).warnings.empty());
 }
 
 #ifdef GPUPROF_COMPARE_TOOL  // the tool is built unless GPUPROF_BUILD_TOOLS is off
 TEST_CASE("gpuprof-compare: exit status 1 on a regression beyond the threshold, 0 otherwise, 2 on bad input") {
   gpuprof_test::TemporaryDirectory dir;
-  synthetic_report(1.0, 0.005, 20, 1).write_json(dir.file("base.json"));
-  synthetic_report(1.1, 0.005, 20, 2).write_json(dir.file("slower.json"));
-  synthetic_report(1.0, 0.005, 20, 3).write_json(dir.file("same.json"));
+  gpuprof::write_json(synthetic_report(1.0, 0.005, 20, 1), dir.file("base.json"));
+  gpuprof::write_json(synthetic_report(1.1, 0.005, 20, 2), dir.file("slower.json"));
+  gpuprof::write_json(synthetic_report(1.0, 0.005, 20, 3), dir.file("same.json"));
   const std::string tool = GPUPROF_COMPARE_TOOL;
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("slower.json")) == 1);
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("slower.json") + " --threshold 15%") == 0);
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("same.json") + " --markdown") == 0);
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("same.json") + " --strict") == 0);
   // A change drowned in noise: "noisy", which only --strict fails on.
-  synthetic_report(1.0, 0.4, 6, 3).write_json(dir.file("noisy_base.json"));
-  synthetic_report(1.2, 0.4, 6, 4).write_json(dir.file("noisy_new.json"));
+  gpuprof::write_json(synthetic_report(1.0, 0.4, 6, 3), dir.file("noisy_base.json"));
+  gpuprof::write_json(synthetic_report(1.2, 0.4, 6, 4), dir.file("noisy_new.json"));
   CHECK(exit_status_of(tool + " " + dir.file("noisy_base.json") + " " + dir.file("noisy_new.json")) == 0);
   CHECK(exit_status_of(tool + " " + dir.file("noisy_base.json") + " " + dir.file("noisy_new.json") + " --strict") == 1);
   CHECK(exit_status_of(tool + " " + dir.file("base.json")) == 2);

@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
           sink = sink + spin(rounds);
         },
         options);
-    gpuprof::profiler().report().write_json(argv[1]);
+    gpuprof::write_json(gpuprof::profiler().report(), argv[1]);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "timed_work: %s\n", error.what());
     return 1;

@@ -133,7 +133,7 @@ TEST_CASE("rank fields: JSON round trip, unknown ones null, old files without th
   gpuprof_test::TemporaryDirectory dir;
   Report report = rank_report(3, 8, {1, 2});
   report.rank.local_rank = 1;
-  report.write_json(dir.file("rank.json"));
+  gpuprof::write_json(report, dir.file("rank.json"));
   const Report back = gpuprof::read_report_json(dir.file("rank.json"));
   CHECK(back.rank.rank == 3);
   CHECK(back.rank.world_size == 8);
@@ -142,7 +142,7 @@ TEST_CASE("rank fields: JSON round trip, unknown ones null, old files without th
   report.rank = {};
   const std::string text = gpuprof::report_json(report);
   CHECK(text.find(R"("rank": {"rank": null, "world_size": null, "local_rank": null})") != std::string::npos);
-  const Report unknown = gpuprof::report_from_json(gpuprof_test::parse_json(text));
+  const Report unknown = gpuprof::detail::report_from_json(gpuprof_test::parse_json(text));
   CHECK_FALSE(unknown.rank.known());
   CHECK(unknown.rank.world_size == -1);
   CHECK(gpuprof::rank_description(back.rank) == "rank 3 of 8 (local 1)");
@@ -226,9 +226,9 @@ TEST_CASE("merged writers: JSON, markdown and a trace with one set of tracks per
 #ifdef GPUPROF_MERGE_TOOL
 TEST_CASE("gpuprof-merge: exit status 0 on matching reports, 2 on bad input") {
   gpuprof_test::TemporaryDirectory dir;
-  rank_report(0, 2, {10, 12}).write_json(dir.file("r0.json"));
-  rank_report(1, 2, {11, 10}).write_json(dir.file("r1.json"));
-  rank_report(1, 4, {11, 10}).write_json(dir.file("w4.json"));
+  gpuprof::write_json(rank_report(0, 2, {10, 12}), dir.file("r0.json"));
+  gpuprof::write_json(rank_report(1, 2, {11, 10}), dir.file("r1.json"));
+  gpuprof::write_json(rank_report(1, 4, {11, 10}), dir.file("w4.json"));
   const std::string tool = GPUPROF_MERGE_TOOL;
   using gpuprof_test::exit_status_of;
   const std::string both = " " + dir.file("r0.json") + " " + dir.file("r1.json");

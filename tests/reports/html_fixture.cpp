@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   report.counters.scopes = {range("step/forward/attention", 4e8, 4e11), range("step/forward/mlp", 1e9, 1e10)};
   report.ceilings.pipes = {{"tensor bf16", 800e12}};
   report.ceilings.dram_bytes_per_s = 2e12;
-  report.write_json(argv[1]);
+  gpuprof::write_json(report, argv[1]);
   std::cout << report.nodes.size() << "\n";
   return 0;
 }

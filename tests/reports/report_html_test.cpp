@@ -4,7 +4,7 @@
 #include <gpuprof/environment.hpp>
 #include <gpuprof/report.hpp>
 #include <gpuprof/report/html.hpp>
-#include <gpuprof/report/memory_timeline.hpp>
+#include <gpuprof/build_memory_timeline.hpp>
 #include <gpuprof/report/read_json.hpp>
 
 #include <doctest/doctest.h>
@@ -64,7 +64,7 @@ TEST_CASE("memory timeline: a release without its allocation is ignored; address
 TEST_CASE("report JSON reads back into the same report model") {
   const gpuprof::Report report = gpuprof_test::synthetic_training_report();
   gpuprof_test::TemporaryDirectory dir;
-  report.write_json(dir.file("report.json"));
+  gpuprof::write_json(report, dir.file("report.json"));
   const gpuprof::Report back = gpuprof::read_report_json(dir.file("report.json"));
   REQUIRE(back.nodes.size() == report.nodes.size());
   for (std::size_t i = 0; i < back.nodes.size(); ++i) {
@@ -84,7 +84,7 @@ TEST_CASE("report JSON reads back into the same report model") {
   CHECK(back.memory_timeline.allocations[0].free_ns == -1);
   CHECK(back.memory_timeline.in_use.back().bytes_in_use == report.memory_timeline.in_use.back().bytes_in_use);
 
-  std::ofstream(dir.file("other.json")) << R"({"schema": "gpuprof.transformer_bench", "version": 1})";
+  std::ofstream(dir.file("other.json")) << R"({"schema": "gpuprof.bench", "version": 1})";
   CHECK_THROWS_WITH_AS(gpuprof::read_report_json(dir.file("other.json")), doctest::Contains("not a gpuprof report"),
                        gpuprof::Error);
 }
@@ -101,7 +101,7 @@ TEST_CASE("environment: captured at report time, written and read back, differen
   }
   gpuprof::JsonWriter json;
   gpuprof::write_environment_json(json, env);
-  const gpuprof::Environment back = gpuprof::environment_from_json(gpuprof::detail::parse_json(json.str()));
+  const gpuprof::Environment back = gpuprof::detail::environment_from_json(gpuprof::detail::parse_json(json.str()));
   CHECK(back.host_name == env.host_name);
   CHECK(back.compiler_flags == env.compiler_flags);
   CHECK(back.git_revision == env.git_revision);
@@ -137,14 +137,14 @@ TEST_CASE("HTML page: self-contained, data embedded so no scope name can end the
   REQUIRE(data != std::string::npos);
   const std::size_t begin = page.find('>', data) + 1;
   const gpuprof::Report back =
-      gpuprof::report_from_json(gpuprof::detail::parse_json(page.substr(begin, page.find("</script>", begin) - begin)));
+      gpuprof::detail::report_from_json(gpuprof::detail::parse_json(page.substr(begin, page.find("</script>", begin) - begin)));
   CHECK(back.nodes[6].name == report.nodes[6].name);
 }
 
 TEST_CASE("markdown report names the machine under its heading") {
   gpuprof::Report report = gpuprof_test::synthetic_training_report();
   report.environment.driver_version = "580.65.06";
-  const std::string markdown = report.markdown();
+  const std::string markdown = gpuprof::markdown_table(report);
   CHECK(markdown.find("GPU: Synthetic GPU \xC2\xB7 driver: 580.65.06") != std::string::npos);
   CHECK(markdown.find("host: test-host") != std::string::npos);
   CHECK(markdown.find("time (UTC): 2026-01-01T00:00:00Z") != std::string::npos);

@@ -201,7 +201,7 @@ std::vector<const Json*> events_with_phase(const Json& trace, const std::string&
 TEST_CASE("JSON report reads back field by field") {
   const gpuprof::Report report = sample_report();
   TemporaryDirectory dir;
-  report.write_json(dir.file("report.json"));
+  gpuprof::write_json(report, dir.file("report.json"));
   const Json doc = gpuprof_test::parse_json_file(dir.file("report.json"));
 
   CHECK(doc["schema"].as_string() == "gpuprof.report");
@@ -290,7 +290,7 @@ TEST_CASE("CSV report has stable columns, one row per node, RFC 4180 quoting") {
   gpuprof::Report report = sample_report();
   report.nodes[3].name = "load \"shard\", part\n2";  // needs quoting
   TemporaryDirectory dir;
-  report.write_csv(dir.file("report.csv"));
+  gpuprof::write_csv(report, dir.file("report.csv"));
   const auto rows = parse_csv(gpuprof_test::read_text_file(dir.file("report.csv")));
 
   REQUIRE(rows.size() == report.nodes.size() + 1);
@@ -345,7 +345,7 @@ TEST_CASE("CSV report has stable columns, one row per node, RFC 4180 quoting") {
 TEST_CASE("Chrome trace has host and GPU tracks, kernel args and launch flows") {
   const gpuprof::Report report = sample_report();
   TemporaryDirectory dir;
-  report.write_chrome_trace(dir.file("trace.json"));
+  gpuprof::write_chrome_trace(report, dir.file("trace.json"));
   const Json trace = gpuprof_test::parse_json_file(dir.file("trace.json"));
   const std::int64_t origin = t0;  // the first scope begins at t0
   CHECK(trace["otherData"]["origin_ns"].as_int64() == origin);
@@ -446,7 +446,7 @@ TEST_CASE("graph work names the scope it was captured in, in the JSON report and
   replayed.end_ns += 10 * ms_ns;
   report.kernels.push_back(replayed);
   TemporaryDirectory dir;
-  report.write_json(dir.file("report.json"));
+  gpuprof::write_json(report, dir.file("report.json"));
   const Json doc = gpuprof_test::parse_json_file(dir.file("report.json"));
   const Json& kernel = doc["kernels"][3];
   CHECK(kernel["scope_instance"].as_int64() == 0);
@@ -454,7 +454,7 @@ TEST_CASE("graph work names the scope it was captured in, in the JSON report and
   CHECK(kernel["graph_node_id"].as_int64() == 77);
   CHECK(kernel["graph_launch"].as_int64() == 99);
 
-  report.write_chrome_trace(dir.file("trace.json"));
+  gpuprof::write_chrome_trace(report, dir.file("trace.json"));
   const Json trace = gpuprof_test::parse_json_file(dir.file("trace.json"));
   std::size_t graph_slices = 0;
   for (const Json* slice : events_with_phase(trace, "X")) {
@@ -472,7 +472,7 @@ TEST_CASE("graph work names the scope it was captured in, in the JSON report and
 TEST_CASE("terminal table lists the tree with the right columns") {
   const gpuprof::Report report = sample_report();
   std::ostringstream out;
-  report.print(out);
+  gpuprof::print_table(report, out);
   const std::string text = out.str();
   CAPTURE(text);
   std::vector<std::string> lines;
@@ -515,7 +515,7 @@ TEST_CASE("a one-shot program's table gets one note for its single samples, mark
   report.nodes.push_back(main_scope);
   report.warmup_instances_left_out = 6;
   std::ostringstream out;
-  report.print(out);
+  gpuprof::print_table(report, out);
   const std::string text = out.str();
   CAPTURE(text);
   CHECK(text.find("unstable:") == std::string::npos);
@@ -523,12 +523,12 @@ TEST_CASE("a one-shot program's table gets one note for its single samples, mark
   CHECK(text.find("note: 1 scope(s) marked (open) were still running when the report was taken") != std::string::npos);
   CHECK(text.find("note: 31 of 31 scope(s) finished fewer than 2 times") != std::string::npos);
   CHECK(text.find("note: 6 scope instance(s) from bench() cold calls and warm-up are left out") != std::string::npos);
-  const std::string markdown = report.markdown();
+  const std::string markdown = gpuprof::markdown_table(report);
   CHECK(markdown.find("| main (open) |") != std::string::npos);
   CHECK(markdown.find("Notes:\n\n- 1 scope(s) marked (open)") != std::string::npos);
 
   TemporaryDirectory dir;
-  report.write_json(dir.file("report.json"));
+  gpuprof::write_json(report, dir.file("report.json"));
   const Json doc = gpuprof_test::parse_json_file(dir.file("report.json"));
   CHECK(doc["warmup_instances_left_out"].as_int64() == 6);
   CHECK(doc["nodes"][30]["open_instances"].as_int64() == 1);
@@ -548,7 +548,7 @@ TEST_CASE("optional table columns appear only when some node has their data") {
   report.timing_note = "no CUDA device";
   report.device_name.clear();
   std::ostringstream out;
-  report.print(out);
+  gpuprof::print_table(report, out);
   const std::string text = out.str();
   CHECK(text.find("timing by host clock (no CUDA device); device: none") != std::string::npos);
   for (const char* column : {"TFLOP/s", "GB/s", "tokens/s", "Peak MiB"})
@@ -557,7 +557,7 @@ TEST_CASE("optional table columns appear only when some node has their data") {
 
 TEST_CASE("markdown table is a GitHub table with indented names") {
   const gpuprof::Report report = sample_report();
-  const std::string text = report.markdown();
+  const std::string text = gpuprof::markdown_table(report);
   CHECK(text.find("| Scope | Count | Total ms |") != std::string::npos);
   CHECK(text.find("|:---|---:|---:|") != std::string::npos);  // was "|---|": one Table renderer, left columns ":---"
   CHECK(text.find("| &nbsp;&nbsp;forward | 2 |") != std::string::npos);
@@ -567,7 +567,7 @@ TEST_CASE("markdown table is a GitHub table with indented names") {
   CHECK(text.find("Notes:\n\n- 1 of 4 scope(s) finished fewer than 2 times") != std::string::npos);
 
   TemporaryDirectory dir;
-  report.write_markdown(dir.file("report.md"));
+  gpuprof::write_markdown(report, dir.file("report.md"));
   CHECK(gpuprof_test::read_text_file(dir.file("report.md")) == text);
 }
 
@@ -585,8 +585,8 @@ TEST_CASE("JSON strings are escaped and always valid UTF-8") {
   report.nodes[3].name = report.nodes[3].path = tricky;
   report.timing_note = tricky;
   TemporaryDirectory dir;
-  report.write_json(dir.file("r.json"));
-  report.write_chrome_trace(dir.file("t.json"));
+  gpuprof::write_json(report, dir.file("r.json"));
+  gpuprof::write_chrome_trace(report, dir.file("t.json"));
   CHECK(gpuprof_test::parse_json_file(dir.file("r.json"))["nodes"][3]["name"].as_string() == tricky);
   CHECK(gpuprof_test::parse_json_file(dir.file("t.json"))["otherData"]["timing_note"].as_string() ==
         tricky);
@@ -660,10 +660,10 @@ TEST_CASE("writing to an unwritable path throws with the path and leaves nothing
     }
     CHECK_FALSE(fs::exists(path));
   };
-  const auto write_json = [&](const std::string& path) { report.write_json(path); };
-  const auto write_csv = [&](const std::string& path) { report.write_csv(path); };
-  const auto write_trace = [&](const std::string& path) { report.write_chrome_trace(path); };
-  const auto write_markdown = [&](const std::string& path) { report.write_markdown(path); };
+  const auto write_json = [&](const std::string& path) { gpuprof::write_json(report, path); };
+  const auto write_csv = [&](const std::string& path) { gpuprof::write_csv(report, path); };
+  const auto write_trace = [&](const std::string& path) { gpuprof::write_chrome_trace(report, path); };
+  const auto write_markdown = [&](const std::string& path) { gpuprof::write_markdown(report, path); };
 
   expect_failure("/nonexistent-dir/x.json", write_json);
   expect_failure(plain_file + "/x.json", write_json);
@@ -672,7 +672,7 @@ TEST_CASE("writing to an unwritable path throws with the path and leaves nothing
   expect_failure(plain_file + "/report.md", write_markdown);
   // A directory is never replaced, and no temporary is left beside it.
   try {
-    report.write_json(existing_directory);
+    gpuprof::write_json(report, existing_directory);
     FAIL("no exception for a directory");
   } catch (const gpuprof::Error& error) {
     CHECK(std::string(error.what()).find(existing_directory) != std::string::npos);

@@ -173,7 +173,7 @@ TEST_CASE("roofline: declared work is flagged past 20 % of the measured, not at 
     CHECK(c.flops.measured == Approx(4e11));
     CHECK(c.flops.flagged() == flagged);
     std::ostringstream table;
-    report.print(table);
+    gpuprof::print_table(report, table);
     CHECK((table.str().find("step/gemm declares") != std::string::npos) == flagged);
     const std::string svg = gpuprof::roofline_svg(report);
     CHECK((occurrences(svg, "class=\"flag\"") == 1) == flagged);
@@ -183,7 +183,7 @@ TEST_CASE("roofline: declared work is flagged past 20 % of the measured, not at 
 TEST_CASE("roofline: the table shows counter columns per scope, '-' for a scope without counters") {
   const gpuprof::Report report = counter_report();
   std::ostringstream out;
-  report.print(out);
+  gpuprof::print_table(report, out);
   const std::vector<std::string> lines = split_lines(out.str());
   REQUIRE(lines.size() > 5);
   for (const char* header : {"DRAM GB", "FLOP/B", "TFLOP/s meas", "% roof", "bound", "L2 hit %", "occupancy %"})
@@ -205,10 +205,10 @@ TEST_CASE("roofline: the table shows counter columns per scope, '-' for a scope 
   gpuprof::Report plain = report;
   plain.counters = {};
   std::ostringstream without;
-  plain.print(without);
+  gpuprof::print_table(plain, without);
   CHECK(without.str().find("DRAM GB") == std::string::npos);
-  CHECK(plain.markdown().find("% roof") == std::string::npos);
-  CHECK(report.markdown().find("% roof") != std::string::npos);
+  CHECK(gpuprof::markdown_table(plain).find("% roof") == std::string::npos);
+  CHECK(gpuprof::markdown_table(report).find("% roof") != std::string::npos);
 }
 
 TEST_CASE("roofline: counters survive JSON and come out in CSV") {
@@ -216,7 +216,7 @@ TEST_CASE("roofline: counters survive JSON and come out in CSV") {
   gpuprof::Report report = counter_report();
   report.counters.note = "partial: one pass failed";
   report.nodes[1].work = {4e11, 4e8, 0};
-  report.write_json(dir.file("r.json"));
+  gpuprof::write_json(report, dir.file("r.json"));
   const gpuprof::Report back = gpuprof::read_report_json(dir.file("r.json"));
   CHECK(back.counters.metrics == report.counters.metrics);
   CHECK(back.counters.passes == 3);
@@ -247,7 +247,7 @@ TEST_CASE("roofline: counters survive JSON and come out in CSV") {
   CHECK(gemm["declared_flops_difference_pct"].as_number() == Approx(0));
   CHECK(json["nodes"][3]["counters"].is_null());
 
-  report.write_csv(dir.file("r.csv"));
+  gpuprof::write_csv(report, dir.file("r.csv"));
   const std::vector<std::string> rows = split_lines(gpuprof::detail::read_text_file(dir.file("r.csv")));
   REQUIRE(rows.size() == 5);
   CHECK(rows[0].find(",dram_bytes,measured_flops,measured_flops_per_byte,measured_flop_per_s,percent_of_roof,bound,"

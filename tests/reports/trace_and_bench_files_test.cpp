@@ -94,7 +94,7 @@ TEST_CASE("bench results as Google Benchmark JSON: samples as repetitions, aggre
   env.time_utc = "2026-01-01T00:00:00Z";
   const gpuprof::BenchResult result = synthetic_bench(1.0);
   gpuprof_test::TemporaryDirectory dir;
-  gpuprof::write_google_benchmark_json(dir.file("gbench.json"), {{"train_step", result}}, env);
+  gpuprof::write_google_benchmark_json({{"train_step", result}}, dir.file("gbench.json"), env);
   const Json doc = gpuprof_test::parse_json_file(dir.file("gbench.json"));
   CHECK(doc["context"]["host_name"].as_string() == "test-host");
   CHECK(doc["context"]["gpu_name"].as_string() == "Synthetic GPU");
@@ -140,8 +140,8 @@ TEST_CASE("bench results as gpuprof.bench JSON, which gpuprof-compare reads") {
   CHECK(run["throttled_samples"].as_int64() == 1);
   CHECK(run["throttled"][3].as_bool());
   CHECK(run["sm_clock_mhz"][0].as_int64() == 1980);
-  const gpuprof::Comparison c = gpuprof::compare_runs(gpuprof::measured_run_from_json(doc),
-                                                      gpuprof::measured_run_from_json(gpuprof_test::parse_json(next)));
+  const gpuprof::Comparison c = gpuprof::compare_runs(gpuprof::detail::measured_run_from_json(doc),
+                                                      gpuprof::detail::measured_run_from_json(gpuprof_test::parse_json(next)));
   REQUIRE(c.rows.size() == 1);
   CHECK(c.rows[0].key == "train_step");
   CHECK(c.rows[0].verdict == gpuprof::Verdict::slower);

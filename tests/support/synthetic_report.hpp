@@ -4,7 +4,7 @@
 // timeline allocations for tests that build their own.
 #pragma once
 #include <gpuprof/report.hpp>
-#include <gpuprof/report/memory_timeline.hpp>
+#include <gpuprof/build_memory_timeline.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -5,6 +5,7 @@
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/output_paths.hpp>
 #include <gpuprof/profiler.hpp>
+#include <gpuprof/report.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -87,10 +88,10 @@ void write_profile(const DriverOptions& options, std::ostream& text) {
   const gpuprof::Report report = gpuprof::profiler().report();
   if (options.print_report) {
     text << "\n";
-    report.print(text);
+    gpuprof::print_table(report, text);
   }
-  if (!options.report_json_path.empty()) report.write_json(options.report_json_path);
-  if (!options.trace_path.empty()) report.write_chrome_trace(options.trace_path);
+  if (!options.report_json_path.empty()) gpuprof::write_json(report, options.report_json_path);
+  if (!options.trace_path.empty()) gpuprof::write_chrome_trace(report, options.trace_path);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <gpuprof/cuda_events.hpp>
 #include <gpuprof/cupti.hpp>
 #include <gpuprof/profiler.hpp>
+#include <gpuprof/report/json.hpp>
 #include <gpuprof/scope.hpp>
 #include <gpuprof/stats.hpp>
 
@@ -111,8 +112,7 @@ int run(const DdpOptions& options, const gpuprof::RankInfo& me, IdChannel& ids) 
     const gpuprof::Report report = gpuprof::profiler().report();
     if (capture && capture->active()) add_communication(report, mine);
     if (!options.report_dir.empty())
-      report.write_json(options.report_dir + "/transformer_ddp.rank" + std::to_string(me.rank) +
-                        ".json");
+      gpuprof::write_json(report, options.report_dir + "/transformer_ddp.rank" + std::to_string(me.rank) + ".json");
     const std::vector<double> all = comm.all_gather(mine.to_vector(), backend->stream());
     for (int rank = 0; rank < me.world_size; ++rank)
       results.ranks.push_back(RankFigures::from_vector(all.data() + rank * RankFigures::kFields));

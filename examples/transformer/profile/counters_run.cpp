@@ -64,7 +64,7 @@ CountersRun counters_run(const ProfileOptions& options, const harness::Device& d
     run.report.ceilings = ceilings;
     if (run.report.counters.empty()) run.note = run.report.counters.note;
     const std::filesystem::path dir(options.out_dir);
-    run.report.write_json((dir / counters_file(run, "json")).string());
+    gpuprof::write_json(run.report, (dir / counters_file(run, "json")).string());
     gpuprof::RooflineSvgOptions picture;
     picture.title = run.label + ", " + to_string(mode) + ": scopes under the roofline";
     gpuprof::write_roofline_svg(run.report, (dir / counters_file(run, "svg")).string(), picture);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <gpuprof/report/model.hpp>
+#include <gpuprof/report_model.hpp>
 
 #include "model/backend.hpp"
 #include "profile/profile_results.hpp"

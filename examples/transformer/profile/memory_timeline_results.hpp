@@ -11,7 +11,7 @@
 
 #include <gpuprof/memory_timeline.hpp>
 #include <gpuprof/report/memory_timeline_svg.hpp>
-#include <gpuprof/report/model.hpp>
+#include <gpuprof/report_model.hpp>
 
 #include "model/backend.hpp"
 #include "profile/profile_results.hpp"

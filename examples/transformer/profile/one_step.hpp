@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include <gpuprof/report/model.hpp>
+#include <gpuprof/report_model.hpp>
 
 namespace transformer::profile {
 

@@ -124,14 +124,14 @@ class ConfigurationRunner {
                                    attention_flops(model_for_size(c.size, options_.custom), options_.batch, c.ctx));
       std::fprintf(stderr, "  capture overhead: %s\n", capture_overhead_text(c).c_str());
       if (options_.out_dir.empty()) return;
-      gpuprof::write_kern_sum(output(inference_kern_sum_file(c)),
-                              gpuprof::kern_sum(phase_kernels(*inference, inference_root, {forward_scope},
-                                                              gpuprof::Activities::kernels)));
+      gpuprof::write_kern_sum(gpuprof::kern_sum(phase_kernels(*inference, inference_root, {forward_scope},
+                                                              gpuprof::Activities::kernels)),
+                              output(inference_kern_sum_file(c)));
       gpuprof::write_kern_sum(
-          output(train_kern_sum_file(c)),
           gpuprof::kern_sum(phase_kernels(*train, train_root, {forward_scope, backward_scope, optimizer_scope},
-                                          gpuprof::Activities::kernels)));
-      if (write_trace) one_step_report(*train, train_root).write_chrome_trace(output("trace.json"));
+                                          gpuprof::Activities::kernels)),
+          output(train_kern_sum_file(c)));
+      if (write_trace) gpuprof::write_chrome_trace(one_step_report(*train, train_root), output("trace.json"));
     });
   }
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include <gpuprof/kernel_summary.hpp>
-#include <gpuprof/report/model.hpp>
+#include <gpuprof/report_model.hpp>
 
 #include "profile/attention_flops.hpp"
 

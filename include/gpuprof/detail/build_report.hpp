@@ -16,7 +16,7 @@
 
 #include "../clock.hpp"
 #include "../config.hpp"
-#include "../report/model.hpp"
+#include "../report_model.hpp"
 #include "../stats.hpp"
 #include "recorder.hpp"
 

@@ -14,7 +14,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <iostream>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -26,12 +26,12 @@
 
 #include "../config.hpp"
 #include "../cuda_events.hpp"
-#include "device.hpp"
+#include "device_probe.hpp"
 #include "graph_intervals.hpp"
 #include "graph_timing.hpp"
 #include "names.hpp"
 #include "record_log.hpp"
-#include "scope_observer.hpp"
+#include "../scope_observer.hpp"
 #include "scope_state.hpp"
 #include "thread_ops.hpp"
 #include "tick_clock.hpp"
@@ -66,7 +66,7 @@ class Recorder {
 
   Recorder() : device_(probe_device()) {
     scope_backend.store(&scope_backend_functions(), std::memory_order_release);
-    if (!device_.usable) std::cerr << "gpuprof: " << device_.reason << "; timing with the host clock\n";
+    if (!device_.usable) std::fprintf(stderr, "gpuprof: %s; timing with the host clock\n", device_.reason.c_str());
     update_mode(mode_gpu, device_.usable);
     update_mode(mode_tsc, ticks_are_tsc());
     update_mode(mode_unready, false);

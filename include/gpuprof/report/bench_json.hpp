@@ -18,6 +18,7 @@
 #include "../bench.hpp"
 #include "../environment.hpp"
 #include "../json_writer.hpp"
+#include "environment_json.hpp"
 #include "json.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -104,7 +105,7 @@ inline std::string bench_json(const std::vector<NamedBenchResult>& runs,
   return json.str() + "\n";
 }
 
-inline void write_bench_json(const std::string& path, const std::vector<NamedBenchResult>& runs,
+inline void write_bench_json(const std::vector<NamedBenchResult>& runs, const std::string& path,
                              const Environment& environment = capture_environment()) {
   write_file_atomically(path, bench_json(runs, environment));
 }

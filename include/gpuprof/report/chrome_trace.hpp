@@ -1,4 +1,4 @@
-// gpuprof/report/chrome_trace.hpp: Report::write_chrome_trace, a timeline in
+// gpuprof/report/chrome_trace.hpp: write_chrome_trace, a timeline in
 // the Chrome trace-event JSON format (opens in ui.perfetto.dev and
 // chrome://tracing).
 //
@@ -24,7 +24,7 @@
 #include "../atomic_file.hpp"
 #include "../json_writer.hpp"
 #include "json.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -208,19 +208,13 @@ inline void write_trace_memory_counters(TraceEvents& events, const MemoryTimelin
 }
 }  // namespace detail
 
-// Options of the Chrome trace beyond the defaults of Report::write_chrome_trace.
+// Options of the Chrome trace beyond its defaults.
 struct ChromeTraceOptions {
   // Instances of the scope with this path become "ProfilerStep#N" (N from 0,
   // cat "user_annotation"), the step marker Kineto traces carry and Holistic
   // Trace Analysis splits its breakdowns by. "" keeps every scope's own name.
   std::string step_scope;
 };
-
-inline void write_chrome_trace(const Report& report, const std::string& path, const ChromeTraceOptions& options);
-
-inline void Report::write_chrome_trace(const std::string& path) const {
-  gpuprof::write_chrome_trace(*this, path, ChromeTraceOptions{});
-}
 
 namespace detail {
 // Every event of one report (tracks named by write_trace_tracks first):
@@ -286,7 +280,7 @@ inline void write_trace_report_events(JsonWriter& json, TraceEvents& events, con
 }
 }  // namespace detail
 
-inline void write_chrome_trace(const Report& report, const std::string& path, const ChromeTraceOptions& options) {
+inline void write_chrome_trace(const Report& report, const std::string& path, const ChromeTraceOptions& options = {}) {
   const std::int64_t origin_ns = detail::trace_origin_ns(report);
   JsonWriter json;
   json.begin_object()

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../json_writer.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 #include "scope_counters.hpp"
 
 GPUPROF_NAMESPACE_BEGIN

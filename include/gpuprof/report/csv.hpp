@@ -1,4 +1,4 @@
-// gpuprof/report/csv.hpp: Report::write_csv, one row per scope node.
+// gpuprof/report/csv.hpp: write_csv, one row per scope node.
 //
 // RFC 4180: a header row, CRLF line ends, fields with a comma, quote or line
 // break quoted and their quotes doubled. Column names are stable (documented
@@ -13,7 +13,7 @@
 #include "../atomic_file.hpp"
 #include "../json_writer.hpp"
 #include "../table.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 #include "scope_counters.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -39,7 +39,7 @@ inline const std::vector<std::string>& csv_columns() {
 }
 }  // namespace detail
 
-inline void Report::write_csv(const std::string& path) const {
+inline void write_csv(const Report& report, const std::string& path) {
   using detail::shortest_decimal;
   // Undeclared work, unmeasured rates and roots' shares are empty, not 0.
   const auto positive_or_empty = [](double value) {
@@ -47,15 +47,15 @@ inline void Report::write_csv(const std::string& path) const {
   };
   std::string text;
   detail::append_csv_row(text, detail::csv_columns());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const ScopeNode& node = nodes[i];
+  for (std::size_t i = 0; i < report.nodes.size(); ++i) {
+    const ScopeNode& node = report.nodes[i];
     const Summary& ms = node.primary_ms();
-    const double share = percent_of_parent(i);
+    const double share = report.percent_of_parent(i);
     std::vector<std::string> fields = {
         node.path,
         node.name,
         std::to_string(node.depth),
-        node.parent >= 0 ? nodes.at(static_cast<std::size_t>(node.parent)).path : "",
+        node.parent >= 0 ? report.nodes.at(static_cast<std::size_t>(node.parent)).path : "",
         std::to_string(node.count),
         timing_source_name(node.gpu_timed() ? TimingSource::cuda_events : TimingSource::host_clock),
         shortest_decimal(node.total_ms()),
@@ -86,7 +86,7 @@ inline void Report::write_csv(const std::string& path) const {
         positive_or_empty(node.flops_per_byte()),
         node.peak_device_bytes >= 0 ? std::to_string(node.peak_device_bytes) : "",
         std::to_string(ms.discarded)};
-    for (std::string& field : detail::counter_csv_fields(scope_counters(*this, i))) fields.push_back(std::move(field));
+    for (std::string& field : detail::counter_csv_fields(scope_counters(report, i))) fields.push_back(std::move(field));
     detail::append_csv_row(text, fields);
   }
   write_file_atomically(path, text);

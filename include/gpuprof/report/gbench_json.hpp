@@ -111,7 +111,7 @@ inline std::string google_benchmark_json(const std::vector<NamedBenchResult>& ru
   return json.str() + "\n";
 }
 
-inline void write_google_benchmark_json(const std::string& path, const std::vector<NamedBenchResult>& runs,
+inline void write_google_benchmark_json(const std::vector<NamedBenchResult>& runs, const std::string& path,
                                         const Environment& environment = capture_environment()) {
   write_file_atomically(path, google_benchmark_json(runs, environment));
 }

@@ -22,7 +22,7 @@
 #include "json.hpp"
 #include "markup.hpp"
 #include "roofline_svg.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 

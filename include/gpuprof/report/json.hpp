@@ -1,4 +1,4 @@
-// gpuprof/report/json.hpp: Report::write_json, the machine-readable report.
+// gpuprof/report/json.hpp: write_json, the machine-readable report.
 //
 // Schema "gpuprof.report", version 1; every field is documented in
 // docs/report-schema.md. Within a version fields are only ever added, so a
@@ -11,7 +11,8 @@
 #include "../atomic_file.hpp"
 #include "../json_writer.hpp"
 #include "counters_json.hpp"
-#include "model.hpp"
+#include "environment_json.hpp"
+#include "../report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -202,8 +203,8 @@ inline std::string report_json(const Report& report) {
   return json.str() + "\n";
 }
 
-inline void Report::write_json(const std::string& path) const {
-  write_file_atomically(path, report_json(*this));
+inline void write_json(const Report& report, const std::string& path) {
+  write_file_atomically(path, report_json(report));
 }
 
 GPUPROF_NAMESPACE_END

@@ -163,7 +163,7 @@ inline bool ends_with(const std::string& text, const std::string& suffix) {
 }
 
 // Writes `table` or `json` to `path`, in the format its extension names.
-inline void write_summary(const std::string& path, const Table& table, const std::string& json) {
+inline void write_summary(const Table& table, const std::string& json, const std::string& path) {
   if (ends_with(path, ".csv")) write_file_atomically(path, table.csv(CsvHeaders::quoted));
   else if (ends_with(path, ".md")) write_file_atomically(path, table.markdown());
   else if (ends_with(path, ".json")) write_file_atomically(path, json);
@@ -173,14 +173,14 @@ inline void write_summary(const std::string& path, const Table& table, const std
 
 // Each writes CSV, markdown or JSON by the extension of `path` (.csv, .md,
 // .json) through a temporary file and a rename; gpuprof::Error otherwise.
-inline void write_kern_sum(const std::string& path, const std::vector<KernelSummaryRow>& rows) {
-  detail::write_summary(path, kern_sum_table(rows), kern_sum_json(rows));
+inline void write_kern_sum(const std::vector<KernelSummaryRow>& rows, const std::string& path) {
+  detail::write_summary(kern_sum_table(rows), kern_sum_json(rows), path);
 }
-inline void write_scope_kern_sum(const std::string& path, const std::vector<ScopeKernelRow>& rows) {
-  detail::write_summary(path, scope_kern_sum_table(rows), scope_kern_sum_json(rows));
+inline void write_scope_kern_sum(const std::vector<ScopeKernelRow>& rows, const std::string& path) {
+  detail::write_summary(scope_kern_sum_table(rows), scope_kern_sum_json(rows), path);
 }
-inline void write_scope_gpu_summary(const std::string& path, const std::vector<ScopeGpuSummary>& summaries) {
-  detail::write_summary(path, scope_gpu_table(summaries), scope_gpu_summary_json(summaries));
+inline void write_scope_gpu_summary(const std::vector<ScopeGpuSummary>& summaries, const std::string& path) {
+  detail::write_summary(scope_gpu_table(summaries), scope_gpu_summary_json(summaries), path);
 }
 
 GPUPROF_NAMESPACE_END

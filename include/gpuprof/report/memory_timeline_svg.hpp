@@ -28,7 +28,7 @@
 #include "../memory_timeline.hpp"
 #include "html.hpp"
 #include "markup.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 

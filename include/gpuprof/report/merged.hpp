@@ -9,8 +9,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <ostream>
-#include <sstream>
 #include <utility>
 #include <string>
 #include <vector>
@@ -21,7 +19,7 @@
 #include "../table.hpp"
 #include "chrome_trace.hpp"
 #include "json.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -147,17 +145,14 @@ inline std::vector<std::string> merged_summary_lines(const MergedReport& merged)
 }  // namespace detail
 
 inline std::string merged_text(const MergedReport& merged) {
-  std::ostringstream out;
-  out << "gpuprof merged report\n";
+  std::string out = "gpuprof merged report\n";
   // Host, device and scope names come from the files: terminal_safe.
-  for (const MergedRank& rank : merged.ranks) out << "  " << detail::terminal_safe(detail::merged_rank_label(rank)) << '\n';
-  for (const auto& [title, table] : detail::merged_tables(merged, "  ")) {
-    out << '\n' << detail::terminal_safe(title) << '\n';
-    table.print(out);
-  }
-  out << '\n';
-  for (const std::string& line : detail::merged_summary_lines(merged)) out << detail::terminal_safe(line) << '\n';
-  return out.str();
+  for (const MergedRank& rank : merged.ranks) out += "  " + detail::terminal_safe(detail::merged_rank_label(rank)) + '\n';
+  for (const auto& [title, table] : detail::merged_tables(merged, "  "))
+    out += '\n' + detail::terminal_safe(title) + '\n' + table.text();
+  out += '\n';
+  for (const std::string& line : detail::merged_summary_lines(merged)) out += detail::terminal_safe(line) + '\n';
+  return out;
 }
 
 inline std::string merged_markdown(const MergedReport& merged) {

@@ -22,8 +22,9 @@
 
 #include "../detail/json_reader.hpp"
 #include "../error.hpp"
+#include "environment_json.hpp"
 #include "json.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -238,9 +239,10 @@ inline RooflineCeilings ceilings_from_json(const Json& json) {
 
 }  // namespace detail
 
+namespace detail {
 // The report a parsed document holds; throws InputError for anything that
 // is not a report of a supported version or that contradicts itself.
-inline Report report_from_json(const detail::Json& json) {
+inline Report report_from_json(const Json& json) {
   if (!json.is_object() || !json.contains("schema") || json["schema"].as_string() != "gpuprof.report")
     throw InputError("not a gpuprof report (no \"schema\": \"gpuprof.report\")");
   const std::int64_t version = json["version"].as_int64();
@@ -252,30 +254,29 @@ inline Report report_from_json(const detail::Json& json) {
       json["timing_source"].as_string() == "cuda_events" ? TimingSource::cuda_events : TimingSource::host_clock;
   report.timing_note = json["timing_note"].as_string();
   report.device_name = json["device"].as_string();
-  if (const detail::Json* env = json.find("environment")) report.environment = environment_from_json(*env);
-  if (const detail::Json* rank = json.find("rank"); rank && rank->is_object()) report.rank = rank_from_json(*rank);
+  if (const Json* env = json.find("environment")) report.environment = environment_from_json(*env);
+  if (const Json* rank = json.find("rank"); rank && rank->is_object()) report.rank = rank_from_json(*rank);
 
-  for (const detail::Json& entry : json["nodes"].elements())
-    report.nodes.push_back(detail::scope_node_from_json(entry, report.nodes));
-  for (const detail::Json& entry : json["instances"].elements())
-    report.instances.push_back(detail::scope_instance_from_json(entry, report.nodes.size()));
-  for (const detail::Json& entry : json["kernels"].elements())
-    report.kernels.push_back(detail::kernel_from_json(entry, report.nodes.size()));
-  report.dropped_kernel_records = detail::integer_of<std::uint64_t>(json, "dropped_kernel_records");
+  for (const Json& entry : json["nodes"].elements()) report.nodes.push_back(scope_node_from_json(entry, report.nodes));
+  for (const Json& entry : json["instances"].elements())
+    report.instances.push_back(scope_instance_from_json(entry, report.nodes.size()));
+  for (const Json& entry : json["kernels"].elements())
+    report.kernels.push_back(kernel_from_json(entry, report.nodes.size()));
+  report.dropped_kernel_records = integer_of<std::uint64_t>(json, "dropped_kernel_records");
   if (json.contains("warmup_instances_left_out"))
-    report.warmup_instances_left_out = detail::integer_of<std::uint64_t>(json, "warmup_instances_left_out");
-  if (const detail::Json* timeline = json.find("memory_timeline"))
-    report.memory_timeline = detail::memory_timeline_from_json(*timeline);
-  if (const detail::Json* counters = json.find("counters")) report.counters = detail::counter_set_from_json(*counters);
-  if (const detail::Json* ceilings = json.find("ceilings")) report.ceilings = detail::ceilings_from_json(*ceilings);
+    report.warmup_instances_left_out = integer_of<std::uint64_t>(json, "warmup_instances_left_out");
+  if (const Json* timeline = json.find("memory_timeline")) report.memory_timeline = memory_timeline_from_json(*timeline);
+  if (const Json* counters = json.find("counters")) report.counters = counter_set_from_json(*counters);
+  if (const Json* ceilings = json.find("ceilings")) report.ceilings = ceilings_from_json(*ceilings);
   return report;
 }
+}  // namespace detail
 
 // Reads a report file; errors name the path.
 inline Report read_report_json(const std::string& path) {
   const detail::Json json = detail::parse_json_file(path);
   try {
-    return report_from_json(json);
+    return detail::report_from_json(json);
   } catch (const Error& error) {
     throw InputError(path + ": " + error.what());
   }

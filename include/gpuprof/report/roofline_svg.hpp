@@ -23,7 +23,7 @@
 
 #include "../atomic_file.hpp"
 #include "markup.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 #include "scope_counters.hpp"
 
 GPUPROF_NAMESPACE_BEGIN

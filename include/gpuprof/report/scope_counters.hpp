@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../table.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 

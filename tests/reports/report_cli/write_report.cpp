@@ -13,7 +13,7 @@ int main(int argc, char** argv) try {
     return 2;
   }
   { GPUPROF_SCOPE("written"); }
-  gpuprof::profiler().report().write_json(argv[1]);
+  gpuprof::write_json(gpuprof::profiler().report(), argv[1]);
   return 0;
 } catch (const std::exception& error) {
   std::cerr << "gpuprof_write_report: " << error.what() << "\n";

@@ -2,7 +2,7 @@
 // harness::time_steps run would give, scope by scope and kernel by kernel, so
 // the tests know every duration they expect.
 #pragma once
-#include <gpuprof/report/model.hpp>
+#include <gpuprof/report_model.hpp>
 #include <gpuprof/stats.hpp>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
-// gpuprof/report/table.hpp: the scope tree as a table, for a terminal
-// (Report::print, columns aligned with spaces) or as GitHub markdown
-// (Report::markdown, Report::write_markdown).
+// gpuprof/report/scope_table.hpp: the scope tree as a table, for a terminal
+// (print_table, columns aligned with spaces) or as GitHub markdown
+// (markdown_table, write_markdown).
 //
 // One row per node, names indented by depth. Times are in milliseconds of the
 // node's primary timing (CUDA events when it has them, else host clock). The
@@ -20,7 +20,7 @@
 
 #include "../atomic_file.hpp"
 #include "../table.hpp"
-#include "model.hpp"
+#include "../report_model.hpp"
 #include "scope_counters.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -127,31 +127,34 @@ inline std::vector<std::string> report_remarks(const Report& report) {
 
 }  // namespace detail
 
-inline void Report::print(std::ostream& out) const {
-  out << detail::terminal_safe(detail::report_heading(*this)) << '\n';
-  detail::scope_table(*this, "  ").print(out);
-  for (const std::string& note : detail::unstable_notes(*this))
+// The scope tree as a table for a terminal, with its notes.
+inline void print_table(const Report& report, std::ostream& out) {
+  out << detail::terminal_safe(detail::report_heading(report)) << '\n';
+  detail::scope_table(report, "  ").print(out);
+  for (const std::string& note : detail::unstable_notes(report))
     out << "unstable: " << detail::terminal_safe(note) << '\n';
-  for (const std::string& remark : detail::report_remarks(*this))
+  for (const std::string& remark : detail::report_remarks(report))
     out << "note: " << detail::terminal_safe(remark) << '\n';
 }
 
-inline std::string Report::markdown() const {
-  std::string text = "**" + detail::markdown_cell(detail::report_heading(*this)) + "**\n\n";
-  if (const std::string where = environment_summary(environment); !where.empty())
+// The same table as GitHub markdown.
+inline std::string markdown_table(const Report& report) {
+  std::string text = "**" + detail::markdown_cell(detail::report_heading(report)) + "**\n\n";
+  if (const std::string where = environment_summary(report.environment); !where.empty())
     text += detail::markdown_cell(where) + "\n\n";
-  text += detail::scope_table(*this, "&nbsp;&nbsp;").markdown();
-  const std::vector<std::string> notes = detail::unstable_notes(*this);
+  text += detail::scope_table(report, "&nbsp;&nbsp;").markdown();
+  const std::vector<std::string> notes = detail::unstable_notes(report);
   if (!notes.empty()) text += "\nUnstable statistics:\n\n";
   for (const std::string& note : notes) text += "- " + detail::markdown_cell(note) + "\n";
-  const std::vector<std::string> remarks = detail::report_remarks(*this);
+  const std::vector<std::string> remarks = detail::report_remarks(report);
   if (!remarks.empty()) text += "\nNotes:\n\n";
   for (const std::string& remark : remarks) text += "- " + detail::markdown_cell(remark) + "\n";
   return text;
 }
 
-inline void Report::write_markdown(const std::string& path) const {
-  write_file_atomically(path, markdown());
+// markdown_table() written whole or not at all; gpuprof::Error when it cannot be.
+inline void write_markdown(const Report& report, const std::string& path) {
+  write_file_atomically(path, markdown_table(report));
 }
 
 GPUPROF_NAMESPACE_END

@@ -1,24 +1,23 @@
-// gpuprof/report/model.hpp: the one report model every writer reads.
+// gpuprof/report_model.hpp: the one report model every writer reads.
 //
 // A Report is a snapshot: the scope tree with per-node statistics, every scope
 // instance (for traces), and, when kernel capture ran, every GPU activity.
-// Writers live beside this file (table, csv, json, chrome_trace) and are
-// reached through the member functions declared here.
+// It is plain data: the writers are free functions in report/ (report.hpp
+// includes them all), the readers in report/read_json.hpp.
 #pragma once
 #include <cstdint>
-#include <iosfwd>
 #include <string>
 #include <vector>
 
-#include "../config.hpp"
-#include "../counter_data.hpp"
-#include "../environment.hpp"
-#include "../kernel_record.hpp"
-#include "../memory_timeline.hpp"
-#include "../rank.hpp"
-#include "../roofline.hpp"
-#include "../stats.hpp"
-#include "../work.hpp"
+#include "config.hpp"
+#include "counter_data.hpp"
+#include "environment.hpp"
+#include "kernel_record.hpp"
+#include "memory_timeline.hpp"
+#include "rank.hpp"
+#include "roofline.hpp"
+#include "stats.hpp"
+#include "work.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -88,7 +87,7 @@ struct Report {
   std::uint64_t warmup_instances_left_out = 0;
   Environment environment;                 // where it ran (environment.hpp)
   RankInfo rank;                           // which process of a multi-process run (rank.hpp)
-  MemoryTimeline memory_timeline;          // empty unless built (report/memory_timeline.hpp)
+  MemoryTimeline memory_timeline;          // empty unless built (build_memory_timeline.hpp)
   // Hardware counters per scope path (CounterCapture) and the card's roofs
   // they are placed under (report/scope_counters.hpp); empty unless set.
   CounterSet counters;
@@ -102,17 +101,6 @@ struct Report {
     const double parent_total = nodes.at(static_cast<std::size_t>(parent)).total_ms();
     return parent_total > 0 ? 100 * nodes[node].total_ms() / parent_total : -1;
   }
-
-  // Writers, defined in the writer headers beside this one: include
-  // <gpuprof/report.hpp> to use them. Files are written to a temporary name
-  // and renamed into place, so a failure leaves no half file; they throw
-  // gpuprof::Error with the path and the reason when the path cannot be written.
-  void print(std::ostream& out) const;           // terminal table of the scope tree
-  std::string markdown() const;                  // the same table as GitHub markdown
-  void write_markdown(const std::string& path) const;
-  void write_csv(const std::string& path) const;
-  void write_json(const std::string& path) const;  // schema: docs/report-schema.md
-  void write_chrome_trace(const std::string& path) const;  // Perfetto / chrome://tracing
 };
 
 GPUPROF_NAMESPACE_END

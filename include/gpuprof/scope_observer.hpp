@@ -1,10 +1,10 @@
-// gpuprof/detail/scope_observer.hpp: the hook kernel capture and memory
+// gpuprof/scope_observer.hpp: the hook kernel capture and memory
 // tracking use to follow scopes (public as gpuprof::ScopeObserver; documented
 // in profiler.hpp, defined here so that scope.hpp needs nothing above it).
 #pragma once
 #include <cstdint>
 
-#include "../config.hpp"
+#include "config.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 

@@ -1,4 +1,4 @@
-// gpuprof/report/memory_timeline.hpp: builds Report::memory_timeline from
+// gpuprof/build_memory_timeline.hpp: builds Report::memory_timeline from
 // boundary samples and allocation records, attributing each allocation to
 // the scope that made it.
 //
@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "../allocation_record.hpp"
-#include "../memory_timeline.hpp"
-#include "model.hpp"
+#include "allocation_record.hpp"
+#include "memory_timeline.hpp"
+#include "report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 

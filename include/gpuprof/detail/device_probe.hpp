@@ -1,4 +1,4 @@
-// gpuprof/detail/device.hpp: is there a CUDA device to time with?
+// gpuprof/detail/device_probe.hpp: is there a CUDA device to time with?
 //
 // Asked once per process. "No" is an ordinary answer (no GPU, no driver, a
 // build without the toolkit): gpuprof then times with the host clock and says
@@ -10,13 +10,15 @@
 #include "../error.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
-namespace detail {
 
+// What device_status() (device.hpp) answers.
 struct DeviceStatus {
   bool usable = false;
   std::string name;    // "NVIDIA H100 80GB HBM3"; "" when not usable
   std::string reason;  // why not, as a phrase: "no usable CUDA device (...)"; "" when usable
 };
+
+namespace detail {
 
 inline DeviceStatus probe_device() {
   DeviceStatus status;
