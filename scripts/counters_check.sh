@@ -118,9 +118,10 @@ tests_phase() {
 # CounterReplay::user; ncu: application replay, the probe process run once
 # per pass), so each kernel finds the L2 as the step before it left it and
 # cache-dependent values (DRAM bytes, L2 hit rate, time) compare like for
-# like; kernel replay's save/restore of memory leaves other lines in L2. ncu measures the forward ones up to the last of the first block
-# (its matching launches in order: RMSNorm, the QKV GEMM(s), attention, the
-# output GEMM, RMSNorm, the w1|w3 GEMM, SwiGLU, ...) and the first AdamW piece.
+# like (kernel replay's save/restore of memory leaves other lines in L2).
+# ncu measures the forward ones up to the last of the first block (its
+# matching launches in order: RMSNorm, the QKV GEMM(s), attention, the output
+# GEMM, RMSNorm, the w1|w3 GEMM, SwiGLU, ...) and the first AdamW piece.
 transformer_phase() {
   local probe="$BUILD/examples/transformer/profile/transformer_counter_probe"
   local forward='rmsnorm_forward_kernel|flash_forward_kernel|swiglu_forward_kernel|gemm|nvjet|xmma|cutlass'
@@ -142,11 +143,11 @@ transformer_phase() {
   if ! ncu_ready "$LOGS/counters.csv"; then
     status=1
   else
-    timeout -s TERM 180 "${NCU_MEASURE[@]}" --replay-mode application --profile-from-start off --kernel-name regex:"$forward" --launch-count 16 \
-      --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_forward.csv" 2>"$LOGS/ncu_forward.err" || status=1
+    timeout -s TERM 180 "${NCU_MEASURE[@]}" --replay-mode application --profile-from-start off \
+      --kernel-name regex:"$forward" --launch-count 16 --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_forward.csv" 2>"$LOGS/ncu_forward.err" || status=1
     tail -3 "$LOGS/ncu_forward.err"
-    timeout -s TERM 150 "${NCU_MEASURE[@]}" --replay-mode application --profile-from-start off --kernel-name regex:adamw_kernel --launch-count 1 \
-      --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_adamw.csv" 2>"$LOGS/ncu_adamw.err" || status=1
+    timeout -s TERM 150 "${NCU_MEASURE[@]}" --replay-mode application --profile-from-start off \
+      --kernel-name regex:adamw_kernel --launch-count 1 --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_adamw.csv" 2>"$LOGS/ncu_adamw.err" || status=1
     tail -3 "$LOGS/ncu_adamw.err"
     step "agreement (gpuprof vs ncu, per kernel)"
     python3 scripts/counters_agreement.py "$LOGS/counters.csv" "$LOGS/ncu_forward.csv" "$LOGS/ncu_adamw.csv" \
