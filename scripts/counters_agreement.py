@@ -81,9 +81,16 @@ def read_ncu(path):
     return [kernels[k] for k in sorted(kernels)]
 
 
+# How demanglers name an anonymous namespace: "(anonymous namespace)"
+# (ours), "<unnamed>" or, in ncu's CSV, "unnamed>" (its "<" eaten). Dropped
+# before brackets are counted: its lone ">" would unbalance them.
+ANONYMOUS_NAMESPACE = re.compile(r"\(anonymous namespace\)::|<?unnamed>::")
+
+
 def base_name(name):
     """The bare function name: template arguments, parameters, return type
     and namespaces dropped, so ncu's demangling and gpuprof's compare equal."""
+    name = ANONYMOUS_NAMESPACE.sub("", name)
     out, depth = [], 0
     for c in name:
         if c in "<(":

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Hardware counters on the GPU in one call. Two phases (docs/counters.md):
+# Hardware counters on the GPU in one call. Three phases (docs/counters.md),
+# run in the order given (`counters_check.sh transformer profile`):
 #
 #   counters_check.sh [tests]     build the counter tests and the probe, run the
 #     tests (host-side metric evaluator; GPU collection against known kernels),
@@ -11,29 +12,39 @@
 #     Transformer example: every kernel's counters (transformer_counter_probe),
 #     Nsight Compute on a GEMM, our attention, RMSNorm, SwiGLU and AdamW
 #     kernel of the same step, and the agreement table for those five. Writes
-#     $OUT/transformer_summary.txt, $OUT/transformer_agreement.txt and
-#     $OUT/transformer.tgz.
+#     $OUT/transformer_agreement.txt.
+#   counters_check.sh profile  transformer_profile --counters (small and
+#     large model, forward and train step, counters per scope under the
+#     roofline). Writes $OUT/roofline.md; its reports and pictures go into the
+#     archive.
+#
+# Everything printed goes to $OUT/<phases>_summary.txt ($OUT/summary.txt for
+# tests alone), the logs and raw outputs to $OUT/<phases>.tgz
+# ($OUT/counters.tgz for tests alone).
 #
 # Every step has its own time limit, so a hang still leaves the earlier
 # results. Exit 0 when every step passed and every compared value agreed.
 set -uo pipefail
 export GPUPROF_REQUIRE_GPU=1  # here a GPU test that finds no GPU fails (docs/testing.md)
 cd "$(dirname "$0")/.."
-PHASE=${1:-tests}
-case "$PHASE" in
-  tests|transformer) ;;
-  *) echo "usage: $0 [tests|transformer]" >&2; exit 2 ;;
-esac
+PHASES=("${@:-tests}")
+for phase in "${PHASES[@]}"; do
+  case "$phase" in
+    tests|transformer|profile) ;;
+    *) echo "usage: $0 [tests|transformer|profile]..." >&2; exit 2 ;;
+  esac
+done
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build/device}
 LOGS=$(mktemp -d /tmp/counters_check.XXXXXX)
 NCU=${NCU:-/usr/local/cuda/bin/ncu}
 status=0
-if [ "$PHASE" = tests ]; then
+if [ "${PHASES[*]}" = tests ]; then
   SUMMARY=$OUT/summary.txt ARCHIVE=$OUT/counters.tgz
 else
-  SUMMARY=$OUT/transformer_summary.txt ARCHIVE=$OUT/transformer.tgz
+  joined=$(IFS=_; echo "${PHASES[*]}")
+  SUMMARY=$OUT/${joined}_summary.txt ARCHIVE=$OUT/${joined}.tgz
 fi
 exec > >(tee "$SUMMARY") 2>&1
 
@@ -59,8 +70,8 @@ ncu_ready() {
 }
 
 # ncu as the only CUPTI client. No cache flush and no clock locking between
-# kernels: CUPTI's kernel replay does neither, so counts agree and times
-# compare like for like.
+# kernels: CounterCapture does neither, so counts agree and times compare
+# like for like.
 NCU_MEASURE=("$NCU" --csv --print-units base --cache-control none --clock-control none)
 
 tests_phase() {
@@ -103,9 +114,14 @@ tests_phase() {
 }
 
 # The kernels compared, by category: the first of each in the step that both
-# measured. ncu measures the forward ones up to the last of the first block
-# (its matching launches in order: RMSNorm, the QKV GEMM(s), attention, the
-# output GEMM, RMSNorm, the w1|w3 GEMM, SwiGLU, ...) and the first AdamW piece.
+# measured. Both tools replay the whole step, not each kernel (the probe:
+# CounterReplay::user; ncu: application replay, the probe process run once
+# per pass), so each kernel finds the L2 as the step before it left it and
+# cache-dependent values (DRAM bytes, L2 hit rate, time) compare like for
+# like (kernel replay's save/restore of memory leaves other lines in L2).
+# ncu measures the forward ones up to the last of the first block (its
+# matching launches in order: RMSNorm, the QKV GEMM(s), attention, the output
+# GEMM, RMSNorm, the w1|w3 GEMM, SwiGLU, ...) and the first AdamW piece.
 transformer_phase() {
   local probe="$BUILD/examples/transformer/profile/transformer_counter_probe"
   local forward='rmsnorm_forward_kernel|flash_forward_kernel|swiglu_forward_kernel|gemm|nvjet|xmma|cutlass'
@@ -118,8 +134,8 @@ transformer_phase() {
   head -1 "$LOGS/names.csv"
   cut -d, -f3 "$LOGS/names.csv" | grep -v '^#' | sort | uniq -c | sort -rn
 
-  step "counters: every kernel of the same step (kernel replay)"
-  timeout -s TERM 300 "$probe" --counters >"$LOGS/counters.csv" 2>"$LOGS/counters.err" || status=1
+  step "counters: every kernel of the same step (user replay: the step once per pass)"
+  timeout -s TERM 120 "$probe" --counters >"$LOGS/counters.csv" 2>"$LOGS/counters.err" || status=1
   cat "$LOGS/counters.err"
   grep '^#' "$LOGS/counters.csv"
 
@@ -127,11 +143,11 @@ transformer_phase() {
   if ! ncu_ready "$LOGS/counters.csv"; then
     status=1
   else
-    timeout -s TERM 180 "${NCU_MEASURE[@]}" --profile-from-start off --kernel-name regex:"$forward" --launch-count 16 \
-      --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_forward.csv" 2>"$LOGS/ncu_forward.err" || status=1
+    timeout -s TERM 180 "${NCU_MEASURE[@]}" --replay-mode application --profile-from-start off \
+      --kernel-name regex:"$forward" --launch-count 16 --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_forward.csv" 2>"$LOGS/ncu_forward.err" || status=1
     tail -3 "$LOGS/ncu_forward.err"
-    timeout -s TERM 120 "${NCU_MEASURE[@]}" --profile-from-start off --kernel-name regex:adamw_kernel --launch-count 1 \
-      --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_adamw.csv" 2>"$LOGS/ncu_adamw.err" || status=1
+    timeout -s TERM 150 "${NCU_MEASURE[@]}" --replay-mode application --profile-from-start off \
+      --kernel-name regex:adamw_kernel --launch-count 1 --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_adamw.csv" 2>"$LOGS/ncu_adamw.err" || status=1
     tail -3 "$LOGS/ncu_adamw.err"
     step "agreement (gpuprof vs ncu, per kernel)"
     python3 scripts/counters_agreement.py "$LOGS/counters.csv" "$LOGS/ncu_forward.csv" "$LOGS/ncu_adamw.csv" \
@@ -142,11 +158,31 @@ transformer_phase() {
   fi
 }
 
+# transformer_profile --counters with its defaults (small and large, one
+# context, one warm-up and two timed steps, each run replayed once per pass).
+profile_phase() {
+  local dir="$LOGS/profile-counters"
+  step "build"
+  build transformer_profile
+
+  step "transformer_profile --counters: scopes under the roofline"
+  timeout -s TERM 360 "$BUILD"/examples/transformer/profile/transformer_profile --counters --out "$dir" \
+    >"$LOGS/profile.log" 2>&1 || status=1
+  tail -15 "$LOGS/profile.log"
+  if [ -f "$dir/roofline.md" ]; then
+    cp "$dir/roofline.md" "$OUT/roofline.md"
+    cat "$dir/roofline.md"
+  else
+    echo "no roofline.md"
+    status=1
+  fi
+}
+
 SECONDS=0
 step "GPU"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 2>&1
 cat /proc/driver/nvidia/params 2>/dev/null | grep -i profiling
-"${PHASE}_phase"
+for phase in "${PHASES[@]}"; do "${phase}_phase"; done
 step "done: status $status, ${SECONDS} s"
 tar -C "$LOGS" -czf "$ARCHIVE" .
 exit $status

@@ -66,23 +66,6 @@ struct CounterSet {
   bool empty() const { return scopes.empty() && kernels.empty(); }
 };
 
-// FLOPs a range executed, from the per-pipe counters; metrics that were not
-// collected count zero, so a set without them gives 0.
-inline double fp32_flops(const CounterRange& range) {
-  auto value = [&range](const char* name) {
-    const double* found = range.find(name);
-    return found ? *found : 0.0;
-  };
-  return 2 * value(metric::fp32_ffma) + value(metric::fp32_fadd) + value(metric::fp32_fmul);
-}
-inline double tensor_flops(const CounterRange& range) {
-  double sum = 0;
-  for (const char* name : {metric::tensor_bf16_ops, metric::tensor_fp16_ops, metric::tensor_fp16_dst_fp16_ops,
-                           metric::tensor_fp16_dst_fp32_ops, metric::tensor_tf32_ops})
-    if (const double* found = range.find(name)) sum += *found;
-  return sum;
-}
-
 // How merge_by_name() combines a metric over several ranges, from its ncu
 // name "<unit>__<counter>.<rollup>[.<submetric>]": a plain .sum adds, .max
 // and .min take the extreme, and everything else (.avg, percentages, ratios,

@@ -13,6 +13,10 @@
 //   model.forward();
 //   gpuprof::CounterSet set = kernels.collect();
 //
+//   per_kernel.replay = gpuprof::CounterReplay::user;
+//   gpuprof::CounterCapture step_kernels(per_kernel);
+//   gpuprof::CounterSet set = step_kernels.measure([&] { train_step(); });
+//
 // Scope ranges use user ranges and user replay: a metric set that needs more
 // counters than one run can read takes several passes, and each pass runs
 // the whole work again, so the work must give the same GPU work each time
@@ -22,7 +26,11 @@
 // passes) and named by their path ("step/forward"). Kernel ranges use auto
 // ranges and kernel replay: CUPTI saves and restores the memory a kernel
 // touches and replays each kernel itself, so any program works, at the cost
-// of serializing kernels.
+// of serializing kernels — and each replayed kernel finds the L2 as the
+// save/restore left it, not as the kernels before it left it. Kernel ranges
+// with CounterReplay::user instead run the work once per pass (measure()),
+// like scope ranges: every kernel then sees the cache state of the program
+// itself, as `ncu --replay-mode application --cache-control none` does.
 //
 // When counters cannot be read (no profiling permission, an unsupported GPU,
 // a metric this GPU lacks, another profiler holding the counters), active()
@@ -80,9 +88,15 @@ inline std::vector<std::string> default_counter_metrics(const std::string& chip)
 
 enum class CounterRanges { scopes, kernels };
 
+// How kernel ranges are replayed: `kernel`, CUPTI replays each kernel
+// (collect()); `user`, measure(work) runs the work once per pass. Scope
+// ranges are always replayed by measure().
+enum class CounterReplay { kernel, user };
+
 struct CounterCaptureOptions {
   std::vector<std::string> metrics;  // empty: default_counter_metrics() of the GPU's chip
   CounterRanges ranges = CounterRanges::scopes;
+  CounterReplay replay = CounterReplay::kernel;  // kernels mode only
   int nesting_levels = 3;       // scope depth measured (scopes mode)
   std::size_t max_ranges = 512;  // ranges kept per measure()/collect(); more are dropped and noted
 };
@@ -241,49 +255,56 @@ class CounterCapture final : public ScopeObserver {
   // Passes the metric set needs (per nesting level in scopes mode).
   int passes() const { return host_ ? host_->passes() : 0; }
 
-  // Scopes mode: runs `work` once per replay pass, with a range per scope it
+  // Runs `work` once per replay pass. Scopes mode: a range per scope it
   // opens (inside a range named `outer` around the whole work, when given:
-  // paths are then "outer/scope"); returns one CounterRange per range, in
-  // order. Throws gpuprof::Error when CUPTI or `work` fails mid-way (the
-  // capture is off afterwards).
+  // paths are then "outer/scope"), one CounterRange per range in
+  // CounterSet::scopes. Kernels mode with CounterReplay::user: one
+  // CounterRange per kernel launch of one run of the work, in launch order,
+  // in CounterSet::kernels (`outer` is not used). Values are those of one run
+  // of the work. Throws gpuprof::Error when CUPTI or `work` fails mid-way
+  // (the capture is off afterwards).
   CounterSet measure(const std::function<void()>& work, const std::string& outer = "") {
     CounterSet set = empty_result();
     if (!active()) return set;
-    if (options_.ranges != CounterRanges::scopes)
-      detail::throw_error("CounterCapture::measure() needs CounterRanges::scopes", __FILE__, __LINE__);
+    const bool scopes = options_.ranges == CounterRanges::scopes;
+    if (!scopes && options_.replay != CounterReplay::user)
+      detail::throw_error("CounterCapture::measure() needs CounterRanges::scopes or CounterReplay::user", __FILE__,
+                          __LINE__);
     thread_ = std::this_thread::get_id();
-    const int limit = host_->passes() * options_.nesting_levels + 1;
+    const int limit = host_->passes() * (scopes ? options_.nesting_levels : 1) + 1;
     int runs = 0;
     bool submitted = false;
-    profiler().add_observer(this);
+    if (scopes) profiler().add_observer(this);
     try {
       configure();
       while (!submitted) {
         if (++runs > limit) detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__, __LINE__);
         start_pass();
-        if (!outer.empty()) push_range(outer);
+        if (scopes && !outer.empty()) push_range(outer);
         work();
-        if (!outer.empty()) pop_range();
+        if (scopes && !outer.empty()) pop_range();
         submitted = stop_pass();
       }
     } catch (const std::exception& error) {
-      profiler().remove_observer(this);
+      if (scopes) profiler().remove_observer(this);
       fail_and_close(error.what());
       throw;
     }
-    profiler().remove_observer(this);
+    if (scopes) profiler().remove_observer(this);
     set.passes = runs;
-    set.scopes = decode(set.note);
+    (scopes ? set.scopes : set.kernels) = decode(set.note);
     return set;
   }
 
-  // Kernels mode: every kernel launched since construction (or the last
-  // collect()), one CounterRange each; the capture goes on afterwards.
+  // Kernels mode with CounterReplay::kernel: every kernel launched since
+  // construction (or the last collect()), one CounterRange each; the capture
+  // goes on afterwards.
   CounterSet collect() {
     CounterSet set = empty_result();
     if (!active()) return set;
-    if (options_.ranges != CounterRanges::kernels)
-      detail::throw_error("CounterCapture::collect() needs CounterRanges::kernels", __FILE__, __LINE__);
+    if (options_.ranges != CounterRanges::kernels || options_.replay != CounterReplay::kernel)
+      detail::throw_error("CounterCapture::collect() needs CounterRanges::kernels and CounterReplay::kernel", __FILE__,
+                          __LINE__);
     try {
       stop_pass();
       set.passes = host_->passes();
@@ -391,7 +412,7 @@ class CounterCapture final : public ScopeObserver {
     counter_data_.resize(size.counterDataSize);
     reset_counter_data();
 
-    if (options_.ranges == CounterRanges::kernels) {
+    if (options_.ranges == CounterRanges::kernels && options_.replay == CounterReplay::kernel) {
       configure();
       start_pass();
     }
@@ -407,7 +428,7 @@ class CounterCapture final : public ScopeObserver {
     config.counterDataImageSize = counter_data_.size();
     config.pCounterDataImage = counter_data_.data();
     config.range = scopes ? CUPTI_UserRange : CUPTI_AutoRange;
-    config.replayMode = scopes ? CUPTI_UserReplay : CUPTI_KernelReplay;
+    config.replayMode = scopes || options_.replay == CounterReplay::user ? CUPTI_UserReplay : CUPTI_KernelReplay;
     config.maxRangesPerPass = options_.max_ranges;
     config.numNestingLevels = static_cast<std::uint16_t>(scopes ? options_.nesting_levels : 1);
     config.minNestingLevel = 1;

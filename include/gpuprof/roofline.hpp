@@ -32,19 +32,19 @@ struct FlopPipe {
   std::vector<FlopTerm> terms;
 };
 
-// The pipes and the ncu metrics (Hopper/Ampere names, checked with CUPTI's
-// host API for GH100) that count their FLOPs. Tensor "math ops" are already
-// FLOPs (ncu's tensor roofline plots them unscaled); an FFMA thread
-// instruction is a multiply and an add, two FLOPs.
+// The pipes and the ncu metrics (counter_data.hpp's metric::, all in
+// default_counter_metrics()) that count their FLOPs: the one place FLOPs are
+// derived from counters. Tensor "math ops" are already FLOPs (ncu's tensor
+// roofline plots them unscaled); an FFMA thread instruction is a multiply and
+// an add, two FLOPs. FP16 inputs have one counter on Hopper and one per
+// accumulator type on Ampere; a chip has only its own, so they add up.
 inline const std::vector<FlopPipe>& flop_pipes() {
   static const std::vector<FlopPipe> pipes = {
-      {"tensor bf16", {{"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 1}}},
-      {"tensor fp16", {{"sm__ops_path_tensor_src_fp16.sum", 1}}},
-      {"tensor tf32", {{"sm__ops_path_tensor_src_tf32_dst_fp32.sum", 1}}},
-      {"fp32",
-       {{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2},
-        {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 1},
-        {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 1}}},
+      {"tensor bf16", {{metric::tensor_bf16_ops, 1}}},
+      {"tensor fp16",
+       {{metric::tensor_fp16_ops, 1}, {metric::tensor_fp16_dst_fp16_ops, 1}, {metric::tensor_fp16_dst_fp32_ops, 1}}},
+      {"tensor tf32", {{metric::tensor_tf32_ops, 1}}},
+      {"fp32", {{metric::fp32_ffma, 2}, {metric::fp32_fadd, 1}, {metric::fp32_fmul, 1}}},
   };
   return pipes;
 }

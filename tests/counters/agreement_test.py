@@ -71,6 +71,10 @@ class Agreement(unittest.TestCase):
         for base, full, _ in KERNELS:
             self.assertEqual(agreement.base_name(full), agreement.base_name(base))
         self.assertEqual(agreement.base_name("void ns::k<(int)8, Op<float>>(float *, int)"), "k")
+        # ncu's CSV names an anonymous namespace "unnamed>", in the parameters too.
+        self.assertEqual(agreement.base_name(
+            "void unnamed>::adamw_kernel<__nv_bfloat16>(AdamWBuffers<T1>, unsigned long, unnamed>::Constants, bool)"),
+            "adamw_kernel")
 
     def test_kernels_match_by_name_and_occurrence_across_files(self):
         # Both rmsnorms and the GEMM in one ncu file, AdamW in another.

@@ -1,10 +1,12 @@
 // CUPTI's host-side metric evaluator, which needs no GPU: the default metric
 // set is known on Hopper and Ampere and has a pass count, an unknown metric
-// is named in the error, and FLOPs are derived from the per-pipe counters.
+// is named in the error, and the roofline reads its FLOPs from that set.
 #include <doctest/doctest.h>
 
 #include <gpuprof/counters.hpp>
+#include <gpuprof/roofline.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -39,15 +41,22 @@ TEST_CASE("an unknown metric is refused by name") {
   }
 }
 
-TEST_CASE("FLOPs from the per-pipe counters: an FFMA is two, missing counters count zero") {
-  gpuprof::CounterRange range;
-  range.values = {{gpuprof::metric::fp32_ffma, 1000}, {gpuprof::metric::fp32_fadd, 10},
-                  {gpuprof::metric::fp32_fmul, 5}, {gpuprof::metric::tensor_bf16_ops, 4096},
-                  {gpuprof::metric::tensor_tf32_ops, 1024}};
-  CHECK(gpuprof::fp32_flops(range) == 2015);
-  CHECK(gpuprof::tensor_flops(range) == 5120);
-  CHECK(gpuprof::fp32_flops(gpuprof::CounterRange{}) == 0);
-  CHECK(gpuprof::tensor_flops(gpuprof::CounterRange{}) == 0);
+TEST_CASE("the roofline's FLOP metrics are the default set's, and a chip's set counts every pipe") {
+  // flop_pipes() sums the FP16 counters of Hopper and Ampere: each chip's
+  // default set has its own, so each pipe has a collected metric there.
+  for (const std::string chip : {"GH100", "GA100"}) {
+    CAPTURE(chip);
+    const std::vector<std::string> defaults = gpuprof::default_counter_metrics(chip);
+    gpuprof::CounterRange range;
+    for (const std::string& name : defaults) range.values.push_back({name, 1});
+    const gpuprof::RangeMeasures measured = gpuprof::measure_range(range);
+    CHECK(measured.pipes.size() == gpuprof::flop_pipes().size());
+    // Every default FLOP counter feeds a pipe: 2 (FFMA) + 1 + 1 + one per tensor counter.
+    int flop_counters = 0;
+    for (const std::string& name : gpuprof::flop_metrics())
+      flop_counters += std::count(defaults.begin(), defaults.end(), name) > 0 ? 1 : 0;
+    CHECK(measured.flops == flop_counters + 1);
+  }
 }
 
 TEST_CASE("without a usable GPU the capture is off, says why, and hands back an empty set with the note") {

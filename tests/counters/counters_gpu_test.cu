@@ -2,7 +2,7 @@
 // reads and writes N bytes of DRAM (within 3 %: the buffers are far larger
 // than L2), a chain of FFMAs executes exactly the FFMAs it was given, a
 // cuBLAS BF16 GEMM does 2mnk tensor operations (within 3 %), per kernel
-// (auto ranges, kernel replay) and per scope (user ranges, user replay: the
+// (auto ranges, kernel replay or user replay) and per scope (user ranges, user replay: the
 // work runs once per pass, and the set says how many passes it took).
 // bench() drives the passes through BenchOptions::counters. Exits 77
 // (skipped) without a GPU.
@@ -13,6 +13,7 @@
 
 #include <gpuprof/bench.hpp>
 #include <gpuprof/counters.hpp>
+#include <gpuprof/roofline.hpp>
 #include <gpuprof/scope.hpp>
 
 #include <cmath>
@@ -48,8 +49,9 @@ void check_copy(const gpuprof::CounterRange& range) {
 void check_fma(const gpuprof::CounterRange& range) {
   CAPTURE(range.name);
   CHECK(value(range, gpuprof::metric::fp32_ffma) == counter_kernels::fma_instructions);
-  CHECK(gpuprof::fp32_flops(range) == 2 * counter_kernels::fma_instructions);
-  CHECK(gpuprof::tensor_flops(range) == 0);
+  const gpuprof::RangeMeasures measured = gpuprof::measure_range(range);
+  CHECK(measured.flops == 2 * counter_kernels::fma_instructions);
+  CHECK(measured.dominant_pipe() == "fp32");
 }
 
 gpuprof::CounterCapture& require_active(gpuprof::CounterCapture& capture) {
@@ -76,6 +78,30 @@ TEST_CASE("per kernel: a copy's DRAM bytes and an FMA chain's FLOPs") {
   REQUIRE(set.kernels.size() == 2);
   check_copy(set.kernels[0]);
   check_fma(set.kernels[1]);
+}
+
+TEST_CASE("per kernel, user replay: the work runs once per pass, each kernel measured in it") {
+  const counter_kernels::Buffers buffers(copy_bytes);
+  gpuprof::CounterCaptureOptions options;
+  options.ranges = gpuprof::CounterRanges::kernels;
+  options.replay = gpuprof::CounterReplay::user;
+  gpuprof::CounterCapture capture(options);
+  require_active(capture);
+  int runs = 0;
+  const gpuprof::CounterSet set = capture.measure([&] {
+    ++runs;
+    buffers.copy();
+    buffers.fma();
+  });
+  INFO("note: " << set.note);
+  CHECK(set.note.empty());
+  CHECK(set.passes == runs);
+  CHECK(runs >= capture.passes());
+  CHECK(set.scopes.empty());
+  REQUIRE(set.kernels.size() == 2);
+  check_copy(set.kernels[0]);
+  check_fma(set.kernels[1]);
+  CHECK_THROWS_AS(capture.collect(), gpuprof::Error);
 }
 
 TEST_CASE("per scope: nested scopes by path, the work replayed once per pass") {
@@ -146,7 +172,7 @@ TEST_CASE("per scope: a cuBLAS BF16 GEMM does 2mnk tensor operations") {
     const gpuprof::CounterRange& range = find_range(set.scopes, "gemm");
     const double expected = 2.0 * n * n * n;
     MESSAGE("bf16 tensor ops " << value(range, gpuprof::metric::tensor_bf16_ops) << " vs 2mnk " << expected);
-    CHECK(gpuprof::tensor_flops(range) == doctest::Approx(expected).epsilon(0.03));
+    CHECK(gpuprof::measure_range(range).flops == doctest::Approx(expected).epsilon(0.03));
     CHECK(value(range, gpuprof::metric::tensor_bf16_ops) == doctest::Approx(expected).epsilon(0.03));
   }
   CHECK(cublasDestroy(handle) == CUBLAS_STATUS_SUCCESS);

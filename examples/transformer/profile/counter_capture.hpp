@@ -9,10 +9,12 @@
 
 namespace transformer::profile {
 
-// Runs `work` while a CounterCapture with the default metric set (which
-// includes the FLOP, DRAM, L2 and occupancy metrics the roofline reads)
-// collects per scope; its result. Without profiling permission or on an
-// unsupported GPU the set is empty and its note says why.
+// Runs `work` once per replay pass while a CounterCapture with the default
+// metric set (which includes every metric the roofline reads) measures its
+// scopes; one CounterRange per scope path, the instances of a path in one
+// run merged (merge_by_name): the values are those of ONE run of the work.
+// Without profiling permission or on an unsupported GPU the work does not
+// run, the set is empty and its note says why.
 gpuprof::CounterSet collect_counters(const std::function<void()>& work);
 
 }  // namespace transformer::profile

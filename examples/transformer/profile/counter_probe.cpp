@@ -2,8 +2,11 @@
 // small-model bf16 train step (our fused attention), for the comparison with
 // Nsight Compute in scripts/counters_check.sh (docs/counters.md).
 //
-//   --counters  per-kernel counters (CounterCapture, auto ranges, kernel
-//               replay): "kernel,<launch index>,<metric>,<value>" lines
+//   --counters  per-kernel counters (CounterCapture, auto ranges, user
+//               replay: the step runs once per pass, so each kernel finds
+//               the caches as the step itself leaves them, as under
+//               `ncu --replay-mode application --cache-control none`):
+//               "kernel,<launch index>,<metric>,<value>" lines
 //   --names     the step's kernels in launch order (KernelCapture):
 //               "name,<launch index>,<base name>" lines
 //   --plain     the step alone between cudaProfilerStart/Stop, for
@@ -70,12 +73,14 @@ std::unique_ptr<transformer::Backend> warm_model(int ctx) {
 int print_counters(transformer::Backend& model) {
   gpuprof::CounterCaptureOptions options;
   options.ranges = gpuprof::CounterRanges::kernels;
+  options.replay = gpuprof::CounterReplay::user;
   options.max_ranges = 4096;  // a small-model step launches a few hundred kernels
   gpuprof::CounterCapture capture(options);
   if (!capture.active()) return 1;
-  model.train_step();
-  model.synchronize();
-  const gpuprof::CounterSet set = capture.collect();
+  const gpuprof::CounterSet set = capture.measure([&] {
+    model.train_step();
+    model.synchronize();
+  });
   std::printf("# kernel: chip %s, %d pass(es), %zu range(s)%s%s\n", set.chip.c_str(), set.passes, set.kernels.size(),
               set.note.empty() ? "" : ", note: ", set.note.c_str());
   for (std::size_t index = 0; index < set.kernels.size(); ++index)

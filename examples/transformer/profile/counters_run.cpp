@@ -1,6 +1,10 @@
 // profile/counters_run.cpp: transformer_profile --counters. The ceilings are
 // measured first, before any counter collection; then each run goes through
-// the same protocol as the profile's plain runs, inside collect_counters.
+// the same protocol as the profile's plain runs, once per replay pass inside
+// collect_counters, and once more without counters for the report's timings
+// and scope counts: the counters are per run and the report covers one run,
+// so the roofline's per-instance values (a range's totals divided by its
+// node's count) agree.
 #include "profile/counters_run.hpp"
 
 #include <cuda_runtime_api.h>
@@ -50,10 +54,11 @@ CountersRun counters_run(const ProfileOptions& options, const harness::Device& d
   const RunConfig config = run_config(options, c, mode);
   std::fprintf(stderr, "counters: %s ...\n", harness::configuration_label(config).c_str());
   try {
-    gpuprof::profiler().reset();
     harness::ResultRow row;
-    gpuprof::CounterSet counters = collect_counters(
-        [&] { row = harness::run_configuration(device, config, {options.warmup, options.steps}, {}); });
+    const auto work = [&] { row = harness::run_configuration(device, config, {options.warmup, options.steps}, {}); };
+    gpuprof::CounterSet counters = collect_counters(work);
+    gpuprof::profiler().reset();
+    work();
     if (row.status == harness::RowStatus::oom) {
       run.status = RunStatus::oom;
       print_oom(row.bytes_requested);

@@ -2,9 +2,10 @@
 // node, as the writers show them (table, CSV, JSON, HTML, roofline picture).
 //
 // A node's counters are the CounterRange named by its path. Their values are
-// totals over the node's instances (CounterCapture alive for the run the
-// report covers), so the declared work, which is per instance, is checked
-// against the measured totals divided by the node's count.
+// totals over the node's instances in the run the report covers
+// (CounterCapture::measure() gives those of one run of the work, so the
+// report must cover one run), and the declared work, which is per instance,
+// is checked against the measured totals divided by the node's count.
 #pragma once
 #include <cstddef>
 #include <string>
