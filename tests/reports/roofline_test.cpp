@@ -262,7 +262,7 @@ TEST_CASE("roofline: counters survive JSON and come out in CSV") {
 TEST_CASE("roofline: the reader refuses counter sections that make no sense") {
   const std::string good = gpuprof::report_json(counter_report());
   const auto read = [](const std::string& text) {
-    return gpuprof::report_from_json(gpuprof::detail::parse_json(text));
+    return gpuprof::detail::report_from_json(gpuprof::detail::parse_json(text));
   };
   REQUIRE_NOTHROW(read(good));
   const auto replaced = [&](const std::string& from, const std::string& to) {

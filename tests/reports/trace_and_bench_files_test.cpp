@@ -168,7 +168,7 @@ TEST_CASE("gpuprof.bench keeps each benchmark's own fields; one that did not run
   CHECK(fields["losses"][1].as_number() == 8.5);
   CHECK(doc["benchmarks"][1]["fields"].size() == 0);
 
-  const gpuprof::MeasuredRun run = gpuprof::measured_run_from_json(doc);
+  const gpuprof::MeasuredRun run = gpuprof::detail::measured_run_from_json(doc);
   const gpuprof::Comparison c = gpuprof::compare_runs(run, run);
   REQUIRE(c.rows.size() == 2);
   CHECK(c.rows[0].verdict == gpuprof::Verdict::same);

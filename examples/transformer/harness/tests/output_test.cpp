@@ -196,7 +196,7 @@ TEST_CASE("the JSON document is gpuprof.bench: a benchmark per row, its steps as
 
 TEST_CASE("gpuprof-compare's reader takes the document: rows by configuration, OOM rows not measured") {
   const gpuprof::MeasuredRun run =
-      gpuprof::measured_run_from_json(gpuprof::detail::parse_json(results_json(sample_results())));
+      gpuprof::detail::measured_run_from_json(gpuprof::detail::parse_json(results_json(sample_results())));
   CHECK(run.kind == "gpuprof.bench");
   const gpuprof::Comparison c = gpuprof::compare_runs(run, run);
   REQUIRE(c.rows.size() == 5);
