@@ -124,18 +124,21 @@ tests_phase() {
 # GEMM, RMSNorm, the w1|w3 GEMM, SwiGLU, ...) and the first AdamW piece.
 transformer_phase() {
   local probe="$BUILD/examples/transformer/profile/transformer_counter_probe"
+  # ctx 512 (COUNTERS_CTX): at 128 the norm and SwiGLU kernels last 4-5 us,
+  # where a microsecond or an L2 write-back is more than 5 % of a value.
+  local shape=(--ctx "${COUNTERS_CTX:-512}")
   local forward='rmsnorm_forward_kernel|flash_forward_kernel|swiglu_forward_kernel|gemm|nvjet|xmma|cutlass'
   step "build"
   build transformer_counter_probe
 
   step "names: the kernels of one train step, in launch order"
-  timeout -s TERM 120 "$probe" --names >"$LOGS/names.csv" 2>"$LOGS/names.err" || status=1
+  timeout -s TERM 120 "$probe" "${shape[@]}" --names >"$LOGS/names.csv" 2>"$LOGS/names.err" || status=1
   cat "$LOGS/names.err"
   head -1 "$LOGS/names.csv"
   cut -d, -f3 "$LOGS/names.csv" | grep -v '^#' | sort | uniq -c | sort -rn
 
   step "counters: every kernel of the same step (user replay: the step once per pass)"
-  timeout -s TERM 120 "$probe" --counters >"$LOGS/counters.csv" 2>"$LOGS/counters.err" || status=1
+  timeout -s TERM 120 "$probe" "${shape[@]}" --counters >"$LOGS/counters.csv" 2>"$LOGS/counters.err" || status=1
   cat "$LOGS/counters.err"
   grep '^#' "$LOGS/counters.csv"
 
@@ -144,10 +147,10 @@ transformer_phase() {
     status=1
   else
     timeout -s TERM 180 "${NCU_MEASURE[@]}" --replay-mode application --profile-from-start off \
-      --kernel-name regex:"$forward" --launch-count 16 --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_forward.csv" 2>"$LOGS/ncu_forward.err" || status=1
+      --kernel-name regex:"$forward" --launch-count 16 --metrics "$metrics" "$probe" "${shape[@]}" --plain >"$LOGS/ncu_forward.csv" 2>"$LOGS/ncu_forward.err" || status=1
     tail -3 "$LOGS/ncu_forward.err"
     timeout -s TERM 150 "${NCU_MEASURE[@]}" --replay-mode application --profile-from-start off \
-      --kernel-name regex:adamw_kernel --launch-count 1 --metrics "$metrics" "$probe" --plain >"$LOGS/ncu_adamw.csv" 2>"$LOGS/ncu_adamw.err" || status=1
+      --kernel-name regex:adamw_kernel --launch-count 1 --metrics "$metrics" "$probe" "${shape[@]}" --plain >"$LOGS/ncu_adamw.csv" 2>"$LOGS/ncu_adamw.err" || status=1
     tail -3 "$LOGS/ncu_adamw.err"
     step "agreement (gpuprof vs ncu, per kernel)"
     python3 scripts/counters_agreement.py "$LOGS/counters.csv" "$LOGS/ncu_forward.csv" "$LOGS/ncu_adamw.csv" \
