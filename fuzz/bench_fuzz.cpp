@@ -7,8 +7,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return gpuprof_fuzz::run([&] {
-    const gpuprof::MeasuredRun run =
-        gpuprof::detail::measured_run_from_json(gpuprof::detail::parse_json(gpuprof_fuzz::text_of(data, size)));
+    const gpuprof::MeasuredRun run = gpuprof::detail::measured_run_from_json(
+        gpuprof::detail::parse_json(gpuprof_fuzz::text_of(data, size)));
     const gpuprof::Comparison comparison = gpuprof::compare_runs(run, run);
     (void)gpuprof::comparison_text(comparison);
     (void)gpuprof::comparison_markdown(comparison);

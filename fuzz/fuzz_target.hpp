@@ -23,8 +23,8 @@ inline std::string_view text_of(const std::uint8_t* data, std::size_t size) {
 // process, in TMPDIR, rewritten by every run.
 inline std::string scratch_file(const char* name) {
   const char* directory = std::getenv("TMPDIR");
-  return std::string(directory && *directory ? directory : "/tmp") + "/gpuprof_fuzz_" + std::to_string(getpid()) +
-         "_" + name;
+  return std::string(directory && *directory ? directory : "/tmp") + "/gpuprof_fuzz_" +
+         std::to_string(getpid()) + "_" + name;
 }
 
 // Runs `body` on the input; InputError is the reader refusing bad input.

@@ -21,7 +21,8 @@
 namespace {
 
 constexpr const char* usage =
-    "usage: gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05] [--min-samples 5] [--markdown] [--strict]\n"
+    "usage: gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05] [--min-samples 5] "
+    "[--markdown] [--strict]\n"
     "  BASE, NEW      two files of one kind: gpuprof reports (write_json) or gpuprof.bench files\n"
     "                 (write_bench_json)\n"
     "  --threshold F  relative change still called \"same\": a percentage (5%) or a ratio (0.05),\n"
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
       [&] {
         const gpuprof::Comparison comparison = gpuprof::compare_runs(
             gpuprof::read_measured_run(files[0]), gpuprof::read_measured_run(files[1]), options);
-        std::cout << (markdown ? gpuprof::comparison_markdown(comparison) : gpuprof::comparison_text(comparison));
+        std::cout << (markdown ? gpuprof::comparison_markdown(comparison)
+                               : gpuprof::comparison_text(comparison));
         return comparison.regressed() || (strict && comparison.inconclusive()) ? 1 : 0;
       });
 }

@@ -40,11 +40,13 @@ constexpr const char* usage =
 
 // Reports without ranks are numbered by merge() in the order given; say so,
 // since a wrong order silently mislabels every rank.
-void describe_rank_assignment(const std::vector<std::string>& files, const std::vector<gpuprof::Report>& reports) {
+void describe_rank_assignment(const std::vector<std::string>& files,
+                              const std::vector<gpuprof::Report>& reports) {
   for (const gpuprof::Report& report : reports)
     if (report.rank.known()) return;
   std::cerr << "gpuprof-merge: the reports carry no rank; numbered in the order given:";
-  for (std::size_t i = 0; i < files.size(); ++i) std::cerr << (i ? ", " : " ") << "rank " << i << " = " << files[i];
+  for (std::size_t i = 0; i < files.size(); ++i)
+    std::cerr << (i ? ", " : " ") << "rank " << i << " = " << files[i];
   std::cerr << "\n";
 }
 

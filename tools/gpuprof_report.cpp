@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
           check_utf8(title, arg);
         } else {
           gpuprof_tools::reject_option(arg);
-          if (!input.empty()) throw gpuprof::Error("one report at a time (got " + input + " and " + arg + ")");
+          if (!input.empty())
+            throw gpuprof::Error("one report at a time (got " + input + " and " + arg + ")");
           input = arg;
         }
       },

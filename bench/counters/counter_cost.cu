@@ -30,16 +30,17 @@ constexpr int repeats = 5;
 struct Row {
   std::string set;
   std::size_t metrics = 0;
-  int passes = 0;          // per nesting level, from the config
-  int scope_runs = 0;      // runs of the step measure() took
-  double plain_ms = 0;     // one step, uninstrumented (median)
-  double scopes_ms = 0;    // measure(step): every pass (median)
-  double kernels_ms = 0;   // one step under kernel replay, with collect() (median)
+  int passes = 0;         // per nesting level, from the config
+  int scope_runs = 0;     // runs of the step measure() took
+  double plain_ms = 0;    // one step, uninstrumented (median)
+  double scopes_ms = 0;   // measure(step): every pass (median)
+  double kernels_ms = 0;  // one step under kernel replay, with collect() (median)
   std::string note;
 };
 
 double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 template <class F>
 double median_ms(F&& f) {
@@ -107,7 +108,8 @@ int main(int argc, char** argv) {
       }
       {
         GPUPROF_SCOPE("small");
-        for (int i = 0; i < small_kernels; ++i) counter_kernels::launch_copy(buffers.in, buffers.out, 1 << 20, nullptr);
+        for (int i = 0; i < small_kernels; ++i)
+          counter_kernels::launch_copy(buffers.in, buffers.out, 1 << 20, nullptr);
       }
       GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
     };
@@ -126,8 +128,9 @@ int main(int argc, char** argv) {
     const std::vector<std::pair<std::string, std::vector<std::string>>> sets = {
         {"duration", {duration_ns}},
         {"dram bytes", {duration_ns, dram_bytes_read, dram_bytes_written}},
-        {"roofline", {duration_ns, dram_bytes_read, dram_bytes_written, fp32_ffma, fp32_fadd, fp32_fmul,
-                      tensor_bf16_ops, tensor_tf32_ops}},
+        {"roofline",
+         {duration_ns, dram_bytes_read, dram_bytes_written, fp32_ffma, fp32_fadd, fp32_fmul, tensor_bf16_ops,
+          tensor_tf32_ops}},
         {"default w/o throughputs", without_throughputs(gpuprof::default_counter_metrics(chip))},
         {"default", gpuprof::default_counter_metrics(chip)},
     };
@@ -162,11 +165,12 @@ int main(int argc, char** argv) {
       rows.push_back(row);
     }
 
-    std::printf("counter_cost on %s (%s): one step = 256 MB copy + FMA chain + %d small kernels, 2 levels of scopes; "
-                "median of %d\n",
-                gpuprof::profiler().device_name().c_str(), chip.c_str(), small_kernels, repeats);
-    std::printf("%-24s %7s %6s %10s %10s %10s %8s %10s %8s  %s\n", "metric set", "metrics", "passes", "step runs",
-                "plain ms", "scopes ms", "x", "kernels ms", "x", "note");
+    std::printf(
+        "counter_cost on %s (%s): one step = 256 MB copy + FMA chain + %d small kernels, 2 levels of scopes; "
+        "median of %d\n",
+        gpuprof::profiler().device_name().c_str(), chip.c_str(), small_kernels, repeats);
+    std::printf("%-24s %7s %6s %10s %10s %10s %8s %10s %8s  %s\n", "metric set", "metrics", "passes",
+                "step runs", "plain ms", "scopes ms", "x", "kernels ms", "x", "note");
     for (const Row& row : rows)
       std::printf("%-24s %7zu %6d %10d %10.3f %10.3f %8.1f %10.3f %8.1f  %s\n", row.set.c_str(), row.metrics,
                   row.passes, row.scope_runs, row.plain_ms, row.scopes_ms, row.scopes_ms / row.plain_ms,

@@ -123,7 +123,8 @@ int run(const Options& options) {
       GPUPROF_CUPTI_CHECK(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes));
     }
     gpuprof::KernelCaptureOptions capture_options;
-    if (options.buffer_mb > 0) capture_options.buffer_bytes = static_cast<std::size_t>(options.buffer_mb) << 20;
+    if (options.buffer_mb > 0)
+      capture_options.buffer_bytes = static_cast<std::size_t>(options.buffer_mb) << 20;
     capture = std::make_unique<gpuprof::KernelCapture>(capture_options);
     if (!capture->active()) return 2;
   }
@@ -173,14 +174,17 @@ int run(const Options& options) {
     dropped = report.dropped_kernel_records;
   }
   const long long launches = 20 + static_cast<long long>(options.batches) * options.replays;
-  std::printf("graph_replay sync_each=%d launch_host_us=%.2f capture=%s blocks=%d buffer_mb=%lld device_buffer_mb=%lld kernel_ns=%lld kernels=%d replays=%d median_us=%.2f min_us=%.2f "
-              "records=%zu expected=%lld unattributed=%zu dropped=%llu\n",
-              options.sync_each ? 1 : 0,
-              std::chrono::duration<double, std::micro>(launching).count() / (options.batches * options.replays),
-              options.capture ? "on" : "off", options.blocks, options.buffer_mb, options.device_buffer_mb, options.kernel_ns, kernels_per_replay, options.replays,
-              per_replay_us[per_replay_us.size() / 2], per_replay_us.front(), records,
-              options.capture ? static_cast<long long>(kernels_per_replay) * launches : 0LL,
-              unattributed, static_cast<unsigned long long>(dropped));
+  std::printf(
+      "graph_replay sync_each=%d launch_host_us=%.2f capture=%s blocks=%d buffer_mb=%lld "
+      "device_buffer_mb=%lld kernel_ns=%lld kernels=%d replays=%d median_us=%.2f min_us=%.2f "
+      "records=%zu expected=%lld unattributed=%zu dropped=%llu\n",
+      options.sync_each ? 1 : 0,
+      std::chrono::duration<double, std::micro>(launching).count() / (options.batches * options.replays),
+      options.capture ? "on" : "off", options.blocks, options.buffer_mb, options.device_buffer_mb,
+      options.kernel_ns, kernels_per_replay, options.replays, per_replay_us[per_replay_us.size() / 2],
+      per_replay_us.front(), records,
+      options.capture ? static_cast<long long>(kernels_per_replay) * launches : 0LL, unattributed,
+      static_cast<unsigned long long>(dropped));
   GPUPROF_CUDA_CHECK(cudaGraphExecDestroy(exec));
   GPUPROF_CUDA_CHECK(cudaGraphDestroy(graph));
   GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));

@@ -40,7 +40,8 @@ __global__ void device_stamp(std::uint64_t* slot) {
 constexpr int memsets = 100, replays = 50, runs = 7;
 
 // GPU ns per replay of a graph whose memsets are wrapped by `wrap`.
-double replay_ns(cudaStream_t stream, void* scratch, const std::function<void(int, const std::function<void()>&)>& wrap) {
+double replay_ns(cudaStream_t stream, void* scratch,
+                 const std::function<void(int, const std::function<void()>&)>& wrap) {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
@@ -110,9 +111,11 @@ int main() {
   };
   std::vector<std::vector<double>> samples(cases.size());
   for (int run = 0; run < runs; ++run)
-    for (std::size_t c = 0; c < cases.size(); ++c) samples[c].push_back(replay_ns(stream, scratch, cases[c].wrap));
-  std::printf("graph_scope_cost: GPU ns added per wrapped node per replay (median of %d runs of %d replays)\n", runs,
-              replays);
+    for (std::size_t c = 0; c < cases.size(); ++c)
+      samples[c].push_back(replay_ns(stream, scratch, cases[c].wrap));
+  std::printf(
+      "graph_scope_cost: GPU ns added per wrapped node per replay (median of %d runs of %d replays)\n", runs,
+      replays);
   std::sort(samples[0].begin(), samples[0].end());
   const double baseline = samples[0][runs / 2];
   std::printf("%-40s %8.0f ns per replay of %d memsets\n", cases[0].name, baseline, memsets);

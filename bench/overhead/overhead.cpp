@@ -47,8 +47,8 @@ struct Row {
   Row(std::string case_name, int reference_row = -1, double margin = 0)
       : name(std::move(case_name)), reference(reference_row), margin_ns(margin) {}
   std::string name;
-  int reference;     // the raw row this one's goal is relative to; -1: none
-  double margin_ns;  // goal: at most the reference's best + this
+  int reference;        // the raw row this one's goal is relative to; -1: none
+  double margin_ns;     // goal: at most the reference's best + this
   double goal_ns = -1;  // < 0: a reference row without a goal
   long iterations = 0;
   std::optional<double> min_ns, median_ns;  // empty: not available here
@@ -81,7 +81,7 @@ void measure(const std::vector<Case>& cases) {
       profiler.set_gpu_timing(cases[c].settings.gpu_timing);
       profiler.reset();
       cases[c].loop(std::max(cases[c].iterations / 10, 1L));  // warm-up, untimed
-      profiler.reset();  // recorded instances do not pile up across runs
+      profiler.reset();                                       // recorded instances do not pile up across runs
       const std::int64_t begin = gpuprof::host_now_ns();
       cases[c].loop(cases[c].iterations);
       per_scope[c].push_back(static_cast<double>(gpuprof::host_now_ns() - begin) /
@@ -229,8 +229,19 @@ int main(int argc, char** argv) {
   try {
     auto& profiler = gpuprof::profiler();
     const bool gpu = profiler.timing_source() == gpuprof::TimingSource::cuda_events;
-    enum { disabled, raw_nvtx, nvtx_only, steady_pair, tick_pair, host_scope, host_scope_big_log, raw_events,
-           event_scope, capture_check, captured_gpu };
+    enum {
+      disabled,
+      raw_nvtx,
+      nvtx_only,
+      steady_pair,
+      tick_pair,
+      host_scope,
+      host_scope_big_log,
+      raw_events,
+      event_scope,
+      capture_check,
+      captured_gpu
+    };
     std::vector<Row> rows{{"compiled out (GPUPROF_DISABLE)"},
                           {"nvtx push/pop (raw)"},
                           {"scope, NVTX only (set_nvtx_only(true))", raw_nvtx, 3},
@@ -276,21 +287,21 @@ int main(int argc, char** argv) {
         row.goal_ns = *rows[static_cast<std::size_t>(row.reference)].min_ns + row.margin_ns;
 
     std::cout << "gpuprof scope overhead: host ns per scope, best (median) of " << runs << " runs\n";
-    std::cout << "device: " << (gpu ? profiler.device_name() : "none (" + profiler.timing_note() + ")") << "\n\n";
+    std::cout << "device: " << (gpu ? profiler.device_name() : "none (" + profiler.timing_note() + ")")
+              << "\n\n";
     for (const Row& row : rows) {
       char line[260];
       if (row.min_ns && row.goal_ns < 0)
         std::snprintf(line, sizeof line, "%-42s %9.1f (%9.1f)  reference %s", row.name.c_str(), *row.min_ns,
                       *row.median_ns, row.note.c_str());
       else if (row.min_ns && row.reference >= 0)
-        std::snprintf(line, sizeof line, "%-42s %9.1f (%9.1f)  goal <= %.1f (raw %.1f + %g) %s", row.name.c_str(),
-                      *row.min_ns, *row.median_ns, row.goal_ns, row.goal_ns - row.margin_ns, row.margin_ns,
-                      *row.min_ns <= row.goal_ns ? "ok" : "MISSED");
+        std::snprintf(line, sizeof line, "%-42s %9.1f (%9.1f)  goal <= %.1f (raw %.1f + %g) %s",
+                      row.name.c_str(), *row.min_ns, *row.median_ns, row.goal_ns, row.goal_ns - row.margin_ns,
+                      row.margin_ns, *row.min_ns <= row.goal_ns ? "ok" : "MISSED");
       else if (row.min_ns)
-        std::snprintf(line, sizeof line, "%-42s %9.1f (%9.1f)  goal <= %-6g %s", row.name.c_str(), *row.min_ns,
-                      *row.median_ns, row.goal_ns, *row.min_ns <= row.goal_ns ? "ok" : "MISSED");
-      else
-        std::snprintf(line, sizeof line, "%-42s %s", row.name.c_str(), row.note.c_str());
+        std::snprintf(line, sizeof line, "%-42s %9.1f (%9.1f)  goal <= %-6g %s", row.name.c_str(),
+                      *row.min_ns, *row.median_ns, row.goal_ns, *row.min_ns <= row.goal_ns ? "ok" : "MISSED");
+      else std::snprintf(line, sizeof line, "%-42s %s", row.name.c_str(), row.note.c_str());
       std::cout << line << "\n";
     }
     if (!json_path.empty()) write_json(json_path, rows);

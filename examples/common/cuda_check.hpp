@@ -17,8 +17,7 @@ namespace examples {
 inline void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status != CUBLAS_STATUS_SUCCESS)
     throw gpuprof::Error(std::string(call) + " failed: " + cublasGetStatusName(status) + ": " +
-                         cublasGetStatusString(status) + " (" + file + ":" + std::to_string(line) +
-                         ")");
+                         cublasGetStatusString(status) + " (" + file + ":" + std::to_string(line) + ")");
 }
 
 }  // namespace examples

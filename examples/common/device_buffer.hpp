@@ -23,8 +23,7 @@ class DeviceBuffer {
     GPUPROF_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
   }
   explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
-    GPUPROF_CUDA_CHECK(
-        cudaMemcpy(data_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice));
+    GPUPROF_CUDA_CHECK(cudaMemcpy(data_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice));
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -46,8 +45,7 @@ class DeviceBuffer {
 
   std::vector<T> to_host() const {
     std::vector<T> host(count_);
-    GPUPROF_CUDA_CHECK(
-        cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
+    GPUPROF_CUDA_CHECK(cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
     return host;
   }
 

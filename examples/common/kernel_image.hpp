@@ -35,19 +35,20 @@ inline std::optional<std::string> device_code_unavailable() {
   const ComputeCapability card = current_compute_capability();
   if (card.major < 8)
     return "the examples' CUDA code needs compute capability 8.0 or newer (bf16 tensor cores: "
-           "Ampere or later); device " + std::to_string(card.device) + " is " + card.sm();
+           "Ampere or later); device " +
+           std::to_string(card.device) + " is " + card.sm();
   cudaFuncAttributes attributes{};
   const cudaError_t status =
       cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&kernel_image_probe<>));
   if (status == cudaSuccess) return std::nullopt;
   (void)cudaGetLastError();  // answered here, not at the next launch check
   if (status != cudaErrorNoKernelImageForDevice && status != cudaErrorInvalidDeviceFunction)
-    throw gpuprof::Error(std::string("cudaFuncGetAttributes failed: ") + cudaGetErrorName(status) +
-                         ": " + cudaGetErrorString(status));
-  return "this build has no device code for device " + std::to_string(card.device) + ", " +
-         card.sm() + " (built for CMAKE_CUDA_ARCHITECTURES " EXAMPLES_CUDA_ARCHITECTURES
-         "): reconfigure with -DCMAKE_CUDA_ARCHITECTURES=" + card.sm().substr(3) +
-         " and rebuild";
+    throw gpuprof::Error(std::string("cudaFuncGetAttributes failed: ") + cudaGetErrorName(status) + ": " +
+                         cudaGetErrorString(status));
+  return "this build has no device code for device " + std::to_string(card.device) + ", " + card.sm() +
+         " (built for CMAKE_CUDA_ARCHITECTURES " EXAMPLES_CUDA_ARCHITECTURES
+         "): reconfigure with -DCMAKE_CUDA_ARCHITECTURES=" +
+         card.sm().substr(3) + " and rebuild";
 }
 
 }  // namespace examples

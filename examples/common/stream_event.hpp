@@ -18,8 +18,8 @@ class Stream {
   explicit Stream(StreamPriority priority) {
     int lowest = 0, highest = 0;
     GPUPROF_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lowest, &highest));
-    GPUPROF_CUDA_CHECK(cudaStreamCreateWithPriority(
-        &stream_, cudaStreamNonBlocking, priority == StreamPriority::highest ? highest : lowest));
+    GPUPROF_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking,
+                                                    priority == StreamPriority::highest ? highest : lowest));
   }
   ~Stream() { cudaStreamDestroy(stream_); }
   Stream(const Stream&) = delete;

@@ -25,11 +25,17 @@ namespace {
 // magnitude) and round the result once, to nearest even.
 struct HostOps {
   template <class T>
-  static T add(T a, T b) { return a + b; }
+  static T add(T a, T b) {
+    return a + b;
+  }
   template <class T>
-  static T sub(T a, T b) { return a - b; }
+  static T sub(T a, T b) {
+    return a - b;
+  }
   template <class Acc, class Add>
-  static Acc convert(Add x) { return static_cast<Acc>(x); }
+  static Acc convert(Add x) {
+    return static_cast<Acc>(x);
+  }
 };
 
 template <class Acc>
@@ -126,9 +132,8 @@ void print_accumulation_table(std::ostream& out, const std::string& title,
                         {"pairwise", gpuprof::Align::left, 17},
                         {"error"}});
   for (const AccumulationRow& row : rows)
-    table.add_row({row.accumulator, row.addend, python_repr(row.addend_value),
-                   python_repr(row.sequential), error_vs_total(row.sequential),
-                   python_repr(row.kahan), error_vs_total(row.kahan),
+    table.add_row({row.accumulator, row.addend, python_repr(row.addend_value), python_repr(row.sequential),
+                   error_vs_total(row.sequential), python_repr(row.kahan), error_vs_total(row.kahan),
                    python_repr(row.pairwise), error_vs_total(row.pairwise)});
   table.print(out, {"", " "});
 }
@@ -149,17 +154,16 @@ void print_accumulation_explanation(std::ostream& out, const std::vector<Accumul
          "accumulator's format + the accumulation error of the summation order):\n";
   for (const AccumulationRow& row : rows) {
     const double represented_total = kAddendCount * row.addend_value;  // exact in double
-    out << "  " << row.accumulator << " + " << row.addend << ": 1000 × addend = "
-        << python_repr(represented_total) << " (representation error "
+    out << "  " << row.accumulator << " + " << row.addend
+        << ": 1000 × addend = " << python_repr(represented_total) << " (representation error "
         << error_vs_total(represented_total) << "); nearest " << row.accumulator << ": "
         << python_repr(row.nearest_total) << "\n    sequential ends "
-        << python_repr(row.sequential - row.nearest_total)
-        << " from that (accumulation error); Kahan gives " << python_repr(row.kahan)
-        << ", pairwise " << python_repr(row.pairwise) << "\n";
+        << python_repr(row.sequential - row.nearest_total) << " from that (accumulation error); Kahan gives "
+        << python_repr(row.kahan) << ", pairwise " << python_repr(row.pairwise) << "\n";
     if (const auto stall = stall_point(row.addend_value, row.accumulator_epsilon)) {
-      out << "    stalls at " << python_repr(*stall) << ": there " << row.accumulator
-          << " numbers are " << python_repr(row.accumulator_epsilon * *stall)
-          << " apart, and the addend " << python_repr(row.addend_value)
+      out << "    stalls at " << python_repr(*stall) << ": there " << row.accumulator << " numbers are "
+          << python_repr(row.accumulator_epsilon * *stall) << " apart, and the addend "
+          << python_repr(row.addend_value)
           << " is not more than half of that, so s + addend rounds back to s.\n";
     }
   }

@@ -15,7 +15,7 @@
 
 #include "accumulation.hpp"  // python_repr
 #include "eigen_dtypes.hpp"
-#include "toy_model.hpp"     // kLayerNormEpsilon
+#include "toy_model.hpp"  // kLayerNormEpsilon
 
 namespace precision {
 namespace {
@@ -95,14 +95,14 @@ std::vector<LayerNormStatistics> layernorm_statistics(const LayerNormInputs& inp
     rows.push_back(statistics_in<Eigen::half>(inputs.values, formula));
     rows.push_back(statistics_in<Eigen::bfloat16>(inputs.values, formula));
   }
-  const std::vector<double> reference =
-      normalized(inputs.values, rows.front().mean, rows.front().variance);
+  const std::vector<double> reference = normalized(inputs.values, rows.front().mean, rows.front().variance);
   for (LayerNormStatistics& row : rows) {
     const std::vector<double> output = normalized(inputs.values, row.mean, row.variance);
     for (std::size_t i = 0; i < output.size(); ++i) {
       const double error = std::abs(output[i] - reference[i]);
       if (std::isnan(error)) row.max_output_error = error;  // NaN wins: the row is unusable
-      else if (!std::isnan(row.max_output_error)) row.max_output_error = std::max(row.max_output_error, error);
+      else if (!std::isnan(row.max_output_error))
+        row.max_output_error = std::max(row.max_output_error, error);
     }
   }
   return rows;

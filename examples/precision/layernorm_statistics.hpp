@@ -24,11 +24,11 @@ struct LayerNormInputs {
 std::vector<LayerNormInputs> layernorm_demo_inputs();
 
 struct LayerNormStatistics {
-  std::string dtype;             // arithmetic of the sums, the mean and the variance
+  std::string dtype;  // arithmetic of the sums, the mean and the variance
   VarianceFormula formula = VarianceFormula::two_pass;
   double mean = 0;
-  double variance = 0;           // may be inf or NaN (overflow), or negative (cancellation)
-  double max_output_error = 0;   // max |normalized − fp64 normalized|; NaN if any output is
+  double variance = 0;          // may be inf or NaN (overflow), or negative (cancellation)
+  double max_output_error = 0;  // max |normalized − fp64 normalized|; NaN if any output is
 };
 
 // fp64 two-pass first (the reference), then fp32, fp16, bf16, each with both

@@ -48,8 +48,7 @@ int main(int argc, char** argv) {
 
   try {
     const std::vector<precision::AccumulationRow> cpu_rows = precision::accumulate_on_cpu();
-    precision::print_accumulation_table(out, "CPU (float, Eigen::half, Eigen::bfloat16)",
-                                        cpu_rows);
+    precision::print_accumulation_table(out, "CPU (float, Eigen::half, Eigen::bfloat16)", cpu_rows);
 
     std::vector<precision::AccumulationRow> gpu_rows;
     const std::optional<std::string> gpu_unavailable = precision::gpu_rows_unavailable();
@@ -59,8 +58,7 @@ int main(int argc, char** argv) {
 #if PRECISION_WITH_CUDA
       gpu_rows = precision::accumulate_on_gpu();
       out << '\n';
-      precision::print_accumulation_table(out, "GPU (float, __half, __nv_bfloat16)",
-                                          gpu_rows);
+      precision::print_accumulation_table(out, "GPU (float, __half, __nv_bfloat16)", gpu_rows);
 #endif
     }
     precision::print_accumulation_explanation(out, cpu_rows);

@@ -50,8 +50,7 @@ std::vector<PolicyResult> run_policies(const precision::ToyProblem& problem,
   return results;
 }
 
-void print_policies(std::ostream& out, const std::string& title,
-                    const std::vector<PolicyResult>& results) {
+void print_policies(std::ostream& out, const std::string& title, const std::vector<PolicyResult>& results) {
   out << title << ": dtype of each tensor, read from the element type the code produced\n";
   gpuprof::Table table({{"policy", gpuprof::Align::left, 11},
                         {"parameters", gpuprof::Align::left, 10},
@@ -65,10 +64,9 @@ void print_policies(std::ostream& out, const std::string& title,
                         {"grad rel. err (vs fp64)"}});
   for (const PolicyResult& result : results) {
     const precision::ToyDtypes& d = result.run.dtypes;
-    table.add_row({precision::policy_name(result.policy), d.parameters, d.fc1_output,
-                   d.layernorm_output, d.logits, d.loss, d.gradients,
-                   precision::python_repr(result.run.loss), precision::python_repr(result.loss_error),
-                   precision::python_repr(result.gradient_error)});
+    table.add_row({precision::policy_name(result.policy), d.parameters, d.fc1_output, d.layernorm_output,
+                   d.logits, d.loss, d.gradients, precision::python_repr(result.run.loss),
+                   precision::python_repr(result.loss_error), precision::python_repr(result.gradient_error)});
   }
   table.print(out, {"  ", " "});
 }
@@ -134,10 +132,9 @@ int main(int argc, char** argv) {
     const precision::ToyProblem problem = precision::make_toy_problem(dims, options.seed);
     const precision::ToyRun reference =
         precision::run_toy_model_in_double(problem, precision::widen(problem.parameters));
-    out << "Toy model: fc1 (" << dims.in_features << "→" << dims.hidden
-              << ") → ReLU → LayerNorm(" << dims.hidden << ") → fc2 (" << dims.hidden << "→"
-              << dims.out_features << "), batch " << dims.batch << ", seed " << options.seed
-              << "; fp64 loss " << precision::python_repr(reference.loss) << "\n\n";
+    out << "Toy model: fc1 (" << dims.in_features << "→" << dims.hidden << ") → ReLU → LayerNorm("
+        << dims.hidden << ") → fc2 (" << dims.hidden << "→" << dims.out_features << "), batch " << dims.batch
+        << ", seed " << options.seed << "; fp64 loss " << precision::python_repr(reference.loss) << "\n\n";
 
     const std::vector<PolicyResult> cpu = run_policies(problem, reference, false);
     print_policies(out, "CPU (Eigen)", cpu);
@@ -153,18 +150,15 @@ int main(int argc, char** argv) {
       out << "  GPU vs CPU gradients, ‖gpu − cpu‖/‖cpu‖:";
       for (std::size_t i = 0; i < gpu.size(); ++i)
         out << ' ' << precision::policy_name(gpu[i].policy) << ' '
-                  << precision::python_repr(precision::relative_error(
-                         gpu[i].run.gradients, cpu[i].run.gradients))
-                  << (i + 1 < gpu.size() ? ";" : "\n");
+            << precision::python_repr(precision::relative_error(gpu[i].run.gradients, cpu[i].run.gradients))
+            << (i + 1 < gpu.size() ? ";" : "\n");
     }
 
     out << "\n(b) Why LayerNorm runs in fp32: its statistics in each dtype (sums "
-                 "rounded to the dtype at every step; outputs normalized in fp64 with them)\n";
+           "rounded to the dtype at every step; outputs normalized in fp64 with them)\n";
     for (const precision::LayerNormInputs& inputs : precision::layernorm_demo_inputs())
-      precision::print_layernorm_statistics(out, inputs,
-                                            precision::layernorm_statistics(inputs));
-    out
-        << "  fp16 (max 65504) overflows on x² for |x| > 255, and its 11-bit significand\n"
+      precision::print_layernorm_statistics(out, inputs, precision::layernorm_statistics(inputs));
+    out << "  fp16 (max 65504) overflows on x² for |x| > 255, and its 11-bit significand\n"
            "  cancels E[x²] − E[x]² when the values share a large offset; the two-pass\n"
            "  formula avoids the overflow but still rounds the mean. bf16 has fp32's range,\n"
            "  so nothing overflows, but with 8 significant bits it rounds the inputs, the\n"

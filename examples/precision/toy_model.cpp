@@ -63,11 +63,9 @@ ToyRun run_policy(const ToyProblem& problem, const ToyParameters<Wide>& master) 
   const Eigen::Matrix<Wide, Eigen::Dynamic, 1> mean = ln_input.rowwise().mean();
   const Matrix<Wide> centred = ln_input - mean * ones;
   const Eigen::Matrix<Wide, Eigen::Dynamic, 1> inverse_std =
-      ((centred.array().square().rowwise().sum() / width) + static_cast<Wide>(kLayerNormEpsilon))
-          .rsqrt();
+      ((centred.array().square().rowwise().sum() / width) + static_cast<Wide>(kLayerNormEpsilon)).rsqrt();
   const Matrix<Wide> normalized = inverse_std.asDiagonal() * centred;
-  const Matrix<Wide> ln_output =
-      (normalized.array().rowwise() * gain.array()).rowwise() + bias.array();
+  const Matrix<Wide> ln_output = (normalized.array().rowwise() * gain.array()).rowwise() + bias.array();
   const Matrix<Gemm> ln_output_gemm = ln_output.template cast<Gemm>();
   const Matrix<Gemm> logits = gemm<Gemm, Wide>(ln_output_gemm, fc2_gemm.transpose());
 
@@ -93,18 +91,15 @@ ToyRun run_policy(const ToyProblem& problem, const ToyParameters<Wide>& master) 
       gemm<Gemm, Wide>(logits_gradient_gemm.transpose(), ln_output_gemm).template cast<Wide>();
   const Matrix<Wide> ln_output_gradient =
       gemm<Gemm, Wide>(logits_gradient_gemm, fc2_gemm).template cast<Wide>();
-  const RowVector<Wide> gain_gradient =
-      (ln_output_gradient.array() * normalized.array()).colwise().sum();
+  const RowVector<Wide> gain_gradient = (ln_output_gradient.array() * normalized.array()).colwise().sum();
   const RowVector<Wide> bias_gradient = ln_output_gradient.colwise().sum();
   const Matrix<Wide> normalized_gradient = ln_output_gradient.array().rowwise() * gain.array();
-  const Eigen::Matrix<Wide, Eigen::Dynamic, 1> mean_gradient =
-      normalized_gradient.rowwise().mean();
+  const Eigen::Matrix<Wide, Eigen::Dynamic, 1> mean_gradient = normalized_gradient.rowwise().mean();
   const Eigen::Matrix<Wide, Eigen::Dynamic, 1> mean_gradient_times_normalized =
       (normalized_gradient.array() * normalized.array()).rowwise().mean();
   const Matrix<Wide> ln_input_gradient =
-      inverse_std.asDiagonal() *
-      (normalized_gradient - mean_gradient * ones -
-       Matrix<Wide>(mean_gradient_times_normalized.asDiagonal() * normalized));
+      inverse_std.asDiagonal() * (normalized_gradient - mean_gradient * ones -
+                                  Matrix<Wide>(mean_gradient_times_normalized.asDiagonal() * normalized));
   const Matrix<Gemm> relu_output_gradient = ln_input_gradient.template cast<Gemm>();
   const Matrix<Gemm> fc1_output_gradient =
       (fc1_output.array() > Gemm(0.0f)).select(relu_output_gradient, Gemm(0.0f));
@@ -118,11 +113,10 @@ ToyRun run_policy(const ToyProblem& problem, const ToyParameters<Wide>& master) 
                 dtype_name<typename decltype(logits)::Scalar>(),
                 dtype_name<decltype(loss)>(),
                 dtype_name<typename decltype(fc1_gradient)::Scalar>()};
-  static_assert(std::is_same_v<typename decltype(fc2_gradient)::Scalar,
-                               typename decltype(fc1_gradient)::Scalar> &&
-                    std::is_same_v<typename decltype(gain_gradient)::Scalar,
-                                   typename decltype(fc1_gradient)::Scalar>,
-                "all parameter gradients share one dtype, the one reported");
+  static_assert(
+      std::is_same_v<typename decltype(fc2_gradient)::Scalar, typename decltype(fc1_gradient)::Scalar> &&
+          std::is_same_v<typename decltype(gain_gradient)::Scalar, typename decltype(fc1_gradient)::Scalar>,
+      "all parameter gradients share one dtype, the one reported");
   run.loss = static_cast<double>(loss);
   run.gradients = {widened(fc1_gradient), widened(gain_gradient), widened(bias_gradient),
                    widened(fc2_gradient)};
@@ -193,8 +187,8 @@ ToyParameters<double> widen(const ToyParameters<float>& parameters) {
   const auto to_double = [](const std::vector<float>& values) {
     return std::vector<double>(values.begin(), values.end());
   };
-  return {to_double(parameters.fc1), to_double(parameters.ln_gain),
-          to_double(parameters.ln_bias), to_double(parameters.fc2)};
+  return {to_double(parameters.fc1), to_double(parameters.ln_gain), to_double(parameters.ln_bias),
+          to_double(parameters.fc2)};
 }
 
 double relative_error(const ToyParameters<double>& a, const ToyParameters<double>& reference) {

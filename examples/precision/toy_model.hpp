@@ -57,8 +57,8 @@ struct ToyDtypes {
 
 struct ToyRun {
   ToyDtypes dtypes;
-  double loss = 0;                    // widened exactly from the loss tensor
-  ToyParameters<double> gradients;    // widened exactly from the gradient tensors
+  double loss = 0;                  // widened exactly from the loss tensor
+  ToyParameters<double> gradients;  // widened exactly from the gradient tensors
 };
 
 ToyRun run_toy_model_on_cpu(const ToyProblem& problem, Policy policy);

@@ -68,8 +68,15 @@ void multiply(const Matrix& a, const Matrix& b, Matrix& c) {
 
 void step(Matrix& x, const Matrix& w, Matrix& scratch) {
   GPUPROF_SCOPE("step");
-  { GPUPROF_SCOPE("forward"); multiply(x, w, scratch); }
-  { GPUPROF_SCOPE("backward"); multiply(scratch, w, x); multiply(x, w, scratch); }
+  {
+    GPUPROF_SCOPE("forward");
+    multiply(x, w, scratch);
+  }
+  {
+    GPUPROF_SCOPE("backward");
+    multiply(scratch, w, x);
+    multiply(x, w, scratch);
+  }
   for (double& value : x) value = 1e-3 * value;  // keep the numbers bounded
 }
 }  // namespace

@@ -19,15 +19,17 @@ int main() try {
 
   gpuprof::BenchOptions options;  // one cold call, 5 warm-up calls, then 20 timed calls
   options.iters = 20;
-  const gpuprof::BenchResult result = gpuprof::bench([&] {
-    GPUPROF_SCOPE("scale", nullptr, gpuprof::Work{0, 2.0 * n * sizeof(float), 0});  // -> GB/s
-    if (gpu) {
-      scale<<<(n + 255) / 256, 256>>>(x, n, 0.5f);
-      GPUPROF_CUDA_CHECK(cudaGetLastError());
-    } else {
-      for (float& value : host) value *= 0.5f;
-    }
-  }, options);
+  const gpuprof::BenchResult result = gpuprof::bench(
+      [&] {
+        GPUPROF_SCOPE("scale", nullptr, gpuprof::Work{0, 2.0 * n * sizeof(float), 0});  // -> GB/s
+        if (gpu) {
+          scale<<<(n + 255) / 256, 256>>>(x, n, 0.5f);
+          GPUPROF_CUDA_CHECK(cudaGetLastError());
+        } else {
+          for (float& value : host) value *= 0.5f;
+        }
+      },
+      options);
 
   std::cout << "bench(scale): " << result.summary() << "\n\n";
   gpuprof::print_table(gpuprof::profiler().report(), std::cout);

@@ -9,8 +9,8 @@
 GPUPROF_NAMESPACE_BEGIN
 
 struct AllocationRecord {
-  std::int64_t time_ns = 0;   // host clock (std::chrono::steady_clock), like KernelRecord
-  std::int64_t bytes = 0;     // > 0 allocation, < 0 release
+  std::int64_t time_ns = 0;  // host clock (std::chrono::steady_clock), like KernelRecord
+  std::int64_t bytes = 0;    // > 0 allocation, < 0 release
   std::uint64_t address = 0;
   std::uint32_t device = 0;
   // A sub-allocation from a stream-ordered pool (cudaMallocAsync): it moves the

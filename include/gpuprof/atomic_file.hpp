@@ -131,8 +131,7 @@ inline int standard_stream_of(const struct stat& status) {
 inline void write_to_stream(const std::string& path, int stream, std::string_view contents) {
   // What stdio (and std::cout, synced with stdio by default) holds comes first.
   std::fflush(stream == STDOUT_FILENO ? stdout : stderr);
-  if (const int error_number = write_all(stream, contents))
-    throw_write_error(path, "writing", error_number);
+  if (const int error_number = write_all(stream, contents)) throw_write_error(path, "writing", error_number);
 }
 
 // Devices, FIFOs, terminals: opened without O_CREAT, written, closed.

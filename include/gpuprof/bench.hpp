@@ -42,16 +42,16 @@
 GPUPROF_NAMESPACE_BEGIN
 
 struct BenchOptions {
-  int warmup = 5;             // untimed calls after the cold one
-  double warmup_ms = 0;       // then keep warming up until this much time has passed
-  int iters = 10;             // samples, unless target_rel_noise is set
-  double budget_ms = 0;       // > 0: stop sampling once this much time has been spent
+  int warmup = 5;               // untimed calls after the cold one
+  double warmup_ms = 0;         // then keep warming up until this much time has passed
+  int iters = 10;               // samples, unless target_rel_noise is set
+  double budget_ms = 0;         // > 0: stop sampling once this much time has been spent
   double target_rel_noise = 0;  // > 0: sample until stddev/mean < this ...
   int min_iters = 5;            // ... with at least this many samples ...
   int max_iters = 1000;         // ... and at most this many
-  bool flush_l2 = false;      // overwrite the whole L2 before every sample (untimed)
-  bool cuda_graph = false;    // capture fn once into a CUDA graph, time its launches
-  Stream stream = nullptr;    // where events (and flushes, graph launches) go
+  bool flush_l2 = false;        // overwrite the whole L2 before every sample (untimed)
+  bool cuda_graph = false;      // capture fn once into a CUDA graph, time its launches
+  Stream stream = nullptr;      // where events (and flushes, graph launches) go
   // true: scopes opened by the cold call and the warm-up stay in the report's
   // statistics (for a caller that names its warm-up scopes itself).
   bool keep_warmup_scopes = false;
@@ -68,11 +68,11 @@ struct BenchResult {
   std::vector<double> host_ms;  // per sample, always
   Summary gpu;
   Summary host;
-  double cold_ms = 0;           // the very first call, on the primary clock
+  double cold_ms = 0;  // the very first call, on the primary clock
   int warmup_calls = 0;
   TimingSource timing_source = TimingSource::host_clock;
-  std::string timing_note;      // why the host clock, or what was ignored
-  std::string stop_reason;      // why sampling stopped
+  std::string timing_note;  // why the host clock, or what was ignored
+  std::string stop_reason;  // why sampling stopped
   // GPU clocks read right after each sample (NVML); empty when they could not
   // be read (clocks_note says why). Samples taken while the GPU was power- or
   // thermally throttled are kept, not dropped, and counted here: see
@@ -102,12 +102,13 @@ inline void check_bench_options(const BenchOptions& options) {
 }
 
 // Why to stop after `taken` samples; nothing while sampling should go on.
-inline std::optional<std::string> stop_reason(const BenchOptions& options,
-                                              const std::vector<double>& primary, double spent_ms) {
+inline std::optional<std::string> stop_reason(const BenchOptions& options, const std::vector<double>& primary,
+                                              double spent_ms) {
   const int taken = static_cast<int>(primary.size());
   char text[160];
   if (options.budget_ms > 0 && spent_ms >= options.budget_ms) {
-    std::snprintf(text, sizeof text, "time budget of %g ms spent after %d sample(s)", options.budget_ms, taken);
+    std::snprintf(text, sizeof text, "time budget of %g ms spent after %d sample(s)", options.budget_ms,
+                  taken);
     return std::string(text);
   }
   if (options.target_rel_noise <= 0) {
@@ -150,7 +151,8 @@ class BenchClocks {
     read_gpu_clocks(uuid_, why_not_);
     if (why_not_.empty()) return;
     static const bool said = [&] {
-      std::fprintf(stderr, "gpuprof: bench() does not sample GPU clocks or throttling: %s\n", why_not_.c_str());
+      std::fprintf(stderr, "gpuprof: bench() does not sample GPU clocks or throttling: %s\n",
+                   why_not_.c_str());
       return true;
     }();
     (void)said;
@@ -199,8 +201,7 @@ void warm_up_and_sample(const BenchOptions& options, const WarmupSpan& span, Mea
                         BenchResult& result) {
   const bool gpu = result.timing_source == TimingSource::cuda_events;
   const std::int64_t warmup_start = host_now_ns();
-  while (result.warmup_calls < options.warmup ||
-         ns_to_ms(host_now_ns() - warmup_start) < options.warmup_ms) {
+  while (result.warmup_calls < options.warmup || ns_to_ms(host_now_ns() - warmup_start) < options.warmup_ms) {
     measure(run);
     ++result.warmup_calls;
   }
@@ -214,8 +215,8 @@ void warm_up_and_sample(const BenchOptions& options, const WarmupSpan& span, Mea
     result.host_ms.push_back(sample.host_ms);
     if (gpu) result.gpu_ms.push_back(sample.gpu_ms);
     clocks.after_sample(result);
-    auto reason = stop_reason(options, gpu ? result.gpu_ms : result.host_ms,
-                              ns_to_ms(host_now_ns() - sampling_start));
+    auto reason =
+        stop_reason(options, gpu ? result.gpu_ms : result.host_ms, ns_to_ms(host_now_ns() - sampling_start));
     if (reason) {
       result.stop_reason = std::move(*reason);
       break;

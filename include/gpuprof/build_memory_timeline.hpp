@@ -47,9 +47,11 @@ inline MemoryTimeline build_memory_timeline(const Report& report, std::vector<Me
                    [](const MemoryUsePoint& a, const MemoryUsePoint& b) { return a.time_ns < b.time_ns; });
   timeline.in_use = std::move(in_use);
 
-  std::stable_sort(records.begin(), records.end(),
-                   [](const AllocationRecord& a, const AllocationRecord& b) { return a.time_ns < b.time_ns; });
-  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<std::size_t>> open;  // (device, address) -> indices
+  std::stable_sort(records.begin(), records.end(), [](const AllocationRecord& a, const AllocationRecord& b) {
+    return a.time_ns < b.time_ns;
+  });
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<std::size_t>>
+      open;  // (device, address) -> indices
   for (const AllocationRecord& record : records) {
     const auto where = std::make_pair(record.device, record.address);
     if (record.bytes > 0) {

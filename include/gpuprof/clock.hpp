@@ -18,8 +18,6 @@ inline std::int64_t host_now_ns() noexcept {
       .count();
 }
 
-inline double ns_to_ms(std::int64_t nanoseconds) noexcept {
-  return static_cast<double>(nanoseconds) * 1e-6;
-}
+inline double ns_to_ms(std::int64_t nanoseconds) noexcept { return static_cast<double>(nanoseconds) * 1e-6; }
 
 GPUPROF_NAMESPACE_END

@@ -63,7 +63,8 @@ struct CommComputeTime {
 
 inline bool is_communication(const KernelRecord& kernel) { return kernel.category == "communication"; }
 inline bool is_computation(const KernelRecord& kernel) {
-  return kernel.kind == ActivityKind::kernel && kernel.category != "communication" && kernel.category != "memory";
+  return kernel.kind == ActivityKind::kernel && kernel.category != "communication" &&
+         kernel.category != "memory";
 }
 
 // Communication and computation kernels' intervals, kept apart.
@@ -133,10 +134,12 @@ inline std::string default_step_scope(const Report& report) {
 inline std::vector<const ScopeInstance*> step_instances(const Report& report, const std::string& step_path) {
   std::vector<const ScopeInstance*> steps;
   for (const ScopeInstance& instance : report.instances)
-    if (detail::valid_node(report, instance.node) && report.nodes[static_cast<std::size_t>(instance.node)].path == step_path)
+    if (detail::valid_node(report, instance.node) &&
+        report.nodes[static_cast<std::size_t>(instance.node)].path == step_path)
       steps.push_back(&instance);
-  std::stable_sort(steps.begin(), steps.end(),
-                   [](const ScopeInstance* a, const ScopeInstance* b) { return a->host_begin_ns < b->host_begin_ns; });
+  std::stable_sort(steps.begin(), steps.end(), [](const ScopeInstance* a, const ScopeInstance* b) {
+    return a->host_begin_ns < b->host_begin_ns;
+  });
   return steps;
 }
 
@@ -155,7 +158,8 @@ inline std::vector<CommComputeTime> comm_compute_by_step(const Report& report, c
   std::vector<KernelIntervals> per_step(steps.size());
   for (const KernelRecord& kernel : report.kernels) {
     const auto found = by_id.find(kernel.scope_instance);
-    const ScopeInstance* launcher = kernel.scope_instance != 0 && found != by_id.end() ? found->second : nullptr;
+    const ScopeInstance* launcher =
+        kernel.scope_instance != 0 && found != by_id.end() ? found->second : nullptr;
     if (launcher == nullptr && kernel.launch_ns == 0) continue;
     const std::int64_t anchor_ns = launcher ? launcher->host_begin_ns : kernel.launch_ns;
     const auto inside = [&](const ScopeInstance& step) {
@@ -165,10 +169,12 @@ inline std::vector<CommComputeTime> comm_compute_by_step(const Report& report, c
     };
     // Usually the last step to begin before the anchor; steps of several
     // threads may interleave, so the rest are searched when it is not.
-    const auto after = std::upper_bound(steps.begin(), steps.end(), anchor_ns,
-                                        [](std::int64_t t, const ScopeInstance* step) { return t < step->host_begin_ns; });
+    const auto after =
+        std::upper_bound(steps.begin(), steps.end(), anchor_ns,
+                         [](std::int64_t t, const ScopeInstance* step) { return t < step->host_begin_ns; });
     std::size_t step = steps.size();
-    if (after != steps.begin() && inside(**(after - 1))) step = static_cast<std::size_t>(after - 1 - steps.begin());
+    if (after != steps.begin() && inside(**(after - 1)))
+      step = static_cast<std::size_t>(after - 1 - steps.begin());
     for (std::size_t s = 0; step == steps.size() && s < steps.size(); ++s)
       if (inside(*steps[s])) step = s;
     if (step < steps.size()) per_step[step].add(kernel);

@@ -83,7 +83,7 @@ struct Measurement {
   double median_ms = 0, mean_ms = 0, stddev_ms = 0;
   double q1_ms = 0, q3_ms = 0;  // the middle half; from figures: mean -+ 0.674 stddev
   std::string unstable_reason;  // why its statistics are unstable (stats.hpp); "" when stable
-  std::string note;  // why it was not measured ("oom"), or how ("host clock")
+  std::string note;             // why it was not measured ("oom"), or how ("host clock")
 
   static Measurement from_samples(std::vector<double> samples, std::string note = {}) {
     Summary s = summarize(std::move(samples));
@@ -111,7 +111,8 @@ struct Measurement {
     const double cv = detail::relative_to(stddev_ms, mean_ms);
     const SummaryOptions limits;
     if (n >= 2 && cv > limits.unstable_cv)
-      m.unstable_reason = "cv " + detail::format_percent(cv) + " > " + detail::format_threshold(limits.unstable_cv);
+      m.unstable_reason =
+          "cv " + detail::format_percent(cv) + " > " + detail::format_threshold(limits.unstable_cv);
     return m;
   }
 };
@@ -137,9 +138,9 @@ struct MeasuredRun {
 };
 
 struct CompareOptions {
-  double threshold = 0.05;     // a relative change up to this is "same"
-  double alpha = 0.05;         // significance level of the test
-  std::size_t min_samples = 5; // fewer on either side: "noisy"
+  double threshold = 0.05;      // a relative change up to this is "same"
+  double alpha = 0.05;          // significance level of the test
+  std::size_t min_samples = 5;  // fewer on either side: "noisy"
 };
 
 struct ComparisonRow {
@@ -147,7 +148,7 @@ struct ComparisonRow {
   std::optional<Measurement> base, next;
   double ratio = std::numeric_limits<double>::quiet_NaN();    // next median / base median
   double p_value = std::numeric_limits<double>::quiet_NaN();  // of the test; NaN when none ran
-  std::string test;  // "Mann-Whitney U", "Welch t", "" when none ran
+  std::string test;                                           // "Mann-Whitney U", "Welch t", "" when none ran
   Verdict verdict = Verdict::not_measured;
   std::string note;
 };
@@ -161,8 +162,8 @@ struct Comparison {
   // let a regression through unseen fails on these too (--strict).
   bool inconclusive() const { return count(Verdict::noisy) > 0; }
   std::size_t count(Verdict verdict) const {
-    return static_cast<std::size_t>(
-        std::count_if(rows.begin(), rows.end(), [&](const ComparisonRow& r) { return r.verdict == verdict; }));
+    return static_cast<std::size_t>(std::count_if(
+        rows.begin(), rows.end(), [&](const ComparisonRow& r) { return r.verdict == verdict; }));
   }
 };
 
@@ -201,8 +202,8 @@ inline double welch_t_p_value(const Measurement& a, const Measurement& b) {
   const double v1 = a.stddev_ms * a.stddev_ms / n1, v2 = b.stddev_ms * b.stddev_ms / n2;
   if (!(v1 + v2 > 0)) return a.mean_ms == b.mean_ms ? 1.0 : 0.0;
   const double t = std::fabs(b.mean_ms - a.mean_ms) / std::sqrt(v1 + v2);
-  const double dof = (v1 + v2) * (v1 + v2) /
-                     (v1 * v1 / std::max(1.0, n1 - 1) + v2 * v2 / std::max(1.0, n2 - 1));
+  const double dof =
+      (v1 + v2) * (v1 + v2) / (v1 * v1 / std::max(1.0, n1 - 1) + v2 * v2 / std::max(1.0, n2 - 1));
   // Bounded before the conversion (counts from a file can be near 2^64; NaN
   // counts as 1): past 2000 the test uses the normal anyway.
   const double bounded_dof = dof >= 1e12 ? 1e12 : dof >= 1 ? std::floor(dof) : 1.0;
@@ -211,7 +212,8 @@ inline double welch_t_p_value(const Measurement& a, const Measurement& b) {
 }
 
 inline ComparisonRow compare_measurements(std::string kind, std::string key, std::optional<Measurement> base,
-                                          std::optional<Measurement> next, const CompareOptions& options = {}) {
+                                          std::optional<Measurement> next,
+                                          const CompareOptions& options = {}) {
   ComparisonRow row;
   row.kind = std::move(kind);
   row.key = std::move(key);
@@ -265,7 +267,9 @@ inline ComparisonRow compare_measurements(std::string kind, std::string key, std
   } else {
     row.verdict = row.ratio > 1 ? Verdict::slower : Verdict::faster;
   }
-  const auto add_note = [&row](const std::string& more) { row.note += (row.note.empty() ? "" : "; ") + more; };
+  const auto add_note = [&row](const std::string& more) {
+    row.note += (row.note.empty() ? "" : "; ") + more;
+  };
   if (row.verdict != Verdict::same) {
     if (!a.unstable_reason.empty()) add_note("base unstable: " + a.unstable_reason);
     if (!b.unstable_reason.empty()) add_note("new unstable: " + b.unstable_reason);
@@ -287,7 +291,8 @@ inline void require_same_kind(const MeasuredRun& base, const MeasuredRun& next) 
 }  // namespace detail
 
 // Rows matched by (kind, key), in base order, then the new run's own rows.
-inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next, const CompareOptions& options = {}) {
+inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next,
+                               const CompareOptions& options = {}) {
   detail::require_same_kind(base, next);
   Comparison comparison;
   comparison.options = options;
@@ -298,9 +303,11 @@ inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next,
   for (const auto& [name, version] : next.libraries) libraries[name].second = version;
   for (const auto& [name, versions] : libraries)
     if (versions.first != versions.second)
-      comparison.warnings.push_back("the runs differ in " + difference_text(name, versions.first, versions.second));
+      comparison.warnings.push_back("the runs differ in " +
+                                    difference_text(name, versions.first, versions.second));
   std::map<std::pair<std::string, std::string>, const Measurement*> in_next;
-  for (const MeasuredRow& row : next.rows) in_next.emplace(std::make_pair(row.kind, row.key), &row.measurement);
+  for (const MeasuredRow& row : next.rows)
+    in_next.emplace(std::make_pair(row.kind, row.key), &row.measurement);
   std::map<std::pair<std::string, std::string>, bool> seen;
   for (const MeasuredRow& row : base.rows) {
     const auto id = std::make_pair(row.kind, row.key);
@@ -315,7 +322,8 @@ inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next,
     const auto id = std::make_pair(row.kind, row.key);
     if (seen[id]) continue;
     seen[id] = true;
-    comparison.rows.push_back(compare_measurements(row.kind, row.key, std::nullopt, row.measurement, options));
+    comparison.rows.push_back(
+        compare_measurements(row.kind, row.key, std::nullopt, row.measurement, options));
   }
   return comparison;
 }
@@ -327,8 +335,9 @@ inline MeasuredRun measured_run(const Report& report) {
   run.environment = report.environment;
   if (run.environment.gpu_name.empty()) run.environment.gpu_name = report.device_name;
   for (const ScopeNode& node : report.nodes)
-    run.rows.push_back({"scope", node.path,
-                        Measurement::from_samples(node.primary_ms().sorted, node.gpu_timed() ? "" : "host clock")});
+    run.rows.push_back(
+        {"scope", node.path,
+         Measurement::from_samples(node.primary_ms().sorted, node.gpu_timed() ? "" : "host clock")});
   std::map<std::string, std::vector<double>> kernel_samples;
   std::vector<std::string> kernel_order;
   for (const KernelRecord& kernel : report.kernels) {
@@ -344,8 +353,9 @@ inline MeasuredRun measured_run(const Report& report) {
 inline Comparison compare(const Report& base, const Report& next, const CompareOptions& options = {}) {
   Comparison comparison = compare_runs(measured_run(base), measured_run(next), options);
   if (base.timing_source != next.timing_source)
-    comparison.warnings.push_back(std::string("timing differs: base ") + timing_source_name(base.timing_source) +
-                                  ", new " + timing_source_name(next.timing_source));
+    comparison.warnings.push_back(std::string("timing differs: base ") +
+                                  timing_source_name(base.timing_source) + ", new " +
+                                  timing_source_name(next.timing_source));
   return comparison;
 }
 
@@ -419,21 +429,23 @@ inline std::vector<std::string> comparison_cells(const ComparisonRow& row) {
   };
   std::string p = format_p(row);
   if (!p.empty()) p += row.test == "Welch t" ? " (t)" : " (U)";
-  return {row.kind, row.key, median(row.base), median(row.next), format_ratio(row), p, verdict_name(row.verdict), row.note};
+  return {row.kind,          row.key, median(row.base),          median(row.next),
+          format_ratio(row), p,       verdict_name(row.verdict), row.note};
 }
 inline const std::vector<std::string>& comparison_headers() {
-  static const std::vector<std::string> headers = {"kind", "name", "base median ms", "new median ms",
-                                                   "new/base", "p", "verdict", "note"};
+  static const std::vector<std::string> headers = {"kind",     "name", "base median ms", "new median ms",
+                                                   "new/base", "p",    "verdict",        "note"};
   return headers;
 }
 inline std::string comparison_tally(const Comparison& c) {
   std::string text;
   for (Verdict v : {Verdict::slower, Verdict::faster, Verdict::same, Verdict::noisy, Verdict::only_in_base,
                     Verdict::only_in_new, Verdict::not_measured})
-    if (c.count(v) > 0) text += (text.empty() ? "" : ", ") + std::to_string(c.count(v)) + " " + verdict_name(v);
+    if (c.count(v) > 0)
+      text += (text.empty() ? "" : ", ") + std::to_string(c.count(v)) + " " + verdict_name(v);
   char rule[160];
-  std::snprintf(rule, sizeof rule, " (threshold %g%%, alpha %g, at least %zu samples)", 100 * c.options.threshold,
-                c.options.alpha, c.options.min_samples);
+  std::snprintf(rule, sizeof rule, " (threshold %g%%, alpha %g, at least %zu samples)",
+                100 * c.options.threshold, c.options.alpha, c.options.min_samples);
   return (text.empty() ? std::string("no rows") : text) + rule;
 }
 }  // namespace detail

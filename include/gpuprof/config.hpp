@@ -23,8 +23,12 @@
 
 // Everything public lives in gpuprof::v0 (inline), so two major versions of the
 // header can sit in one program without ODR clashes.
-#define GPUPROF_NAMESPACE_BEGIN namespace gpuprof { inline namespace v0 {
-#define GPUPROF_NAMESPACE_END } }
+#define GPUPROF_NAMESPACE_BEGIN \
+  namespace gpuprof {           \
+  inline namespace v0 {
+#define GPUPROF_NAMESPACE_END \
+  }                           \
+  }
 
 #define GPUPROF_DETAIL_CONCAT_IMPL(a, b) a##b
 #define GPUPROF_DETAIL_CONCAT(a, b) GPUPROF_DETAIL_CONCAT_IMPL(a, b)

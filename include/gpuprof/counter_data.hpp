@@ -19,7 +19,8 @@ constexpr const char* dram_bytes_read = "dram__bytes_read.sum";
 constexpr const char* dram_bytes_written = "dram__bytes_write.sum";
 constexpr const char* l2_hit_rate_pct = "lts__t_sector_hit_rate.pct";
 constexpr const char* sm_throughput_pct = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
-constexpr const char* memory_throughput_pct = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
+constexpr const char* memory_throughput_pct =
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
 constexpr const char* achieved_occupancy_pct = "sm__warps_active.avg.pct_of_peak_sustained_active";
 // FP32 instructions executed by threads (predicated-on); an FFMA is two FLOPs.
 constexpr const char* fp32_ffma = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum";
@@ -42,7 +43,7 @@ struct MetricValue {
 
 // The values measured over one range: a scope's instances or one kernel.
 struct CounterRange {
-  std::string name;         // scope path ("step/forward") or kernel name
+  std::string name;  // scope path ("step/forward") or kernel name
   std::vector<MetricValue> values;
 
   // The value of a metric, or nullptr when it was not collected.
@@ -56,12 +57,12 @@ struct CounterRange {
 // What one CounterCapture produced. Empty ranges and a note when counters
 // could not be collected (no permission, unsupported GPU, CUPTI busy).
 struct CounterSet {
-  std::vector<std::string> metrics;  // the metric set, in collection order
-  int passes = 0;                    // replay passes the set needed
-  std::string chip;                  // e.g. "GH100"
-  std::string note;                  // why the set is empty or partial
-  std::vector<CounterRange> scopes;  // one per scope path
-  std::vector<CounterRange> kernels; // one per kernel (auto-range mode), else empty
+  std::vector<std::string> metrics;   // the metric set, in collection order
+  int passes = 0;                     // replay passes the set needed
+  std::string chip;                   // e.g. "GH100"
+  std::string note;                   // why the set is empty or partial
+  std::vector<CounterRange> scopes;   // one per scope path
+  std::vector<CounterRange> kernels;  // one per kernel (auto-range mode), else empty
 
   bool empty() const { return scopes.empty() && kernels.empty(); }
 };
@@ -92,7 +93,8 @@ inline std::vector<CounterRange> merge_by_name(const std::vector<CounterRange>& 
   std::vector<CounterRange> merged;
   std::vector<std::vector<const CounterRange*>> groups;
   for (const CounterRange& range : ranges) {
-    auto found = std::find_if(merged.begin(), merged.end(), [&](const CounterRange& m) { return m.name == range.name; });
+    auto found = std::find_if(merged.begin(), merged.end(),
+                              [&](const CounterRange& m) { return m.name == range.name; });
     if (found == merged.end()) {
       merged.push_back({range.name, {}});
       groups.push_back({&range});

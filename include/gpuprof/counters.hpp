@@ -72,11 +72,18 @@ GPUPROF_NAMESPACE_BEGIN
 // occupancy. The throughputs cost most of its passes (13 on GH100; without
 // them, 5).
 inline std::vector<std::string> default_counter_metrics(const std::string& chip) {
-  std::vector<std::string> metrics = {
-      metric::duration_ns,       metric::dram_bytes_read,   metric::dram_bytes_written,
-      metric::l2_hit_rate_pct,   metric::sm_throughput_pct, metric::memory_throughput_pct,
-      metric::achieved_occupancy_pct, metric::fp32_ffma,    metric::fp32_fadd,
-      metric::fp32_fmul,         metric::tensor_bf16_ops,   metric::tensor_tf32_ops};
+  std::vector<std::string> metrics = {metric::duration_ns,
+                                      metric::dram_bytes_read,
+                                      metric::dram_bytes_written,
+                                      metric::l2_hit_rate_pct,
+                                      metric::sm_throughput_pct,
+                                      metric::memory_throughput_pct,
+                                      metric::achieved_occupancy_pct,
+                                      metric::fp32_ffma,
+                                      metric::fp32_fadd,
+                                      metric::fp32_fmul,
+                                      metric::tensor_bf16_ops,
+                                      metric::tensor_tf32_ops};
   if (chip.compare(0, 2, "GA") == 0) {
     metrics.push_back(metric::tensor_fp16_dst_fp16_ops);
     metrics.push_back(metric::tensor_fp16_dst_fp32_ops);
@@ -97,7 +104,7 @@ struct CounterCaptureOptions {
   std::vector<std::string> metrics;  // empty: default_counter_metrics() of the GPU's chip
   CounterRanges ranges = CounterRanges::scopes;
   CounterReplay replay = CounterReplay::kernel;  // kernels mode only
-  int nesting_levels = 3;       // scope depth measured (scopes mode)
+  int nesting_levels = 3;                        // scope depth measured (scopes mode)
   std::size_t max_ranges = 512;  // ranges kept per measure()/collect(); more are dropped and noted
 };
 
@@ -119,7 +126,8 @@ class CounterHost {
   CounterHost(const std::string& chip, const std::vector<std::string>& metrics,
               const std::vector<std::uint8_t>& availability = {})
       : metrics_(metrics) {
-    auto init = detail::cupti_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+    auto init = detail::cupti_params<CUpti_Profiler_Host_Initialize_Params>(
+        CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     init.pChipName = chip.c_str();
     init.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
@@ -129,27 +137,32 @@ class CounterHost {
       for (const std::string& name : metrics_) names_.push_back(name.c_str());
       // One by one first, so an unknown name is named in the error.
       for (const char* name : names_) {
-        auto props = detail::cupti_params<CUpti_Profiler_Host_GetMetricProperties_Params>(CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
+        auto props = detail::cupti_params<CUpti_Profiler_Host_GetMetricProperties_Params>(
+            CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
         props.pHostObject = host_;
         props.pMetricName = name;
         if (cuptiProfilerHostGetMetricProperties(&props) != CUPTI_SUCCESS)
           throw Error("metric \"" + std::string(name) + "\" is not known on " + chip);
       }
-      auto add = detail::cupti_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+      auto add = detail::cupti_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+          CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
       add.pHostObject = host_;
       add.ppMetricNames = names_.data();
       add.numMetrics = names_.size();
       GPUPROF_CUPTI_CHECK(cuptiProfilerHostConfigAddMetrics(&add));
-      auto size = detail::cupti_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+      auto size = detail::cupti_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+          CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
       size.pHostObject = host_;
       GPUPROF_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
       config_.resize(size.configImageSize);
-      auto image = detail::cupti_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+      auto image = detail::cupti_params<CUpti_Profiler_Host_GetConfigImage_Params>(
+          CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
       image.pHostObject = host_;
       image.configImageSize = config_.size();
       image.pConfigImage = config_.data();
       GPUPROF_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&image));
-      auto passes = detail::cupti_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+      auto passes = detail::cupti_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+          CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
       passes.configImageSize = config_.size();
       passes.pConfigImage = config_.data();
       GPUPROF_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&passes));
@@ -169,20 +182,23 @@ class CounterHost {
 
   // Every range of a decoded counter data image, named by its path.
   std::vector<CounterRange> ranges(const std::vector<std::uint8_t>& data) const {
-    auto info = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+    auto info = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
+        CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
     info.pCounterDataImage = data.data();
     info.counterDataImageSize = data.size();
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
     std::vector<CounterRange> out;
     std::vector<double> values(names_.size());
     for (std::size_t index = 0; index < info.numTotalRanges; ++index) {
-      auto range = detail::cupti_params<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
+      auto range = detail::cupti_params<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(
+          CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
       range.pCounterDataImage = data.data();
       range.counterDataImageSize = data.size();
       range.rangeIndex = index;
       range.rangeDelimiter = "/";
       GPUPROF_CUPTI_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo(&range));
-      auto eval = detail::cupti_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+      auto eval = detail::cupti_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+          CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
       eval.pHostObject = host_;
       eval.pCounterDataImage = data.data();
       eval.counterDataImageSize = data.size();
@@ -202,7 +218,8 @@ class CounterHost {
  private:
   void deinitialize() noexcept {
     if (!host_) return;
-    auto params = detail::cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    auto params = detail::cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     params.pHostObject = host_;
     (void)cuptiProfilerHostDeinitialize(&params);  // nothing to do about a failure at teardown
     host_ = nullptr;
@@ -268,8 +285,8 @@ class CounterCapture final : public ScopeObserver {
     if (!active()) return set;
     const bool scopes = options_.ranges == CounterRanges::scopes;
     if (!scopes && options_.replay != CounterReplay::user)
-      detail::throw_error("CounterCapture::measure() needs CounterRanges::scopes or CounterReplay::user", __FILE__,
-                          __LINE__);
+      detail::throw_error("CounterCapture::measure() needs CounterRanges::scopes or CounterReplay::user",
+                          __FILE__, __LINE__);
     thread_ = std::this_thread::get_id();
     const int limit = host_->passes() * (scopes ? options_.nesting_levels : 1) + 1;
     int runs = 0;
@@ -278,7 +295,9 @@ class CounterCapture final : public ScopeObserver {
     try {
       configure();
       while (!submitted) {
-        if (++runs > limit) detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__, __LINE__);
+        if (++runs > limit)
+          detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__,
+                              __LINE__);
         start_pass();
         if (scopes && !outer.empty()) push_range(outer);
         work();
@@ -303,8 +322,8 @@ class CounterCapture final : public ScopeObserver {
     CounterSet set = empty_result();
     if (!active()) return set;
     if (options_.ranges != CounterRanges::kernels || options_.replay != CounterReplay::kernel)
-      detail::throw_error("CounterCapture::collect() needs CounterRanges::kernels and CounterReplay::kernel", __FILE__,
-                          __LINE__);
+      detail::throw_error("CounterCapture::collect() needs CounterRanges::kernels and CounterReplay::kernel",
+                          __FILE__, __LINE__);
     try {
       stop_pass();
       set.passes = host_->passes();
@@ -350,8 +369,10 @@ class CounterCapture final : public ScopeObserver {
     using GetCurrent = CUresult (*)(CUcontext*);
     void* function = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    GPUPROF_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || !function) detail::throw_error("cuCtxGetCurrent not found in the driver", __FILE__, __LINE__);
+    GPUPROF_CUDA_CHECK(
+        cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || !function)
+      detail::throw_error("cuCtxGetCurrent not found in the driver", __FILE__, __LINE__);
     CUcontext context = nullptr;
     if (reinterpret_cast<GetCurrent>(function)(&context) != CUDA_SUCCESS || !context)
       detail::throw_error("no current CUDA context", __FILE__, __LINE__);
@@ -360,36 +381,43 @@ class CounterCapture final : public ScopeObserver {
 
   static void check_permission(CUptiResult status, const char* call) {
     if (status == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-      throw Error("no permission to read GPU performance counters (run as root, or load the nvidia module with "
-                  "NVreg_RestrictProfilingToAdminUsers=0)");
+      throw Error(
+          "no permission to read GPU performance counters (run as root, or load the nvidia module with "
+          "NVreg_RestrictProfilingToAdminUsers=0)");
     detail::check_cupti(status, call, __FILE__, __LINE__);
   }
 
   void open() {
-    if (options_.nesting_levels < 1) detail::throw_error("nesting_levels must be at least 1", __FILE__, __LINE__);
+    if (options_.nesting_levels < 1)
+      detail::throw_error("nesting_levels must be at least 1", __FILE__, __LINE__);
     context_ = current_context();
     int device = 0;
     GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
-    auto init = detail::cupti_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+    auto init =
+        detail::cupti_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
     GPUPROF_CUPTI_CHECK(cuptiProfilerInitialize(&init));
     initialized_ = true;
 
-    auto support = detail::cupti_params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+    auto support = detail::cupti_params<CUpti_Profiler_DeviceSupported_Params>(
+        CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
     support.cuDevice = device;
     support.api = CUPTI_PROFILER_RANGE_PROFILING;
     GPUPROF_CUPTI_CHECK(cuptiProfilerDeviceSupported(&support));
     if (support.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
-      throw Error("this GPU or its configuration (vGPU, confidential computing, WSL, ...) does not support counter "
-                  "profiling");
+      throw Error(
+          "this GPU or its configuration (vGPU, confidential computing, WSL, ...) does not support counter "
+          "profiling");
 
-    auto chip = detail::cupti_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+    auto chip =
+        detail::cupti_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
     chip.deviceIndex = static_cast<std::size_t>(device);
     GPUPROF_CUPTI_CHECK(cuptiDeviceGetChipName(&chip));
     result_.chip = chip.pChipName;
     if (options_.metrics.empty()) options_.metrics = default_counter_metrics(result_.chip);
     result_.metrics = options_.metrics;
 
-    auto available = detail::cupti_params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+    auto available = detail::cupti_params<CUpti_Profiler_GetCounterAvailability_Params>(
+        CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
     available.ctx = context_;
     check_permission(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability");
     std::vector<std::uint8_t> availability(available.counterAvailabilityImageSize);
@@ -397,12 +425,14 @@ class CounterCapture final : public ScopeObserver {
     GPUPROF_CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&available));
     host_.reset(new detail::CounterHost(result_.chip, options_.metrics, availability));
 
-    auto enable = detail::cupti_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+    auto enable = detail::cupti_params<CUpti_RangeProfiler_Enable_Params>(
+        CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
     enable.ctx = context_;
     check_permission(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
     object_ = enable.pRangeProfilerObject;
 
-    auto size = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+    auto size = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     size.pRangeProfilerObject = object_;
     size.pMetricNames = const_cast<const char**>(host_->metric_names().data());
     size.numMetrics = host_->metric_names().size();
@@ -421,14 +451,16 @@ class CounterCapture final : public ScopeObserver {
   // The config for the next passes; a measure() starts again at pass 0.
   void configure() {
     const bool scopes = options_.ranges == CounterRanges::scopes;
-    auto config = detail::cupti_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+    auto config = detail::cupti_params<CUpti_RangeProfiler_SetConfig_Params>(
+        CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     config.pRangeProfilerObject = object_;
     config.configSize = host_->config().size();
     config.pConfig = host_->config().data();
     config.counterDataImageSize = counter_data_.size();
     config.pCounterDataImage = counter_data_.data();
     config.range = scopes ? CUPTI_UserRange : CUPTI_AutoRange;
-    config.replayMode = scopes || options_.replay == CounterReplay::user ? CUPTI_UserReplay : CUPTI_KernelReplay;
+    config.replayMode =
+        scopes || options_.replay == CounterReplay::user ? CUPTI_UserReplay : CUPTI_KernelReplay;
     config.maxRangesPerPass = options_.max_ranges;
     config.numNestingLevels = static_cast<std::uint16_t>(scopes ? options_.nesting_levels : 1);
     config.minNestingLevel = 1;
@@ -438,7 +470,8 @@ class CounterCapture final : public ScopeObserver {
   }
 
   void reset_counter_data() {
-    auto init = detail::cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+    auto init = detail::cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     init.pRangeProfilerObject = object_;
     init.counterDataSize = counter_data_.size();
     init.pCounterData = counter_data_.data();
@@ -446,19 +479,22 @@ class CounterCapture final : public ScopeObserver {
   }
 
   void push_range(const std::string& name) {
-    auto push = detail::cupti_params<CUpti_RangeProfiler_PushRange_Params>(CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
+    auto push = detail::cupti_params<CUpti_RangeProfiler_PushRange_Params>(
+        CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
     push.pRangeProfilerObject = object_;
     push.pRangeName = name.c_str();
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
   }
   void pop_range() {
-    auto pop = detail::cupti_params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+    auto pop = detail::cupti_params<CUpti_RangeProfiler_PopRange_Params>(
+        CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
     pop.pRangeProfilerObject = object_;
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
   }
 
   void start_pass() {
-    auto start = detail::cupti_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+    auto start =
+        detail::cupti_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     start.pRangeProfilerObject = object_;
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
     running_ = true;
@@ -466,14 +502,16 @@ class CounterCapture final : public ScopeObserver {
   // True once every pass the metric set needs was submitted.
   bool stop_pass() {
     running_ = false;
-    auto stop = detail::cupti_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+    auto stop =
+        detail::cupti_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     stop.pRangeProfilerObject = object_;
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
     return stop.isAllPassSubmitted != 0;
   }
 
   std::vector<CounterRange> decode(std::string& note) {
-    auto decode = detail::cupti_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+    auto decode = detail::cupti_params<CUpti_RangeProfiler_DecodeData_Params>(
+        CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     decode.pRangeProfilerObject = object_;
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
     if (decode.numOfRangeDropped)
@@ -493,13 +531,15 @@ class CounterCapture final : public ScopeObserver {
     pushed_.clear();
     host_.reset();
     if (object_) {
-      auto disable = detail::cupti_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+      auto disable = detail::cupti_params<CUpti_RangeProfiler_Disable_Params>(
+          CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
       disable.pRangeProfilerObject = object_;
       (void)cuptiRangeProfilerDisable(&disable);  // teardown: nothing to do about a failure
       object_ = nullptr;
     }
     if (initialized_) {
-      auto params = detail::cupti_params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+      auto params = detail::cupti_params<CUpti_Profiler_DeInitialize_Params>(
+          CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
       (void)cuptiProfilerDeInitialize(&params);
       initialized_ = false;
     }
@@ -520,8 +560,8 @@ class CounterCapture final : public ScopeObserver {
 
 // For BenchOptions::counters: each bench() call measures fn's scopes with a
 // fresh CounterCapture, inside a range named `outer` ("bench/forward").
-inline std::function<CounterSet(const std::function<void()>&)> counter_replay(CounterCaptureOptions options = {},
-                                                                                 std::string outer = "bench") {
+inline std::function<CounterSet(const std::function<void()>&)> counter_replay(
+    CounterCaptureOptions options = {}, std::string outer = "bench") {
   return [options, outer](const std::function<void()>& fn) {
     CounterCapture capture(options);
     return capture.measure(fn, outer);

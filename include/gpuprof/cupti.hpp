@@ -71,7 +71,7 @@
 GPUPROF_NAMESPACE_BEGIN
 
 struct KernelCaptureOptions {
-  bool copies = true;       // MEMCPY and MEMSET records, category "memory"
+  bool copies = true;  // MEMCPY and MEMSET records, category "memory"
   // DRIVER activity as well as RUNTIME: kernels that libraries launch through
   // the driver API (cuLaunchKernelEx) still find their scope. Costs one more
   // record per API call.
@@ -80,7 +80,7 @@ struct KernelCaptureOptions {
   // Size of each activity buffer handed to CUPTI. Bigger buffers mean fewer
   // hand-overs; records that find no buffer are dropped (and counted).
   std::size_t buffer_bytes = std::size_t{8} << 20;
-  bool start = true;         // capture from construction (else call start())
+  bool start = true;  // capture from construction (else call start())
   // Scopes captured into a graph while capturing add an event-record node at
   // their close once this many nodes were captured since the last one (0:
   // never), so that CUPTI's work at each launch overlaps the graph's
@@ -97,7 +97,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     const std::string failure = open_session();
     if (!failure.empty()) {
       why_inactive_ = failure;
-      std::fprintf(stderr, "gpuprof: kernel capture is off: %s. Scopes still time with CUDA events.\n", failure.c_str());
+      std::fprintf(stderr, "gpuprof: kernel capture is off: %s. Scopes still time with CUDA events.\n",
+                   failure.c_str());
       return;
     }
     if (!options_.start) return;
@@ -123,10 +124,11 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
       std::fprintf(stderr, "gpuprof: kernel capture: %llu problem(s), first: %s\n",
                    static_cast<unsigned long long>(problems_count_), problems_.c_str());
     if (const std::uint64_t lost = lost_graph_nodes_.load())
-      std::fprintf(stderr,
-                   "gpuprof: kernel capture: no memory to record the capture scope of %llu graph node(s); their "
-                   "work was charged to the scope around the graph launch\n",
-                   static_cast<unsigned long long>(lost));
+      std::fprintf(
+          stderr,
+          "gpuprof: kernel capture: no memory to record the capture scope of %llu graph node(s); their "
+          "work was charged to the scope around the graph launch\n",
+          static_cast<unsigned long long>(lost));
   }
 
   KernelCapture(const KernelCapture&) = delete;
@@ -236,7 +238,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
  private:
   // --- detail::GraphIntervalSource: replays of scopes captured without stamps.
   // Private: only the recorder calls it, through its base.
-  std::vector<detail::GraphInterval> graph_intervals(const std::vector<detail::CapturedScope>& scopes) override {
+  std::vector<detail::GraphInterval> graph_intervals(
+      const std::vector<detail::CapturedScope>& scopes) override {
     flush();
     const std::lock_guard<std::mutex> lock(shared().mutex);
     const std::lock_guard<std::mutex> nodes_lock(graph_nodes_mutex_);
@@ -336,7 +339,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     if (cudaGraphGetNodes(graph, nullptr, &nodes) != cudaSuccess) return "cudaGraphGetNodes";
     {
       const std::lock_guard<std::mutex> lock(split_mutex_);
-      if (nodes < split_point(capture_id) + options_.graph_piece_nodes) return nullptr;  // most closes end here
+      if (nodes < split_point(capture_id) + options_.graph_piece_nodes)
+        return nullptr;  // most closes end here
     }
     const cudaGraphNode_t last = frontier[0];
     std::size_t before_count = 0;
@@ -348,7 +352,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
         cudaGraphNodeGetDependencies(last, before.data(), edges.data(), &before_count) != cudaSuccess)
       return "cudaGraphNodeGetDependencies";
     for (const cudaGraphEdgeData& edge : edges)  // a programmatic edge keeps its overlap
-      if (edge.type != cudaGraphDependencyTypeDefault || edge.from_port != 0 || edge.to_port != 0) return nullptr;
+      if (edge.type != cudaGraphDependencyTypeDefault || edge.from_port != 0 || edge.to_port != 0)
+        return nullptr;
     {
       const std::lock_guard<std::mutex> lock(split_mutex_);
       split_point(capture_id) = nodes + 1;  // the split node itself
@@ -361,7 +366,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     if (cudaGraphAddEventRecordNode(&split, graph, before.data(), before.size(), split_event(device)) !=
         cudaSuccess)
       return "cudaGraphAddEventRecordNode";
-    if (cudaGraphAddDependencies(graph, &split, &last, nullptr, 1) != cudaSuccess) return "cudaGraphAddDependencies";
+    if (cudaGraphAddDependencies(graph, &split, &last, nullptr, 1) != cudaSuccess)
+      return "cudaGraphAddDependencies";
     return nullptr;
   }
 
@@ -417,10 +423,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
       const std::uint32_t scope_node = cloned ? 0 : detail::innermost_scope_node();
       const std::uint64_t scope_instance = cloned ? 0 : detail::innermost_scope_instance();
       const std::lock_guard<std::mutex> lock(capture.graph_nodes_mutex_);
-      if (cloned)
-        capture.graph_nodes_.add_clone(node_id, original_id);
-      else
-        capture.graph_nodes_.add_created(node_id, scope_node, scope_instance);
+      if (cloned) capture.graph_nodes_.add_clone(node_id, original_id);
+      else capture.graph_nodes_.add_created(node_id, scope_node, scope_instance);
     } catch (...) {  // out of memory: this node falls back likewise
       capture.lost_graph_nodes_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -467,7 +471,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   }
 
   std::vector<CUpti_ActivityKind> activity_kinds() const {
-    std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME,
+    std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                             CUPTI_ACTIVITY_KIND_RUNTIME,
                                              CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
     if (options_.driver_api) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
     if (options_.copies) {
@@ -502,7 +507,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     params.oldSubscriberSize = sizeof other_client;
     const CUptiResult subscribed = cuptiSubscribe_v2(&subscriber_, graph_node_callback, this, &params);
     if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-      return std::string("another CUPTI client is attached (") + (other_client[0] ? other_client : "a profiler") +
+      return std::string("another CUPTI client is attached (") +
+             (other_client[0] ? other_client : "a profiler") +
              "); run without Nsight Systems/Compute or use its kernel tables";
     if (subscribed != CUPTI_SUCCESS) return GPUPROF_CUPTI_FAILURE(subscribed);
 
@@ -512,12 +518,15 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     std::uint8_t buffers_come_zeroed = 1;
     std::size_t flag_size = sizeof buffers_come_zeroed;
     if (failure.empty())
-      failure = GPUPROF_CUPTI_FAILURE(
-          cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &flag_size, &buffers_come_zeroed));
-    if (failure.empty()) failure = GPUPROF_CUPTI_FAILURE(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
-    for (const CUpti_CallbackId graph_event : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})
+      failure = GPUPROF_CUPTI_FAILURE(cuptiActivitySetAttribute(
+          CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &flag_size, &buffers_come_zeroed));
+    if (failure.empty())
+      failure = GPUPROF_CUPTI_FAILURE(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+    for (const CUpti_CallbackId graph_event :
+         {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})
       if (failure.empty())
-        failure = GPUPROF_CUPTI_FAILURE(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, graph_event));
+        failure =
+            GPUPROF_CUPTI_FAILURE(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, graph_event));
     if (failure.empty()) {
       // Probe every kind once, so an unsupported one turns capture off here
       // rather than failing in start().
@@ -525,7 +534,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
         failure = GPUPROF_CUPTI_FAILURE(cuptiActivityEnable(kind));
         if (!failure.empty()) break;
       }
-      for (const CUpti_ActivityKind kind : activity_kinds()) cuptiActivityDisable(kind);  // undo; result irrelevant
+      for (const CUpti_ActivityKind kind : activity_kinds())
+        cuptiActivityDisable(kind);  // undo; result irrelevant
     }
     if (!failure.empty()) {
       note(GPUPROF_CUPTI_FAILURE(cuptiUnsubscribe(subscriber_)));
@@ -586,7 +596,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMSET:
-          keep(detail::memset_record(*reinterpret_cast<const detail::CuptiMemset*>(activity)), "[CUDA memset]");
+          keep(detail::memset_record(*reinterpret_cast<const detail::CuptiMemset*>(activity)),
+               "[CUDA memset]");
           break;
         case CUPTI_ACTIVITY_KIND_RUNTIME:
         case CUPTI_ACTIVITY_KIND_DRIVER: {
@@ -606,8 +617,7 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
             allocations_.push_back(allocation);
           break;
         }
-        default:
-          break;
+        default: break;
       }
     }
   }
@@ -647,7 +657,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
 
   void count_dropped() {
     std::size_t newly_dropped = 0;
-    const std::string failure = GPUPROF_CUPTI_FAILURE(cuptiActivityGetNumDroppedRecords(nullptr, 0, &newly_dropped));
+    const std::string failure =
+        GPUPROF_CUPTI_FAILURE(cuptiActivityGetNumDroppedRecords(nullptr, 0, &newly_dropped));
     const std::lock_guard<std::mutex> lock(shared().mutex);
     if (!failure.empty()) note_locked(failure);
     dropped_ += newly_dropped;
@@ -679,7 +690,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   std::atomic<std::uint64_t> lost_graph_nodes_{0};
   std::mutex split_mutex_;  // captures may run on several threads
   static constexpr std::size_t max_split_captures = 64;
-  std::vector<std::pair<unsigned long long, std::size_t>> split_points_;  // (capture id, nodes at its last split)
+  std::vector<std::pair<unsigned long long, std::size_t>>
+      split_points_;                                     // (capture id, nodes at its last split)
   std::unordered_map<std::string, KernelRecord> names_;  // raw name -> named record
   static constexpr std::size_t max_cached_name_pointers = 4096;
   std::unordered_map<const char*, const std::pair<const std::string, KernelRecord>*> names_by_pointer_;

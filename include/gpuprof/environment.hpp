@@ -33,24 +33,24 @@
 GPUPROF_NAMESPACE_BEGIN
 
 struct Environment {
-  std::string gpu_name;             // "" without a GPU
-  std::string gpu_uuid;             // "GPU-8c3b..." as nvidia-smi prints it
-  std::string compute_capability;   // "9.0"
-  std::string driver_version;       // NVML's "580.65.06"; "" without NVML
-  int cuda_driver_version = 0;      // cudaDriverGetVersion: 13000 = CUDA 13.0; 0 unknown
-  int cuda_runtime_version = 0;     // cudaRuntimeGetVersion
-  int sm_clock_mhz_start = -1;      // at the run's start (the profiler's creation) ...
-  int sm_clock_mhz_end = -1;        // ... and when this environment was captured
+  std::string gpu_name;            // "" without a GPU
+  std::string gpu_uuid;            // "GPU-8c3b..." as nvidia-smi prints it
+  std::string compute_capability;  // "9.0"
+  std::string driver_version;      // NVML's "580.65.06"; "" without NVML
+  int cuda_driver_version = 0;     // cudaDriverGetVersion: 13000 = CUDA 13.0; 0 unknown
+  int cuda_runtime_version = 0;    // cudaRuntimeGetVersion
+  int sm_clock_mhz_start = -1;     // at the run's start (the profiler's creation) ...
+  int sm_clock_mhz_end = -1;       // ... and when this environment was captured
   int memory_clock_mhz_start = -1;
   int memory_clock_mhz_end = -1;
   std::uint64_t throttle_reasons_end = 0;  // throttle_reason bits at capture
-  std::string clocks_note;          // why the clocks are unknown; "" when known
+  std::string clocks_note;                 // why the clocks are unknown; "" when known
   std::string host_name;
-  std::string compiler;             // "GCC 12.2.0"
-  std::string compiler_flags;       // as the build passed them
-  std::string build_type;           // "Release", "Debug", ...
-  std::string git_revision;         // the checkout the build came from; "" otherwise
-  std::string time_utc;             // ISO 8601, when captured
+  std::string compiler;        // "GCC 12.2.0"
+  std::string compiler_flags;  // as the build passed them
+  std::string build_type;      // "Release", "Debug", ...
+  std::string git_revision;    // the checkout the build came from; "" otherwise
+  std::string time_utc;        // ISO 8601, when captured
 };
 
 namespace detail {
@@ -201,7 +201,8 @@ inline std::vector<std::pair<std::string, std::string>> environment_lines(const 
     return mhz(start) + " -> " + mhz(end) + " MHz";
   };
   const auto cuda_version = [](int version) {
-    return version > 0 ? std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10) : std::string();
+    return version > 0 ? std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10)
+                       : std::string();
   };
   add("GPU", env.gpu_name);
   add("GPU UUID", env.gpu_uuid);

@@ -32,9 +32,9 @@ namespace detail {
 #if GPUPROF_WITH_CUDA
 inline void check_cuda(cudaError_t status, const char* call, const char* file, int line) {
   if (status != cudaSuccess)
-    throw_error(std::string(call) + " failed: " + cudaGetErrorName(status) + ": " +
-                    cudaGetErrorString(status),
-                file, line);
+    throw_error(
+        std::string(call) + " failed: " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status), file,
+        line);
 }
 #endif
 }  // namespace detail

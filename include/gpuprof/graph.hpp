@@ -29,8 +29,8 @@ inline void launch_graph(cudaGraphExec_t exec, Stream stream) {
   detail::ThreadState& thread = recorder.this_thread();
   static const detail::NameEntry& unscoped = recorder.names().intern("gpuprof graph launch");
   const std::uint32_t current = thread.current.load(std::memory_order_relaxed);
-  const NvtxName& range = current == detail::root_node ? unscoped.nvtx
-                                                       : recorder.names().entry(recorder.node_name(current)).nvtx;
+  const NvtxName& range =
+      current == detail::root_node ? unscoped.nvtx : recorder.names().entry(recorder.node_name(current)).nvtx;
   range.push();
   const cudaError_t status = cudaGraphLaunch(exec, stream);
   nvtx_pop();
@@ -44,7 +44,9 @@ GPUPROF_NAMESPACE_END
 #include "error.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
-inline void launch_graph(cudaGraphExec_t exec, cudaStream_t stream) { GPUPROF_CUDA_CHECK(cudaGraphLaunch(exec, stream)); }
+inline void launch_graph(cudaGraphExec_t exec, cudaStream_t stream) {
+  GPUPROF_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+}
 GPUPROF_NAMESPACE_END
 
 #endif

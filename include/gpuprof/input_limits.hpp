@@ -38,7 +38,8 @@ inline std::size_t max_input_bytes_from_environment() {
   errno = 0;
   const unsigned long long mib = std::strtoull(text, &end, 10);
   if (*end != '\0' || errno != 0 || text[0] == '-' || mib == 0 || mib > (std::size_t{1} << 24))
-    throw InputError(std::string("GPUPROF_MAX_INPUT_MB: not a size in MiB from 1 to 16777216: \"") + text + "\"");
+    throw InputError(std::string("GPUPROF_MAX_INPUT_MB: not a size in MiB from 1 to 16777216: \"") + text +
+                     "\"");
   return static_cast<std::size_t>(mib) << 20;
 }
 }  // namespace detail

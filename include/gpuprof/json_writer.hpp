@@ -44,12 +44,12 @@ inline std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
   if (lead >= 0xC2 && lead <= 0xDF) length = 2;
   else if (lead >= 0xE0 && lead <= 0xEF) {
     length = 3;
-    if (lead == 0xE0) second_low = 0xA0;        // overlong
-    if (lead == 0xED) second_high = 0x9F;       // surrogates
+    if (lead == 0xE0) second_low = 0xA0;   // overlong
+    if (lead == 0xED) second_high = 0x9F;  // surrogates
   } else if (lead >= 0xF0 && lead <= 0xF4) {
     length = 4;
-    if (lead == 0xF0) second_low = 0x90;        // overlong
-    if (lead == 0xF4) second_high = 0x8F;       // above U+10FFFF
+    if (lead == 0xF0) second_low = 0x90;   // overlong
+    if (lead == 0xF4) second_high = 0x8F;  // above U+10FFFF
   } else {
     return 0;
   }
@@ -132,8 +132,8 @@ class JsonWriter {
   JsonWriter& value(const std::string& text) { return value(std::string_view(text)); }
   JsonWriter& value(bool flag) { return scalar(flag ? "true" : "false"); }
   JsonWriter& value(std::nullptr_t) { return scalar("null"); }
-  template <class Number, std::enable_if_t<std::is_arithmetic_v<Number> &&
-                                               !std::is_same_v<Number, bool>, int> = 0>
+  template <class Number,
+            std::enable_if_t<std::is_arithmetic_v<Number> && !std::is_same_v<Number, bool>, int> = 0>
   JsonWriter& value(Number number) {
     if constexpr (std::is_floating_point_v<Number>) {
       const std::string text = detail::shortest_decimal(static_cast<double>(number));

@@ -135,8 +135,8 @@ class CategoryRules {
         {"norm", {"norm", "rms"}},
         {"reduction", {"reduce", "reduction"}},
         {"elementwise",
-         {"elementwise", "silu", "swiglu", "gelu", "relu", "rope", "rotary", "adam", "add", "mul",
-          "scale", "embedding", "copy", "fill", "cast", "transpose", "dropout"}},
+         {"elementwise", "silu", "swiglu", "gelu", "relu", "rope", "rotary", "adam", "add", "mul", "scale",
+          "embedding", "copy", "fill", "cast", "transpose", "dropout"}},
     };
     return rules;
   }
@@ -155,8 +155,7 @@ class CategoryRules {
   }
   const std::vector<CategoryRule>& rules() const { return rules_; }
 
-  std::string categorize(ActivityKind kind, const std::string& base,
-                         const std::string& full_name) const {
+  std::string categorize(ActivityKind kind, const std::string& base, const std::string& full_name) const {
     if (kind != ActivityKind::kernel) return "memory";
     for (const std::string* name : {&base, &full_name}) {
       const std::string lower = detail::lowercase(*name);
@@ -178,15 +177,13 @@ class CategoryRules {
 // The categories of the default rules, in the order reports list them.
 inline const std::vector<std::string>& kernel_categories() {
   static const std::vector<std::string> categories = {
-      "gemm", "attention", "softmax", "norm", "reduction", "elementwise", "memory",
-      "communication", "other"};
+      "gemm", "attention", "softmax", "norm", "reduction", "elementwise", "memory", "communication", "other"};
   return categories;
 }
 
 // Fills name, base_name and category of `record` from a raw (possibly
 // mangled) kernel name. Copies and memsets keep their descriptive name.
-inline void name_record(KernelRecord& record, const std::string& raw_name,
-                        const CategoryRules& rules) {
+inline void name_record(KernelRecord& record, const std::string& raw_name, const CategoryRules& rules) {
   record.name = record.kind == ActivityKind::kernel ? demangle(raw_name) : raw_name;
   record.base_name = record.kind == ActivityKind::kernel ? base_name(record.name) : record.name;
   record.category = rules.categorize(record);

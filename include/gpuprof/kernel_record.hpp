@@ -26,7 +26,7 @@ struct KernelRecord {
   std::int64_t launch_ns = 0;  // host time of the launching API call (0 if unknown)
   std::uint32_t device = 0;
   std::uint32_t stream = 0;
-  std::uint32_t correlation_id = 0;   // CUPTI's launch/activity correlation id
+  std::uint32_t correlation_id = 0;  // CUPTI's launch/activity correlation id
   // Eager work: ScopeInstance::id of the innermost scope around the launch (0: none).
   std::uint64_t scope_instance = 0;
   // Run by a CUDA graph launch: CUPTI's id of the executable graph's node (0:

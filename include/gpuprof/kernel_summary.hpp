@@ -53,24 +53,24 @@ enum class Activities { kernels, all };
 
 // One row of kern_sum, with nsys cuda_gpu_kern_sum's columns.
 struct KernelSummaryRow {
-  double time_percent = 0;       // of the summed time of all rows
+  double time_percent = 0;  // of the summed time of all rows
   std::int64_t total_ns = 0;
   std::uint64_t instances = 0;
   double avg_ns = 0;
-  double median_ns = 0;          // mean of the two middle values for even counts
+  double median_ns = 0;  // mean of the two middle values for even counts
   std::int64_t min_ns = 0;
   std::int64_t max_ns = 0;
-  double stddev_ns = 0;          // sample standard deviation (n - 1), 0 for one instance
-  std::string name;              // the grouping key: full or base name
-  std::string category;          // of the first record of the group
+  double stddev_ns = 0;  // sample standard deviation (n - 1), 0 for one instance
+  std::string name;      // the grouping key: full or base name
+  std::string category;  // of the first record of the group
 };
 
 // One row of scope_kern_sum (nsys nvtx_kern_sum): a kernel within a scope.
 struct ScopeKernelRow {
-  std::string range;                   // the scope's path
+  std::string range;  // the scope's path
   ScopeView view = ScopeView::inclusive;
-  std::uint64_t scope_instances = 0;   // executions of the scope
-  KernelSummaryRow kernel;             // time_percent is of the scope's kernel time in this view
+  std::uint64_t scope_instances = 0;  // executions of the scope
+  KernelSummaryRow kernel;            // time_percent is of the scope's kernel time in this view
 };
 
 // Time of one category within a set of activities.
@@ -85,16 +85,16 @@ struct CategoryShare {
 // graph has one execution per launch of that graph (graph_launch != 0): all
 // its captured instances in that graph together.
 struct InstanceGpuTime {
-  std::uint64_t instance_id = 0;    // 0 for a graph execution (a node and a launch)
+  std::uint64_t instance_id = 0;  // 0 for a graph execution (a node and a launch)
   int node = -1;
   std::uint32_t graph_launch = 0;   // the graph launch's correlation id; 0 for an eager execution
   std::uint64_t activities = 0;     // kernels, copies and memsets
   std::int64_t first_start_ns = 0;  // 0 when the instance launched nothing
   std::int64_t last_end_ns = 0;
-  std::int64_t projection_ns = 0;   // last_end_ns - first_start_ns
-  std::int64_t summed_ns = 0;       // sum of durations (exceeds the projection when streams overlap)
-  double event_ms = -1;             // the instance's CUDA-event time; < 0 when not GPU-timed, and for
-                                    // graph executions (their replays are separate report instances)
+  std::int64_t projection_ns = 0;  // last_end_ns - first_start_ns
+  std::int64_t summed_ns = 0;      // sum of durations (exceeds the projection when streams overlap)
+  double event_ms = -1;            // the instance's CUDA-event time; < 0 when not GPU-timed, and for
+                                   // graph executions (their replays are separate report instances)
 };
 
 // GPU time of one scope node over all its executions (inclusive).
@@ -102,9 +102,9 @@ struct ScopeGpuSummary {
   std::string path;
   std::uint64_t instances = 0;
   std::uint64_t activities = 0;
-  std::int64_t projection_ns = 0;   // sum over executions of their projections
-  std::int64_t summed_ns = 0;       // sum of activity durations
-  double event_ms = -1;             // summed CUDA-event time; < 0 when not GPU-timed
+  std::int64_t projection_ns = 0;         // sum over executions of their projections
+  std::int64_t summed_ns = 0;             // sum of activity durations
+  double event_ms = -1;                   // summed CUDA-event time; < 0 when not GPU-timed
   std::vector<CategoryShare> categories;  // kernel_categories() order, then any user categories
 };
 
@@ -146,9 +146,9 @@ class ScopeIndex {
     std::vector<bool> matched(report_.nodes.size(), false);
     for (std::size_t i = 0; i < report_.nodes.size(); ++i) {
       const std::string& path = report_.nodes[i].path;
-      matched[i] = path == filter ||
-                   (path.size() > filter.size() && path[path.size() - filter.size() - 1] == '/' &&
-                    path.compare(path.size() - filter.size(), filter.size(), filter) == 0);
+      matched[i] =
+          path == filter || (path.size() > filter.size() && path[path.size() - filter.size() - 1] == '/' &&
+                             path.compare(path.size() - filter.size(), filter.size(), filter) == 0);
     }
     return matched;
   }
@@ -223,7 +223,8 @@ inline RecordsByNode records_by_node(const Report& report, const ScopeIndex& ind
 }
 
 // The nodes a summary lists: those `filter` matches and their descendants ("" = all).
-inline std::vector<bool> listed_nodes(const Report& report, const ScopeIndex& index, const std::string& filter) {
+inline std::vector<bool> listed_nodes(const Report& report, const ScopeIndex& index,
+                                      const std::string& filter) {
   if (filter.empty()) return std::vector<bool>(report.nodes.size(), true);
   return index.nodes_inside(index.matching_nodes(filter));
 }
@@ -292,7 +293,8 @@ inline std::vector<KernelSummaryRow> kern_sum(const std::vector<KernelRecord>& r
     row.avg_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.instances);
     row.median_ns = summary.median;
     row.stddev_ns = summary.stddev;
-    row.time_percent = all_ns > 0 ? 100.0 * static_cast<double>(row.total_ns) / static_cast<double>(all_ns) : 0.0;
+    row.time_percent =
+        all_ns > 0 ? 100.0 * static_cast<double>(row.total_ns) / static_cast<double>(all_ns) : 0.0;
     rows.push_back(std::move(row));
   }
   std::sort(rows.begin(), rows.end(), [](const KernelSummaryRow& a, const KernelSummaryRow& b) {
@@ -362,7 +364,8 @@ inline std::vector<ScopeKernelRow> scope_kern_sum(const Report& report, const st
 inline std::vector<InstanceGpuTime> instance_gpu_times(const Report& report) {
   const detail::ScopeIndex index(report);
   const auto add = [](InstanceGpuTime& time, const KernelRecord& record) {
-    time.first_start_ns = time.activities == 0 ? record.start_ns : std::min(time.first_start_ns, record.start_ns);
+    time.first_start_ns =
+        time.activities == 0 ? record.start_ns : std::min(time.first_start_ns, record.start_ns);
     time.last_end_ns = time.activities == 0 ? record.end_ns : std::max(time.last_end_ns, record.end_ns);
     time.summed_ns += record.duration_ns();
     ++time.activities;
@@ -374,10 +377,11 @@ inline std::vector<InstanceGpuTime> instance_gpu_times(const Report& report) {
   for (const KernelRecord& record : report.kernels) {
     for (int up = index.instance_of(record); up >= 0; up = index.parent_instance(up))
       add(times[static_cast<std::size_t>(up)], record);
-    for (int up = index.graph_node_of(record); up >= 0; up = report.nodes[static_cast<std::size_t>(up)].parent) {
+    for (int up = index.graph_node_of(record); up >= 0;
+         up = report.nodes[static_cast<std::size_t>(up)].parent) {
       std::vector<InstanceGpuTime>& launches = launches_of[static_cast<std::size_t>(up)];
-      const auto [slot, added] =
-          launch_at.emplace((std::uint64_t(static_cast<std::uint32_t>(up)) << 32) | record.graph_launch, launches.size());
+      const auto [slot, added] = launch_at.emplace(
+          (std::uint64_t(static_cast<std::uint32_t>(up)) << 32) | record.graph_launch, launches.size());
       if (added) {
         launches.emplace_back();
         launches.back().node = up;
@@ -391,7 +395,8 @@ inline std::vector<InstanceGpuTime> instance_gpu_times(const Report& report) {
     times[i].node = report.instances[i].node;
     times[i].event_ms = report.instances[i].gpu_ms;
   }
-  for (const std::vector<InstanceGpuTime>& launches : launches_of) times.insert(times.end(), launches.begin(), launches.end());
+  for (const std::vector<InstanceGpuTime>& launches : launches_of)
+    times.insert(times.end(), launches.begin(), launches.end());
   for (InstanceGpuTime& time : times) time.projection_ns = time.last_end_ns - time.first_start_ns;
   return times;
 }

@@ -118,9 +118,11 @@ inline std::int64_t replayed_peak(const std::vector<AllocationRecord>& allocatio
                                   std::int64_t end_ns, std::int64_t start_bytes) {
   std::vector<const AllocationRecord*> inside;
   for (const AllocationRecord& record : allocations)
-    if (!record.from_pool && record.time_ns >= begin_ns && record.time_ns <= end_ns) inside.push_back(&record);
-  std::stable_sort(inside.begin(), inside.end(),
-                   [](const AllocationRecord* a, const AllocationRecord* b) { return a->time_ns < b->time_ns; });
+    if (!record.from_pool && record.time_ns >= begin_ns && record.time_ns <= end_ns)
+      inside.push_back(&record);
+  std::stable_sort(inside.begin(), inside.end(), [](const AllocationRecord* a, const AllocationRecord* b) {
+    return a->time_ns < b->time_ns;
+  });
   std::int64_t running = start_bytes, peak = start_bytes;
   for (const AllocationRecord* record : inside) peak = std::max(peak, running += record->bytes);
   return peak;
@@ -129,7 +131,8 @@ inline std::int64_t replayed_peak(const std::vector<AllocationRecord>& allocatio
 // Sets every node's peak_device_bytes to the highest peak of its executions
 // in `finished` (replaying `allocations` over each execution's host interval
 // when there are any); nodes with no watched execution keep -1.
-inline void apply_memory_peaks(Report& report, const std::unordered_map<std::uint64_t, InstanceMemory>& finished,
+inline void apply_memory_peaks(Report& report,
+                               const std::unordered_map<std::uint64_t, InstanceMemory>& finished,
                                const std::vector<AllocationRecord>& allocations) {
   for (const ScopeInstance& instance : report.instances) {
     const auto found = finished.find(instance.id);
@@ -242,10 +245,11 @@ class MemoryWatch final : public ScopeObserver {
       sample.device_used = static_cast<std::int64_t>(total_bytes - free_bytes);
     if (watching_pool()) {
       std::uint64_t reserved = 0, high = 0;
-      pool_ok_ = fail_quietly(cudaMemPoolGetAttribute(options_.pool, cudaMemPoolAttrReservedMemCurrent, &reserved),
-                              "cudaMemPoolGetAttribute(ReservedMemCurrent)") &&
-                 fail_quietly(cudaMemPoolGetAttribute(options_.pool, cudaMemPoolAttrUsedMemHigh, &high),
-                              "cudaMemPoolGetAttribute(UsedMemHigh)");
+      pool_ok_ =
+          fail_quietly(cudaMemPoolGetAttribute(options_.pool, cudaMemPoolAttrReservedMemCurrent, &reserved),
+                       "cudaMemPoolGetAttribute(ReservedMemCurrent)") &&
+          fail_quietly(cudaMemPoolGetAttribute(options_.pool, cudaMemPoolAttrUsedMemHigh, &high),
+                       "cudaMemPoolGetAttribute(UsedMemHigh)");
       if (pool_ok_) {
         sample.pool_reserved = static_cast<std::int64_t>(reserved);
         sample.pool_used_high = static_cast<std::int64_t>(high);

@@ -28,23 +28,25 @@ struct TimelineAllocation {
   std::uint64_t address = 0;
   std::int64_t bytes = 0;
   std::int64_t alloc_ns = 0;
-  std::int64_t free_ns = -1;          // -1: still live when the report was taken
-  std::uint64_t scope_instance = 0;   // innermost scope open at alloc_ns; 0 if none
-  std::string scope_path;             // its path; "" if none
-  bool from_pool = false;             // a cudaMallocAsync sub-allocation
+  std::int64_t free_ns = -1;         // -1: still live when the report was taken
+  std::uint64_t scope_instance = 0;  // innermost scope open at alloc_ns; 0 if none
+  std::string scope_path;            // its path; "" if none
+  bool from_pool = false;            // a cudaMallocAsync sub-allocation
 };
 
 struct MemoryTimeline {
-  std::vector<MemoryUsePoint> in_use;            // by time
-  std::vector<TimelineAllocation> allocations;   // by alloc_ns
+  std::vector<MemoryUsePoint> in_use;           // by time
+  std::vector<TimelineAllocation> allocations;  // by alloc_ns
   bool empty() const { return in_use.empty() && allocations.empty(); }
 };
 
 // The `count` largest allocations, largest first (ties: earlier first).
-inline std::vector<TimelineAllocation> largest_allocations(const MemoryTimeline& timeline, std::size_t count) {
+inline std::vector<TimelineAllocation> largest_allocations(const MemoryTimeline& timeline,
+                                                           std::size_t count) {
   std::vector<TimelineAllocation> sorted = timeline.allocations;
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const TimelineAllocation& a, const TimelineAllocation& b) { return a.bytes > b.bytes; });
+  std::stable_sort(
+      sorted.begin(), sorted.end(),
+      [](const TimelineAllocation& a, const TimelineAllocation& b) { return a.bytes > b.bytes; });
   if (sorted.size() > count) sorted.resize(count);
   return sorted;
 }

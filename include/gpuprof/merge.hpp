@@ -63,24 +63,24 @@ struct MergedScope {
 };
 
 struct MergedStep {
-  std::size_t index = 0;             // i: the i-th instance of the step scope
-  std::vector<double> per_rank_ms;   // MergedReport::ranks' order
+  std::size_t index = 0;            // i: the i-th instance of the step scope
+  std::vector<double> per_rank_ms;  // MergedReport::ranks' order
   std::vector<CommComputeTime> comm_compute;
-  double skew_ms = 0;                // slowest minus fastest
+  double skew_ms = 0;  // slowest minus fastest
   int slowest_rank = -1;
   int fastest_rank = -1;
 };
 
 struct MergedReport {
-  std::vector<MergedRank> ranks;     // ascending rank
-  int world_size = -1;               // -1 when no report says
-  std::string step_scope;            // "" without steps
-  std::vector<MergedScope> scopes;   // the lowest rank's node order, then paths only other ranks have
-  std::vector<MergedStep> steps;     // the steps every rank has
+  std::vector<MergedRank> ranks;           // ascending rank
+  int world_size = -1;                     // -1 when no report says
+  std::string step_scope;                  // "" without steps
+  std::vector<MergedScope> scopes;         // the lowest rank's node order, then paths only other ranks have
+  std::vector<MergedStep> steps;           // the steps every rank has
   std::vector<std::size_t> slowest_count;  // per rank (ranks' order): steps it was slowest in
-  Summary skew_ms;                   // of the steps' skews
-  bool has_kernels = false;          // some report captured kernels
-  std::vector<std::string> notes;    // what the merge could not compare, and why
+  Summary skew_ms;                         // of the steps' skews
+  bool has_kernels = false;                // some report captured kernels
+  std::vector<std::string> notes;          // what the merge could not compare, and why
 
   // Index into ranks of rank `rank`; throws when it is not merged.
   std::size_t position_of(int rank) const {
@@ -109,7 +109,7 @@ inline std::vector<MergedRank> merged_ranks(const std::vector<Report>& reports, 
   for (const Report& report : reports) ranked += report.rank.known() ? 1 : 0;
   if (ranked != 0 && ranked != reports.size())
     throw InputError(std::to_string(reports.size() - ranked) + " of " + std::to_string(reports.size()) +
-                " reports have no rank (Profiler::set_rank, or RANK in the environment)");
+                     " reports have no rank (Profiler::set_rank, or RANK in the environment)");
   // Ranked reports given twice meet "rank N appears twice" below; unranked
   // ones would be numbered by position, so they are compared here.
   for (std::size_t i = 0; ranked == 0 && i < reports.size(); ++i)
@@ -125,19 +125,23 @@ inline std::vector<MergedRank> merged_ranks(const std::vector<Report>& reports, 
     if (rank.world_size > 0) {
       if (world_size > 0 && rank.world_size != world_size)
         throw InputError("reports of different world sizes: " + std::to_string(world_size) + " and " +
-                    std::to_string(rank.world_size));
+                         std::to_string(rank.world_size));
       world_size = rank.world_size;
     }
-    const std::string& device = reports[i].device_name.empty() ? reports[i].environment.gpu_name : reports[i].device_name;
+    const std::string& device =
+        reports[i].device_name.empty() ? reports[i].environment.gpu_name : reports[i].device_name;
     ranks.push_back({rank, reports[i].environment.host_name, device, i});
   }
-  std::sort(ranks.begin(), ranks.end(), [](const MergedRank& a, const MergedRank& b) { return a.rank.rank < b.rank.rank; });
+  std::sort(ranks.begin(), ranks.end(),
+            [](const MergedRank& a, const MergedRank& b) { return a.rank.rank < b.rank.rank; });
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     if (i > 0 && ranks[i].rank.rank == ranks[i - 1].rank.rank)
       throw InputError("rank " + std::to_string(ranks[i].rank.rank) + " appears twice (reports " +
-                  std::to_string(ranks[i - 1].source + 1) + " and " + std::to_string(ranks[i].source + 1) + ")");
+                       std::to_string(ranks[i - 1].source + 1) + " and " +
+                       std::to_string(ranks[i].source + 1) + ")");
     if (world_size > 0 && ranks[i].rank.rank >= world_size)
-      throw InputError("rank " + std::to_string(ranks[i].rank.rank) + " is outside a world of " + std::to_string(world_size));
+      throw InputError("rank " + std::to_string(ranks[i].rank.rank) + " is outside a world of " +
+                       std::to_string(world_size));
   }
   return ranks;
 }
@@ -162,10 +166,12 @@ inline MergedReport merge(const std::vector<Report>& reports, const MergeOptions
   MergedReport merged;
   merged.ranks = detail::merged_ranks(reports, merged.world_size);
   if (merged.world_size > 0 && merged.ranks.size() < static_cast<std::size_t>(merged.world_size))
-    merged.notes.push_back("only " + std::to_string(merged.ranks.size()) + " of " + std::to_string(merged.world_size) +
-                           " ranks merged");
+    merged.notes.push_back("only " + std::to_string(merged.ranks.size()) + " of " +
+                           std::to_string(merged.world_size) + " ranks merged");
   const std::size_t rank_count = merged.ranks.size();
-  const auto report_at = [&](std::size_t position) -> const Report& { return reports[merged.ranks[position].source]; };
+  const auto report_at = [&](std::size_t position) -> const Report& {
+    return reports[merged.ranks[position].source];
+  };
   for (const Report& report : reports) merged.has_kernels = merged.has_kernels || !report.kernels.empty();
 
   // Scopes, by path.
@@ -218,8 +224,9 @@ inline MergedReport merge(const std::vector<Report>& reports, const MergeOptions
     most = std::max(most, steps[r].size());
   }
   if (common < most)
-    merged.notes.push_back("ranks ran " + std::to_string(common) + " to " + std::to_string(most) + " instances of " +
-                           merged.step_scope + "; the first " + std::to_string(common) + " are compared");
+    merged.notes.push_back("ranks ran " + std::to_string(common) + " to " + std::to_string(most) +
+                           " instances of " + merged.step_scope + "; the first " + std::to_string(common) +
+                           " are compared");
   const std::vector<bool> everyone(rank_count, true);
   std::vector<double> skews;
   for (std::size_t s = 0; s < common; ++s) {

@@ -36,12 +36,36 @@ constexpr std::uint32_t nvtx_colour(std::string_view name) noexcept {
   const std::uint32_t down = value - (value - low) * rise / 255u;
   std::uint32_t r = 0, g = 0, b = 0;
   switch (sector) {
-    case 0: r = value; g = up; b = low; break;
-    case 1: r = down; g = value; b = low; break;
-    case 2: r = low; g = value; b = up; break;
-    case 3: r = low; g = down; b = value; break;
-    case 4: r = up; g = low; b = value; break;
-    default: r = value; g = low; b = down; break;
+    case 0:
+      r = value;
+      g = up;
+      b = low;
+      break;
+    case 1:
+      r = down;
+      g = value;
+      b = low;
+      break;
+    case 2:
+      r = low;
+      g = value;
+      b = up;
+      break;
+    case 3:
+      r = low;
+      g = down;
+      b = value;
+      break;
+    case 4:
+      r = up;
+      g = low;
+      b = value;
+      break;
+    default:
+      r = value;
+      g = low;
+      b = down;
+      break;
   }
   return 0xFF000000u | (r << 16) | (g << 8) | b;
 }
@@ -60,8 +84,7 @@ inline nvtxDomainHandle_t nvtx_domain() {
 // expensive part, pushing it afterwards is not.
 class NvtxName {
  public:
-  explicit NvtxName(const std::string& text)
-      : domain_(detail::nvtx_domain()), argb_(nvtx_colour(text)) {
+  explicit NvtxName(const std::string& text) : domain_(detail::nvtx_domain()), argb_(nvtx_colour(text)) {
     attributes_.version = NVTX_VERSION;
     attributes_.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
     attributes_.colorType = NVTX_COLOR_ARGB;

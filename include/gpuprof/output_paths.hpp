@@ -67,10 +67,12 @@ inline std::string system_reason(int error_number) {
 inline void probe_directory(const OutputFile& output, const std::string& directory) {
   // The process id and the clock: a file a killed process left behind under
   // the same (reused) process id does not make the probe fail.
-  const std::string probe = directory + "/.gpuprof-write-check-" + std::to_string(static_cast<long>(::getpid())) +
-                            "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  const std::string probe = directory + "/.gpuprof-write-check-" +
+                            std::to_string(static_cast<long>(::getpid())) + "-" +
+                            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
   const int descriptor = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (descriptor < 0) refuse_output(output, "cannot create a file in " + directory + ": " + system_reason(errno));
+  if (descriptor < 0)
+    refuse_output(output, "cannot create a file in " + directory + ": " + system_reason(errno));
   ::close(descriptor);
   ::unlink(probe.c_str());
 }
@@ -98,7 +100,8 @@ inline FileIdentity output_identity(const OutputFile& output) {
     refuse_output(output, "no directory " + directory);
   probe_directory(output, directory);
   if (::stat(target.c_str(), &status) == 0) return {Kind::existing, status.st_dev, status.st_ino, ""};
-  return {Kind::to_create, directory_status.st_dev, directory_status.st_ino, target.substr(target.rfind('/') + 1)};
+  return {Kind::to_create, directory_status.st_dev, directory_status.st_ino,
+          target.substr(target.rfind('/') + 1)};
 }
 
 }  // namespace detail
@@ -106,7 +109,8 @@ inline FileIdentity output_identity(const OutputFile& output) {
 // Checks `outputs` (entries with an empty path are outputs not asked for)
 // against each other and against `inputs` (files the run reads; missing ones
 // are left to their reader). Throws gpuprof::Error naming the flag and path.
-inline void check_output_files(const std::vector<OutputFile>& outputs, const std::vector<std::string>& inputs = {}) {
+inline void check_output_files(const std::vector<OutputFile>& outputs,
+                               const std::vector<std::string>& inputs = {}) {
   std::vector<std::pair<const OutputFile*, detail::FileIdentity>> checked;
   for (const OutputFile& output : outputs) {
     if (output.path.empty()) continue;
@@ -119,8 +123,8 @@ inline void check_output_files(const std::vector<OutputFile>& outputs, const std
     }
     for (const auto& [other, other_identity] : checked)
       if (identity.same_as(other_identity))
-        detail::refuse_output(output, "is also the output of " + other->flag + " '" + other->path +
-                                          "' (one would be lost)");
+        detail::refuse_output(
+            output, "is also the output of " + other->flag + " '" + other->path + "' (one would be lost)");
     checked.emplace_back(&output, identity);
   }
 }

@@ -154,10 +154,8 @@ inline Report Profiler::report() {
 #if GPUPROF_WITH_CUDA
   // Keeps a replay unless it began in a warm-up span.
   const auto keep_unless_warmup = [&](const detail::InstanceSnapshot& snapshot) {
-    if (in_warmup_ns.contains(snapshot.host_begin_ns))
-      ++left_out;
-    else
-      instances.push_back(snapshot);
+    if (in_warmup_ns.contains(snapshot.host_begin_ns)) ++left_out;
+    else instances.push_back(snapshot);
   };
   // Replays of captured scopes: GPU time stamps, placed on the host clock
   // for the trace (host_ms of such an instance is its GPU span).
@@ -227,12 +225,12 @@ inline Report Profiler::report() {
                           " scope(s) lost their GPU time: " + reason;
 #if GPUPROF_WITH_CUDA
   const std::string lost_replays = graph_replays_lost_note();
-  if (!lost_replays.empty())
-    report.timing_note += (report.timing_note.empty() ? "" : "; ") + lost_replays;
+  if (!lost_replays.empty()) report.timing_note += (report.timing_note.empty() ? "" : "; ") + lost_replays;
   if (captured_without_work > 0)
-    report.timing_note += (report.timing_note.empty() ? "" : "; ") + std::to_string(captured_without_work) +
-                          " scope instance(s) captured into a replayed CUDA graph ran no kernel, copy or memset: "
-                          "with kernel capture on, such a scope has no GPU time (none is made up)";
+    report.timing_note +=
+        (report.timing_note.empty() ? "" : "; ") + std::to_string(captured_without_work) +
+        " scope instance(s) captured into a replayed CUDA graph ran no kernel, copy or memset: "
+        "with kernel capture on, such a scope has no GPU time (none is made up)";
 #endif
   // Taken after the threads' innermost nodes were read, so it holds them.
   const std::vector<detail::GlobalNode> nodes = recorder.nodes_snapshot();

@@ -31,17 +31,17 @@ inline const char* timing_source_name(TimingSource source) {
 
 // One node of the call tree: every instance with the same path ("step/forward/attention").
 struct ScopeNode {
-  std::string path;          // names joined by '/', from the root
-  std::string name;          // last component
-  int parent = -1;           // index into Report::nodes; -1 for a root
-  int depth = 0;             // 0 for a root
-  std::uint64_t count = 0;   // instances
+  std::string path;         // names joined by '/', from the root
+  std::string name;         // last component
+  int parent = -1;          // index into Report::nodes; -1 for a root
+  int depth = 0;            // 0 for a root
+  std::uint64_t count = 0;  // instances
   // Instances still running when the report was taken: not in count or the
   // statistics (a scope around the report() call, another thread's work).
   std::uint64_t open_instances = 0;
-  Summary host_ms;           // host-clock durations, always present
-  Summary gpu_ms;            // CUDA-event durations; n == 0 when not GPU-timed
-  Work work;                 // mean declared work per instance (zeros if none)
+  Summary host_ms;  // host-clock durations, always present
+  Summary gpu_ms;   // CUDA-event durations; n == 0 when not GPU-timed
+  Work work;        // mean declared work per instance (zeros if none)
   // Device memory high-water mark seen inside this scope, bytes; -1 if unknown.
   std::int64_t peak_device_bytes = -1;
 
@@ -66,28 +66,28 @@ struct ScopeNode {
 
 // One execution of a scope.
 struct ScopeInstance {
-  std::uint64_t id = 0;        // unique in the process, > 0; kernels point here
-  int node = -1;               // index into Report::nodes
-  std::uint32_t thread = 0;    // small dense id of the host thread (0, 1, ...)
+  std::uint64_t id = 0;            // unique in the process, > 0; kernels point here
+  int node = -1;                   // index into Report::nodes
+  std::uint32_t thread = 0;        // small dense id of the host thread (0, 1, ...)
   std::int64_t host_begin_ns = 0;  // steady_clock nanoseconds
   std::int64_t host_end_ns = 0;
-  double gpu_ms = -1;          // event-pair time; < 0 when not GPU-timed
+  double gpu_ms = -1;  // event-pair time; < 0 when not GPU-timed
 };
 
 struct Report {
   TimingSource timing_source = TimingSource::host_clock;
-  std::string timing_note;     // why host clock was used, if it was ("no CUDA device: ...")
-  std::string device_name;     // "" without a GPU
-  std::vector<ScopeNode> nodes;            // depth-first order; parents before children
-  std::vector<ScopeInstance> instances;    // in begin-time order
-  std::vector<KernelRecord> kernels;       // empty unless kernel capture ran
+  std::string timing_note;               // why host clock was used, if it was ("no CUDA device: ...")
+  std::string device_name;               // "" without a GPU
+  std::vector<ScopeNode> nodes;          // depth-first order; parents before children
+  std::vector<ScopeInstance> instances;  // in begin-time order
+  std::vector<KernelRecord> kernels;     // empty unless kernel capture ran
   std::uint64_t dropped_kernel_records = 0;
   // Scope instances that began during a bench() cold call or warm-up
   // (BenchOptions::keep_warmup_scopes off), left out of nodes and instances.
   std::uint64_t warmup_instances_left_out = 0;
-  Environment environment;                 // where it ran (environment.hpp)
-  RankInfo rank;                           // which process of a multi-process run (rank.hpp)
-  MemoryTimeline memory_timeline;          // empty unless built (build_memory_timeline.hpp)
+  Environment environment;         // where it ran (environment.hpp)
+  RankInfo rank;                   // which process of a multi-process run (rank.hpp)
+  MemoryTimeline memory_timeline;  // empty unless built (build_memory_timeline.hpp)
   // Hardware counters per scope path (CounterCapture) and the card's roofs
   // they are placed under (report/scope_counters.hpp); empty unless set.
   CounterSet counters;

@@ -28,7 +28,7 @@ struct FlopTerm {
 
 // An execution pipe whose FLOPs a roofline ceiling bounds.
 struct FlopPipe {
-  const char* name;              // "tensor bf16", "fp32": the key of its ceiling
+  const char* name;  // "tensor bf16", "fp32": the key of its ceiling
   std::vector<FlopTerm> terms;
 };
 
@@ -42,7 +42,9 @@ inline const std::vector<FlopPipe>& flop_pipes() {
   static const std::vector<FlopPipe> pipes = {
       {"tensor bf16", {{metric::tensor_bf16_ops, 1}}},
       {"tensor fp16",
-       {{metric::tensor_fp16_ops, 1}, {metric::tensor_fp16_dst_fp16_ops, 1}, {metric::tensor_fp16_dst_fp32_ops, 1}}},
+       {{metric::tensor_fp16_ops, 1},
+        {metric::tensor_fp16_dst_fp16_ops, 1},
+        {metric::tensor_fp16_dst_fp32_ops, 1}}},
       {"tensor tf32", {{metric::tensor_tf32_ops, 1}}},
       {"fp32", {{metric::fp32_ffma, 2}, {metric::fp32_fadd, 1}, {metric::fp32_fmul, 1}}},
   };
@@ -65,12 +67,12 @@ struct PipeFlops {
 // What one range measured, totals over the range. Negative means "not
 // collected" for the optional values.
 struct RangeMeasures {
-  std::vector<PipeFlops> pipes;   // pipes with at least one metric collected
-  double flops = -1;              // all pipes; -1 when no FLOP metric was collected
-  double dram_bytes = -1;         // read + written; -1 when neither was collected
-  double seconds = -1;            // gpu__time_duration
+  std::vector<PipeFlops> pipes;  // pipes with at least one metric collected
+  double flops = -1;             // all pipes; -1 when no FLOP metric was collected
+  double dram_bytes = -1;        // read + written; -1 when neither was collected
+  double seconds = -1;           // gpu__time_duration
   double l2_hit_pct = -1;
-  double occupancy_pct = -1;      // achieved, % of the peak warps per SM
+  double occupancy_pct = -1;  // achieved, % of the peak warps per SM
 
   // FLOPs per DRAM byte; 0 when either is unknown or zero.
   double intensity() const { return flops > 0 && dram_bytes > 0 ? flops / dram_bytes : 0.0; }
@@ -113,7 +115,7 @@ inline RangeMeasures measure_range(const CounterRange& range) {
 }
 
 struct PipeCeiling {
-  std::string pipe;        // a FlopPipe name
+  std::string pipe;  // a FlopPipe name
   double flop_per_s = 0;
 };
 
@@ -128,7 +130,9 @@ struct RooflineCeilings {
     return nullptr;
   }
   // FLOPs per byte where the pipe's roof meets the bandwidth slope; 0 if either is unknown.
-  double ridge(const PipeCeiling& c) const { return dram_bytes_per_s > 0 ? c.flop_per_s / dram_bytes_per_s : 0.0; }
+  double ridge(const PipeCeiling& c) const {
+    return dram_bytes_per_s > 0 ? c.flop_per_s / dram_bytes_per_s : 0.0;
+  }
   bool empty() const { return pipes.empty() && dram_bytes_per_s <= 0; }
 };
 
@@ -146,9 +150,9 @@ inline const char* bound_name(Bound bound) {
 // Where a range sits under its roof.
 struct RooflinePlacement {
   Bound bound = Bound::unknown;
-  std::string pipe;          // whose ceiling applies ("" for a range without FLOPs)
-  double roof_flop_per_s = 0;  // min(peak, bandwidth × intensity); 0 without FLOPs
-  double percent_of_roof = -1; // achieved / roof; -1 when unknown
+  std::string pipe;             // whose ceiling applies ("" for a range without FLOPs)
+  double roof_flop_per_s = 0;   // min(peak, bandwidth × intensity); 0 without FLOPs
+  double percent_of_roof = -1;  // achieved / roof; -1 when unknown
 };
 
 // Left of the ridge a range is memory-bound and its roof is the bandwidth
@@ -184,7 +188,9 @@ struct WorkCheck {
   bool known() const { return declared > 0 && measured > 0; }
   // (declared - measured) / measured in percent; 0 unless known.
   double difference_pct() const { return known() ? 100 * (declared - measured) / measured : 0.0; }
-  bool flagged() const { return known() && std::fabs(declared - measured) > declared_work_tolerance * measured; }
+  bool flagged() const {
+    return known() && std::fabs(declared - measured) > declared_work_tolerance * measured;
+  }
 };
 
 GPUPROF_NAMESPACE_END

@@ -100,7 +100,8 @@ class Scope {
   // host clock's path reads and writes the thread's state only, plus the call
   // site's binding: no recorder(), no atomic read-modify-write, no string work.
   template <class Name>
-  GPUPROF_DETAIL_NOINLINE void open(detail::CallSite& site, const Name& name, Stream stream, const Work* work) {
+  GPUPROF_DETAIL_NOINLINE void open(detail::CallSite& site, const Name& name, Stream stream,
+                                    const Work* work) {
     detail::ThreadState* const state = detail::scope_thread();  // creates the Recorder on the first scope
     if (!state) {  // no backend in this program (see detail/scope_state.hpp)
       mode_ = detail::mode_inert;
@@ -131,7 +132,8 @@ class Scope {
     // now is attributed to this instance (detail::innermost_scope_instance()).
     s_.parent_instance = thread.current_instance;
     thread.current_instance = s_.id;
-    if ((mode_ & (detail::mode_observers | detail::mode_gpu)) || thread.last_exit_ticks >= thread.calibration_due)
+    if ((mode_ & (detail::mode_observers | detail::mode_gpu)) ||
+        thread.last_exit_ticks >= thread.calibration_due)
       detail::installed_backend().open_rest(s_, mode_);
     s_.begin_ticks = detail::scope_ticks(mode_);
   }
@@ -180,9 +182,9 @@ class Scope {
 
 GPUPROF_NAMESPACE_END
 
-#define GPUPROF_DETAIL_SCOPE(id, ...)                                           \
+#define GPUPROF_DETAIL_SCOPE(id, ...)                                               \
   static ::gpuprof::detail::CallSite GPUPROF_DETAIL_CONCAT(gpuprof_call_site_, id); \
-  const ::gpuprof::Scope GPUPROF_DETAIL_CONCAT(gpuprof_scope_, id)(               \
+  const ::gpuprof::Scope GPUPROF_DETAIL_CONCAT(gpuprof_scope_, id)(                 \
       GPUPROF_DETAIL_CONCAT(gpuprof_call_site_, id), __VA_ARGS__)
 
 // GPUPROF_SCOPE(name[, stream][, work]) or GPUPROF_SCOPE(name, work): see above.

@@ -40,26 +40,26 @@ struct SummaryOptions {
 };
 
 struct Summary {
-  std::size_t n = 0;          // finite samples summarized
+  std::size_t n = 0;  // finite samples summarized
   double mean = 0;
-  double stddev = 0;          // sample standard deviation (divides by n - 1)
+  double stddev = 0;  // sample standard deviation (divides by n - 1)
   double min = 0;
   double max = 0;
   double median = 0;
-  double q1 = 0;              // 25th percentile
-  double q3 = 0;              // 75th percentile
-  double iqr = 0;             // q3 - q1
-  double cv = 0;              // stddev / |mean|; +inf when mean == 0 < stddev
-  double ci95_low = 0;        // mean -/+ t(0.975, n-1) * stddev / sqrt(n)
+  double q1 = 0;        // 25th percentile
+  double q3 = 0;        // 75th percentile
+  double iqr = 0;       // q3 - q1
+  double cv = 0;        // stddev / |mean|; +inf when mean == 0 < stddev
+  double ci95_low = 0;  // mean -/+ t(0.975, n-1) * stddev / sqrt(n)
   double ci95_high = 0;
-  std::size_t outliers = 0;   // samples outside [q1 - 1.5 iqr, q3 + 1.5 iqr]
+  std::size_t outliers = 0;  // samples outside [q1 - 1.5 iqr, q3 + 1.5 iqr]
   bool unstable = false;
   // "cv 7.3% > 5%; IQR/median 12.0% > 10%", "fewer than 2 samples",
   // "1 non-finite sample dropped"; "" when stable
   std::string unstable_reason;
-  std::string note;             // caveats in words ("1 sample: ..."), "" when none
-  std::size_t discarded = 0;    // NaN or infinite samples that were left out
-  std::vector<double> sorted;   // the finite samples, ascending
+  std::string note;            // caveats in words ("1 sample: ..."), "" when none
+  std::size_t discarded = 0;   // NaN or infinite samples that were left out
+  std::vector<double> sorted;  // the finite samples, ascending
 
   // Percentile p in [0, 100] (clamped) by linear interpolation between the
   // closest ranks, like numpy.percentile's default. 0 when n == 0.
@@ -185,18 +185,15 @@ inline double relative_to(double a, double b) {
 
 inline Summary summarize(std::vector<double> samples, const SummaryOptions& options = {}) {
   Summary s;
-  const auto first_non_finite = std::remove_if(samples.begin(), samples.end(),
-                                               [](double x) { return !std::isfinite(x); });
+  const auto first_non_finite =
+      std::remove_if(samples.begin(), samples.end(), [](double x) { return !std::isfinite(x); });
   s.discarded = static_cast<std::size_t>(samples.end() - first_non_finite);
   samples.erase(first_non_finite, samples.end());
   std::sort(samples.begin(), samples.end());
   s.sorted = std::move(samples);
   s.n = s.sorted.size();
-  if (s.discarded > 0)
-    s.note = std::to_string(s.discarded) + " non-finite sample(s) left out";
-  const auto add_note = [&s](const std::string& text) {
-    s.note += (s.note.empty() ? "" : "; ") + text;
-  };
+  if (s.discarded > 0) s.note = std::to_string(s.discarded) + " non-finite sample(s) left out";
+  const auto add_note = [&s](const std::string& text) { s.note += (s.note.empty() ? "" : "; ") + text; };
   const auto add_reason = [&s](const std::string& text) {
     s.unstable = true;
     s.unstable_reason += (s.unstable_reason.empty() ? "" : "; ") + text;
@@ -259,8 +256,8 @@ inline std::ostream& operator<<(std::ostream& out, const Summary& s) {
   std::snprintf(text, sizeof text,
                 "n=%zu mean %.4g \xC2\xB1 %.3g [95%% CI %.4g, %.4g] median %.4g p10 %.4g p90 %.4g "
                 "min %.4g max %.4g cv %s",
-                s.n, s.mean, s.stddev, s.ci95_low, s.ci95_high, s.median, s.percentile(10),
-                s.percentile(90), s.min, s.max, detail::format_percent(s.cv).c_str());
+                s.n, s.mean, s.stddev, s.ci95_low, s.ci95_high, s.median, s.percentile(10), s.percentile(90),
+                s.min, s.max, detail::format_percent(s.cv).c_str());
   out << text;
   if (s.unstable) out << " UNSTABLE (" << s.unstable_reason << ")";
   return out;

@@ -42,9 +42,9 @@ struct Column {
 
 // How Table::text lays out lines. Trailing spaces are never written.
 struct TextLayout {
-  std::string indent;     // before every line
+  std::string indent;      // before every line
   std::string gap = "  ";  // between columns
-  bool rule = false;      // a line of dashes under the header
+  bool rule = false;       // a line of dashes under the header
 };
 
 // How Table::csv quotes the header row: like any field (only when it holds a
@@ -86,8 +86,11 @@ inline std::string terminal_safe(std::string_view text) {
   const auto byte_at = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
   for (std::size_t i = 0; i < text.size();) {
     const unsigned char lead = byte_at(i);
-    const std::size_t length = lead < 0x80 ? 1 : lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3
-                               : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+    const std::size_t length = lead < 0x80                    ? 1
+                               : lead >= 0xC2 && lead <= 0xDF ? 2
+                               : lead >= 0xE0 && lead <= 0xEF ? 3
+                               : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                              : 0;
     bool valid = length > 0 && i + length <= text.size();
     for (std::size_t k = 1; valid && k < length; ++k) valid = (byte_at(i + k) & 0xC0) == 0x80;
     if (!valid || lead < 0x20 || lead == 0x7F) {

@@ -10,7 +10,7 @@
 
 namespace gpuprof_python {
 
-void bind_summary(pybind11::module_& m);  // gpuprof.Summary (before the rest: they return it)
+void bind_summary(pybind11::module_& m);   // gpuprof.Summary (before the rest: they return it)
 void bind_scopes(pybind11::module_& m);    // scope, Work, switches, bench
 void bind_reports(pybind11::module_& m);   // report, kernel summaries, compare
 void bind_captures(pybind11::module_& m);  // KernelCapture, MemoryWatch

@@ -37,7 +37,8 @@ class ObserverContext {
 
  protected:
   void begin() {
-    if (entered_) throw std::runtime_error("gpuprof: this " + kind() + " was already entered; make a new one");
+    if (entered_)
+      throw std::runtime_error("gpuprof: this " + kind() + " was already entered; make a new one");
     entered_ = true;
   }
   void refuse(const std::string& why) {
@@ -81,7 +82,8 @@ class PyKernelCapture : public ObserverContext {
       // Kineto subscribes without a name and keeps its subscription once it has run.
       if (why_inactive_.find("another CUPTI client") != std::string::npos &&
           PyDict_GetItemString(PyImport_GetModuleDict(), "torch")) {
-        const std::string hint = "torch.profiler keeps CUPTI once it has run in a process: capture in another process";
+        const std::string hint =
+            "torch.profiler keeps CUPTI once it has run in a process: capture in another process";
         why_inactive_ += " (" + hint + ")";
         std::cerr << "gpuprof: " << hint << "\n";
       }
@@ -165,14 +167,16 @@ class PyMemoryWatch : public ObserverContext {
 
 template <class Context>
 void bind_context(py::class_<Context>& cls) {
-  cls.def("__enter__", [](py::object self) {
-       self.cast<Context&>().enter();
-       return self;
-     })
-      .def("__exit__", [](Context& c, const py::handle&, const py::handle&, const py::handle&) {
-        c.exit();
-        return false;
-      })
+  cls.def("__enter__",
+          [](py::object self) {
+            self.cast<Context&>().enter();
+            return self;
+          })
+      .def("__exit__",
+           [](Context& c, const py::handle&, const py::handle&, const py::handle&) {
+             c.exit();
+             return false;
+           })
       .def_property_readonly("active", &Context::active)
       .def_property_readonly("why_inactive", &Context::why_inactive)
       .def_property_readonly("report", &Context::report, "The report taken on leaving (None before)");

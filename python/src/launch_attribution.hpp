@@ -5,9 +5,9 @@
 // PyTorch runs backward on its autograd engine's own threads, where no
 // gpuprof scope is open: `with gpuprof.scope("backward"): loss.backward()`
 // would get none of its kernels. Such a record (no scope, not graph work,
-// known launch time; graph work charged to its capture node is not one) goes to the deepest scope instance, on any thread,
-// whose host interval holds its launch time. With scopes on one thread (a
-// training loop) that is the scope the user wrapped the call in.
+// known launch time; graph work charged to its capture node is not one) goes to the deepest scope instance,
+// on any thread, whose host interval holds its launch time. With scopes on one thread (a training loop) that
+// is the scope the user wrapped the call in.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -23,16 +23,17 @@ inline std::size_t adopt_by_launch_time(gpuprof::Report& report) {
   const std::vector<gpuprof::ScopeInstance>& instances = report.instances;
   std::vector<std::size_t> by_begin(instances.size());
   for (std::size_t i = 0; i < by_begin.size(); ++i) by_begin[i] = i;
-  std::sort(by_begin.begin(), by_begin.end(),
-            [&](std::size_t a, std::size_t b) { return instances[a].host_begin_ns < instances[b].host_begin_ns; });
+  std::sort(by_begin.begin(), by_begin.end(), [&](std::size_t a, std::size_t b) {
+    return instances[a].host_begin_ns < instances[b].host_begin_ns;
+  });
   std::vector<std::size_t> orphans;
   for (std::size_t k = 0; k < report.kernels.size(); ++k) {
     const gpuprof::KernelRecord& record = report.kernels[k];
-    if (record.scope_instance == 0 && record.scope_node < 0 && record.launch_ns > 0)
-      orphans.push_back(k);
+    if (record.scope_instance == 0 && record.scope_node < 0 && record.launch_ns > 0) orphans.push_back(k);
   }
-  std::sort(orphans.begin(), orphans.end(),
-            [&](std::size_t a, std::size_t b) { return report.kernels[a].launch_ns < report.kernels[b].launch_ns; });
+  std::sort(orphans.begin(), orphans.end(), [&](std::size_t a, std::size_t b) {
+    return report.kernels[a].launch_ns < report.kernels[b].launch_ns;
+  });
   // Sweep launch times in order; `open` holds the instances begun so far
   // that have not ended before the current launch.
   std::vector<std::size_t> open;

@@ -6,8 +6,8 @@
 
 PYBIND11_MODULE(_gpuprof, m) {
   m.doc() = "gpuprof: scopes, benchmarks, kernel capture and reports for CUDA code (see docs/python.md)";
-  m.attr("__version__") = std::to_string(GPUPROF_VERSION_MAJOR) + "." + std::to_string(GPUPROF_VERSION_MINOR) + "." +
-                          std::to_string(GPUPROF_VERSION_PATCH);
+  m.attr("__version__") = std::to_string(GPUPROF_VERSION_MAJOR) + "." +
+                          std::to_string(GPUPROF_VERSION_MINOR) + "." + std::to_string(GPUPROF_VERSION_PATCH);
   m.attr("with_cuda") = bool(GPUPROF_WITH_CUDA);
   m.attr("with_cupti") = bool(GPUPROF_WITH_CUPTI);
   // gpuprof::Error (bad options, unwritable paths, CUDA failures) reaches

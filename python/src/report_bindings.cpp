@@ -84,7 +84,8 @@ py::dict summary_dict(const gpuprof::Summary& s) {
 }
 
 void bind_summary(py::module_& m) {
-  py::class_<gpuprof::Summary>(m, "Summary", "Statistics of a set of samples (milliseconds unless said otherwise)")
+  py::class_<gpuprof::Summary>(m, "Summary",
+                               "Statistics of a set of samples (milliseconds unless said otherwise)")
       .def_readonly("n", &gpuprof::Summary::n)
       .def_readonly("mean", &gpuprof::Summary::mean)
       .def_readonly("stddev", &gpuprof::Summary::stddev)
@@ -104,8 +105,9 @@ void bind_summary(py::module_& m) {
       .def_readonly("samples", &gpuprof::Summary::sorted, "the finite samples, ascending")
       .def("percentile", &gpuprof::Summary::percentile, py::arg("p"))
       .def("to_dict", &summary_dict);
-  m.def("summarize", [](const std::vector<double>& samples) { return gpuprof::summarize(samples); },
-        py::arg("samples"), "A Summary of the samples (NaN and infinities are dropped and counted)");
+  m.def(
+      "summarize", [](const std::vector<double>& samples) { return gpuprof::summarize(samples); },
+      py::arg("samples"), "A Summary of the samples (NaN and infinities are dropped and counted)");
 }
 
 void bind_reports(py::module_& m) {
@@ -137,7 +139,8 @@ void bind_reports(py::module_& m) {
       .def_readonly("host_end_ns", &gpuprof::ScopeInstance::host_end_ns)
       .def_readonly("gpu_ms", &gpuprof::ScopeInstance::gpu_ms);
   py::class_<gpuprof::KernelRecord>(m, "KernelRecord", "One captured GPU activity (kernel, copy or memset)")
-      .def_property_readonly("kind", [](const gpuprof::KernelRecord& k) { return activity_kind_name(k.kind); })
+      .def_property_readonly("kind",
+                             [](const gpuprof::KernelRecord& k) { return activity_kind_name(k.kind); })
       .def_readonly("name", &gpuprof::KernelRecord::name)
       .def_readonly("base_name", &gpuprof::KernelRecord::base_name)
       .def_readonly("category", &gpuprof::KernelRecord::category)
@@ -164,9 +167,11 @@ void bind_reports(py::module_& m) {
       .def_readonly("min_ns", &gpuprof::KernelSummaryRow::min_ns)
       .def_readonly("max_ns", &gpuprof::KernelSummaryRow::max_ns)
       .def_readonly("stddev_ns", &gpuprof::KernelSummaryRow::stddev_ns);
-  py::class_<gpuprof::ScopeKernelRow>(m, "ScopeKernelRow", "A row of nsys nvtx_kern_sum: a kernel within a scope")
+  py::class_<gpuprof::ScopeKernelRow>(m, "ScopeKernelRow",
+                                      "A row of nsys nvtx_kern_sum: a kernel within a scope")
       .def_readonly("range", &gpuprof::ScopeKernelRow::range)
-      .def_property_readonly("view", [](const gpuprof::ScopeKernelRow& r) { return gpuprof::to_string(r.view); })
+      .def_property_readonly("view",
+                             [](const gpuprof::ScopeKernelRow& r) { return gpuprof::to_string(r.view); })
       .def_readonly("scope_instances", &gpuprof::ScopeKernelRow::scope_instances)
       .def_readonly("kernel", &gpuprof::ScopeKernelRow::kernel);
   py::class_<gpuprof::CategoryShare>(m, "CategoryShare")
@@ -183,83 +188,117 @@ void bind_reports(py::module_& m) {
       .def_readonly("categories", &gpuprof::ScopeGpuSummary::categories);
 
   py::class_<Report>(m, "Report", "A snapshot: the scope tree, every instance and every captured kernel")
-      .def_property_readonly("timing_source", [](const Report& r) { return gpuprof::timing_source_name(r.timing_source); })
+      .def_property_readonly("timing_source",
+                             [](const Report& r) { return gpuprof::timing_source_name(r.timing_source); })
       .def_readonly("timing_note", &Report::timing_note)
       .def_readonly("device_name", &Report::device_name)
       .def_readonly("nodes", &Report::nodes)
       .def_readonly("instances", &Report::instances)
       .def_readonly("kernels", &Report::kernels)
       .def_readonly("dropped_kernel_records", &Report::dropped_kernel_records)
-      .def("node", [](const Report& r, const std::string& path) -> py::object {
-        for (const gpuprof::ScopeNode& node : r.nodes)
-          if (node.path == path) return py::cast(node);
-        return py::none();
-      }, py::arg("path"), "The node with this path, or None")
-      .def("table", [](const Report& r) {
-        std::ostringstream out;
-        gpuprof::print_table(r, out);
-        return out.str();
-      }, "The terminal table of the scope tree")
+      .def(
+          "node",
+          [](const Report& r, const std::string& path) -> py::object {
+            for (const gpuprof::ScopeNode& node : r.nodes)
+              if (node.path == path) return py::cast(node);
+            return py::none();
+          },
+          py::arg("path"), "The node with this path, or None")
+      .def(
+          "table",
+          [](const Report& r) {
+            std::ostringstream out;
+            gpuprof::print_table(r, out);
+            return out.str();
+          },
+          "The terminal table of the scope tree")
       .def("markdown", [](const Report& r) { return gpuprof::markdown_table(r); })
       .def("json", &gpuprof::report_json, "The report as JSON text (schema: docs/report-schema.md)")
-      .def("write_json", [](const Report& r, const std::string& path) { gpuprof::write_json(r, path); }, py::arg("path"))
-      .def("write_csv", [](const Report& r, const std::string& path) { gpuprof::write_csv(r, path); }, py::arg("path"))
-      .def("write_markdown", [](const Report& r, const std::string& path) { gpuprof::write_markdown(r, path); },
-           py::arg("path"))
-      .def("write_chrome_trace", [](const Report& r, const std::string& path) { gpuprof::write_chrome_trace(r, path); },
-           py::arg("path"))
-      .def("write_html", [](const Report& r, const std::string& path, const std::string& title) {
-        gpuprof::write_html(r, path, title);
-      }, py::arg("path"), py::arg("title") = "gpuprof report")
-      .def("kern_sum", [](const Report& r, const std::string& filter, const std::string& grouping) {
-        return gpuprof::kern_sum(r, filter, grouping_of(grouping));
-      }, py::arg("scope") = "", py::arg("grouping") = "name",
-         "nsys cuda_gpu_kern_sum over the kernels of every matching scope (inclusive); '' = the whole run")
-      .def("scope_kern_sum", [](const Report& r, const std::string& filter, const std::string& grouping) {
-        return gpuprof::scope_kern_sum(r, filter, grouping_of(grouping));
-      }, py::arg("scope") = "", py::arg("grouping") = "name", "nsys nvtx_kern_sum: kernels per scope")
+      .def(
+          "write_json", [](const Report& r, const std::string& path) { gpuprof::write_json(r, path); },
+          py::arg("path"))
+      .def(
+          "write_csv", [](const Report& r, const std::string& path) { gpuprof::write_csv(r, path); },
+          py::arg("path"))
+      .def(
+          "write_markdown",
+          [](const Report& r, const std::string& path) { gpuprof::write_markdown(r, path); }, py::arg("path"))
+      .def(
+          "write_chrome_trace",
+          [](const Report& r, const std::string& path) { gpuprof::write_chrome_trace(r, path); },
+          py::arg("path"))
+      .def(
+          "write_html",
+          [](const Report& r, const std::string& path, const std::string& title) {
+            gpuprof::write_html(r, path, title);
+          },
+          py::arg("path"), py::arg("title") = "gpuprof report")
+      .def(
+          "kern_sum",
+          [](const Report& r, const std::string& filter, const std::string& grouping) {
+            return gpuprof::kern_sum(r, filter, grouping_of(grouping));
+          },
+          py::arg("scope") = "", py::arg("grouping") = "name",
+          "nsys cuda_gpu_kern_sum over the kernels of every matching scope (inclusive); '' = the whole run")
+      .def(
+          "scope_kern_sum",
+          [](const Report& r, const std::string& filter, const std::string& grouping) {
+            return gpuprof::scope_kern_sum(r, filter, grouping_of(grouping));
+          },
+          py::arg("scope") = "", py::arg("grouping") = "name", "nsys nvtx_kern_sum: kernels per scope")
       .def("scope_gpu_summary", &gpuprof::scope_gpu_summary, py::arg("scope") = "",
            "Per scope: GPU projection, summed kernel time, CUDA-event time, category shares")
-      .def("kernels_in", [](const Report& r, const std::string& filter, const std::string& view, bool copies) {
-        return gpuprof::select_kernels(r, filter, view_of(view),
-                                       copies ? gpuprof::Activities::all : gpuprof::Activities::kernels);
-      }, py::arg("scope") = "", py::arg("view") = "inclusive", py::arg("copies") = false,
-         "The captured records of the matching scopes")
+      .def(
+          "kernels_in",
+          [](const Report& r, const std::string& filter, const std::string& view, bool copies) {
+            return gpuprof::select_kernels(r, filter, view_of(view),
+                                           copies ? gpuprof::Activities::all : gpuprof::Activities::kernels);
+          },
+          py::arg("scope") = "", py::arg("view") = "inclusive", py::arg("copies") = false,
+          "The captured records of the matching scopes")
       .def("kernel_nodes", &gpuprof::kernel_nodes, "Per record of kernels: its scope node index (-1: none)")
       .def("adopt_by_launch_time", &adopt_by_launch_time,
            "Charge records launched by threads without an open scope to the deepest scope open at launch; "
            "returns how many")
       .def("__repr__", [](const Report& r) {
-        return "<gpuprof.Report " + std::to_string(r.nodes.size()) + " scopes, " + std::to_string(r.kernels.size()) +
-               " kernels, " + gpuprof::timing_source_name(r.timing_source) + ">";
+        return "<gpuprof.Report " + std::to_string(r.nodes.size()) + " scopes, " +
+               std::to_string(r.kernels.size()) + " kernels, " +
+               gpuprof::timing_source_name(r.timing_source) + ">";
       });
 
   m.def("report", &take_report, py::arg("adopt_other_threads") = true,
         "Resolve pending GPU times and return a Report of everything recorded since the start or the last "
         "reset(). adopt_other_threads: kernels launched by threads without an open scope (PyTorch's autograd "
         "threads) go to the deepest scope open at their launch.");
-  m.def("read_report", &gpuprof::read_report_json, py::arg("path"), "A Report from a JSON file write_json wrote");
+  m.def("read_report", &gpuprof::read_report_json, py::arg("path"),
+        "A Report from a JSON file write_json wrote");
   m.def("category_breakdown", &gpuprof::category_breakdown, py::arg("records"),
         "Time per kernel category of the records");
-  m.def("kern_sum", [](const std::vector<gpuprof::KernelRecord>& records, const std::string& grouping) {
-    return gpuprof::kern_sum(records, grouping_of(grouping));
-  }, py::arg("records"), py::arg("grouping") = "name", "nsys cuda_gpu_kern_sum over the records");
+  m.def(
+      "kern_sum",
+      [](const std::vector<gpuprof::KernelRecord>& records, const std::string& grouping) {
+        return gpuprof::kern_sum(records, grouping_of(grouping));
+      },
+      py::arg("records"), py::arg("grouping") = "name", "nsys cuda_gpu_kern_sum over the records");
   m.def("write_kern_sum", &gpuprof::write_kern_sum, py::arg("rows"), py::arg("path"),
         "Writes kern_sum rows: .json, .csv, .md or a text table, by the path's extension");
 
   py::class_<gpuprof::ComparisonRow>(m, "ComparisonRow")
       .def_readonly("kind", &gpuprof::ComparisonRow::kind)
       .def_readonly("key", &gpuprof::ComparisonRow::key)
-      .def_property_readonly("base_median_ms", [](const gpuprof::ComparisonRow& r) -> py::object {
-        return r.base ? py::cast(r.base->median_ms) : py::none();
-      })
-      .def_property_readonly("new_median_ms", [](const gpuprof::ComparisonRow& r) -> py::object {
-        return r.next ? py::cast(r.next->median_ms) : py::none();
-      })
+      .def_property_readonly("base_median_ms",
+                             [](const gpuprof::ComparisonRow& r) -> py::object {
+                               return r.base ? py::cast(r.base->median_ms) : py::none();
+                             })
+      .def_property_readonly("new_median_ms",
+                             [](const gpuprof::ComparisonRow& r) -> py::object {
+                               return r.next ? py::cast(r.next->median_ms) : py::none();
+                             })
       .def_readonly("ratio", &gpuprof::ComparisonRow::ratio)
       .def_readonly("p_value", &gpuprof::ComparisonRow::p_value)
       .def_readonly("test", &gpuprof::ComparisonRow::test)
-      .def_property_readonly("verdict", [](const gpuprof::ComparisonRow& r) { return gpuprof::verdict_name(r.verdict); })
+      .def_property_readonly("verdict",
+                             [](const gpuprof::ComparisonRow& r) { return gpuprof::verdict_name(r.verdict); })
       .def_readonly("note", &gpuprof::ComparisonRow::note);
   py::class_<gpuprof::Comparison>(m, "Comparison", "Two runs compared row by row, with a verdict per row")
       .def_readonly("rows", &gpuprof::Comparison::rows)

@@ -29,7 +29,8 @@ gpuprof::Stream stream_of(const py::handle& stream) {
   py::object handle = py::reinterpret_borrow<py::object>(stream);
   if (!py::isinstance<py::int_>(handle)) {
     if (!py::hasattr(handle, "cuda_stream"))
-      throw py::type_error("gpuprof: stream must be None, an integer handle or have .cuda_stream (torch.cuda.Stream)");
+      throw py::type_error(
+          "gpuprof: stream must be None, an integer handle or have .cuda_stream (torch.cuda.Stream)");
     handle = handle.attr("cuda_stream");
   }
   return reinterpret_cast<gpuprof::Stream>(handle.cast<std::uintptr_t>());
@@ -52,7 +53,8 @@ const TorchStreams* torch_streams() {
   PyObject* torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");  // borrowed; no import
   if (!torch) return nullptr;
   py::object module = py::reinterpret_borrow<py::object>(torch);
-  if (!py::hasattr(module, "cuda") || !module.attr("cuda").attr("is_initialized")().cast<bool>()) return nullptr;
+  if (!py::hasattr(module, "cuda") || !module.attr("cuda").attr("is_initialized")().cast<bool>())
+    return nullptr;
   auto* streams = new TorchStreams;
   py::object c = module.attr("_C");
   if (py::hasattr(c, "_cuda_getCurrentRawStream") && py::hasattr(c, "_cuda_getDevice")) {
@@ -73,7 +75,8 @@ gpuprof::Stream current_stream() {
   if (torch->current_raw_stream) {
     py::object device = py::reinterpret_steal<py::object>(PyObject_CallNoArgs(torch->current_device));
     if (!device) throw py::error_already_set();
-    py::object raw = py::reinterpret_steal<py::object>(PyObject_CallOneArg(torch->current_raw_stream, device.ptr()));
+    py::object raw =
+        py::reinterpret_steal<py::object>(PyObject_CallOneArg(torch->current_raw_stream, device.ptr()));
     if (!raw) throw py::error_already_set();
     return reinterpret_cast<gpuprof::Stream>(raw.cast<std::uintptr_t>());
   }
@@ -147,7 +150,8 @@ class PyScope {
   void exit() {
     if (depth_ == 0) throw std::runtime_error("gpuprof.scope('" + name_ + "') exited without being entered");
     if (owner_ != std::this_thread::get_id())
-      throw std::runtime_error("gpuprof.scope('" + name_ + "') exited on another thread than it was entered on");
+      throw std::runtime_error("gpuprof.scope('" + name_ +
+                               "') exited on another thread than it was entered on");
     --depth_;
     slot_at(depth_).reset();
   }
@@ -163,10 +167,8 @@ class PyScope {
  private:
   void open(std::optional<gpuprof::Scope>& slot) {
     const gpuprof::Stream stream = current_stream_ && records_events() ? current_stream() : stream_;
-    if (has_work_)
-      slot.emplace(*site_, name_, stream, work_);
-    else
-      slot.emplace(*site_, name_, stream);
+    if (has_work_) slot.emplace(*site_, name_, stream, work_);
+    else slot.emplace(*site_, name_, stream);
   }
   std::optional<gpuprof::Scope>& slot_at(std::size_t depth) {
     if (depth == 0) return first_;
@@ -190,8 +192,7 @@ class PyScope {
 // through pybind11: a `with` then costs two direct method calls, without
 // pybind11's argument dispatch (which cost more than the scope itself).
 struct ScopeObject {
-  PyObject_HEAD
-  PyScope* scope;
+  PyObject_HEAD PyScope* scope;
 };
 
 PyScope& scope_of(PyObject* self) { return *reinterpret_cast<ScopeObject*>(self)->scope; }
@@ -217,20 +218,20 @@ int scope_init(PyObject* self, PyObject* args, PyObject* kwargs) {
   PyObject* name_object = nullptr;
   PyObject* stream = Py_None;
   PyObject* work = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|OO:scope", const_cast<char**>(keywords), &name_object, &stream,
-                                   &work))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|OO:scope", const_cast<char**>(keywords), &name_object,
+                                   &stream, &work))
     return -1;
   Py_ssize_t length = 0;
   const char* name = PyUnicode_AsUTF8AndSize(name_object, &length);
   if (!name) return -1;
   auto* object = reinterpret_cast<ScopeObject*>(self);
   return python_errors_from([&] {
-           auto* made = new PyScope(std::string(name, static_cast<std::size_t>(length)),
-                                    py::reinterpret_borrow<py::object>(stream),
-                                    py::reinterpret_borrow<py::object>(work));
-           delete object->scope;
-           object->scope = made;
-         })
+    auto* made =
+        new PyScope(std::string(name, static_cast<std::size_t>(length)),
+                    py::reinterpret_borrow<py::object>(stream), py::reinterpret_borrow<py::object>(work));
+    delete object->scope;
+    object->scope = made;
+  })
              ? 0
              : -1;
 }
@@ -261,7 +262,8 @@ PyObject* scope_run(PyObject* self, PyObject* args) {
   PyObject* fn = nullptr;
   PyObject* fn_args = nullptr;
   PyObject* fn_kwargs = nullptr;
-  if (!initialized(self) || !PyArg_ParseTuple(args, "OO!O!:_run", &fn, &PyTuple_Type, &fn_args, &PyDict_Type, &fn_kwargs))
+  if (!initialized(self) ||
+      !PyArg_ParseTuple(args, "OO!O!:_run", &fn, &PyTuple_Type, &fn_args, &PyDict_Type, &fn_kwargs))
     return nullptr;
   PyObject* result = nullptr;
   python_errors_from([&] {
@@ -282,7 +284,8 @@ PyObject* scope_call(PyObject* self, PyObject* args, PyObject* kwargs) {
     return nullptr;
   PyObject* result = nullptr;
   python_errors_from([&] {
-    result = py::module_::import("gpuprof").attr("_decorate")(py::handle(self), py::handle(fn)).release().ptr();
+    result =
+        py::module_::import("gpuprof").attr("_decorate")(py::handle(self), py::handle(fn)).release().ptr();
   });
   return result;
 }
@@ -340,7 +343,9 @@ PyTypeObject* ready_scope_type() {
 
 void bind_scopes(py::module_& m) {
   py::class_<gpuprof::Work>(m, "Work", "Work done by one execution of a scope (0: not declared)")
-      .def(py::init([](double flops, double bytes, double tokens) { return gpuprof::Work{flops, bytes, tokens}; }),
+      .def(py::init([](double flops, double bytes, double tokens) {
+             return gpuprof::Work{flops, bytes, tokens};
+           }),
            py::kw_only(), py::arg("flops") = 0.0, py::arg("bytes") = 0.0, py::arg("tokens") = 0.0)
       .def_readwrite("flops", &gpuprof::Work::flops)
       .def_readwrite("bytes", &gpuprof::Work::bytes)
@@ -355,19 +360,25 @@ void bind_scopes(py::module_& m) {
   Py_INCREF(scope_type);
   m.add_object("scope", py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(scope_type)));
 
-  m.def("set_gpu_timing", [](bool on) { gpuprof::profiler().set_gpu_timing(on); }, py::arg("enabled"),
-        "False: scopes and bench use the host clock only (NVTX ranges stay)");
+  m.def(
+      "set_gpu_timing", [](bool on) { gpuprof::profiler().set_gpu_timing(on); }, py::arg("enabled"),
+      "False: scopes and bench use the host clock only (NVTX ranges stay)");
   m.def("gpu_timing_requested", [] { return gpuprof::profiler().gpu_timing_requested(); });
-  m.def("set_nvtx_only", [](bool on) { gpuprof::profiler().set_nvtx_only(on); }, py::arg("enabled"),
-        "True: scopes only push and pop their NVTX range (no clock, no record)");
-  m.def("reset", [] { gpuprof::profiler().reset(); }, py::call_guard<py::gil_scoped_release>(),
-        "Forget every finished scope instance (and what kernel capture saw)");
-  m.def("timing_source", [] { return gpuprof::timing_source_name(gpuprof::profiler().timing_source()); },
-        "'cuda_events' when a device is usable and GPU timing is on, else 'host_clock'");
-  m.def("timing_note", [] { return gpuprof::profiler().timing_note(); }, "why the host clock, if it is");
+  m.def(
+      "set_nvtx_only", [](bool on) { gpuprof::profiler().set_nvtx_only(on); }, py::arg("enabled"),
+      "True: scopes only push and pop their NVTX range (no clock, no record)");
+  m.def(
+      "reset", [] { gpuprof::profiler().reset(); }, py::call_guard<py::gil_scoped_release>(),
+      "Forget every finished scope instance (and what kernel capture saw)");
+  m.def(
+      "timing_source", [] { return gpuprof::timing_source_name(gpuprof::profiler().timing_source()); },
+      "'cuda_events' when a device is usable and GPU timing is on, else 'host_clock'");
+  m.def(
+      "timing_note", [] { return gpuprof::profiler().timing_note(); }, "why the host clock, if it is");
   m.def("device_name", [] { return gpuprof::profiler().device_name(); });
-  m.def("current_stream", [] { return reinterpret_cast<std::uintptr_t>(current_stream()); },
-        "The stream a scope with stream=None records on, as an integer handle");
+  m.def(
+      "current_stream", [] { return reinterpret_cast<std::uintptr_t>(current_stream()); },
+      "The stream a scope with stream=None records on, as an integer handle");
 
   py::class_<gpuprof::BenchResult>(m, "BenchResult", "What gpuprof.bench measured")
       .def_readonly("gpu_ms", &gpuprof::BenchResult::gpu_ms)
@@ -377,34 +388,38 @@ void bind_scopes(py::module_& m) {
       .def_property_readonly("primary", &gpuprof::BenchResult::primary)
       .def_readonly("cold_ms", &gpuprof::BenchResult::cold_ms)
       .def_readonly("warmup_calls", &gpuprof::BenchResult::warmup_calls)
-      .def_property_readonly("timing_source",
-                             [](const gpuprof::BenchResult& r) { return gpuprof::timing_source_name(r.timing_source); })
+      .def_property_readonly(
+          "timing_source",
+          [](const gpuprof::BenchResult& r) { return gpuprof::timing_source_name(r.timing_source); })
       .def_readonly("timing_note", &gpuprof::BenchResult::timing_note)
       .def_readonly("stop_reason", &gpuprof::BenchResult::stop_reason)
       .def_readonly("throttled_samples", &gpuprof::BenchResult::throttled_samples)
       .def_readonly("clocks_note", &gpuprof::BenchResult::clocks_note)
       .def("summary", &gpuprof::BenchResult::summary)
-      .def("to_dict", [](const gpuprof::BenchResult& r) {
-        py::dict d;
-        d["timing_source"] = gpuprof::timing_source_name(r.timing_source);
-        d["timing_note"] = r.timing_note;
-        d["stop_reason"] = r.stop_reason;
-        d["cold_ms"] = r.cold_ms;
-        d["warmup_calls"] = r.warmup_calls;
-        d["gpu_ms"] = r.gpu_ms;
-        d["host_ms"] = r.host_ms;
-        d["gpu"] = summary_dict(r.gpu);
-        d["host"] = summary_dict(r.host);
-        d["throttled_samples"] = r.throttled_samples;
-        d["clocks_note"] = r.clocks_note;
-        return d;
-      })
-      .def("__repr__", [](const gpuprof::BenchResult& r) { return "<gpuprof.BenchResult " + r.summary() + ">"; });
+      .def("to_dict",
+           [](const gpuprof::BenchResult& r) {
+             py::dict d;
+             d["timing_source"] = gpuprof::timing_source_name(r.timing_source);
+             d["timing_note"] = r.timing_note;
+             d["stop_reason"] = r.stop_reason;
+             d["cold_ms"] = r.cold_ms;
+             d["warmup_calls"] = r.warmup_calls;
+             d["gpu_ms"] = r.gpu_ms;
+             d["host_ms"] = r.host_ms;
+             d["gpu"] = summary_dict(r.gpu);
+             d["host"] = summary_dict(r.host);
+             d["throttled_samples"] = r.throttled_samples;
+             d["clocks_note"] = r.clocks_note;
+             return d;
+           })
+      .def("__repr__",
+           [](const gpuprof::BenchResult& r) { return "<gpuprof.BenchResult " + r.summary() + ">"; });
 
   m.def(
       "bench",
-      [](const py::function& fn, int warmup, double warmup_ms, int iters, double budget_ms, double target_rel_noise,
-         int min_iters, int max_iters, bool flush_l2, bool cuda_graph, const py::object& stream) {
+      [](const py::function& fn, int warmup, double warmup_ms, int iters, double budget_ms,
+         double target_rel_noise, int min_iters, int max_iters, bool flush_l2, bool cuda_graph,
+         const py::object& stream) {
         gpuprof::BenchOptions options;
         options.warmup = warmup;
         options.warmup_ms = warmup_ms;

@@ -87,8 +87,8 @@ TEST_CASE("compare statistics: A/A pairs at 5-20% noise are rarely called slower
 TEST_CASE("compare statistics: a 30% slowdown is found at 5-10% noise, a 50% one at 15-20%") {
   // Stated power: 30 % slower at cv <= 10 %: at least 95 % of pairs (10
   // samples a side) and 99 % (20 or more); measured 97.5 % and 99.8 %. 50 %
-  // slower at cv 15-20 % with 20 or more samples: at least 85 % (measured 95 %). Smaller shifts at high noise are called
-  // noisy by design: their middle halves overlap.
+  // slower at cv 15-20 % with 20 or more samples: at least 85 % (measured 95 %). Smaller shifts at high noise
+  // are called noisy by design: their middle halves overlap.
   for (const std::size_t n : {10, 20, 30}) {
     for (const double cv : {0.05, 0.10}) {
       const Rates rates = verdict_rates(1.3, cv, n, pairs, seed_of(2, n, cv));
@@ -113,7 +113,8 @@ TEST_CASE("compare statistics: a 30% slowdown is found at 5-10% noise, a 50% one
   CHECK(faster.slower == 0);
 }
 
-TEST_CASE("compare statistics: a run-level offset inside the samples' spread is noisy, and the note says why") {
+TEST_CASE(
+    "compare statistics: a run-level offset inside the samples' spread is noisy, and the note says why") {
   // Two runs 12 % apart whose samples spread by 20 %: the test alone calls this
   // significant with enough samples; the overlapping middle halves do not.
   std::mt19937_64 random(5);
@@ -130,7 +131,8 @@ TEST_CASE("compare statistics: a run-level offset inside the samples' spread is 
 
 // A count read from a file can be 1e18 (a fuzzed bench file): the p-value must
 // not take a term per degree of freedom, and must still be right.
-TEST_CASE("compare statistics: Welch's p-value at any sample count is quick and matches the series at the switch") {
+TEST_CASE(
+    "compare statistics: Welch's p-value at any sample count is quick and matches the series at the switch") {
   using gpuprof::detail::student_t_series_max_dof;
   using gpuprof::detail::student_t_two_sided_probability;
   for (const double t : {0.0, 0.5, 1.0, 1.96, 3.0, 6.0}) {

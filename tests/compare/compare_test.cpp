@@ -43,7 +43,8 @@ gpuprof::ScopeNode gpu_node(const std::string& path, int parent, std::vector<dou
 }
 
 // A report with "step" and "step/forward", GPU-timed, and one kernel "gemm".
-Report synthetic_report(double forward_ms, double noise, std::size_t n, unsigned seed, const std::string& gpu = "H100") {
+Report synthetic_report(double forward_ms, double noise, std::size_t n, unsigned seed,
+                        const std::string& gpu = "H100") {
   Report report;
   report.timing_source = gpuprof::TimingSource::cuda_events;
   report.device_name = gpu;
@@ -80,7 +81,8 @@ TEST_CASE("compare: Mann-Whitney U p-value matches the textbook normal approxima
 }
 
 TEST_CASE("compare: a 10% slowdown with low noise is slower, and regresses") {
-  const gpuprof::Comparison c = gpuprof::compare(synthetic_report(1.0, 0.005, 20, 1), synthetic_report(1.1, 0.005, 20, 2));
+  const gpuprof::Comparison c =
+      gpuprof::compare(synthetic_report(1.0, 0.005, 20, 1), synthetic_report(1.1, 0.005, 20, 2));
   const auto& forward = row_of(c, "step/forward");
   CHECK(forward.verdict == Verdict::slower);
   CHECK(forward.ratio == Approx(1.1).epsilon(0.01));
@@ -93,7 +95,8 @@ TEST_CASE("compare: a 10% slowdown with low noise is slower, and regresses") {
 }
 
 TEST_CASE("compare: a 10% speedup is faster and no regression") {
-  const gpuprof::Comparison c = gpuprof::compare(synthetic_report(1.0, 0.005, 20, 1), synthetic_report(0.9, 0.005, 20, 2));
+  const gpuprof::Comparison c =
+      gpuprof::compare(synthetic_report(1.0, 0.005, 20, 1), synthetic_report(0.9, 0.005, 20, 2));
   CHECK(row_of(c, "step/forward").verdict == Verdict::faster);
   CHECK_FALSE(c.regressed());
 }
@@ -109,7 +112,8 @@ TEST_CASE("compare: identical distributions are the same") {
 }
 
 TEST_CASE("compare: 3 samples are noisy, however large the change") {
-  const gpuprof::Comparison c = gpuprof::compare(synthetic_report(1.0, 0.005, 3, 1), synthetic_report(2.0, 0.005, 3, 2));
+  const gpuprof::Comparison c =
+      gpuprof::compare(synthetic_report(1.0, 0.005, 3, 1), synthetic_report(2.0, 0.005, 3, 2));
   const auto& forward = row_of(c, "step/forward");
   CHECK(forward.verdict == Verdict::noisy);
   CHECK(forward.note.find("3 sample(s) < 5") != std::string::npos);
@@ -118,7 +122,8 @@ TEST_CASE("compare: 3 samples are noisy, however large the change") {
 
 TEST_CASE("compare: a large change drowned in noise is noisy, not slower") {
   // 20% slower medians but 40% noise and few samples: the test cannot tell.
-  const gpuprof::Comparison c = gpuprof::compare(synthetic_report(1.0, 0.4, 6, 3), synthetic_report(1.2, 0.4, 6, 4));
+  const gpuprof::Comparison c =
+      gpuprof::compare(synthetic_report(1.0, 0.4, 6, 3), synthetic_report(1.2, 0.4, 6, 4));
   const auto& forward = row_of(c, "step/forward");
   CHECK(forward.p_value >= 0.05);
   CHECK(forward.verdict == Verdict::noisy);
@@ -156,12 +161,14 @@ TEST_CASE("compare: summary-only rows get Welch's t test on their figures; an un
   using gpuprof::Measurement;
   Measurement oom;
   oom.note = "oom";
-  const gpuprof::MeasuredRun base = figures_run({{"small ctx=128", Measurement::from_figures(10, 10.0, 0.05, 10.0)},
-                                                 {"small ctx=256", Measurement::from_figures(10, 20.0, 0.1, 20.0)},
-                                                 {"xl ctx=1024", oom}});
-  const gpuprof::MeasuredRun next = figures_run({{"small ctx=128", Measurement::from_figures(10, 11.0, 0.05, 11.0)},
-                                                 {"small ctx=256", Measurement::from_figures(10, 20.02, 0.1, 20.02)},
-                                                 {"xl ctx=1024", oom}});
+  const gpuprof::MeasuredRun base =
+      figures_run({{"small ctx=128", Measurement::from_figures(10, 10.0, 0.05, 10.0)},
+                   {"small ctx=256", Measurement::from_figures(10, 20.0, 0.1, 20.0)},
+                   {"xl ctx=1024", oom}});
+  const gpuprof::MeasuredRun next =
+      figures_run({{"small ctx=128", Measurement::from_figures(10, 11.0, 0.05, 11.0)},
+                   {"small ctx=256", Measurement::from_figures(10, 20.02, 0.1, 20.02)},
+                   {"xl ctx=1024", oom}});
   const gpuprof::Comparison c = gpuprof::compare_runs(base, next);
   REQUIRE(c.rows.size() == 3);
   CHECK(c.rows[0].key == "small ctx=128");
@@ -174,7 +181,8 @@ TEST_CASE("compare: summary-only rows get Welch's t test on their figures; an un
 
 TEST_CASE("compare: runs that name different library versions are warned about") {
   const auto run = [](const char* cudnn) {
-    gpuprof::MeasuredRun r = figures_run({{"attention=cudnn", gpuprof::Measurement::from_figures(10, 5.65, 0.01, 5.65)}});
+    gpuprof::MeasuredRun r =
+        figures_run({{"attention=cudnn", gpuprof::Measurement::from_figures(10, 5.65, 0.01, 5.65)}});
     if (cudnn != nullptr) r.libraries["cuDNN"] = cudnn;
     return r;
   };
@@ -189,24 +197,29 @@ TEST_CASE("compare: runs that name different library versions are warned about")
 }
 
 #ifdef GPUPROF_COMPARE_TOOL  // the tool is built unless GPUPROF_BUILD_TOOLS is off
-TEST_CASE("gpuprof-compare: exit status 1 on a regression beyond the threshold, 0 otherwise, 2 on bad input") {
+TEST_CASE(
+    "gpuprof-compare: exit status 1 on a regression beyond the threshold, 0 otherwise, 2 on bad input") {
   gpuprof_test::TemporaryDirectory dir;
   gpuprof::write_json(synthetic_report(1.0, 0.005, 20, 1), dir.file("base.json"));
   gpuprof::write_json(synthetic_report(1.1, 0.005, 20, 2), dir.file("slower.json"));
   gpuprof::write_json(synthetic_report(1.0, 0.005, 20, 3), dir.file("same.json"));
   const std::string tool = GPUPROF_COMPARE_TOOL;
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("slower.json")) == 1);
-  CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("slower.json") + " --threshold 15%") == 0);
-  CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("same.json") + " --markdown") == 0);
+  CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("slower.json") +
+                       " --threshold 15%") == 0);
+  CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("same.json") + " --markdown") ==
+        0);
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("same.json") + " --strict") == 0);
   // A change drowned in noise: "noisy", which only --strict fails on.
   gpuprof::write_json(synthetic_report(1.0, 0.4, 6, 3), dir.file("noisy_base.json"));
   gpuprof::write_json(synthetic_report(1.2, 0.4, 6, 4), dir.file("noisy_new.json"));
   CHECK(exit_status_of(tool + " " + dir.file("noisy_base.json") + " " + dir.file("noisy_new.json")) == 0);
-  CHECK(exit_status_of(tool + " " + dir.file("noisy_base.json") + " " + dir.file("noisy_new.json") + " --strict") == 1);
+  CHECK(exit_status_of(tool + " " + dir.file("noisy_base.json") + " " + dir.file("noisy_new.json") +
+                       " --strict") == 1);
   CHECK(exit_status_of(tool + " " + dir.file("base.json")) == 2);
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("missing.json")) == 2);
-  CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("same.json") + " --threshold five") == 2);
+  CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("same.json") +
+                       " --threshold five") == 2);
   std::ofstream(dir.file("other.json")) << R"({"schema": "something.else"})";
   CHECK(exit_status_of(tool + " " + dir.file("base.json") + " " + dir.file("other.json")) == 2);
 }

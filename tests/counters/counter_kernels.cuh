@@ -12,7 +12,8 @@ namespace counter_kernels {
 // Reads and writes every byte of `bytes` once (16-byte loads and stores).
 __global__ void copy_kernel(const float4* in, float4* out, std::size_t count) {
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-  for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) out[i] = in[i];
+  for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride)
+    out[i] = in[i];
 }
 
 // Exactly `iterations` dependent FFMAs per thread, no other FP32 arithmetic:

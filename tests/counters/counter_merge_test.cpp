@@ -28,9 +28,10 @@ double value(const gpuprof::CounterRange& r, const char* metric) {
 
 TEST_CASE("merge_by_name adds counts and weighs ratios by duration, in order of first appearance") {
   // Two openings of step/forward: 100 ns reading 1000 bytes at 25 % of peak, 300 ns reading 5000 at 50 %.
-  const std::vector<gpuprof::CounterRange> ranges = {
-      range("step", 1000, 9000, 40, 9e9, 90), range("step/forward", 100, 1000, 25, 1e10, 80),
-      range("step/backward", 500, 2000, 10, 4e9, 70), range("step/forward", 300, 5000, 50, 5000 / 300e-9, 20)};
+  const std::vector<gpuprof::CounterRange> ranges = {range("step", 1000, 9000, 40, 9e9, 90),
+                                                     range("step/forward", 100, 1000, 25, 1e10, 80),
+                                                     range("step/backward", 500, 2000, 10, 4e9, 70),
+                                                     range("step/forward", 300, 5000, 50, 5000 / 300e-9, 20)};
   const std::vector<gpuprof::CounterRange> merged = gpuprof::merge_by_name(ranges);
   REQUIRE(merged.size() == 3);
   CHECK(merged[0].name == "step");
@@ -50,11 +51,13 @@ TEST_CASE("merge_by_name adds counts and weighs ratios by duration, in order of 
   CHECK(value(forward, "sm__warps_active.max") == 80);
 }
 
-TEST_CASE("merge_by_name: without durations the mean is plain; a metric one range lacks merges over the others") {
+TEST_CASE(
+    "merge_by_name: without durations the mean is plain; a metric one range lacks merges over the others") {
   const std::vector<gpuprof::CounterRange> ranges = {
       {"fwd", {{gpuprof::metric::l2_hit_rate_pct, 80}, {gpuprof::metric::fp32_ffma, 10}}},
       {"fwd", {{gpuprof::metric::l2_hit_rate_pct, 40}}},
-      {"fwd", {{gpuprof::metric::l2_hit_rate_pct, 30}, {gpuprof::metric::fp32_ffma, 5}, {"lts__t_sectors.min", 7}}}};
+      {"fwd",
+       {{gpuprof::metric::l2_hit_rate_pct, 30}, {gpuprof::metric::fp32_ffma, 5}, {"lts__t_sectors.min", 7}}}};
   const std::vector<gpuprof::CounterRange> merged = gpuprof::merge_by_name(ranges);
   REQUIRE(merged.size() == 1);
   CHECK(value(merged[0], gpuprof::metric::l2_hit_rate_pct) == doctest::Approx(50));

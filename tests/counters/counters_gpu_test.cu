@@ -31,7 +31,8 @@ double value(const gpuprof::CounterRange& range, const char* metric) {
   return *found;
 }
 
-const gpuprof::CounterRange& find_range(const std::vector<gpuprof::CounterRange>& ranges, const std::string& name) {
+const gpuprof::CounterRange& find_range(const std::vector<gpuprof::CounterRange>& ranges,
+                                        const std::string& name) {
   for (const auto& range : ranges)
     if (range.name == name) return range;
   std::string names;
@@ -43,7 +44,8 @@ const gpuprof::CounterRange& find_range(const std::vector<gpuprof::CounterRange>
 void check_copy(const gpuprof::CounterRange& range) {
   CAPTURE(range.name);
   CHECK(value(range, gpuprof::metric::dram_bytes_read) == doctest::Approx(double(copy_bytes)).epsilon(0.03));
-  CHECK(value(range, gpuprof::metric::dram_bytes_written) == doctest::Approx(double(copy_bytes)).epsilon(0.03));
+  CHECK(value(range, gpuprof::metric::dram_bytes_written) ==
+        doctest::Approx(double(copy_bytes)).epsilon(0.03));
   CHECK(value(range, gpuprof::metric::duration_ns) > 0);
 }
 void check_fma(const gpuprof::CounterRange& range) {
@@ -157,8 +159,9 @@ TEST_CASE("per scope: a cuBLAS BF16 GEMM does 2mnk tensor operations") {
   REQUIRE(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS);
   const float alpha = 1, beta = 0;
   auto gemm = [&] {
-    REQUIRE(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, CUDA_R_16BF, n, b, CUDA_R_16BF, n,
-                         &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+    REQUIRE(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, CUDA_R_16BF, n, b, CUDA_R_16BF,
+                         n, &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+                         CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
   };
   gemm();  // cuBLAS's own first-call work stays out of the measurement
   GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());

@@ -16,9 +16,10 @@ namespace {
 
 constexpr std::size_t copy_bytes = std::size_t{512} << 20;
 
-void print(const char* mode, const gpuprof::CounterSet& set, const std::vector<gpuprof::CounterRange>& ranges) {
-  std::printf("# %s: chip %s, %d pass(es), %zu range(s)%s%s\n", mode, set.chip.c_str(), set.passes, ranges.size(),
-              set.note.empty() ? "" : ", note: ", set.note.c_str());
+void print(const char* mode, const gpuprof::CounterSet& set,
+           const std::vector<gpuprof::CounterRange>& ranges) {
+  std::printf("# %s: chip %s, %d pass(es), %zu range(s)%s%s\n", mode, set.chip.c_str(), set.passes,
+              ranges.size(), set.note.empty() ? "" : ", note: ", set.note.c_str());
   for (const gpuprof::CounterRange& range : ranges)
     for (const gpuprof::MetricValue& value : range.values)
       std::printf("%s,%s,%s,%.17g\n", mode, range.name.c_str(), value.metric.c_str(), value.value);

@@ -170,8 +170,8 @@ TEST_CASE("a scope's CUDA-event time agrees with its CUPTI projection within 2%"
     REQUIRE(time.event_ms > 0);
     CHECK(time.activities == 2);
     const double projection_ms = static_cast<double>(time.projection_ns) * 1e-6;
-    std::printf("spin scope: event %.4f ms, CUPTI projection %.4f ms, summed kernels %.4f ms\n", time.event_ms,
-                projection_ms, static_cast<double>(time.summed_ns) * 1e-6);
+    std::printf("spin scope: event %.4f ms, CUPTI projection %.4f ms, summed kernels %.4f ms\n",
+                time.event_ms, projection_ms, static_cast<double>(time.summed_ns) * 1e-6);
     CHECK(projection_ms >= 1.9);
     CHECK(std::fabs(time.event_ms - projection_ms) <= 0.02 * projection_ms);
     ++compared;
@@ -214,12 +214,15 @@ TEST_CASE("memory peaks see allocations freed inside a scope") {
   GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
   GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
   const gpuprof::Report report = gpuprof::profiler().report();
-  const std::int64_t malloc_peak = report.nodes[static_cast<std::size_t>(node_index(report, "malloc"))].peak_device_bytes;
-  const std::int64_t pool_peak = report.nodes[static_cast<std::size_t>(node_index(report, "pool"))].peak_device_bytes;
-  std::printf("memory: 'malloc' peak %lld B above its start, 'pool' peak %lld B above its start "
-              "(each allocated %lld B)\n",
-              static_cast<long long>(malloc_peak - before_malloc), static_cast<long long>(pool_peak - before_pool),
-              static_cast<long long>(big));
+  const std::int64_t malloc_peak =
+      report.nodes[static_cast<std::size_t>(node_index(report, "malloc"))].peak_device_bytes;
+  const std::int64_t pool_peak =
+      report.nodes[static_cast<std::size_t>(node_index(report, "pool"))].peak_device_bytes;
+  std::printf(
+      "memory: 'malloc' peak %lld B above its start, 'pool' peak %lld B above its start "
+      "(each allocated %lld B)\n",
+      static_cast<long long>(malloc_peak - before_malloc), static_cast<long long>(pool_peak - before_pool),
+      static_cast<long long>(big));
   // Boundaries alone would miss both buffers: they are gone at scope end.
   // Each peak is the device's use at the scope's start plus the 256 MiB:
   // at most 2 MiB under it (one allocation granule of what was in use at
@@ -318,7 +321,8 @@ TEST_CASE("graph replays charge each scope what an eager run does, launch scope 
     REQUIRE(graph_sets.count(path) == 1);
     CHECK(graph_sets.at(path) == eager_sets.at(path));
   }
-  CHECK(graph_sets.at("step/attention/softmax") == "(anonymous namespace)::softmax_like_kernel(float*, int) x12; ");
+  CHECK(graph_sets.at("step/attention/softmax") ==
+        "(anonymous namespace)::softmax_like_kernel(float*, int) x12; ");
 
   // The launch's scope keeps only what was captured outside every scope.
   const auto launch_scope = gpuprof::kern_sum(
@@ -398,8 +402,8 @@ TEST_CASE("graph replays charge each scope what an eager run does, launch scope 
     REQUIRE(graph_summary[i].categories.size() == eager_summary[i].categories.size());
     for (std::size_t c = 0; c < eager_summary[i].categories.size(); ++c)
       CHECK((graph_summary[i].categories[c].total_ns > 0) == (eager_summary[i].categories[c].total_ns > 0));
-    std::printf("%s: projection %.1f us eager, %.1f us graph (%d executions)\n", eager_summary[i].path.c_str(),
-                static_cast<double>(eager_summary[i].projection_ns) * 1e-3,
+    std::printf("%s: projection %.1f us eager, %.1f us graph (%d executions)\n",
+                eager_summary[i].path.c_str(), static_cast<double>(eager_summary[i].projection_ns) * 1e-3,
                 static_cast<double>(graph_summary[i].projection_ns) * 1e-3, replays + 1);
   }
 }
@@ -487,8 +491,8 @@ TEST_CASE("graph scopes under kernel capture: no stamps in the graph, replay tim
     CHECK(derived_node->count == expected);
     CHECK(derived_node->gpu_ms.n == expected);
     CHECK(stamped_node->gpu_ms.n == expected);
-    std::printf("%s: mean %.4f ms eager (events), %.4f ms graph (derived), %.4f ms graph (stamps)\n", path.c_str(),
-                event_node->gpu_ms.mean, derived_node->gpu_ms.mean, stamped_node->gpu_ms.mean);
+    std::printf("%s: mean %.4f ms eager (events), %.4f ms graph (derived), %.4f ms graph (stamps)\n",
+                path.c_str(), event_node->gpu_ms.mean, derived_node->gpu_ms.mean, stamped_node->gpu_ms.mean);
     // The derived interval is the kernels' own span: never longer than what
     // brackets it (the same graph's stamps, the eager events), and short of
     // the stamps by the stamp kernels' own latency only. The eager events are

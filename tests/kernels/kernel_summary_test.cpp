@@ -31,7 +31,8 @@ ScopeNode node(const std::string& path, int parent, int depth, std::uint64_t cou
   return n;
 }
 
-ScopeInstance instance(std::uint64_t id, int node_index, std::uint32_t thread, std::int64_t begin, std::int64_t end) {
+ScopeInstance instance(std::uint64_t id, int node_index, std::uint32_t thread, std::int64_t begin,
+                       std::int64_t end) {
   ScopeInstance i;
   i.id = id;
   i.node = node_index;
@@ -41,8 +42,8 @@ ScopeInstance instance(std::uint64_t id, int node_index, std::uint32_t thread, s
   return i;
 }
 
-KernelRecord kernel(const std::string& name, const std::string& category, std::uint64_t scope, std::int64_t start,
-                    std::int64_t end, ActivityKind kind = ActivityKind::kernel) {
+KernelRecord kernel(const std::string& name, const std::string& category, std::uint64_t scope,
+                    std::int64_t start, std::int64_t end, ActivityKind kind = ActivityKind::kernel) {
   KernelRecord k;
   k.kind = kind;
   k.name = name + "(float*)";
@@ -59,19 +60,26 @@ KernelRecord kernel(const std::string& name, const std::string& category, std::u
 //   thread 1: step#11 [forward#12], overlapping step#1 in time
 Report make_report() {
   Report r;
-  r.nodes = {node("step", -1, 0, 3),          node("step/forward", 0, 1, 3), node("step/forward/attention", 1, 2, 2),
-             node("step/backward", 0, 1, 2),  node("eval", -1, 0, 1),        node("eval/forward", 4, 1, 1)};
+  r.nodes = {
+      node("step", -1, 0, 3),         node("step/forward", 0, 1, 3), node("step/forward/attention", 1, 2, 2),
+      node("step/backward", 0, 1, 2), node("eval", -1, 0, 1),        node("eval/forward", 4, 1, 1)};
   r.nodes[2].gpu_ms = summarize({0.5, 1.0});
-  r.instances = {instance(1, 0, 0, 0, 1000),     instance(11, 0, 1, 20, 950),    instance(2, 1, 0, 10, 500),
-                 instance(12, 1, 1, 30, 600),    instance(3, 2, 0, 100, 400),    instance(4, 3, 0, 510, 990),
-                 instance(5, 0, 0, 2000, 3000),  instance(6, 1, 0, 2010, 2500),  instance(7, 2, 0, 2100, 2400),
-                 instance(8, 3, 0, 2510, 2990),  instance(9, 4, 0, 4000, 5000),  instance(10, 5, 0, 4010, 4900)};
+  r.instances = {
+      instance(1, 0, 0, 0, 1000),    instance(11, 0, 1, 20, 950),   instance(2, 1, 0, 10, 500),
+      instance(12, 1, 1, 30, 600),   instance(3, 2, 0, 100, 400),   instance(4, 3, 0, 510, 990),
+      instance(5, 0, 0, 2000, 3000), instance(6, 1, 0, 2010, 2500), instance(7, 2, 0, 2100, 2400),
+      instance(8, 3, 0, 2510, 2990), instance(9, 4, 0, 4000, 5000), instance(10, 5, 0, 4010, 4900)};
   r.instances[4].gpu_ms = 0.25;
-  r.kernels = {kernel("gemm_k", "gemm", 2, 20, 120),          kernel("gemm_k", "gemm", 3, 150, 350),
-               kernel("softmax_k", "softmax", 3, 360, 410),   kernel("gemm_k", "gemm", 6, 2020, 2420),
-               kernel("gemm_k", "gemm", 7, 2430, 3330),       kernel("softmax_k", "softmax", 7, 3340, 3430),
-               kernel("add_k", "elementwise", 4, 600, 630),   kernel("add_k", "elementwise", 8, 3500, 3540),
-               kernel("gemm_k", "gemm", 10, 4100, 4110),      kernel("add_k", "elementwise", 0, 5000, 5005),
+  r.kernels = {kernel("gemm_k", "gemm", 2, 20, 120),
+               kernel("gemm_k", "gemm", 3, 150, 350),
+               kernel("softmax_k", "softmax", 3, 360, 410),
+               kernel("gemm_k", "gemm", 6, 2020, 2420),
+               kernel("gemm_k", "gemm", 7, 2430, 3330),
+               kernel("softmax_k", "softmax", 7, 3340, 3430),
+               kernel("add_k", "elementwise", 4, 600, 630),
+               kernel("add_k", "elementwise", 8, 3500, 3540),
+               kernel("gemm_k", "gemm", 10, 4100, 4110),
+               kernel("add_k", "elementwise", 0, 5000, 5005),
                kernel("gemm_k", "gemm", 12, 700, 760),
                kernel("[CUDA memcpy Host-to-Device]", "memory", 2, 130, 140, ActivityKind::memcpy)};
   return r;
@@ -95,9 +103,9 @@ TEST_CASE("join: correlation ids give each record its scope instance and launch 
   detail::CorrelationTables tables;
   tables.add_external(7, 42);
   tables.add_external(8, 43);
-  tables.add_api_call(7, 1000);   // runtime call
-  tables.add_api_call(7, 1010);   // the driver call inside it: the earlier start wins
-  tables.add_api_call(9, 2000);   // launched outside any scope
+  tables.add_api_call(7, 1000);  // runtime call
+  tables.add_api_call(7, 1010);  // the driver call inside it: the earlier start wins
+  tables.add_api_call(9, 2000);  // launched outside any scope
   std::vector<KernelRecord> records(4);
   records[0].correlation_id = 7;
   records[1].correlation_id = 8;
@@ -120,12 +128,12 @@ TEST_CASE("scope index recovers instance nesting per thread") {
     const int p = index.parent_instance(static_cast<int>(i));
     return p < 0 ? std::uint64_t{0} : r.instances[static_cast<std::size_t>(p)].id;
   };
-  CHECK(parent_id(0) == 0);    // step#1
-  CHECK(parent_id(2) == 1);    // forward#2 in step#1
-  CHECK(parent_id(3) == 11);   // forward#12 is thread 1's: in step#11, not step#1
-  CHECK(parent_id(4) == 2);    // attention#3
-  CHECK(parent_id(8) == 6);    // attention#7
-  CHECK(parent_id(11) == 9);   // eval/forward#10
+  CHECK(parent_id(0) == 0);   // step#1
+  CHECK(parent_id(2) == 1);   // forward#2 in step#1
+  CHECK(parent_id(3) == 11);  // forward#12 is thread 1's: in step#11, not step#1
+  CHECK(parent_id(4) == 2);   // attention#3
+  CHECK(parent_id(8) == 6);   // attention#7
+  CHECK(parent_id(11) == 9);  // eval/forward#10
 }
 
 TEST_CASE("kern_sum: every nsys column, even-count median, sample stddev") {
@@ -136,10 +144,10 @@ TEST_CASE("kern_sum: every nsys column, even-count median, sample stddev") {
   const KernelSummaryRow& gemm = rows[0];  // sorted by total time
   CHECK(gemm.name == "gemm_k(float*)");
   CHECK(gemm.category == "gemm");
-  CHECK(gemm.instances == 6);                      // 100, 200, 400, 900, 10, 60
+  CHECK(gemm.instances == 6);  // 100, 200, 400, 900, 10, 60
   CHECK(gemm.total_ns == 1670);
   CHECK(gemm.avg_ns == doctest::Approx(1670.0 / 6));
-  CHECK(gemm.median_ns == doctest::Approx(150));   // (100 + 200) / 2
+  CHECK(gemm.median_ns == doctest::Approx(150));  // (100 + 200) / 2
   CHECK(gemm.min_ns == 10);
   CHECK(gemm.max_ns == 900);
   CHECK(gemm.stddev_ns == doctest::Approx(334.3300).epsilon(1e-6));  // sqrt(558883.33 / 5)
@@ -161,18 +169,18 @@ TEST_CASE("kern_sum: every nsys column, even-count median, sample stddev") {
 
 TEST_CASE("selection: whole run, exact path, innermost vs inclusive, copies") {
   const Report r = make_report();
-  CHECK(select_kernels(r).size() == 11);                                    // kernels only, outside scopes too
+  CHECK(select_kernels(r).size() == 11);  // kernels only, outside scopes too
   CHECK(select_kernels(r, "", ScopeView::inclusive, Activities::all).size() == 12);
   CHECK(count_instances(kern_sum(r)) == 11);
-  CHECK(row_named(kern_sum(r), "add_k(float*)").instances == 3);            // includes the unscoped one
+  CHECK(row_named(kern_sum(r), "add_k(float*)").instances == 3);  // includes the unscoped one
 
-  CHECK(select_kernels(r, "step/forward").size() == 7);                     // not eval/forward's
+  CHECK(select_kernels(r, "step/forward").size() == 7);                        // not eval/forward's
   CHECK(select_kernels(r, "step/forward", ScopeView::innermost).size() == 3);  // 100, 400, 60
   CHECK(select_kernels(r, "step/forward", ScopeView::innermost, Activities::all).size() == 4);
   CHECK(select_kernels(r, "step").size() == 9);
   CHECK(select_kernels(r, "step", ScopeView::innermost).empty());
   CHECK(select_kernels(r, "attention").size() == 4);
-  CHECK(select_kernels(r, "ward").empty());       // suffixes match whole components only
+  CHECK(select_kernels(r, "ward").empty());  // suffixes match whole components only
   CHECK(select_kernels(r, "no/such/scope").empty());
 
   const auto by_base = kern_sum(select_kernels(r, "step"), KernelGrouping::base_name);
@@ -289,8 +297,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 struct TempDir {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("gpuprof_kernel_summary_" + std::to_string(::getpid()));
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("gpuprof_kernel_summary_" + std::to_string(::getpid()));
   TempDir() { std::filesystem::create_directories(path); }
   ~TempDir() { std::filesystem::remove_all(path); }
 };
@@ -449,9 +457,9 @@ TEST_CASE("join: graph work goes to its capture scope node, else to the launch's
   nodes.add_clone(202, 102);
   const std::vector<int> report_node_of_scope = {-1, 0, -1, -1, -1, 1, -1};
   detail::CorrelationTables tables;
-  tables.add_external(50, 7);     // the first cudaGraphLaunch, inside scope instance 7
+  tables.add_external(50, 7);  // the first cudaGraphLaunch, inside scope instance 7
   tables.add_api_call(50, 5000);
-  tables.add_external(51, 8);     // an eager launch inside scope instance 8
+  tables.add_external(51, 8);  // an eager launch inside scope instance 8
   tables.add_api_call(51, 6000);
   tables.add_api_call(52, 7000);  // the second cudaGraphLaunch, outside any scope
 
@@ -494,7 +502,8 @@ TEST_CASE("join: graph work goes to its capture scope node, else to the launch's
 }
 
 namespace {
-KernelRecord timed_graph_work(std::uint32_t launch, std::uint64_t node_id, std::int64_t start, std::int64_t end) {
+KernelRecord timed_graph_work(std::uint32_t launch, std::uint64_t node_id, std::int64_t start,
+                              std::int64_t end) {
   KernelRecord record = graph_work(launch, node_id);
   record.start_ns = start;
   record.end_ns = end;
@@ -502,7 +511,8 @@ KernelRecord timed_graph_work(std::uint32_t launch, std::uint64_t node_id, std::
 }
 }  // namespace
 
-TEST_CASE("graph scope intervals: first start to last end per captured instance and launch, nested included") {
+TEST_CASE(
+    "graph scope intervals: first start to last end per captured instance and launch, nested included") {
   // Captured under the eager scope #1: step#10 { layer#11 { k1 } layer#12 { k2, memset } k3 },
   // and quiet#13 (inside step, no work). Node 103 was created outside every
   // captured scope (inside eager #1 only), node 104 before any scope.
@@ -568,7 +578,9 @@ TEST_CASE("graph scope intervals: first start to last end per captured instance 
   CHECK(detail::graph_scope_intervals(records, nodes, {}).empty());
 }
 
-TEST_CASE("graph scope intervals: a replay derived twice (kept at stop(), derived again after a restart) counts once") {
+TEST_CASE(
+    "graph scope intervals: a replay derived twice (kept at stop(), derived again after a restart) counts "
+    "once") {
   std::vector<detail::GraphInterval> kept = {{10, 50, 1000, 1400}, {11, 50, 1010, 1100}};
   // A restarted capture still holds launch 50's records and derives it again, plus launch 60.
   const std::vector<detail::GraphInterval> derived = {

@@ -29,10 +29,10 @@ AllocationRecord allocation(std::int64_t time, std::int64_t bytes, bool from_poo
 
 TEST_CASE("boundary samples: a scope's peak includes its nested scopes' boundaries") {
   MemoryPeakTracker tracker;
-  tracker.begin(1, used(100));   // outer
-  tracker.begin(2, used(300));   // inner
+  tracker.begin(1, used(100));  // outer
+  tracker.begin(2, used(300));  // inner
   tracker.end(2, used(250));
-  tracker.begin(3, used(120));   // on another thread, while 1 is open
+  tracker.begin(3, used(120));  // on another thread, while 1 is open
   tracker.end(1, used(150));
   tracker.end(3, used(110));
   const auto& done = tracker.finished();
@@ -62,11 +62,10 @@ TEST_CASE("pool high-water: memory outside the pool at begin plus the pool's hig
 
 TEST_CASE("allocation replay finds a peak between boundaries") {
   const std::vector<AllocationRecord> records = {
-      allocation(5, 1000),            // before the window
-      allocation(20, 500),  allocation(30, 300), allocation(40, -500),
-      allocation(45, 5000, true),     // pool sub-allocation: the pool source's job
-      allocation(50, -300), allocation(60, 100),
-      allocation(200, 9000)};         // after the window
+      allocation(5, 1000),  // before the window
+      allocation(20, 500),        allocation(30, 300), allocation(40, -500),
+      allocation(45, 5000, true),  // pool sub-allocation: the pool source's job
+      allocation(50, -300),       allocation(60, 100), allocation(200, 9000)};  // after the window
   CHECK(replayed_peak(records, 10, 100, 2000) == 2800);
   CHECK(replayed_peak(records, 35, 100, 2000) == 2000);  // frees first: never below the start
   CHECK(replayed_peak({}, 0, 100, 7) == 7);
@@ -76,9 +75,18 @@ TEST_CASE("apply_memory_peaks: highest execution per node, -1 where unwatched") 
   Report report;
   report.nodes.resize(3);
   ScopeInstance a, b, c;
-  a.id = 1; a.node = 0; a.host_begin_ns = 10; a.host_end_ns = 100;
-  b.id = 2; b.node = 0; b.host_begin_ns = 200; b.host_end_ns = 300;
-  c.id = 3; c.node = 1; c.host_begin_ns = 400; c.host_end_ns = 500;
+  a.id = 1;
+  a.node = 0;
+  a.host_begin_ns = 10;
+  a.host_end_ns = 100;
+  b.id = 2;
+  b.node = 0;
+  b.host_begin_ns = 200;
+  b.host_end_ns = 300;
+  c.id = 3;
+  c.node = 1;
+  c.host_begin_ns = 400;
+  c.host_end_ns = 500;
   report.instances = {a, b, c};
   std::unordered_map<std::uint64_t, InstanceMemory> finished;
   finished[1] = InstanceMemory{1000, 1200, -1};
@@ -90,6 +98,7 @@ TEST_CASE("apply_memory_peaks: highest execution per node, -1 where unwatched") 
   CHECK(report.nodes[2].peak_device_bytes == -1);
 
   report.nodes[1].peak_device_bytes = -1;
-  apply_memory_peaks(report, finished, {allocation(450, 4000), allocation(460, -4000), allocation(50, 99999)});
+  apply_memory_peaks(report, finished,
+                     {allocation(450, 4000), allocation(460, -4000), allocation(50, 99999)});
   CHECK(report.nodes[1].peak_device_bytes == 5000);  // 1000 at begin + 4000 alive for 10 ns
 }

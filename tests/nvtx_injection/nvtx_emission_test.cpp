@@ -57,9 +57,9 @@ TEST_CASE("scopes push and pop NVTX ranges in the gpuprof domain, in order") {
     GPUPROF_SCOPE(dynamic);
   }
   REQUIRE(nvtx_recorder::attached());
-  CHECK(sequence(nvtx_recorder::events()) ==
-        std::vector<std::string>{"+step", "+forward", "+attention", "-", "+attention", "-", "-",
-                                 "+layer3", "-", "-"});
+  CHECK(sequence(nvtx_recorder::events()) == std::vector<std::string>{"+step", "+forward", "+attention", "-",
+                                                                      "+attention", "-", "-", "+layer3", "-",
+                                                                      "-"});
 }
 
 TEST_CASE("an exception unwinding through scopes pops every range it pushed") {

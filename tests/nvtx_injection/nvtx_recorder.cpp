@@ -63,8 +63,7 @@ void install(NvtxFunctionTable table, unsigned int size, unsigned int slot, Func
 }
 
 int NVTX_API initialize(NvtxGetExportTableFunc_t get_export_table) {
-  const auto* callbacks =
-      static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
+  const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
   if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks)) return 0;
   NvtxFunctionTable table = nullptr;
   unsigned int size = 0;

@@ -12,8 +12,8 @@ namespace nvtx_recorder {
 
 struct RangeEvent {
   enum class Kind { push, pop } kind;
-  std::string domain;   // "" for NVTX's global domain
-  std::string message;  // registered string or ASCII text; "" for pops
+  std::string domain;       // "" for NVTX's global domain
+  std::string message;      // registered string or ASCII text; "" for pops
   bool registered = false;  // message given as a registered string handle
   bool argb = false;        // colour given as ARGB
   std::uint32_t colour = 0;

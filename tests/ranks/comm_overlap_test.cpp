@@ -17,7 +17,8 @@ using gpuprof_test::rank_report;
 namespace {
 std::vector<std::int64_t> flat(const std::vector<TimeInterval>& intervals) {
   std::vector<std::int64_t> ends;
-  for (const TimeInterval& interval : intervals) ends.insert(ends.end(), {interval.begin_ns, interval.end_ns});
+  for (const TimeInterval& interval : intervals)
+    ends.insert(ends.end(), {interval.begin_ns, interval.end_ns});
   return ends;
 }
 }  // namespace
@@ -34,16 +35,18 @@ TEST_CASE("interval_intersection: partial, containing and disjoint pieces") {
   const std::vector<TimeInterval> a = {{0, 10}, {20, 40}, {60, 70}};
   const std::vector<TimeInterval> b = {{5, 25}, {30, 35}, {45, 55}, {65, 100}};
   // [5,10) + [20,25) + [30,35) + [65,70); [45,55) meets nothing.
-  CHECK(flat(gpuprof::interval_intersection(a, b)) == std::vector<std::int64_t>{5, 10, 20, 25, 30, 35, 65, 70});
+  CHECK(flat(gpuprof::interval_intersection(a, b)) ==
+        std::vector<std::int64_t>{5, 10, 20, 25, 30, 35, 65, 70});
   CHECK(gpuprof::covered_ns(gpuprof::interval_intersection(a, b)) == 20);
   CHECK(gpuprof::interval_intersection(a, {}).empty());
 }
 
 TEST_CASE("NCCL kernels fall in the communication category") {
   const gpuprof::CategoryRules rules = gpuprof::CategoryRules::defaults();
-  for (const char* name : {"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-                           "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)",
-                           "void ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"}) {
+  for (const char* name :
+       {"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+        "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)",
+        "void ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"}) {
     gpuprof::KernelRecord record;
     gpuprof::name_record(record, name, rules);
     CHECK_MESSAGE(record.category == "communication", name);
@@ -54,7 +57,8 @@ TEST_CASE("NCCL kernels fall in the communication category") {
 
 TEST_CASE("communication vs computation: multi-stream, nested, disjoint, copies ignored") {
   gpuprof::Report report = rank_report(0, 1, {10, 10});
-  // Step 0. Computation on two streams: [0,100) and [150,300) on 1, [250,400) on 2 -> union [0,100)+[150,400) = 350 us.
+  // Step 0. Computation on two streams: [0,100) and [150,300) on 1, [250,400) on 2 -> union [0,100)+[150,400)
+  // = 350 us.
   add_kernel(report, 0, 2, "gemm", 1, 0, 100);
   add_kernel(report, 0, 2, "elementwise", 1, 150, 300);
   add_kernel(report, 0, 3, "gemm", 2, 250, 400);
@@ -96,7 +100,9 @@ TEST_CASE("communication vs computation: multi-stream, nested, disjoint, copies 
   CHECK(scopes[1].overlap_ms == Approx(0.070));
 }
 
-TEST_CASE("comm_compute_by_step: work without a launching scope goes by its launch time, graph work by its node, another thread's in no step") {
+TEST_CASE(
+    "comm_compute_by_step: work without a launching scope goes by its launch time, graph work by its node, "
+    "another thread's in no step") {
   gpuprof::Report report = rank_report(0, 1, {10, 10});
   add_kernel(report, 1, 2, "communication", 3, 0, 40);
   report.kernels.back().scope_instance = 0;  // launched outside any scope, during step 1
@@ -105,7 +111,8 @@ TEST_CASE("comm_compute_by_step: work without a launching scope goes by its laun
   report.kernels.back().scope_instance = 0;  // graph work captured in train/backward
   report.kernels.back().scope_node = 3;
   // Launched from a scope of another host thread during step 0: in no step of thread 0.
-  report.instances.push_back({99, 2, 1, gpuprof_test::step_begin_ns(0) + 10, gpuprof_test::step_begin_ns(0) + 20, 0.0});
+  report.instances.push_back(
+      {99, 2, 1, gpuprof_test::step_begin_ns(0) + 10, gpuprof_test::step_begin_ns(0) + 20, 0.0});
   add_kernel(report, 0, 2, "gemm", 5, 0, 1000);
   report.kernels.back().scope_instance = 99;
   const auto steps = gpuprof::comm_compute_by_step(report, "train");
@@ -114,5 +121,5 @@ TEST_CASE("comm_compute_by_step: work without a launching scope goes by its laun
   const auto scopes = gpuprof::comm_compute_by_scope(report);
   CHECK(scopes[3].computation_ms == Approx(0.030));
   CHECK(scopes[1].computation_ms == Approx(1.000));  // the other thread's kernel covers the graph work
-  CHECK(scopes[1].communication_ms == 0);  // no launching scope: charged to none
+  CHECK(scopes[1].communication_ms == 0);            // no launching scope: charged to none
 }

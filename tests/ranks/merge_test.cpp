@@ -26,7 +26,8 @@ using gpuprof_test::rank_report;
 namespace {
 // Steps: rank 0 {10, 12, 11}, rank 1 {11, 10, 15}, rank 2 {10.5, 11, 11}, given out of order.
 std::vector<Report> three_ranks() {
-  return {rank_report(2, 3, {10.5, 11, 11}), rank_report(0, 3, {10, 12, 11}), rank_report(1, 3, {11, 10, 15})};
+  return {rank_report(2, 3, {10.5, 11, 11}), rank_report(0, 3, {10, 12, 11}),
+          rank_report(1, 3, {11, 10, 15})};
 }
 
 const gpuprof::MergedScope& scope_of(const gpuprof::MergedReport& merged, const std::string& path) {
@@ -87,7 +88,8 @@ TEST_CASE("merge: a named step scope, uneven step counts and a scope only one ra
   CHECK(checkpoint.per_rank[1].n == 1);
   CHECK(checkpoint.slowest_rank == 1);
   CHECK(checkpoint.across_ranks.n == 1);
-  CHECK_THROWS_WITH_AS(gpuprof::merge(reports, {"nope"}), doctest::Contains("in none of the reports"), gpuprof::Error);
+  CHECK_THROWS_WITH_AS(gpuprof::merge(reports, {"nope"}), doctest::Contains("in none of the reports"),
+                       gpuprof::Error);
 }
 
 TEST_CASE("merge: refuses the same rank twice, different world sizes, mixed or out-of-world ranks") {
@@ -105,8 +107,8 @@ TEST_CASE("merge: refuses the same rank twice, different world sizes, mixed or o
   // Reports without any rank are ranks 0, 1, ... in order; one run given twice is refused.
   Report other_unranked = rank_report(0, 2, {2});
   other_unranked.rank = {};
-  CHECK_THROWS_WITH_AS(gpuprof::merge({unranked, unranked}), doctest::Contains("reports 1 and 2 are the same run"),
-                       gpuprof::InputError);
+  CHECK_THROWS_WITH_AS(gpuprof::merge({unranked, unranked}),
+                       doctest::Contains("reports 1 and 2 are the same run"), gpuprof::InputError);
   const gpuprof::MergedReport by_order = gpuprof::merge({unranked, other_unranked});
   CHECK(by_order.ranks[1].rank.rank == 1);
   CHECK(by_order.world_size == 2);
@@ -119,7 +121,7 @@ TEST_CASE("merge: communication vs computation per rank and per step") {
   using gpuprof_test::add_kernel;
   add_kernel(reports[0], 0, 3, "gemm", 1, 0, 300);
   add_kernel(reports[0], 0, 3, "communication", 2, 200, 500);  // 100 of 300 hidden
-  add_kernel(reports[1], 1, 3, "communication", 2, 0, 100);     // all exposed
+  add_kernel(reports[1], 1, 3, "communication", 2, 0, 100);    // all exposed
   const gpuprof::MergedReport merged = gpuprof::merge(reports);
   CHECK(merged.has_kernels);
   CHECK(merged.steps[0].comm_compute[0].overlap_ms == Approx(0.1));
@@ -233,8 +235,8 @@ TEST_CASE("gpuprof-merge: exit status 0 on matching reports, 2 on bad input") {
   using gpuprof_test::exit_status_of;
   const std::string both = " " + dir.file("r0.json") + " " + dir.file("r1.json");
   CHECK(exit_status_of(tool + both) == 0);
-  CHECK(exit_status_of(tool + both + " --markdown -o " + dir.file("m.json") + " --trace " + dir.file("t.json") +
-                       " --step-scope train") == 0);
+  CHECK(exit_status_of(tool + both + " --markdown -o " + dir.file("m.json") + " --trace " +
+                       dir.file("t.json") + " --step-scope train") == 0);
   CHECK(gpuprof_test::parse_json_file(dir.file("m.json"))["steps"].elements().size() == 2);
   CHECK(gpuprof_test::parse_json_file(dir.file("t.json")).contains("traceEvents"));
   CHECK(exit_status_of(tool) == 2);

@@ -34,7 +34,9 @@ std::string edited_report(const std::string& from, const std::string& to) {
   return text.replace(at, from.size(), to);
 }
 
-Report read_text(const std::string& text) { return gpuprof::detail::report_from_json(gpuprof::detail::parse_json(text)); }
+Report read_text(const std::string& text) {
+  return gpuprof::detail::report_from_json(gpuprof::detail::parse_json(text));
+}
 
 // An edit of the report (`from` to `to`) and the message it is refused with.
 struct Edit {
@@ -46,11 +48,14 @@ struct Edit {
 void refused_all(const std::vector<Edit>& edits) {
   for (const Edit& edit : edits) {
     CAPTURE(edit.to);
-    CHECK_THROWS_WITH_AS(read_text(edited_report(edit.from, edit.to)), doctest::Contains(edit.message), InputError);
+    CHECK_THROWS_WITH_AS(read_text(edited_report(edit.from, edit.to)), doctest::Contains(edit.message),
+                         InputError);
   }
 }
 
-void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
 
 // The process-wide limit set for one test, restored after it.
 struct InputLimit {
@@ -71,7 +76,8 @@ TEST_CASE("readers: unbounded input stops at the size limit, /dev/zero included"
   gpuprof_test::TemporaryDirectory dir;
   const InputLimit limit(1 << 20);
   CHECK_THROWS_WITH_AS(gpuprof::detail::parse_json_file("/dev/zero"),
-                       doctest::Contains("/dev/zero: larger than the input limit of 1048576 bytes"), InputError);
+                       doctest::Contains("/dev/zero: larger than the input limit of 1048576 bytes"),
+                       InputError);
   // A JSON array of numbers past the limit (the probe's was 200 MB).
   std::string numbers = "[";
   while (numbers.size() < (3 << 19)) numbers += "1,";
@@ -108,10 +114,12 @@ TEST_CASE("readers: the limit comes from set_max_input_bytes, else GPUPROF_MAX_I
 TEST_CASE("readers: a directory or a missing file says why, with the system's reason") {
   gpuprof_test::TemporaryDirectory dir;
   CHECK_THROWS_WITH_AS(gpuprof::read_report_json(dir.path().string()),
-                       doctest::Contains(("cannot read " + dir.path().string() + ": Is a directory").c_str()), InputError);
-  CHECK_THROWS_WITH_AS(gpuprof::read_report_json(dir.file("missing.json")),
-                       doctest::Contains(("cannot open " + dir.file("missing.json") + ": No such file or directory").c_str()),
+                       doctest::Contains(("cannot read " + dir.path().string() + ": Is a directory").c_str()),
                        InputError);
+  CHECK_THROWS_WITH_AS(
+      gpuprof::read_report_json(dir.file("missing.json")),
+      doctest::Contains(("cannot open " + dir.file("missing.json") + ": No such file or directory").c_str()),
+      InputError);
 }
 
 TEST_CASE("readers: duplicate keys are an error, wherever they are") {
@@ -138,7 +146,8 @@ TEST_CASE("readers: report version, counts, indices, depths and ranks checked ag
       {"\"rank\": null", "\"rank\": 4294967296", "4294967296 is not an integer from -2147483648"},
       {"\"rank\": null", "\"rank\": -3", "rank -3 is negative"},
       {"\"world_size\": null", "\"world_size\": 0", "world_size 0"},
-      {"\"rank\": null, \"world_size\": null", "\"rank\": 5, \"world_size\": 2", "rank 5 is outside a world of 2"},
+      {"\"rank\": null, \"world_size\": null", "\"rank\": 5, \"world_size\": 2",
+       "rank 5 is outside a world of 2"},
       {"\"scope_node\": -1", "\"scope_node\": 1000", "names scope node 1000"},
       {"\"grid\": [", "\"grid\": [4294967296, ", "4294967296 is not an integer from 0 to 4294967295"},
   });
@@ -147,7 +156,8 @@ TEST_CASE("readers: report version, counts, indices, depths and ranks checked ag
 TEST_CASE("readers: time stamps and sizes that 64-bit arithmetic cannot hold are refused") {
   refused_all({
       // Kernel start/end whose difference overflows (kernel_record.hpp's duration_ns).
-      {"\"start_ns\": ", "\"start_ns\": -9223372036854775807, \"x\": ", "start_ns -9223372036854775807 is outside"},
+      {"\"start_ns\": ", "\"start_ns\": -9223372036854775807, \"x\": ",
+       "start_ns -9223372036854775807 is outside"},
       {"\"end_ns\": ", "\"end_ns\": 9223372036854775807, \"x\": ", "end_ns 9223372036854775807 is outside"},
       {"\"end_ns\": ", "\"end_ns\": 0, \"x\": ", "ends (0) before it begins"},
       {"\"end_ns\": ", "\"end_ns\": 4000000000000000, \"x\": ", "lasts longer than an hour"},
@@ -155,7 +165,8 @@ TEST_CASE("readers: time stamps and sizes that 64-bit arithmetic cannot hold are
       {"\"host_begin_ns\": ", "\"host_begin_ns\": -9223372036854775807, \"x\": ", "host_begin_ns"},
       {"\"host_end_ns\": ", "\"host_end_ns\": 1, \"x\": ", "ends (1) before it begins"},
       // Memory timeline times and sizes (report/chrome_trace.hpp's origin and running sum).
-      {"\"alloc_ns\": ", "\"alloc_ns\": -9223372036854775807, \"x\": ", "alloc_ns -9223372036854775807 is outside"},
+      {"\"alloc_ns\": ", "\"alloc_ns\": -9223372036854775807, \"x\": ",
+       "alloc_ns -9223372036854775807 is outside"},
       {"\"bytes\": 419430400", "\"bytes\": -1", "bytes -1 is outside"},
       {"\"in_use\": [", "\"in_use\": [[-9223372036854775807, 0], ", "is outside 0 .. 2^62"},
   });
@@ -184,12 +195,12 @@ TEST_CASE("compare: two kinds of file are refused, naming both") {
   const gpuprof::MeasuredRun bench = gpuprof::read_measured_run(dir.file("bench.json"));
   const gpuprof::MeasuredRun report = gpuprof::read_measured_run(dir.file("report.json"));
   CHECK(bench.kind == "gpuprof.bench");
-  CHECK_THROWS_WITH_AS(gpuprof::compare_runs(bench, report),
-                       doctest::Contains(("cannot compare two kinds of file: " + dir.file("bench.json") +
-                                          " is a gpuprof.bench file, " + dir.file("report.json") +
-                                          " is a gpuprof.report file")
-                                             .c_str()),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      gpuprof::compare_runs(bench, report),
+      doctest::Contains(("cannot compare two kinds of file: " + dir.file("bench.json") +
+                         " is a gpuprof.bench file, " + dir.file("report.json") + " is a gpuprof.report file")
+                            .c_str()),
+      InputError);
   CHECK_NOTHROW(gpuprof::compare_runs(report, report));
 }
 
@@ -216,8 +227,8 @@ TEST_CASE("output: control characters in names are escaped on the terminal, HTML
     CHECK(text.find('\x07') == std::string::npos);
     CHECK(text.find("evil\\x1b]0;owned\\x07\\x1b[2J") != std::string::npos);
   }
-  for (const std::string& text :
-       {gpuprof::comparison_markdown(comparison), gpuprof::merged_markdown(merged), gpuprof::markdown_table(report)}) {
+  for (const std::string& text : {gpuprof::comparison_markdown(comparison), gpuprof::merged_markdown(merged),
+                                  gpuprof::markdown_table(report)}) {
     CHECK(text.find("<img") == std::string::npos);
     CHECK(text.find("&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
     CHECK(text.find(raw_escape) == std::string::npos);

@@ -23,7 +23,8 @@ bool is_hex(const std::string& text) {
 // either with "-dirty" after it.
 bool looks_like_describe(std::string revision) {
   const std::string dirty = "-dirty";
-  if (revision.size() > dirty.size() && revision.compare(revision.size() - dirty.size(), dirty.size(), dirty) == 0)
+  if (revision.size() > dirty.size() &&
+      revision.compare(revision.size() - dirty.size(), dirty.size(), dirty) == 0)
     revision.resize(revision.size() - dirty.size());
   const std::size_t g = revision.rfind("-g");
   const std::string hash = g == std::string::npos ? revision : revision.substr(g + 2);

@@ -83,7 +83,8 @@ TEST_CASE("memory timeline svg: the allocations' outline follows the stacking") 
   const std::size_t begin = svg.find("points=\"", second) + 8;
   const std::string points = svg.substr(begin, svg.find('"', begin) - begin);
   // Top edge: (x(0.5), 2 GiB) to (x(1), 2 GiB), (x(1), 1 GiB) to (x(1.5), 1 GiB); then the bottom back.
-  CHECK(points == "373.3,54.0 676.7,54.0 676.7,234.0 980.0,234.0 980.0,414.0 676.7,414.0 676.7,234.0 373.3,234.0");
+  CHECK(points ==
+        "373.3,54.0 676.7,54.0 676.7,234.0 980.0,234.0 980.0,414.0 676.7,414.0 676.7,234.0 373.3,234.0");
   CHECK(svg.find(">2 GiB</text>") != std::string::npos);
 }
 
@@ -100,6 +101,7 @@ TEST_CASE("memory timeline svg: spans of named scopes from a report, written ato
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  CHECK(occurrences(text.str(), "<polygon class=\"allocation\"") == report.memory_timeline.allocations.size());
+  CHECK(occurrences(text.str(), "<polygon class=\"allocation\"") ==
+        report.memory_timeline.allocations.size());
   CHECK(occurrences(text.str(), "<rect class=\"span\"") == spans.size());
 }

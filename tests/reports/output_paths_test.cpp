@@ -23,7 +23,8 @@ using gpuprof_test::TemporaryDirectory;
 
 namespace {
 
-std::string refusal_of(const std::vector<gpuprof::OutputFile>& outputs, const std::vector<std::string>& inputs = {}) {
+std::string refusal_of(const std::vector<gpuprof::OutputFile>& outputs,
+                       const std::vector<std::string>& inputs = {}) {
   try {
     gpuprof::check_output_files(outputs, inputs);
   } catch (const gpuprof::Error& error) {
@@ -32,7 +33,9 @@ std::string refusal_of(const std::vector<gpuprof::OutputFile>& outputs, const st
   return "";
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -56,9 +59,10 @@ TEST_CASE("two outputs with one path are refused, existing or not") {
   TemporaryDirectory dir;
   CHECK(contains(refusal_of({{"--json", dir.file("x")}, {"--csv", dir.file("x")}}),
                  "--csv '" + dir.file("x") + "': is also the output of --json"));
-  CHECK(contains(refusal_of({{"--json", dir.file("x")}, {"--csv", dir.path().string() + "/../" +
-                                                                   dir.path().filename().string() + "/x"}}),
-                 "is also the output of --json"));
+  CHECK(
+      contains(refusal_of({{"--json", dir.file("x")},
+                           {"--csv", dir.path().string() + "/../" + dir.path().filename().string() + "/x"}}),
+               "is also the output of --json"));
   { std::ofstream(dir.file("y")) << "old"; }
   CHECK(contains(refusal_of({{"--json", dir.file("y")}, {"--trace", dir.file("y")}}), "is also the output"));
   CHECK(contains(refusal_of({{"--json", "-"}, {"--csv", "-"}}), "is also the output of --json '-'"));
@@ -82,20 +86,22 @@ TEST_CASE("directories, missing directories, loops of links are refused before a
   fs::create_symlink("run.json", dir.file("to-create"));
   CHECK(refusal_of({{"--json", dir.file("to-create")}}).empty());
   // ...and that target is the same file as a plain path to it.
-  CHECK(contains(refusal_of({{"--json", dir.file("to-create")}, {"--csv", dir.file("run.json")}}), "also the output"));
+  CHECK(contains(refusal_of({{"--json", dir.file("to-create")}, {"--csv", dir.file("run.json")}}),
+                 "also the output"));
 }
 
 TEST_CASE("the protected-symlinks rule: who may follow a link in a sticky world-writable directory") {
-  struct stat link {}, directory {};
+  struct stat link {
+  }, directory{};
   directory.st_mode = S_IFDIR | 01777;  // /tmp
   directory.st_uid = 0;
   link.st_uid = 1000;
-  CHECK(gpuprof::detail::may_follow_link(link, directory, 1000));    // the link's owner
+  CHECK(gpuprof::detail::may_follow_link(link, directory, 1000));     // the link's owner
   CHECK_FALSE(gpuprof::detail::may_follow_link(link, directory, 0));  // root, someone else's link
   CHECK_FALSE(gpuprof::detail::may_follow_link(link, directory, 1001));
   link.st_uid = 0;
   CHECK(gpuprof::detail::may_follow_link(link, directory, 1001));  // owned by the directory's owner
-  directory.st_mode = S_IFDIR | 0777;                             // not sticky: the rule does not apply
+  directory.st_mode = S_IFDIR | 0777;                              // not sticky: the rule does not apply
   link.st_uid = 1000;
   CHECK(gpuprof::detail::may_follow_link(link, directory, 0));
   directory.st_mode = S_IFDIR | 01755;  // sticky, not world-writable

@@ -53,7 +53,9 @@ TEST_CASE("memory timeline: a release without its allocation is ignored; address
   gpuprof::Report report;  // no scopes at all
   const std::vector<gpuprof::AllocationRecord> records = {
       {10, -64, 0x10, 0, false},  // allocated before capture began
-      {20, 100, 0x20, 0, false}, {30, -100, 0x20, 0, false}, {40, 50, 0x20, 0, false}};
+      {20, 100, 0x20, 0, false},
+      {30, -100, 0x20, 0, false},
+      {40, 50, 0x20, 0, false}};
   const gpuprof::MemoryTimeline timeline = gpuprof::build_memory_timeline(report, {}, records);
   REQUIRE(timeline.allocations.size() == 2);
   CHECK(timeline.allocations[0].free_ns == 30);
@@ -85,8 +87,8 @@ TEST_CASE("report JSON reads back into the same report model") {
   CHECK(back.memory_timeline.in_use.back().bytes_in_use == report.memory_timeline.in_use.back().bytes_in_use);
 
   std::ofstream(dir.file("other.json")) << R"({"schema": "gpuprof.bench", "version": 1})";
-  CHECK_THROWS_WITH_AS(gpuprof::read_report_json(dir.file("other.json")), doctest::Contains("not a gpuprof report"),
-                       gpuprof::Error);
+  CHECK_THROWS_WITH_AS(gpuprof::read_report_json(dir.file("other.json")),
+                       doctest::Contains("not a gpuprof report"), gpuprof::Error);
 }
 
 TEST_CASE("environment: captured at report time, written and read back, differences named") {
@@ -101,7 +103,8 @@ TEST_CASE("environment: captured at report time, written and read back, differen
   }
   gpuprof::JsonWriter json;
   gpuprof::write_environment_json(json, env);
-  const gpuprof::Environment back = gpuprof::detail::environment_from_json(gpuprof::detail::parse_json(json.str()));
+  const gpuprof::Environment back =
+      gpuprof::detail::environment_from_json(gpuprof::detail::parse_json(json.str()));
   CHECK(back.host_name == env.host_name);
   CHECK(back.compiler_flags == env.compiler_flags);
   CHECK(back.git_revision == env.git_revision);
@@ -112,8 +115,8 @@ TEST_CASE("environment: captured at report time, written and read back, differen
   const auto differences = gpuprof::environment_differences(env, other);
   REQUIRE(differences.size() == 1);
   CHECK(differences[0].rfind("driver: ", 0) == 0);
-  CHECK(gpuprof::throttle_reason_names(gpuprof::throttle_reason::sw_power_cap | gpuprof::throttle_reason::hw_slowdown) ==
-        "sw_power_cap+hw_slowdown");
+  CHECK(gpuprof::throttle_reason_names(gpuprof::throttle_reason::sw_power_cap |
+                                       gpuprof::throttle_reason::hw_slowdown) == "sw_power_cap+hw_slowdown");
   CHECK(gpuprof::ClockSample{1980, 2619, gpuprof::throttle_reason::sw_thermal_slowdown}.throttled());
   CHECK_FALSE(gpuprof::ClockSample{1980, 2619, gpuprof::throttle_reason::gpu_idle}.throttled());
 }
@@ -136,8 +139,8 @@ TEST_CASE("HTML page: self-contained, data embedded so no scope name can end the
   const std::size_t data = page.find("<script id=\"gpuprof-data\" type=\"application/json\">");
   REQUIRE(data != std::string::npos);
   const std::size_t begin = page.find('>', data) + 1;
-  const gpuprof::Report back =
-      gpuprof::detail::report_from_json(gpuprof::detail::parse_json(page.substr(begin, page.find("</script>", begin) - begin)));
+  const gpuprof::Report back = gpuprof::detail::report_from_json(
+      gpuprof::detail::parse_json(page.substr(begin, page.find("</script>", begin) - begin)));
   CHECK(back.nodes[6].name == report.nodes[6].name);
 }
 

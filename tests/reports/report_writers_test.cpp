@@ -82,8 +82,8 @@ gpuprof::ScopeNode make_node(const std::string& path, int parent, int depth, std
   return node;
 }
 
-gpuprof::ScopeInstance make_instance(std::uint64_t id, int node, std::uint32_t thread,
-                                     std::int64_t begin_ms, std::int64_t end_ms, double gpu_ms) {
+gpuprof::ScopeInstance make_instance(std::uint64_t id, int node, std::uint32_t thread, std::int64_t begin_ms,
+                                     std::int64_t end_ms, double gpu_ms) {
   gpuprof::ScopeInstance instance;
   instance.id = id;
   instance.node = node;
@@ -119,11 +119,10 @@ gpuprof::Report sample_report() {
   loader.host_ms = gpuprof::summarize({1.5});
   report.nodes = {step, forward, attention, loader};
 
-  report.instances = {
-      make_instance(1, 0, 0, 0, 10, 9),  make_instance(2, 1, 0, 1, 7, 6),
-      make_instance(3, 2, 0, 2, 4, -1),  make_instance(4, 0, 0, 20, 32, 11),
-      make_instance(5, 1, 0, 21, 28, 6.5), make_instance(6, 2, 0, 22, 25, -1),
-      make_instance(7, 3, 1, 5, 7, -1)};
+  report.instances = {make_instance(1, 0, 0, 0, 10, 9),    make_instance(2, 1, 0, 1, 7, 6),
+                      make_instance(3, 2, 0, 2, 4, -1),    make_instance(4, 0, 0, 20, 32, 11),
+                      make_instance(5, 1, 0, 21, 28, 6.5), make_instance(6, 2, 0, 22, 25, -1),
+                      make_instance(7, 3, 1, 5, 7, -1)};
 
   gpuprof::KernelRecord gemm;
   gemm.name = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm>(Params)";
@@ -135,8 +134,12 @@ gpuprof::Report sample_report() {
   gemm.stream = 7;
   gemm.correlation_id = 42;
   gemm.scope_instance = 2;
-  gemm.grid[0] = 128; gemm.grid[1] = 2; gemm.grid[2] = 1;
-  gemm.block[0] = 256; gemm.block[1] = 1; gemm.block[2] = 1;
+  gemm.grid[0] = 128;
+  gemm.grid[1] = 2;
+  gemm.grid[2] = 1;
+  gemm.block[0] = 256;
+  gemm.block[1] = 1;
+  gemm.block[2] = 1;
   gemm.registers_per_thread = 168;
   gemm.shared_bytes = 49152;
 
@@ -184,8 +187,7 @@ void check_summary_json(const Json& json, const gpuprof::Summary& s) {
   CHECK(json["note"].as_string() == s.note);
   CHECK(json["discarded"].as_int64() == static_cast<std::int64_t>(s.discarded));
   REQUIRE(json["samples_ms"].size() == s.sorted.size());
-  for (std::size_t i = 0; i < s.sorted.size(); ++i)
-    CHECK(json["samples_ms"][i].as_number() == s.sorted[i]);
+  for (std::size_t i = 0; i < s.sorted.size(); ++i) CHECK(json["samples_ms"][i].as_number() == s.sorted[i]);
 }
 
 // Trace events by phase, for lookups.
@@ -235,8 +237,8 @@ TEST_CASE("JSON report reads back field by field") {
   const Json& forward = doc["nodes"][1];
   const Json& attention = doc["nodes"][2];
   CHECK(step["percent_of_parent"].is_null());
-  CHECK(forward["percent_of_parent"].as_number() == Approx(62.5));  // 2 x 6.25 of 2 x 10
-  CHECK(attention["percent_of_parent"].as_number() == Approx(40.0));  // 2 x 2.5 of 2 x 6.25
+  CHECK(forward["percent_of_parent"].as_number() == Approx(62.5));      // 2 x 6.25 of 2 x 10
+  CHECK(attention["percent_of_parent"].as_number() == Approx(40.0));    // 2 x 2.5 of 2 x 6.25
   CHECK(forward["rates"]["tflop_per_s"].as_number() == Approx(160.0));  // 1e12 / 6.25 ms
   CHECK(forward["rates"]["gb_per_s"].as_number() == Approx(320.0));
   CHECK(forward["rates"]["flops_per_byte"].as_number() == Approx(500.0));
@@ -294,15 +296,50 @@ TEST_CASE("CSV report has stable columns, one row per node, RFC 4180 quoting") {
   const auto rows = parse_csv(gpuprof_test::read_text_file(dir.file("report.csv")));
 
   REQUIRE(rows.size() == report.nodes.size() + 1);
-  const std::vector<std::string> expected_columns = {
-      "path", "name", "depth", "parent_path", "count", "timing", "total_ms", "mean_ms",
-      "stddev_ms", "median_ms", "q1_ms", "q3_ms", "p10_ms", "p90_ms", "min_ms", "max_ms",
-      "ci95_low_ms", "ci95_high_ms", "cv", "outliers", "unstable", "unstable_reason",
-      "host_mean_ms", "gpu_mean_ms", "percent_of_parent", "flops", "bytes", "tokens",
-      "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes",
-      "discarded", "dram_bytes", "measured_flops", "measured_flops_per_byte", "measured_flop_per_s",
-      "percent_of_roof", "bound", "l2_hit_pct", "occupancy_pct", "declared_flops_difference_pct",
-      "declared_bytes_difference_pct"};
+  const std::vector<std::string> expected_columns = {"path",
+                                                     "name",
+                                                     "depth",
+                                                     "parent_path",
+                                                     "count",
+                                                     "timing",
+                                                     "total_ms",
+                                                     "mean_ms",
+                                                     "stddev_ms",
+                                                     "median_ms",
+                                                     "q1_ms",
+                                                     "q3_ms",
+                                                     "p10_ms",
+                                                     "p90_ms",
+                                                     "min_ms",
+                                                     "max_ms",
+                                                     "ci95_low_ms",
+                                                     "ci95_high_ms",
+                                                     "cv",
+                                                     "outliers",
+                                                     "unstable",
+                                                     "unstable_reason",
+                                                     "host_mean_ms",
+                                                     "gpu_mean_ms",
+                                                     "percent_of_parent",
+                                                     "flops",
+                                                     "bytes",
+                                                     "tokens",
+                                                     "tflop_per_s",
+                                                     "gb_per_s",
+                                                     "tokens_per_s",
+                                                     "flops_per_byte",
+                                                     "peak_device_bytes",
+                                                     "discarded",
+                                                     "dram_bytes",
+                                                     "measured_flops",
+                                                     "measured_flops_per_byte",
+                                                     "measured_flop_per_s",
+                                                     "percent_of_roof",
+                                                     "bound",
+                                                     "l2_hit_pct",
+                                                     "occupancy_pct",
+                                                     "declared_flops_difference_pct",
+                                                     "declared_bytes_difference_pct"};
   CHECK(rows[0] == expected_columns);
   for (const auto& row : rows) CHECK(row.size() == expected_columns.size());
 
@@ -480,26 +517,27 @@ TEST_CASE("terminal table lists the tree with the right columns") {
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   REQUIRE(lines.size() >= 6);
   CHECK(lines[0] == "gpuprof report: timing by CUDA events; device: NVIDIA H100 80GB HBM3");
-  for (const char* column : {"Scope", "Count", "Total ms", "Mean ms", "Std ms", "Median ms",
-                             "P90 ms", "Min ms", "Max ms", "% parent", "TFLOP/s", "GB/s",
-                             "tokens/s", "Peak MiB"})
+  for (const char* column : {"Scope", "Count", "Total ms", "Mean ms", "Std ms", "Median ms", "P90 ms",
+                             "Min ms", "Max ms", "% parent", "TFLOP/s", "GB/s", "tokens/s", "Peak MiB"})
     CHECK(lines[1].find(column) != std::string::npos);
   CHECK(lines[2].rfind("step ", 0) == 0);
   CHECK(lines[3].rfind("  forward ", 0) == 0);
   CHECK(lines[4].rfind("    attention ", 0) == 0);
   CHECK(lines[5].rfind("loader ", 0) == 0);
   CHECK(lines[3].find("62.5") != std::string::npos);
-  CHECK(lines[3].find("160.0") != std::string::npos);  // TFLOP/s
+  CHECK(lines[3].find("160.0") != std::string::npos);   // TFLOP/s
   CHECK(lines[2].find("1536.0") != std::string::npos);  // Peak MiB
-  CHECK(lines[2].find("20.00") != std::string::npos);  // total ms of step
+  CHECK(lines[2].find("20.00") != std::string::npos);   // total ms of step
   CHECK(text.find("unstable: step/forward/attention: cv ") != std::string::npos);
   // Scopes that ran once share one note instead of a line each.
   CHECK(text.find("unstable: loader") == std::string::npos);
-  CHECK(text.find("note: 1 of 4 scope(s) finished fewer than 2 times: no spread can be estimated for them\n") !=
-        std::string::npos);
+  CHECK(
+      text.find("note: 1 of 4 scope(s) finished fewer than 2 times: no spread can be estimated for them\n") !=
+      std::string::npos);
 }
 
-TEST_CASE("a one-shot program's table gets one note for its single samples, marks open scopes, counts warm-up") {
+TEST_CASE(
+    "a one-shot program's table gets one note for its single samples, marks open scopes, counts warm-up") {
   gpuprof::Report report;
   for (int i = 0; i < 30; ++i) {
     gpuprof::ScopeNode node;
@@ -520,9 +558,11 @@ TEST_CASE("a one-shot program's table gets one note for its single samples, mark
   CAPTURE(text);
   CHECK(text.find("unstable:") == std::string::npos);
   CHECK(text.find("\nmain (open) ") != std::string::npos);
-  CHECK(text.find("note: 1 scope(s) marked (open) were still running when the report was taken") != std::string::npos);
+  CHECK(text.find("note: 1 scope(s) marked (open) were still running when the report was taken") !=
+        std::string::npos);
   CHECK(text.find("note: 31 of 31 scope(s) finished fewer than 2 times") != std::string::npos);
-  CHECK(text.find("note: 6 scope instance(s) from bench() cold calls and warm-up are left out") != std::string::npos);
+  CHECK(text.find("note: 6 scope instance(s) from bench() cold calls and warm-up are left out") !=
+        std::string::npos);
   const std::string markdown = gpuprof::markdown_table(report);
   CHECK(markdown.find("| main (open) |") != std::string::npos);
   CHECK(markdown.find("Notes:\n\n- 1 scope(s) marked (open)") != std::string::npos);
@@ -559,7 +599,8 @@ TEST_CASE("markdown table is a GitHub table with indented names") {
   const gpuprof::Report report = sample_report();
   const std::string text = gpuprof::markdown_table(report);
   CHECK(text.find("| Scope | Count | Total ms |") != std::string::npos);
-  CHECK(text.find("|:---|---:|---:|") != std::string::npos);  // was "|---|": one Table renderer, left columns ":---"
+  CHECK(text.find("|:---|---:|---:|") !=
+        std::string::npos);  // was "|---|": one Table renderer, left columns ":---"
   CHECK(text.find("| &nbsp;&nbsp;forward | 2 |") != std::string::npos);
   CHECK(text.find("| &nbsp;&nbsp;&nbsp;&nbsp;attention | 2 |") != std::string::npos);
   CHECK(text.find("Unstable statistics:") != std::string::npos);
@@ -574,12 +615,19 @@ TEST_CASE("markdown table is a GitHub table with indented names") {
 TEST_CASE("JSON strings are escaped and always valid UTF-8") {
   const std::string tricky = "q\"b\\s/\n\r\t\b\f\x01\x1f caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80";
   gpuprof::JsonWriter json;
-  json.begin_object().member("text", tricky).member("bad", "a\xFF" "b\xC3").end_object();
+  json.begin_object()
+      .member("text", tricky)
+      .member("bad",
+              "a\xFF"
+              "b\xC3")
+      .end_object();
   CHECK(json.str().find("\\u0001") != std::string::npos);
   CHECK(json.str().find("\\u001f") != std::string::npos);
   const Json doc = gpuprof_test::parse_json(json.str());
   CHECK(doc["text"].as_string() == tricky);
-  CHECK(doc["bad"].as_string() == "a\xEF\xBF\xBD" "b\xEF\xBF\xBD");  // U+FFFD for each bad byte
+  CHECK(doc["bad"].as_string() ==
+        "a\xEF\xBF\xBD"
+        "b\xEF\xBF\xBD");  // U+FFFD for each bad byte
 
   gpuprof::Report report = sample_report();
   report.nodes[3].name = report.nodes[3].path = tricky;
@@ -588,8 +636,7 @@ TEST_CASE("JSON strings are escaped and always valid UTF-8") {
   gpuprof::write_json(report, dir.file("r.json"));
   gpuprof::write_chrome_trace(report, dir.file("t.json"));
   CHECK(gpuprof_test::parse_json_file(dir.file("r.json"))["nodes"][3]["name"].as_string() == tricky);
-  CHECK(gpuprof_test::parse_json_file(dir.file("t.json"))["otherData"]["timing_note"].as_string() ==
-        tricky);
+  CHECK(gpuprof_test::parse_json_file(dir.file("t.json"))["otherData"]["timing_note"].as_string() == tricky);
 }
 
 TEST_CASE("JSON numbers round-trip exactly; non-finite numbers become null") {
@@ -618,7 +665,7 @@ TEST_CASE("JSON writer refuses malformed documents") {
   CHECK_THROWS_AS(json.end_array(), gpuprof::Error);
   CHECK_THROWS_AS(json.str(), gpuprof::Error);  // still open
   json.key("a");
-  CHECK_THROWS_AS(json.key("b"), gpuprof::Error);  // two keys
+  CHECK_THROWS_AS(json.key("b"), gpuprof::Error);      // two keys
   CHECK_THROWS_AS(json.end_object(), gpuprof::Error);  // key without value
   json.value(true).end_object();
   CHECK(json.str() == "{\n  \"a\": true\n}");
@@ -626,12 +673,13 @@ TEST_CASE("JSON writer refuses malformed documents") {
 }
 
 TEST_CASE("the test JSON parser is strict") {
-  for (const char* bad : {"", "{", "[1,]", "{\"a\":1,}", "01", "1.", "-", "NaN", "\"a\nb\"",
-                          "\"\\x\"", "\"\\ud800\"", "[1] 2", "tru", "{a:1}"}) {
+  for (const char* bad : {"", "{", "[1,]", "{\"a\":1,}", "01", "1.", "-", "NaN", "\"a\nb\"", "\"\\x\"",
+                          "\"\\ud800\"", "[1] 2", "tru", "{a:1}"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(gpuprof_test::parse_json(bad), std::runtime_error);
   }
-  const Json doc = gpuprof_test::parse_json(" {\"k\": [true, false, null, -0.5e2, \"\\u00e9\\ud83d\\ude00\"]} ");
+  const Json doc =
+      gpuprof_test::parse_json(" {\"k\": [true, false, null, -0.5e2, \"\\u00e9\\ud83d\\ude00\"]} ");
   CHECK(doc["k"][0].as_bool());
   CHECK_FALSE(doc["k"][1].as_bool());
   CHECK(doc["k"][2].is_null());

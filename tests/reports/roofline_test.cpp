@@ -65,8 +65,8 @@ gpuprof::ScopeNode node(const std::string& path, const std::string& name, int pa
 // to speak of; "untouched" has none.
 gpuprof::Report counter_report() {
   gpuprof::Report report;
-  report.nodes = {node("step", "step", -1, 2), node("step/gemm", "gemm", 0, 2), node("step/norm", "norm", 0, 2),
-                  node("step/untouched", "untouched", 0, 2)};
+  report.nodes = {node("step", "step", -1, 2), node("step/gemm", "gemm", 0, 2),
+                  node("step/norm", "norm", 0, 2), node("step/untouched", "untouched", 0, 2)};
   report.counters.metrics = {gpuprof::metric::duration_ns, gpuprof::metric::dram_bytes_read,
                              gpuprof::metric::dram_bytes_written, bf16_ops};
   report.counters.passes = 3;
@@ -126,7 +126,9 @@ TEST_CASE("roofline: FLOPs per pipe, DRAM bytes, intensity and rate from counter
   CHECK(gpuprof::place_on_roofline(none, card()).bound == gpuprof::Bound::unknown);
 }
 
-TEST_CASE("roofline: left of the ridge memory-bound against bandwidth, right of it compute-bound against the pipe") {
+TEST_CASE(
+    "roofline: left of the ridge memory-bound against bandwidth, right of it compute-bound against the "
+    "pipe") {
   const gpuprof::RooflineCeilings ceilings = card();
   REQUIRE(ceilings.find("tensor bf16") != nullptr);
   CHECK(ceilings.ridge(*ceilings.find("tensor bf16")) == Approx(400));
@@ -154,7 +156,8 @@ TEST_CASE("roofline: left of the ridge memory-bound against bandwidth, right of 
   fp32_only.pipes = {{"fp32", 50e12}};
   CHECK(gpuprof::place_on_roofline(gpuprof::measure_range(range("g", 1e-3, 4e8, 4e11)), fp32_only).bound ==
         gpuprof::Bound::unknown);
-  CHECK(gpuprof::place_on_roofline(gpuprof::measure_range(range("g", 1e-3, 4e8, 4e11)), {}).percent_of_roof < 0);
+  CHECK(gpuprof::place_on_roofline(gpuprof::measure_range(range("g", 1e-3, 4e8, 4e11)), {}).percent_of_roof <
+        0);
 }
 
 TEST_CASE("roofline: declared work is flagged past 20 % of the measured, not at 19 %") {
@@ -186,7 +189,8 @@ TEST_CASE("roofline: the table shows counter columns per scope, '-' for a scope 
   gpuprof::print_table(report, out);
   const std::vector<std::string> lines = split_lines(out.str());
   REQUIRE(lines.size() > 5);
-  for (const char* header : {"DRAM GB", "FLOP/B", "TFLOP/s meas", "% roof", "bound", "L2 hit %", "occupancy %"})
+  for (const char* header :
+       {"DRAM GB", "FLOP/B", "TFLOP/s meas", "% roof", "bound", "L2 hit %", "occupancy %"})
     CHECK(lines[1].find(header) != std::string::npos);
   const auto row = [&](const std::string& name) {
     for (const std::string& line : lines)
@@ -237,7 +241,8 @@ TEST_CASE("roofline: counters survive JSON and come out in CSV") {
   REQUIRE(back.ceilings.pipes.size() == 2);
   CHECK(back.ceilings.pipes[0].pipe == "tensor bf16");
   CHECK(back.ceilings.pipes[0].flop_per_s == 800e12);
-  CHECK(gpuprof::report_json(back) == gpuprof::report_json(report));  // the whole file, derived values included
+  CHECK(gpuprof::report_json(back) ==
+        gpuprof::report_json(report));  // the whole file, derived values included
 
   const gpuprof_test::Json json = gpuprof_test::parse_json_file(dir.file("r.json"));
   const gpuprof_test::Json& gemm = json["nodes"][1]["counters"];
@@ -250,12 +255,13 @@ TEST_CASE("roofline: counters survive JSON and come out in CSV") {
   gpuprof::write_csv(report, dir.file("r.csv"));
   const std::vector<std::string> rows = split_lines(gpuprof::detail::read_text_file(dir.file("r.csv")));
   REQUIRE(rows.size() == 5);
-  CHECK(rows[0].find(",dram_bytes,measured_flops,measured_flops_per_byte,measured_flop_per_s,percent_of_roof,bound,"
-                     "l2_hit_pct,occupancy_pct,declared_flops_difference_pct,declared_bytes_difference_pct\r") !=
+  CHECK(rows[0].find(
+            ",dram_bytes,measured_flops,measured_flops_per_byte,measured_flop_per_s,percent_of_roof,bound,"
+            "l2_hit_pct,occupancy_pct,declared_flops_difference_pct,declared_bytes_difference_pct\r") !=
         std::string::npos);
   using gpuprof::detail::shortest_decimal;
-  CHECK(rows[2].find("," + shortest_decimal(8e8) + "," + shortest_decimal(8e11) + ",1000," + shortest_decimal(4e14) +
-                     ",50,compute,60,45,0,0\r") != std::string::npos);
+  CHECK(rows[2].find("," + shortest_decimal(8e8) + "," + shortest_decimal(8e11) + ",1000," +
+                     shortest_decimal(4e14) + ",50,compute,60,45,0,0\r") != std::string::npos);
   CHECK(rows[4].find(",,,,,,,,,,\r") != std::string::npos);  // no counters: empty fields
 }
 
@@ -275,18 +281,19 @@ TEST_CASE("roofline: the reader refuses counter sections that make no sense") {
                        gpuprof::InputError);
   CHECK_THROWS_WITH_AS(read(replaced("\"dram_bytes_per_s\": 2e+12", "\"dram_bytes_per_s\": -5")),
                        doctest::Contains("ceiling"), gpuprof::InputError);
-  CHECK_THROWS_AS(read(replaced("\"values\": {\"gpu__time", "\"values\": [{\"gpu__time")), gpuprof::InputError);
+  CHECK_THROWS_AS(read(replaced("\"values\": {\"gpu__time", "\"values\": [{\"gpu__time")),
+                  gpuprof::InputError);
   CHECK_THROWS_AS(read(replaced("\"name\": \"step/gemm\", \"values\": {\"gpu__time_duration.sum\": 2e+06",
                                 "\"name\": \"step/gemm\", \"values\": {\"gpu__time_duration.sum\": \"2\"")),
                   gpuprof::InputError);
-  CHECK_THROWS_WITH_AS(read(replaced("{\"name\": \"step/gemm\"", "{\"name\": \"step\"")), doctest::Contains("twice"),
-                       gpuprof::InputError);
+  CHECK_THROWS_WITH_AS(read(replaced("{\"name\": \"step/gemm\"", "{\"name\": \"step\"")),
+                       doctest::Contains("twice"), gpuprof::InputError);
   CHECK_THROWS_AS(read(replaced("\"values\": {\"gpu__time_duration.sum\": 4e+06",
                                 "\"values\": {\"gpu__time_duration.sum\": 1e999")),
                   gpuprof::InputError);
   // A metric that was not collected (null) is left out, not refused.
-  const gpuprof::Report nulls =
-      read(replaced("\"values\": {\"gpu__time_duration.sum\": 4e+06", "\"values\": {\"gpu__time_duration.sum\": null"));
+  const gpuprof::Report nulls = read(replaced("\"values\": {\"gpu__time_duration.sum\": 4e+06",
+                                              "\"values\": {\"gpu__time_duration.sum\": null"));
   CHECK(nulls.counters.scopes[0].find(gpuprof::metric::duration_ns) == nullptr);
   // Older files without the sections read with them empty.
   std::string old = good;
@@ -314,7 +321,8 @@ TEST_CASE("roofline svg: one point per placed scope and kernel, where intensity 
     CHECK(occurrences(svg, std::string("<") + tag + " ") + occurrences(svg, std::string("<") + tag + ">") ==
           occurrences(svg, std::string("</") + tag + ">"));
 
-  // Log axes: gemm (1000 FLOP/B, 400 TFLOP/s) right of and above step (200 FLOP/B) and norm (1 FLOP/B, 1 TFLOP/s).
+  // Log axes: gemm (1000 FLOP/B, 400 TFLOP/s) right of and above step (200 FLOP/B) and norm (1 FLOP/B, 1
+  // TFLOP/s).
   const double gemm_x = attribute_after(svg, "data-name=\"step/gemm\" cx", "cx");
   const double norm_x = attribute_after(svg, "data-name=\"step/norm\" cx", "cx");
   const double step_x = attribute_after(svg, "data-name=\"step\" cx", "cx");
@@ -323,7 +331,8 @@ TEST_CASE("roofline svg: one point per placed scope and kernel, where intensity 
   CHECK(gemm_x > step_x);
   CHECK(step_x > norm_x);
   CHECK(gemm_y < norm_y);  // higher on the page
-  // Equal distances on the page for equal ratios: step (200 FLOP/B) sits log10(200)/3 of the way from norm to gemm.
+  // Equal distances on the page for equal ratios: step (200 FLOP/B) sits log10(200)/3 of the way from norm to
+  // gemm.
   CHECK((step_x - norm_x) / (gemm_x - norm_x) == Approx(std::log10(200.0) / 3).epsilon(0.01));
 
   // A range with no FLOPs cannot be drawn on log axes: listed instead.
@@ -351,7 +360,8 @@ TEST_CASE("roofline svg: written whole, escaped, and inside the HTML page only w
   CHECK(gpuprof::html_report(plain).find("<h2>Roofline</h2>") == std::string::npos);
 
   // Nothing to place and no ceilings: still a picture, with its axes.
-  const std::string empty = gpuprof::roofline_svg(std::vector<gpuprof::RooflinePoint>{}, gpuprof::RooflineCeilings{});
+  const std::string empty =
+      gpuprof::roofline_svg(std::vector<gpuprof::RooflinePoint>{}, gpuprof::RooflineCeilings{});
   CHECK(occurrences(empty, "<circle") == 0);
   CHECK(empty.find("arithmetic intensity") != std::string::npos);
 }
@@ -363,9 +373,10 @@ TEST_CASE("roofline svg: long kernel names cut whole characters, overflowing val
   CHECK(gpuprof::detail::shortened("short", 48) == "short");
 
   gpuprof::Report report = counter_report();
-  report.counters.kernels = {{name, {{gpuprof::metric::duration_ns, 1e6},
-                                     {gpuprof::metric::dram_bytes_read, 1e9},
-                                     {fp32_ffma, 1e308}}}};  // two FLOPs each: past the largest double
+  report.counters.kernels = {{name,
+                              {{gpuprof::metric::duration_ns, 1e6},
+                               {gpuprof::metric::dram_bytes_read, 1e9},
+                               {fp32_ffma, 1e308}}}};  // two FLOPs each: past the largest double
   const std::vector<gpuprof::RooflinePoint> points = gpuprof::roofline_points(report);
   REQUIRE(points.size() == 4);
   CHECK(points[3].omitted == "values out of range");

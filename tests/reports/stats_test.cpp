@@ -50,8 +50,8 @@ TEST_CASE("student_t_quantile tends to the normal quantile, continuously") {
 TEST_CASE("summary of no samples is all zeros and says so") {
   const Summary s = summarize({});
   CHECK(s.n == 0);
-  for (double value : {s.mean, s.stddev, s.min, s.max, s.median, s.q1, s.q3, s.iqr, s.cv,
-                       s.ci95_low, s.ci95_high, s.percentile(90)})
+  for (double value : {s.mean, s.stddev, s.min, s.max, s.median, s.q1, s.q3, s.iqr, s.cv, s.ci95_low,
+                       s.ci95_high, s.percentile(90)})
     CHECK(value == 0.0);
   CHECK(s.outliers == 0);
   CHECK(s.unstable);
@@ -62,8 +62,7 @@ TEST_CASE("summary of no samples is all zeros and says so") {
 TEST_CASE("summary of one sample has no spread and a point CI") {
   const Summary s = summarize({3.5});
   CHECK(s.n == 1);
-  for (double value : {s.mean, s.min, s.max, s.median, s.q1, s.q3, s.ci95_low, s.ci95_high,
-                       s.percentile(10)})
+  for (double value : {s.mean, s.min, s.max, s.median, s.q1, s.q3, s.ci95_low, s.ci95_high, s.percentile(10)})
     CHECK(value == 3.5);
   CHECK(s.stddev == 0.0);
   CHECK(s.iqr == 0.0);

@@ -57,7 +57,8 @@ TEST_CASE("markdown: alignment row, pipes, backslashes and HTML escaped, line br
         "| &lt;img src=x onerror=alert(1)&gt; | \\\\x1b[2J |\n");
 }
 
-TEST_CASE("text: control characters and bytes that are not UTF-8 are shown escaped, not sent to the terminal") {
+TEST_CASE(
+    "text: control characters and bytes that are not UTF-8 are shown escaped, not sent to the terminal") {
   Table table({{"scope"}});
   table.add_row({"\x1b]0;owned\x07\x1b[2J"});
   table.add_row({"tab\there, C1 \xc2\x9b, bad \xff, ok \xc2\xb1 \xe2\x86\x92"});

@@ -18,7 +18,9 @@
 using doctest::Approx;
 using gpuprof_test::Json;
 
-TEST_CASE("Chrome trace in Kineto's conventions: kernel events, deviceProperties, ProfilerStep#N, memory counters") {
+TEST_CASE(
+    "Chrome trace in Kineto's conventions: kernel events, deviceProperties, ProfilerStep#N, memory "
+    "counters") {
   gpuprof::Report report = gpuprof_test::synthetic_training_report();
   report.environment.compute_capability = "9.0";
   gpuprof_test::TemporaryDirectory dir;
@@ -63,7 +65,8 @@ TEST_CASE("Chrome trace in Kineto's conventions: kernel events, deviceProperties
   CHECK(steps == std::vector<std::string>{"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"});
   // One counter per in-use sample, one per allocation and per release seen.
   std::size_t changes = 0;
-  for (const auto& allocation : report.memory_timeline.allocations) changes += allocation.free_ns >= 0 ? 2 : 1;
+  for (const auto& allocation : report.memory_timeline.allocations)
+    changes += allocation.free_ns >= 0 ? 2 : 1;
   CHECK(counters == report.memory_timeline.in_use.size() + changes);
 }
 
@@ -86,7 +89,8 @@ gpuprof::BenchResult synthetic_bench(double gpu_base) {
 }
 }  // namespace
 
-TEST_CASE("bench results as Google Benchmark JSON: samples as repetitions, aggregates, environment as context") {
+TEST_CASE(
+    "bench results as Google Benchmark JSON: samples as repetitions, aggregates, environment as context") {
   gpuprof::Environment env;
   env.gpu_name = "Synthetic GPU";
   env.host_name = "test-host";
@@ -140,8 +144,9 @@ TEST_CASE("bench results as gpuprof.bench JSON, which gpuprof-compare reads") {
   CHECK(run["throttled_samples"].as_int64() == 1);
   CHECK(run["throttled"][3].as_bool());
   CHECK(run["sm_clock_mhz"][0].as_int64() == 1980);
-  const gpuprof::Comparison c = gpuprof::compare_runs(gpuprof::detail::measured_run_from_json(doc),
-                                                      gpuprof::detail::measured_run_from_json(gpuprof_test::parse_json(next)));
+  const gpuprof::Comparison c =
+      gpuprof::compare_runs(gpuprof::detail::measured_run_from_json(doc),
+                            gpuprof::detail::measured_run_from_json(gpuprof_test::parse_json(next)));
   REQUIRE(c.rows.size() == 1);
   CHECK(c.rows[0].key == "train_step");
   CHECK(c.rows[0].verdict == gpuprof::Verdict::slower);

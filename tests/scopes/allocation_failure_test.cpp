@@ -48,7 +48,10 @@ TEST_CASE("closing scopes allocates nothing, even where the record log needs a n
   auto& profiler = gpuprof::profiler();
   profiler.set_gpu_timing(false);  // the record log is the part under test here
   auto& records = gpuprof::detail::recorder().this_thread().records;
-  { GPUPROF_SCOPE("outer"); GPUPROF_SCOPE("inner"); }  // names and nodes exist from now on
+  {
+    GPUPROF_SCOPE("outer");
+    GPUPROF_SCOPE("inner");
+  }  // names and nodes exist from now on
   // Two scopes open when one record is left in the chunk: the outer one's
   // record lands in the next chunk, which its entry must already have taken.
   fill_to(records.capacity() - 1);
@@ -71,7 +74,10 @@ TEST_CASE("a scope that cannot get room for its record throws at entry and leave
   auto& profiler = gpuprof::profiler();
   profiler.set_gpu_timing(false);
   auto& records = gpuprof::detail::recorder().this_thread().records;
-  { GPUPROF_SCOPE("outer"); GPUPROF_SCOPE("inner"); }
+  {
+    GPUPROF_SCOPE("outer");
+    GPUPROF_SCOPE("inner");
+  }
   fill_to(records.capacity() - 1);  // room for one more record: outer's, not inner's
   const std::uint64_t before = logged();
   {

@@ -31,7 +31,13 @@ const gpuprof::ScopeNode& node_at(const gpuprof::Report& report, const std::stri
 TEST_CASE("bench makes one cold call, the warm-up calls and the samples") {
   const HostClockOnly host_clock;
   int calls = 0;
-  const auto result = gpuprof::bench([&] { ++calls; }, [] { gpuprof::BenchOptions o; o.warmup = 3; o.iters = 7; return o; }());
+  const auto result = gpuprof::bench([&] { ++calls; },
+                                     [] {
+                                       gpuprof::BenchOptions o;
+                                       o.warmup = 3;
+                                       o.iters = 7;
+                                       return o;
+                                     }());
   CHECK(calls == 1 + 3 + 7);
   CHECK(result.warmup_calls == 3);
   CHECK(result.host_ms.size() == 7);
@@ -47,8 +53,13 @@ TEST_CASE("bench makes one cold call, the warm-up calls and the samples") {
 TEST_CASE("the cold call is timed and kept out of the samples") {
   const HostClockOnly host_clock;
   int calls = 0;
-  const auto result = gpuprof::bench(
-      [&] { sleep_ms(calls++ == 0 ? 30 : 1); }, [] { gpuprof::BenchOptions o; o.warmup = 0; o.iters = 5; return o; }());
+  const auto result = gpuprof::bench([&] { sleep_ms(calls++ == 0 ? 30 : 1); },
+                                     [] {
+                                       gpuprof::BenchOptions o;
+                                       o.warmup = 0;
+                                       o.iters = 5;
+                                       return o;
+                                     }());
   CHECK(result.cold_ms >= 30);
   CHECK(result.host.n == 5);
   CHECK(result.host.min >= 1);
@@ -58,8 +69,18 @@ TEST_CASE("the cold call is timed and kept out of the samples") {
 TEST_CASE("warm-up by time keeps calling until warmup_ms has passed") {
   const HostClockOnly host_clock;
   std::vector<std::int64_t> call_times;
-  const auto result = gpuprof::bench([&] { call_times.push_back(gpuprof::host_now_ns()); sleep_ms(1); },
-                                     [] { gpuprof::BenchOptions o; o.warmup = 0; o.warmup_ms = 20; o.iters = 2; return o; }());
+  const auto result = gpuprof::bench(
+      [&] {
+        call_times.push_back(gpuprof::host_now_ns());
+        sleep_ms(1);
+      },
+      [] {
+        gpuprof::BenchOptions o;
+        o.warmup = 0;
+        o.warmup_ms = 20;
+        o.iters = 2;
+        return o;
+      }());
   REQUIRE(call_times.size() == 1 + static_cast<std::size_t>(result.warmup_calls) + 2);
   CHECK(result.warmup_calls >= 1);
   // The first sample starts only after the warm-up has lasted warmup_ms.
@@ -71,7 +92,13 @@ TEST_CASE("an unreachable noise target stops at max_iters and says so") {
   const HostClockOnly host_clock;
   int calls = 0;
   const auto result = gpuprof::bench([&] { sleep_ms(calls++ % 2 == 0 ? 1 : 3); },
-                                     [] { gpuprof::BenchOptions o; o.warmup = 0; o.target_rel_noise = 1e-9; o.max_iters = 12; return o; }());
+                                     [] {
+                                       gpuprof::BenchOptions o;
+                                       o.warmup = 0;
+                                       o.target_rel_noise = 1e-9;
+                                       o.max_iters = 12;
+                                       return o;
+                                     }());
   CHECK(result.host.n == 12);
   CHECK(result.stop_reason.find("max_iters cap 12") != std::string::npos);
 }
@@ -98,7 +125,14 @@ TEST_CASE("stop_reason: noise target, minimum samples, budget") {
 
 TEST_CASE("a time budget ends sampling early") {
   const HostClockOnly host_clock;
-  const auto result = gpuprof::bench([] { sleep_ms(2); }, [] { gpuprof::BenchOptions o; o.warmup = 0; o.iters = 1000; o.budget_ms = 20; return o; }());
+  const auto result = gpuprof::bench([] { sleep_ms(2); },
+                                     [] {
+                                       gpuprof::BenchOptions o;
+                                       o.warmup = 0;
+                                       o.iters = 1000;
+                                       o.budget_ms = 20;
+                                       return o;
+                                     }());
   CHECK(result.host.n >= 1);
   CHECK(result.host.n <= 11);  // at least 2 ms each: the budget allows about 10
   CHECK(result.stop_reason.find("time budget") == 0);
@@ -106,7 +140,13 @@ TEST_CASE("a time budget ends sampling early") {
 
 TEST_CASE("summary() is one line with the statistics") {
   const HostClockOnly host_clock;
-  const auto result = gpuprof::bench([] {}, [] { gpuprof::BenchOptions o; o.warmup = 1; o.iters = 6; return o; }());
+  const auto result = gpuprof::bench([] {},
+                                     [] {
+                                       gpuprof::BenchOptions o;
+                                       o.warmup = 1;
+                                       o.iters = 6;
+                                       return o;
+                                     }());
   const std::string line = result.summary();
   CHECK(line.find('\n') == std::string::npos);
   for (const char* part : {"host ", " ms ", "median", "p10", "p90", "min", "max", "cv", "n=6", "cold"})
@@ -122,10 +162,35 @@ TEST_CASE("bad options are refused with a clear message") {
       CHECK_MESSAGE(std::string(error.what()).find(what) != std::string::npos, error.what());
     }
   };
-  refuses([] { gpuprof::BenchOptions o; o.iters = 0; return o; }(), "iters must be >= 1");
-  refuses([] { gpuprof::BenchOptions o; o.warmup = -1; return o; }(), "warmup must be >= 0");
-  refuses([] { gpuprof::BenchOptions o; o.min_iters = 1; return o; }(), "min_iters must be >= 2");
-  refuses([] { gpuprof::BenchOptions o; o.min_iters = 10; o.max_iters = 5; return o; }(), "max_iters must be >= min_iters");
+  refuses(
+      [] {
+        gpuprof::BenchOptions o;
+        o.iters = 0;
+        return o;
+      }(),
+      "iters must be >= 1");
+  refuses(
+      [] {
+        gpuprof::BenchOptions o;
+        o.warmup = -1;
+        return o;
+      }(),
+      "warmup must be >= 0");
+  refuses(
+      [] {
+        gpuprof::BenchOptions o;
+        o.min_iters = 1;
+        return o;
+      }(),
+      "min_iters must be >= 2");
+  refuses(
+      [] {
+        gpuprof::BenchOptions o;
+        o.min_iters = 10;
+        o.max_iters = 5;
+        return o;
+      }(),
+      "max_iters must be >= min_iters");
 }
 
 TEST_CASE("scopes in bench's cold call and warm-up are left out of the report: its count is iters") {
@@ -171,8 +236,8 @@ TEST_CASE("warm-up by count and by time: both are met, and slow warm-up calls st
   int calls = 0;
   std::vector<std::int64_t> call_times;
   gpuprof::BenchOptions options;
-  options.warmup = 3;       // the count is met first (3 calls of >= 1 ms) ...
-  options.warmup_ms = 40;   // ... then the time: more calls until 40 ms have passed
+  options.warmup = 3;      // the count is met first (3 calls of >= 1 ms) ...
+  options.warmup_ms = 40;  // ... then the time: more calls until 40 ms have passed
   options.iters = 10;
   const auto result = gpuprof::bench(
       [&] {

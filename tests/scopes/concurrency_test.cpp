@@ -69,8 +69,8 @@ class ThreadFailures {
 
 // Starts fn on `count` threads; each runs until `stop` is set or fn throws.
 template <class Fn>
-void start(std::vector<std::thread>& threads, int count, const std::atomic<bool>& stop, ThreadFailures& failures,
-           Fn fn) {
+void start(std::vector<std::thread>& threads, int count, const std::atomic<bool>& stop,
+           ThreadFailures& failures, Fn fn) {
   for (int i = 0; i < count; ++i)
     threads.emplace_back([&stop, &failures, fn, i] {
       try {
@@ -83,7 +83,8 @@ void start(std::vector<std::thread>& threads, int count, const std::atomic<bool>
     });
 }
 
-void run_for_a_while(std::vector<std::thread>& threads, std::atomic<bool>& stop, const ThreadFailures& failures) {
+void run_for_a_while(std::vector<std::thread>& threads, std::atomic<bool>& stop,
+                     const ThreadFailures& failures) {
   std::this_thread::sleep_for(stress_time);
   stop.store(true);
   for (std::thread& thread : threads) thread.join();
@@ -111,8 +112,9 @@ void check_gpu_times(const gpuprof::Report& report, bool gpu) {
 // synchronization still in flight.
 class ThreadStreams {
  public:
-  ThreadStreams(int threads, bool gpu) : streams_(static_cast<std::size_t>(threads), nullptr),
-                                         buffers_(static_cast<std::size_t>(threads), nullptr) {
+  ThreadStreams(int threads, bool gpu)
+      : streams_(static_cast<std::size_t>(threads), nullptr),
+        buffers_(static_cast<std::size_t>(threads), nullptr) {
 #if GPUPROF_WITH_CUDA
     if (!gpu) return;
     for (std::size_t i = 0; i < streams_.size(); ++i) {

@@ -83,7 +83,8 @@ void check_replays_nest_in_launch_order(const gpuprof::Report& report, int repla
     of_node[static_cast<std::size_t>(instance.node)].push_back(&instance);
     CHECK(instance.host_end_ns >= instance.host_begin_ns);
     CHECK(instance.gpu_ms ==
-          doctest::Approx(static_cast<double>(instance.host_end_ns - instance.host_begin_ns) / 1e6).epsilon(1e-9));
+          doctest::Approx(static_cast<double>(instance.host_end_ns - instance.host_begin_ns) / 1e6)
+              .epsilon(1e-9));
   }
   const auto inside = [](const ScopeInstance& inner, const ScopeInstance& outer) {
     return outer.host_begin_ns <= inner.host_begin_ns && inner.host_end_ns <= outer.host_end_ns;
@@ -102,8 +103,9 @@ void check_replays_nest_in_launch_order(const gpuprof::Report& report, int repla
   const auto instances_of = [&](const std::string& path) {
     std::vector<const ScopeInstance*> found =
         of_node[static_cast<std::size_t>(&node_at(report, path) - report.nodes.data())];
-    std::sort(found.begin(), found.end(),
-              [](const ScopeInstance* a, const ScopeInstance* b) { return a->host_begin_ns < b->host_begin_ns; });
+    std::sort(found.begin(), found.end(), [](const ScopeInstance* a, const ScopeInstance* b) {
+      return a->host_begin_ns < b->host_begin_ns;
+    });
     return found;
   };
   const auto steps = instances_of("step");
@@ -194,7 +196,8 @@ TEST_CASE("replays overwritten before being read are counted lost, and memory do
   CHECK(tiny.gpu_ms.n == ring);
   CHECK(tiny.gpu_ms.min >= 0.002);
   CHECK(profiler.lost_graph_replays() == launches - ring);
-  CHECK(report.timing_note.find(std::to_string(launches - ring) + " timing(s) of CUDA graph replays lost") == 0);
+  CHECK(report.timing_note.find(std::to_string(launches - ring) + " timing(s) of CUDA graph replays lost") ==
+        0);
   CHECK(timings.pinned_bytes() == pinned);
   CHECK(timings.sites() == sites);
 

@@ -313,7 +313,7 @@ TEST_CASE("observers see every scope begin and end, in order, and contribute to 
   REQUIRE(observer.begun.size() == 5);
   CHECK(observer.ended.size() == 5);
   CHECK(observer.begun.front() == report.instances.front().id);  // step
-  CHECK(observer.ended.back() == observer.begun.front());         // step ends last
+  CHECK(observer.ended.back() == observer.begun.front());        // step ends last
   for (std::size_t i = 1; i < observer.begun.size(); ++i) CHECK(observer.begun[i] > observer.begun[i - 1]);
   CHECK(observer.contributions == 1);
   CHECK(report.dropped_kernel_records == 42);

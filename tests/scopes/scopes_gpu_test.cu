@@ -50,8 +50,8 @@ TEST_CASE("a scope's CUDA-event time matches a 2 ms kernel") {
   REQUIRE(spin.gpu_ms.n == 5);
   CHECK(report.timing_source == gpuprof::TimingSource::cuda_events);
   CHECK(!report.device_name.empty());
-  CHECK(spin.gpu_ms.min >= 2.0);          // the timer guarantees at least 2 ms
-  CHECK(spin.gpu_ms.max <= 2.0 * 1.03);   // and the events add microseconds, not more
+  CHECK(spin.gpu_ms.min >= 2.0);         // the timer guarantees at least 2 ms
+  CHECK(spin.gpu_ms.max <= 2.0 * 1.03);  // and the events add microseconds, not more
   // The host does not wait for the kernel inside the scope: launches are async.
   CHECK(spin.host_ms.median < 1.0);
 }
@@ -144,7 +144,9 @@ TEST_CASE("bench's L2 flush writes exactly the L2 size and makes cached reads sl
   check(cudaMalloc(&data, count * sizeof(float)));
   check(cudaMalloc(&out, sizeof(float)));
   check(cudaMemset(data, 0, count * sizeof(float)));
-  const auto read_all = [&] { sum_kernel<<<properties.multiProcessorCount * 4, 256, 0, owner.stream>>>(data, count, out); };
+  const auto read_all = [&] {
+    sum_kernel<<<properties.multiProcessorCount * 4, 256, 0, owner.stream>>>(data, count, out);
+  };
   gpuprof::BenchOptions options;
   options.stream = owner.stream;
   options.iters = 30;
@@ -199,7 +201,7 @@ TEST_CASE("scopes inside bench's graph capture are timed on every replay") {
       options);
   const auto report = profiler.report();
   const auto& captured = node_at(report, "captured");
-  CHECK(calls == 2);             // the cold call and the capture
+  CHECK(calls == 2);  // the cold call and the capture
   // The 3 timed replays; the cold call and the 2 warm-up replays are left
   // out and counted apart (their replays are placed by their GPU time stamps,
   // the timed ones begin after the warm-up's last synchronization); the

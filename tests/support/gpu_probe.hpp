@@ -43,8 +43,8 @@ inline GpuProbe probe_gpu() {
   const cudaError_t status = cudaGetDeviceCount(&devices);
   if (status == cudaSuccess)
     return devices > 0 ? GpuProbe{} : GpuProbe{GpuProbe::absent, "the CUDA driver reports 0 devices"};
-  const std::string what = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(status) + ": " +
-                           cudaGetErrorString(status);
+  const std::string what =
+      std::string("cudaGetDeviceCount: ") + cudaGetErrorName(status) + ": " + cudaGetErrorString(status);
   if (status == cudaErrorNoDevice) return {GpuProbe::absent, what};
   // RTLD_NOLOAD first: the runtime may have loaded the driver already.
   void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -55,8 +55,9 @@ inline GpuProbe probe_gpu() {
                                   std::string(why ? why : "not found") + "); " + what};
   }
   dlclose(driver);
-  return {GpuProbe::broken, what + ", with a CUDA driver installed (libcuda.so.1 loads): "
-                                   "a broken or mismatched driver, not a machine without a GPU"};
+  return {GpuProbe::broken, what +
+                                ", with a CUDA driver installed (libcuda.so.1 loads): "
+                                "a broken or mismatched driver, not a machine without a GPU"};
 }
 
 // The exit status a GPU test returns instead of running (after printing why),

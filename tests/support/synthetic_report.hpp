@@ -38,10 +38,18 @@ inline gpuprof::Report synthetic_training_report() {
   report.environment.gpu_name = "Synthetic GPU";
   report.environment.host_name = "test-host";
   report.environment.time_utc = "2026-01-01T00:00:00Z";
-  struct Shape { const char* path; int parent; int depth; std::int64_t offset_us, length_us; };
-  const Shape shapes[] = {{"step", -1, 0, 0, 1000},           {"step/forward", 0, 1, 10, 380},
-                          {"step/forward/attention", 1, 2, 20, 200}, {"step/forward/mlp", 1, 2, 230, 150},
-                          {"step/backward", 0, 1, 400, 450},  {"step/optimizer", 0, 1, 860, 130},
+  struct Shape {
+    const char* path;
+    int parent;
+    int depth;
+    std::int64_t offset_us, length_us;
+  };
+  const Shape shapes[] = {{"step", -1, 0, 0, 1000},
+                          {"step/forward", 0, 1, 10, 380},
+                          {"step/forward/attention", 1, 2, 20, 200},
+                          {"step/forward/mlp", 1, 2, 230, 150},
+                          {"step/backward", 0, 1, 400, 450},
+                          {"step/optimizer", 0, 1, 860, 130},
                           {"eval", -1, 0, 0, 300}};
   const int steps = 3;
   const std::int64_t step_ns = 1'200'000, origin = 5'000'000'000;
@@ -76,11 +84,17 @@ inline gpuprof::Report synthetic_training_report() {
   }
 
   // Kernels: each leaf-ish scope launches a few, one per category.
-  struct Launch { int node; const char* name; const char* category; std::int64_t offset_us, length_us; };
-  const Launch launches[] = {{2, "sm90_xmma_gemm_bf16", "gemm", 30, 80},   {2, "softmax_kernel", "softmax", 120, 40},
-                             {3, "sm90_xmma_gemm_bf16", "gemm", 240, 90},  {3, "swiglu_kernel", "elementwise", 340, 30},
-                             {4, "sm90_xmma_gemm_bf16", "gemm", 420, 300}, {4, "reduce_kernel", "reduction", 730, 60},
-                             {5, "adamw_kernel", "elementwise", 870, 100}};
+  struct Launch {
+    int node;
+    const char* name;
+    const char* category;
+    std::int64_t offset_us, length_us;
+  };
+  const Launch launches[] = {
+      {2, "sm90_xmma_gemm_bf16", "gemm", 30, 80},   {2, "softmax_kernel", "softmax", 120, 40},
+      {3, "sm90_xmma_gemm_bf16", "gemm", 240, 90},  {3, "swiglu_kernel", "elementwise", 340, 30},
+      {4, "sm90_xmma_gemm_bf16", "gemm", 420, 300}, {4, "reduce_kernel", "reduction", 730, 60},
+      {5, "adamw_kernel", "elementwise", 870, 100}};
   std::uint32_t correlation = 0;
   for (const gpuprof::ScopeInstance& instance : report.instances) {
     for (const Launch& launch : launches) {
@@ -110,9 +124,9 @@ inline gpuprof::Report synthetic_training_report() {
     const std::int64_t begin = origin + step * step_ns;
     const std::uint64_t activations = address + (1 + 2 * step) * 0x100000000ull;
     const std::uint64_t gradients = activations + 0x80000000ull;
-    records.push_back({begin + 25'000, 160 * mib, activations, 0, false});          // attention
+    records.push_back({begin + 25'000, 160 * mib, activations, 0, false});               // attention
     records.push_back({begin + 235'000, 96 * mib, activations + 0x40000000, 0, false});  // mlp
-    records.push_back({begin + 410'000, 128 * mib, gradients, 0, false});            // backward
+    records.push_back({begin + 410'000, 128 * mib, gradients, 0, false});                // backward
     records.push_back({begin + 800'000, -160 * mib, activations, 0, false});
     records.push_back({begin + 820'000, -96 * mib, activations + 0x40000000, 0, false});
     records.push_back({begin + 950'000, -128 * mib, gradients, 0, false});
@@ -128,7 +142,8 @@ inline gpuprof::Report synthetic_training_report() {
   }
   std::sort(boundaries.begin(), boundaries.end());
   for (std::int64_t t : boundaries) {
-    while (next_record < records.size() && records[next_record].time_ns <= t) live += records[next_record++].bytes;
+    while (next_record < records.size() && records[next_record].time_ns <= t)
+      live += records[next_record++].bytes;
     in_use.push_back({t, context + live});
   }
   report.memory_timeline = gpuprof::build_memory_timeline(report, in_use, records);

@@ -75,8 +75,7 @@ AccumulationRow accumulate_case(AddendConversion conversion) {
   AccumulationRow row;
   row.accumulator = dtype_name<Acc>();
   row.addend = dtype_name<Add>();
-  if (conversion == AddendConversion::once_up_front)
-    row.addend += std::string("→") + dtype_name<Acc>();
+  if (conversion == AddendConversion::once_up_front) row.addend += std::string("→") + dtype_name<Acc>();
   row.addend_value = result.addend;
   row.sequential = result.sequential;
   row.kahan = result.kahan;

@@ -46,9 +46,7 @@ __device__ inline float epsilon() {
   else if constexpr (std::is_same_v<T, __half>)
     return __half2float(__ushort_as_half(__half_as_ushort(__float2half_rn(1.0f)) + 1)) - 1.0f;
   else
-    return __bfloat162float(
-               __ushort_as_bfloat16(__bfloat16_as_ushort(__float2bfloat16_rn(1.0f)) + 1)) -
-           1.0f;
+    return __bfloat162float(__ushort_as_bfloat16(__bfloat16_as_ushort(__float2bfloat16_rn(1.0f)) + 1)) - 1.0f;
 }
 }  // namespace device
 

@@ -41,8 +41,8 @@ class CublasHandle {
     // accumulation, and cuBLAS may otherwise reduce them in the fp16/bf16
     // output type. fp32 GEMMs stay plain fp32 (no TF32) under the default math.
     EXAMPLE_CUBLAS_CHECK(cublasSetMathMode(
-        handle_, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
-                                           CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+        handle_,
+        static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
   }
   CublasHandle(const CublasHandle&) = delete;
   CublasHandle& operator=(const CublasHandle&) = delete;
@@ -66,10 +66,9 @@ void gemm(cublasHandle_t handle, bool transpose_a, bool transpose_b, int m, int 
   const int row_length_a = transpose_a ? m : k;
   const int row_length_b = transpose_b ? k : n;
   EXAMPLE_CUBLAS_CHECK(cublasGemmEx(
-      handle, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-      n, m, k, &one, b.data(), cuda_data_type<T>(), row_length_b, a.data(), cuda_data_type<T>(),
-      row_length_a, &zero, c.data(), cuda_data_type<T>(), n, CUBLAS_COMPUTE_32F,
-      CUBLAS_GEMM_DEFAULT));
+      handle, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one,
+      b.data(), cuda_data_type<T>(), row_length_b, a.data(), cuda_data_type<T>(), row_length_a, &zero,
+      c.data(), cuda_data_type<T>(), n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 template <class To, class From>
@@ -94,9 +93,9 @@ __global__ void relu_kernel(const T* input, T* output, int count) {
 
 // One thread per row: two-pass mean and variance in fp32 on the widened row.
 template <class T>
-__global__ void layernorm_forward_kernel(const T* input, const float* gain, const float* bias,
-                                         int rows, int width, float epsilon, float* normalized,
-                                         float* inverse_std, float* output, T* output_gemm) {
+__global__ void layernorm_forward_kernel(const T* input, const float* gain, const float* bias, int rows,
+                                         int width, float epsilon, float* normalized, float* inverse_std,
+                                         float* output, T* output_gemm) {
   const int row = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (row >= rows) return;
   const T* x = input + row * width;
@@ -169,17 +168,16 @@ __global__ void layernorm_backward_rows_kernel(const T* output_gradient, const f
     const float normalized_gradient = device::to_float(output_gradient[at]) * gain[j];
     const float input_gradient = inverse_std[row] * (normalized_gradient - mean_gradient -
                                                      normalized[at] * mean_gradient_times_normalized);
-    fc1_output_gradient[at] = device::to_float(fc1_output[at]) > 0.0f
-                                  ? device::from_float<T>(input_gradient)
-                                  : device::from_float<T>(0.0f);
+    fc1_output_gradient[at] = device::to_float(fc1_output[at]) > 0.0f ? device::from_float<T>(input_gradient)
+                                                                      : device::from_float<T>(0.0f);
   }
 }
 
 // One thread per feature: gain and bias gradients summed over the batch.
 template <class T>
-__global__ void layernorm_backward_parameters_kernel(const T* output_gradient,
-                                                     const float* normalized, int rows, int width,
-                                                     float* gain_gradient, float* bias_gradient) {
+__global__ void layernorm_backward_parameters_kernel(const T* output_gradient, const float* normalized,
+                                                     int rows, int width, float* gain_gradient,
+                                                     float* bias_gradient) {
   const int column = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (column >= width) return;
   float gain_sum = 0.0f, bias_sum = 0.0f;
@@ -231,37 +229,33 @@ ToyRun run_policy(const ToyProblem& problem) {
   {
     GPUPROF_SCOPE("toy model forward");
     gemm(cublas.get(), false, true, batch, hidden, in, inputs_gemm, fc1_gemm, fc1_output);
-    relu_kernel<<<blocks_for(fc1_output.count()), kThreads>>>(
-        fc1_output.data(), relu_output.data(), fc1_output.count());
+    relu_kernel<<<blocks_for(fc1_output.count()), kThreads>>>(fc1_output.data(), relu_output.data(),
+                                                              fc1_output.count());
     EXAMPLE_LAUNCH_CHECK();
     layernorm_forward_kernel<<<blocks_for(batch), kThreads>>>(
-        relu_output.data(), gain.data(), bias.data(), batch, hidden,
-        static_cast<float>(kLayerNormEpsilon), normalized.data(), inverse_std.data(),
-        ln_output.data(), ln_output_gemm.data());
+        relu_output.data(), gain.data(), bias.data(), batch, hidden, static_cast<float>(kLayerNormEpsilon),
+        normalized.data(), inverse_std.data(), ln_output.data(), ln_output_gemm.data());
     EXAMPLE_LAUNCH_CHECK();
     gemm(cublas.get(), false, true, batch, out, hidden, ln_output_gemm, fc2_gemm, logits);
-    cross_entropy_kernel<<<blocks_for(batch), kThreads>>>(
-        logits.data(), targets.data(), batch, out, row_losses.data(), logits_gradient.data());
+    cross_entropy_kernel<<<blocks_for(batch), kThreads>>>(logits.data(), targets.data(), batch, out,
+                                                          row_losses.data(), logits_gradient.data());
     EXAMPLE_LAUNCH_CHECK();
     mean_kernel<<<1, 1>>>(row_losses.data(), batch, loss.data());
     EXAMPLE_LAUNCH_CHECK();
   }
   {
     GPUPROF_SCOPE("toy model backward");
-    gemm(cublas.get(), true, false, out, hidden, batch, logits_gradient, ln_output_gemm,
-         fc2_gradient_gemm);
-    gemm(cublas.get(), false, false, batch, hidden, out, logits_gradient, fc2_gemm,
-         ln_output_gradient);
+    gemm(cublas.get(), true, false, out, hidden, batch, logits_gradient, ln_output_gemm, fc2_gradient_gemm);
+    gemm(cublas.get(), false, false, batch, hidden, out, logits_gradient, fc2_gemm, ln_output_gradient);
     layernorm_backward_rows_kernel<<<blocks_for(batch), kThreads>>>(
-        ln_output_gradient.data(), normalized.data(), inverse_std.data(), gain.data(),
-        fc1_output.data(), batch, hidden, fc1_output_gradient.data());
+        ln_output_gradient.data(), normalized.data(), inverse_std.data(), gain.data(), fc1_output.data(),
+        batch, hidden, fc1_output_gradient.data());
     EXAMPLE_LAUNCH_CHECK();
     layernorm_backward_parameters_kernel<<<blocks_for(hidden), kThreads>>>(
         ln_output_gradient.data(), normalized.data(), batch, hidden, gain_gradient.data(),
         bias_gradient.data());
     EXAMPLE_LAUNCH_CHECK();
-    gemm(cublas.get(), true, false, hidden, in, batch, fc1_output_gradient, inputs_gemm,
-         fc1_gradient_gemm);
+    gemm(cublas.get(), true, false, hidden, in, batch, fc1_output_gradient, inputs_gemm, fc1_gradient_gemm);
   }
   // Autograd's cast of an fp32 parameter to Gemm hands back an fp32 gradient.
   const DeviceBuffer<float> fc1_gradient = converted<float>(fc1_gradient_gemm);

@@ -12,8 +12,8 @@
 namespace precision {
 namespace {
 
-const LayerNormStatistics& find(const std::vector<LayerNormStatistics>& rows,
-                                const std::string& dtype, VarianceFormula formula) {
+const LayerNormStatistics& find(const std::vector<LayerNormStatistics>& rows, const std::string& dtype,
+                                VarianceFormula formula) {
   for (const LayerNormStatistics& row : rows)
     if (row.dtype == dtype && row.formula == formula) return row;
   throw std::runtime_error("no row for " + dtype);

@@ -49,8 +49,8 @@ TEST_CASE("each policy reports the dtypes autocast would give") {
   CHECK(fp32.logits == "fp32");
   CHECK(fp32.loss == "fp32");
   CHECK(fp32.gradients == "fp32");
-  for (const auto& [policy, low] : {std::pair{Policy::fp16_mixed, "fp16"},
-                                    std::pair{Policy::bf16_mixed, "bf16"}}) {
+  for (const auto& [policy, low] :
+       {std::pair{Policy::fp16_mixed, "fp16"}, std::pair{Policy::bf16_mixed, "bf16"}}) {
     const ToyDtypes mixed = run_toy_model_on_cpu(problem, policy).dtypes;
     INFO(policy_name(policy));
     CHECK(mixed.parameters == "fp32");

@@ -150,7 +150,11 @@ __global__ void fill_random(bf16* data, std::size_t count, std::uint32_t seed) {
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= count) return;
   std::uint32_t x = static_cast<std::uint32_t>(i) * 2654435761u ^ seed;
-  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
   data[i] = __float2bfloat16_rn((static_cast<float>(x) / 4294967296.0f * 2.0f - 1.0f) * 1.7320508f);
 }
 
@@ -197,8 +201,13 @@ Row measure(const HeadShape& head, int ctx, const Options& o, transformer::cuda:
   gpuprof::BenchOptions options;  // on the default stream, where the kernels run
   options.warmup = o.warmup;
   options.iters = o.reps;
-  Row row{cudnn ? "cudnn" : "fused", head.size, shape, gpuprof::bench(forward, options),
-          gpuprof::bench(forward_backward, options), 0, 0};
+  Row row{cudnn ? "cudnn" : "fused",
+          head.size,
+          shape,
+          gpuprof::bench(forward, options),
+          gpuprof::bench(forward_backward, options),
+          0,
+          0};
   const double fwd_flops = 4.0 * kBatch * head.heads * static_cast<double>(ctx) * ctx * head.d_head / 2;
   row.fwd_tflops = fwd_flops / (row.fwd.primary().median * 1e-3) / 1e12;
   row.fwdbwd_tflops = 3.5 * fwd_flops / (row.fwdbwd.primary().median * 1e-3) / 1e12;
@@ -225,7 +234,8 @@ void write_json(const std::string& path, const std::vector<Row>& rows) {
           {"pass", std::string(pass)},
           {"tflops", backward ? r.fwdbwd_tflops : r.fwd_tflops}};
       if (r.attention == "cudnn")
-        fields.emplace_back("cudnn_version", cudnn ? gpuprof::BenchField(*cudnn) : gpuprof::BenchField(nullptr));
+        fields.emplace_back("cudnn_version",
+                            cudnn ? gpuprof::BenchField(*cudnn) : gpuprof::BenchField(nullptr));
       runs.push_back({r.attention + "/" + r.size + "/ctx" + std::to_string(r.shape.ctx) + "/" + pass,
                       backward ? r.fwdbwd : r.fwd, std::move(fields)});
     }
@@ -246,26 +256,25 @@ int run(const Options& o) {
   cudaDeviceProp prop{};
   GPUPROF_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   std::fprintf(text, "attention_bench on %s: causal bf16, batch %d, median of %d after %d warm-up\n",
-              prop.name, kBatch, o.reps, o.warmup);
-  std::fprintf(text, "%-9s %-7s %5s %6s %6s  %9s %8s  %10s %8s\n", "attention", "size", "heads",
-              "d_head", "ctx", "fwd ms", "TFLOP/s", "fwd+bwd ms", "TFLOP/s");
+               prop.name, kBatch, o.reps, o.warmup);
+  std::fprintf(text, "%-9s %-7s %5s %6s %6s  %9s %8s  %10s %8s\n", "attention", "size", "heads", "d_head",
+               "ctx", "fwd ms", "TFLOP/s", "fwd+bwd ms", "TFLOP/s");
   std::unique_ptr<transformer::cuda::CudnnAttention> cudnn;
   std::vector<Row> rows;
   for (const HeadShape& head : kHeadShapes)
     for (int ctx : o.ctx)
       for (const std::string& attention : o.attention) {
-        if (attention == "cudnn" && !cudnn)
-          cudnn = std::make_unique<transformer::cuda::CudnnAttention>();
+        if (attention == "cudnn" && !cudnn) cudnn = std::make_unique<transformer::cuda::CudnnAttention>();
         rows.push_back(measure(head, ctx, o, attention == "cudnn" ? cudnn.get() : nullptr));
         const Row& r = rows.back();
         std::fprintf(text, "%-9s %-7s %5d %6d %6d  %9.3f %8.1f  %10.3f %8.1f\n", r.attention.c_str(),
-                    r.size.c_str(), head.heads, head.d_head, ctx, r.fwd.primary().median, r.fwd_tflops,
-                    r.fwdbwd.primary().median, r.fwdbwd_tflops);
+                     r.size.c_str(), head.heads, head.d_head, ctx, r.fwd.primary().median, r.fwd_tflops,
+                     r.fwdbwd.primary().median, r.fwdbwd_tflops);
         std::fflush(text);
       }
   if (cudnn)
     std::fprintf(text, "cuDNN %s, engine: %s\n", transformer::cudnn_runtime_version().value_or("?").c_str(),
-                cudnn->engine_name().c_str());
+                 cudnn->engine_name().c_str());
   if (!o.json.empty()) write_json(o.json, rows);
   return 0;
 }

@@ -63,11 +63,9 @@ std::map<Precision, double> measure_ceilings(const harness::Device& device, std:
 }
 
 // The first configuration the device can run: what --dump uses.
-std::optional<RunConfig> first_supported(const harness::Device& device,
-                                         const DriverOptions& options) {
+std::optional<RunConfig> first_supported(const harness::Device& device, const DriverOptions& options) {
   for (const RunConfig& config : sweep_configurations(options))
-    if (device.supports(config.precision) && harness::unsupported_attention(config).empty())
-      return config;
+    if (device.supports(config.precision) && harness::unsupported_attention(config).empty()) return config;
   return std::nullopt;
 }
 
@@ -76,15 +74,14 @@ void write_dump(const harness::Device& device, const DriverOptions& options) {
   if (!config)
     throw std::runtime_error("--dump: no configuration the " + std::string(device.backend_name()) +
                              " backend supports");
-  std::fprintf(stderr, "dump: one train step of %s into %s\n",
-               harness::configuration_label(*config).c_str(), options.dump_dir.c_str());
+  std::fprintf(stderr, "dump: one train step of %s into %s\n", harness::configuration_label(*config).c_str(),
+               options.dump_dir.c_str());
   write_training_step_dump(options.dump_dir, device, *config,
                            harness::make_token_batch(*config, options.seed), *options.graph);
 }
 
 void write_profile(const DriverOptions& options, std::ostream& text) {
-  if (!options.print_report && options.report_json_path.empty() && options.trace_path.empty())
-    return;
+  if (!options.print_report && options.report_json_path.empty() && options.trace_path.empty()) return;
   const gpuprof::Report report = gpuprof::profiler().report();
   if (options.print_report) {
     text << "\n";
@@ -119,8 +116,7 @@ int run_driver(DriverOptions options) {
   results.graph = *options.graph;
   results.seed = options.seed;
   const std::map<Precision, double> ceilings = measure_ceilings(device, text);
-  for (const auto& [precision, tflops] : ceilings)
-    results.ceilings_tflops[to_string(precision)] = tflops;
+  for (const auto& [precision, tflops] : ceilings) results.ceilings_tflops[to_string(precision)] = tflops;
 
   if (!options.dump_dir.empty()) write_dump(device, options);
   results.rows = run_sweep(device, options, ceilings);
@@ -131,8 +127,8 @@ int run_driver(DriverOptions options) {
     // The first size and context of the sweep; run_loss_curves picks the precisions.
     const RunConfig config = sweep_configurations(options).front();
     results.loss_curves =
-        run_loss_curves(device, config, options.precisions,
-                        harness::make_token_batch(config, options.seed), options.loss_curve_steps);
+        run_loss_curves(device, config, options.precisions, harness::make_token_batch(config, options.seed),
+                        options.loss_curve_steps);
   }
 
   harness::print_results_table(text, results);
@@ -143,9 +139,9 @@ int run_driver(DriverOptions options) {
   if (!options.csv_path.empty())
     gpuprof::write_file_atomically(options.csv_path, harness::results_csv(results));
   write_profile(options, text);
-  const bool any_failed = std::any_of(
-      results.rows.begin(), results.rows.end(),
-      [](const harness::ResultRow& row) { return row.status == harness::RowStatus::error; });
+  const bool any_failed =
+      std::any_of(results.rows.begin(), results.rows.end(),
+                  [](const harness::ResultRow& row) { return row.status == harness::RowStatus::error; });
   return any_failed ? 1 : 0;
 }
 

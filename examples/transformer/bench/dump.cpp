@@ -29,8 +29,8 @@ class DumpWriter {
   explicit DumpWriter(std::string directory) : directory_(std::move(directory)) {}
 
   template <typename T>
-  void write(const std::string& path, const std::vector<T>& values, const NpyShape& shape,
-             const char* dtype, std::string meaning) {
+  void write(const std::string& path, const std::vector<T>& values, const NpyShape& shape, const char* dtype,
+             std::string meaning) {
     const std::filesystem::path full = std::filesystem::path(directory_) / path;
     std::filesystem::create_directories(full.parent_path());
     gpuprof::write_file_atomically(full.string(), npy_encode(values, shape));
@@ -38,8 +38,8 @@ class DumpWriter {
   }
 
   // One file per tensor of the flat ParameterLayout buffer `flat`.
-  void write_tensors(const std::string& folder, const ParameterLayout& layout,
-                     const std::vector<float>& flat, const std::string& meaning) {
+  void write_tensors(const std::string& folder, const ParameterLayout& layout, const std::vector<float>& flat,
+                     const std::string& meaning) {
     for (const ParamTensor& tensor : layout.tensors) {
       const auto begin = flat.begin() + static_cast<std::ptrdiff_t>(tensor.offset);
       const std::vector<float> values(begin, begin + static_cast<std::ptrdiff_t>(tensor.size()));
@@ -70,8 +70,8 @@ double as_written(float value) {
   return std::strtod(std::string(text, result.ptr).c_str(), nullptr);
 }
 
-void write_manifest(const DumpWriter& writer, const RunConfig& config, const std::string& backend,
-                    bool graph, float loss) {
+void write_manifest(const DumpWriter& writer, const RunConfig& config, const std::string& backend, bool graph,
+                    float loss) {
   const ModelConfig& model = config.model;
   gpuprof::JsonWriter json;
   json.begin_object()
@@ -112,22 +112,20 @@ void write_manifest(const DumpWriter& writer, const RunConfig& config, const std
       .end_object();
   json.key("files").begin_array();
   for (const DumpedFile& file : writer.files()) {
-    json.begin_object(gpuprof::JsonWriter::one_line)
-        .member("file", file.path)
-        .member("dtype", file.dtype);
+    json.begin_object(gpuprof::JsonWriter::one_line).member("file", file.path).member("dtype", file.dtype);
     json.key("shape").begin_array();
     for (const std::size_t extent : file.shape) json.value(extent);
     json.end_array().member("meaning", file.meaning).end_object();
   }
   json.end_array().end_object();
-  gpuprof::write_file_atomically(
-      (std::filesystem::path(writer.directory()) / "manifest.json").string(), json.str() + "\n");
+  gpuprof::write_file_atomically((std::filesystem::path(writer.directory()) / "manifest.json").string(),
+                                 json.str() + "\n");
 }
 
 }  // namespace
 
-void write_training_step_dump(const std::string& directory, const harness::Device& device,
-                              RunConfig config, const harness::TokenBatch& batch, bool graph) {
+void write_training_step_dump(const std::string& directory, const harness::Device& device, RunConfig config,
+                              const harness::TokenBatch& batch, bool graph) {
   config.mode = Mode::step;
   const ParameterLayout layout(config.model);
   const auto backend = device.make_backend(config);
@@ -156,15 +154,11 @@ void write_training_step_dump(const std::string& directory, const harness::Devic
   const auto ctx = static_cast<std::size_t>(config.ctx);
   const auto vocab = static_cast<std::size_t>(config.model.vocab);
   DumpWriter writer(directory);
-  writer.write("tokens.npy", batch.tokens, {batch_rows, ctx}, "int32",
-               "input token ids [batch, ctx]");
-  writer.write("targets.npy", batch.targets, {batch_rows, ctx}, "int32",
-               "target token ids [batch, ctx]");
+  writer.write("tokens.npy", batch.tokens, {batch_rows, ctx}, "int32", "input token ids [batch, ctx]");
+  writer.write("targets.npy", batch.targets, {batch_rows, ctx}, "int32", "target token ids [batch, ctx]");
   writer.write_tensors("params", layout, parameters_before, "parameter before the step:");
-  writer.write("loss.npy", std::vector<float>{loss}, {}, "float32",
-               "mean cross-entropy of the forward pass");
-  writer.write("logits.npy", logits, {batch_rows, ctx, vocab}, "float32",
-               "logits [batch, ctx, vocab]");
+  writer.write("loss.npy", std::vector<float>{loss}, {}, "float32", "mean cross-entropy of the forward pass");
+  writer.write("logits.npy", logits, {batch_rows, ctx, vocab}, "float32", "logits [batch, ctx, vocab]");
   writer.write_tensors("grads", layout, gradients, "gradient of the loss w.r.t.");
   writer.write_tensors("params_after", layout, parameters_after, "parameter after one AdamW step:");
   write_manifest(writer, config, backend->name(), graph, loss);

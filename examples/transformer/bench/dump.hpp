@@ -16,8 +16,7 @@ namespace transformer::bench {
 // written whole (temp + rename). Throws on failure (OutOfMemory included).
 // With `graph` the step runs as two replayed CUDA graphs, the forward pass
 // and then backward + optimizer step, as the logits are read in between.
-void write_training_step_dump(const std::string& directory, const harness::Device& device,
-                              RunConfig config, const harness::TokenBatch& batch,
-                              bool graph = false);
+void write_training_step_dump(const std::string& directory, const harness::Device& device, RunConfig config,
+                              const harness::TokenBatch& batch, bool graph = false);
 
 }  // namespace transformer::bench

@@ -29,8 +29,7 @@ namespace {
 // do real work (all-zero inputs can run measurably faster).
 std::vector<float> random_matrix(std::size_t count, std::uint64_t seed) {
   std::vector<float> values(count);
-  for (std::size_t i = 0; i < count; ++i)
-    values[i] = static_cast<float>(uniform_open01(seed, i) * 2.0 - 1.0);
+  for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(uniform_open01(seed, i) * 2.0 - 1.0);
   return values;
 }
 
@@ -78,8 +77,8 @@ std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& opti
     const cuda::Operand b{is_bf16 ? static_cast<const void*>(b16.data()) : b32.data(), type, dimension};
     const cuda::Output c{is_bf16 ? static_cast<void*>(c16.data()) : c32.data(), type, dimension};
     const auto product = [&] {
-      cuda::matmul(gemm, cuda::Op::none, cuda::Op::none, dimension, dimension, dimension, 1.0f, a,
-                   b, 0.0f, c);
+      cuda::matmul(gemm, cuda::Op::none, cuda::Op::none, dimension, dimension, dimension, 1.0f, a, b, 0.0f,
+                   c);
     };
     gpuprof::BenchOptions bench_options;
     bench_options.warmup = options.warmup;
@@ -87,8 +86,8 @@ std::map<Precision, double> measure_gemm_ceilings(const GemmCeilingOptions& opti
     bench_options.stream = stream;
     const gpuprof::BenchResult result = gpuprof::bench(product, bench_options);
     const double seconds = result.gpu.median / 1e3;
-    ceilings[precision] = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
-                          static_cast<double>(n) / seconds / 1e12;
+    ceilings[precision] =
+        2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / seconds / 1e12;
   }
   return ceilings;
 }

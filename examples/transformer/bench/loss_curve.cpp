@@ -37,9 +37,9 @@ harness::LossCurve train_and_record(const harness::Device& device, RunConfig con
 }
 
 void fill_divergences(std::vector<harness::LossCurve>& curves) {
-  const auto reference = std::find_if(
-      curves.begin(), curves.end(),
-      [](const harness::LossCurve& curve) { return curve.precision == Precision::fp32; });
+  const auto reference = std::find_if(curves.begin(), curves.end(), [](const harness::LossCurve& curve) {
+    return curve.precision == Precision::fp32;
+  });
   if (reference == curves.end()) return;
   const std::vector<double> fp32 = reference->losses;
   for (harness::LossCurve& curve : curves) {
@@ -53,8 +53,7 @@ void fill_divergences(std::vector<harness::LossCurve>& curves) {
 
 }  // namespace
 
-std::vector<harness::LossCurve> run_loss_curves(const harness::Device& device,
-                                                const RunConfig& config,
+std::vector<harness::LossCurve> run_loss_curves(const harness::Device& device, const RunConfig& config,
                                                 const std::vector<Precision>& precisions,
                                                 const harness::TokenBatch& batch, int steps) {
   // fp32 always runs first: it is the reference the divergences are measured from.
@@ -68,8 +67,8 @@ std::vector<harness::LossCurve> run_loss_curves(const harness::Device& device,
                    to_string(precision), device.backend_name());
       continue;
     }
-    std::fprintf(stderr, "loss curve: %s ctx %d, %s, %d steps\n", config.model.name.c_str(),
-                 config.ctx, to_string(precision), steps);
+    std::fprintf(stderr, "loss curve: %s ctx %d, %s, %d steps\n", config.model.name.c_str(), config.ctx,
+                 to_string(precision), steps);
     RunConfig run = config;
     run.precision = precision;
     // The sweep's attention where this precision can run it (fused is bf16 only).
@@ -100,8 +99,8 @@ void print_loss_curves(std::ostream& out, const std::vector<harness::LossCurve>&
       cells.push_back(step < curve.losses.size() ? harness::fixed(curve.losses[step], 5) : "-");
     rows.push_back(std::move(cells));
   }
-  out << "\nLoss per train step (" << curves.front().size << ", ctx " << curves.front().ctx
-      << ", batch " << curves.front().batch << ", one fixed batch, same initialisation)\n";
+  out << "\nLoss per train step (" << curves.front().size << ", ctx " << curves.front().ctx << ", batch "
+      << curves.front().batch << ", one fixed batch, same initialisation)\n";
   harness::numbers_right_table(header, std::move(rows)).print(out, harness::ruled_layout);
   for (const harness::LossCurve& curve : curves)
     if (curve.max_abs_divergence_from_fp32)

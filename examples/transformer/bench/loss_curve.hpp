@@ -15,8 +15,7 @@ namespace transformer::bench {
 // other precision the device supports (others are skipped with a message on
 // stderr), each from a fresh backend built from `config` with its precision
 // replaced, and the largest divergence of each from fp32.
-std::vector<harness::LossCurve> run_loss_curves(const harness::Device& device,
-                                                const RunConfig& config,
+std::vector<harness::LossCurve> run_loss_curves(const harness::Device& device, const RunConfig& config,
                                                 const std::vector<Precision>& precisions,
                                                 const harness::TokenBatch& batch, int steps);
 

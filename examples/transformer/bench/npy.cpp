@@ -25,8 +25,7 @@ void append_little_endian(std::string& out, const std::vector<T>& values) {
   for (const T value : values) {
     std::uint32_t bits;
     std::memcpy(&bits, &value, 4);
-    for (int byte = 0; byte < 4; ++byte)
-      *cursor++ = static_cast<char>((bits >> (8 * byte)) & 0xFFu);
+    for (int byte = 0; byte < 4; ++byte) *cursor++ = static_cast<char>((bits >> (8 * byte)) & 0xFFu);
   }
 }
 

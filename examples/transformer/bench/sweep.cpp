@@ -13,26 +13,21 @@ namespace {
 std::string progress_result(const harness::ResultRow& row) {
   switch (row.status) {
     case harness::RowStatus::ok:
-      return harness::fixed(row.median_ms, 2) + " ms/step median, " +
-             harness::fixed(row.tflops, 2) + " TFLOP/s";
-    case harness::RowStatus::oom:
-      return harness::oom_text(row);
-    case harness::RowStatus::unsupported:
-      return "unsupported: " + row.note;
-    case harness::RowStatus::error:
-      return "FAILED: " + row.note;
+      return harness::fixed(row.median_ms, 2) + " ms/step median, " + harness::fixed(row.tflops, 2) +
+             " TFLOP/s";
+    case harness::RowStatus::oom: return harness::oom_text(row);
+    case harness::RowStatus::unsupported: return "unsupported: " + row.note;
+    case harness::RowStatus::error: return "FAILED: " + row.note;
   }
   return "?";
 }
 
 }  // namespace
 
-std::vector<harness::ResultRow> run_sweep(const harness::Device& device,
-                                          const DriverOptions& options,
+std::vector<harness::ResultRow> run_sweep(const harness::Device& device, const DriverOptions& options,
                                           const std::map<Precision, double>& ceilings) {
   const std::vector<RunConfig> configs = sweep_configurations(options);
-  const harness::StepProtocol protocol{options.warmup, options.steps,
-                                       options.graph.value_or(false)};
+  const harness::StepProtocol protocol{options.warmup, options.steps, options.graph.value_or(false)};
   std::vector<harness::ResultRow> rows;
   for (std::size_t index = 0; index < configs.size(); ++index) {
     const RunConfig& config = configs[index];

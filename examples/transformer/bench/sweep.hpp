@@ -13,8 +13,7 @@
 
 namespace transformer::bench {
 
-std::vector<harness::ResultRow> run_sweep(const harness::Device& device,
-                                          const DriverOptions& options,
+std::vector<harness::ResultRow> run_sweep(const harness::Device& device, const DriverOptions& options,
                                           const std::map<Precision, double>& ceilings);
 
 }  // namespace transformer::bench

@@ -64,8 +64,7 @@ class FlatObjectReader {
     if (consume_word("true")) return true;
     if (consume_word("false")) return false;
     if (consume_word("null")) return nullptr;
-    if (next == '{' || next == '[')
-      fail("nested values are not expected in a torch_reference.py line");
+    if (next == '{' || next == '[') fail("nested values are not expected in a torch_reference.py line");
     // Python's json also writes NaN and Infinity; strtod reads both spellings.
     const char* begin = text_.c_str() + at_;
     char* end = nullptr;
@@ -84,21 +83,11 @@ class FlatObjectReader {
         if (at_ >= text_.size()) break;
         const char escaped = text_[at_++];
         switch (escaped) {
-          case 'n':
-            c = '\n';
-            break;
-          case 't':
-            c = '\t';
-            break;
-          case 'r':
-            c = '\r';
-            break;
-          case 'b':
-            c = '\b';
-            break;
-          case 'f':
-            c = '\f';
-            break;
+          case 'n': c = '\n'; break;
+          case 't': c = '\t'; break;
+          case 'r': c = '\r'; break;
+          case 'b': c = '\b'; break;
+          case 'f': c = '\f'; break;
           case 'u':
             // Only names and numbers matter here; a non-ASCII code point in a
             // string is kept as '?' rather than decoded.
@@ -106,8 +95,7 @@ class FlatObjectReader {
             // \u0141 would turn into 'A' and \u0100 into a NUL.
             c = code_point_below_0x80_or_question_mark();
             break;
-          default:
-            c = escaped;  // \" \\ \/
+          default: c = escaped;  // \" \\ \/
         }
       }
       value += c;
@@ -149,9 +137,7 @@ std::optional<double> optional_number(const FlatJsonObject& object, const std::s
 
 }  // namespace
 
-FlatJsonObject parse_flat_json_object(const std::string& line) {
-  return FlatObjectReader(line).read();
-}
+FlatJsonObject parse_flat_json_object(const std::string& line) { return FlatObjectReader(line).read(); }
 
 TorchReference TorchReference::read(const std::string& path) {
   std::ifstream in(path);
@@ -161,8 +147,7 @@ TorchReference TorchReference::read(const std::string& path) {
   return from_lines(lines, path);
 }
 
-TorchReference TorchReference::from_lines(const std::vector<std::string>& lines,
-                                          const std::string& origin) {
+TorchReference TorchReference::from_lines(const std::vector<std::string>& lines, const std::string& origin) {
   TorchReference reference;
   for (std::size_t number = 1; number <= lines.size(); ++number) {
     const std::string& line = lines[number - 1];
@@ -198,8 +183,8 @@ TorchReference TorchReference::from_lines(const std::vector<std::string>& lines,
 }
 
 void TorchReference::join(harness::ResultRow& row) const {
-  const auto found = figures_.find(
-      Key{row.size, row.ctx, to_string(row.mode), to_string(row.precision), row.batch});
+  const auto found =
+      figures_.find(Key{row.size, row.ctx, to_string(row.mode), to_string(row.precision), row.batch});
   if (found != figures_.end()) row.torch = found->second;
 }
 

@@ -25,8 +25,7 @@ class TorchReference {
   // line on unreadable input. When a key repeats (the script appends to its
   // file), the last line wins: it is the most recent run.
   static TorchReference read(const std::string& path);
-  static TorchReference from_lines(const std::vector<std::string>& lines,
-                                   const std::string& origin);
+  static TorchReference from_lines(const std::vector<std::string>& lines, const std::string& origin);
 
   // Sets row.torch when a line matches (size, ctx, mode, precision, batch).
   // Lines without a batch count as the default batch, 4.

@@ -14,8 +14,7 @@
 namespace transformer::bench {
 namespace {
 
-harness::WarmupStudyRow study_row(const RunConfig& config, int warmup,
-                                  const harness::StepTiming& timing) {
+harness::WarmupStudyRow study_row(const RunConfig& config, int warmup, const harness::StepTiming& timing) {
   harness::WarmupStudyRow row;
   row.size = config.model.name;
   row.ctx = config.ctx;
@@ -29,10 +28,10 @@ harness::WarmupStudyRow study_row(const RunConfig& config, int warmup,
   row.std_ms = summary.stddev;
   row.first_ms = timing.samples_ms.front();
   const std::size_t rest = timing.samples_ms.size() - 1;
-  row.rest_mean_ms =
-      rest == 0 ? row.first_ms
-                : std::accumulate(timing.samples_ms.begin() + 1, timing.samples_ms.end(), 0.0) /
-                      static_cast<double>(rest);
+  row.rest_mean_ms = rest == 0
+                         ? row.first_ms
+                         : std::accumulate(timing.samples_ms.begin() + 1, timing.samples_ms.end(), 0.0) /
+                               static_cast<double>(rest);
   row.samples_ms = timing.samples_ms;
   row.gpu_timed = timing.gpu_timed;
   return row;
@@ -44,8 +43,7 @@ std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& dev
                                                       const DriverOptions& options) {
   std::vector<harness::WarmupStudyRow> rows;
   for (const RunConfig& config : sweep_configurations(options)) {
-    if (!device.supports(config.precision) || !harness::unsupported_attention(config).empty())
-      continue;
+    if (!device.supports(config.precision) || !harness::unsupported_attention(config).empty()) continue;
     const std::string label = harness::configuration_label(config);
     for (const int warmup : warmup_study_counts) {
       std::fprintf(stderr, "warm-up study: %s, %d warm-up step(s)\n", label.c_str(), warmup);
@@ -55,8 +53,7 @@ std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& dev
         const harness::TokenBatch batch = harness::make_token_batch(config, options.seed);
         backend->set_batch(batch.tokens, batch.targets);
         const harness::StepTiming timing =
-            harness::time_steps(*backend, config.mode,
-                                {warmup, options.steps, options.graph.value_or(false)},
+            harness::time_steps(*backend, config.mode, {warmup, options.steps, options.graph.value_or(false)},
                                 "warmup study w=" + std::to_string(warmup) + " " + label);
         rows.push_back(study_row(config, warmup, timing));
       } catch (const OutOfMemory& error) {
@@ -70,9 +67,8 @@ std::vector<harness::WarmupStudyRow> run_warmup_study(const harness::Device& dev
 
 void print_warmup_study(std::ostream& out, const std::vector<harness::WarmupStudyRow>& rows) {
   if (rows.empty()) return;
-  const std::vector<std::string> header = {"size",    "ctx",    "mode",           "prec",
-                                           "warm-up", "mean ms", "std ms",        "first timed ms",
-                                           "mean of the rest ms"};
+  const std::vector<std::string> header = {
+      "size", "ctx", "mode", "prec", "warm-up", "mean ms", "std ms", "first timed ms", "mean of the rest ms"};
   std::vector<std::vector<std::string>> cells;
   for (const harness::WarmupStudyRow& row : rows)
     cells.push_back({row.size, std::to_string(row.ctx), to_string(row.mode), to_string(row.precision),

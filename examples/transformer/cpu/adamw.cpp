@@ -19,8 +19,7 @@ template <class T>
 T adamw_step(const AdamWConfig& config, VectorRef<T> params, const VectorCRef<T>& grads,
              AdamWState<T>& state) {
   GPUPROF_SCOPE("adamw");
-  require(params.size() == grads.size() && grads.size() == state.m.size() &&
-              grads.size() == state.v.size(),
+  require(params.size() == grads.size() && grads.size() == state.m.size() && grads.size() == state.v.size(),
           "adamw_step", "params, grads and optimizer state differ in size");
   const T grad_norm = grads.norm();
   const T scale = clip_scale(grad_norm, static_cast<T>(config.clip_norm));
@@ -42,7 +41,7 @@ template float clip_scale<float>(float, float);
 template double clip_scale<double>(double, double);
 template float adamw_step<float>(const AdamWConfig&, VectorRef<float>, const VectorCRef<float>&,
                                  AdamWState<float>&);
-template double adamw_step<double>(const AdamWConfig&, VectorRef<double>,
-                                   const VectorCRef<double>&, AdamWState<double>&);
+template double adamw_step<double>(const AdamWConfig&, VectorRef<double>, const VectorCRef<double>&,
+                                   AdamWState<double>&);
 
 }  // namespace transformer::cpu

@@ -12,8 +12,8 @@ namespace transformer::cpu {
 
 template <class T>
 struct AdamWState {
-  Vector<T> m, v;     // first and second moments, zero-initialised
-  long long step = 0; // steps taken; the next step uses t = step + 1
+  Vector<T> m, v;      // first and second moments, zero-initialised
+  long long step = 0;  // steps taken; the next step uses t = step + 1
   explicit AdamWState(Eigen::Index size = 0) : m(Vector<T>::Zero(size)), v(Vector<T>::Zero(size)) {}
 };
 

@@ -32,8 +32,8 @@ HeadGeometry check_attention_shapes(const char* where, Eigen::Index qkv_rows, Ei
 }  // namespace
 
 template <class T>
-void causal_attention_forward(const MatrixCRef<T>& qkv, int batch, int ctx, int heads,
-                              Matrix<T>& context, Matrix<T>& probs) {
+void causal_attention_forward(const MatrixCRef<T>& qkv, int batch, int ctx, int heads, Matrix<T>& context,
+                              Matrix<T>& probs) {
   const auto [d, d_head] =
       check_attention_shapes("causal_attention_forward", qkv.rows(), qkv.cols(), batch, ctx, heads);
   const T scale = T(1) / std::sqrt(static_cast<T>(d_head));
@@ -84,13 +84,11 @@ void causal_attention_forward(const MatrixCRef<T>& qkv, int batch, int ctx, int 
 // Masked entries have P = 0, hence dS = 0: the mask needs no special case.
 template <class T>
 void causal_attention_backward(const MatrixCRef<T>& dcontext, const MatrixCRef<T>& qkv,
-                               const MatrixCRef<T>& probs, int batch, int ctx, int heads,
-                               Matrix<T>& dqkv) {
+                               const MatrixCRef<T>& probs, int batch, int ctx, int heads, Matrix<T>& dqkv) {
   const auto [d, d_head] =
       check_attention_shapes("causal_attention_backward", qkv.rows(), qkv.cols(), batch, ctx, heads);
   const Eigen::Index seq = ctx;
-  require_shape("causal_attention_backward", "dcontext", dcontext.rows(), dcontext.cols(),
-                qkv.rows(), d);
+  require_shape("causal_attention_backward", "dcontext", dcontext.rows(), dcontext.cols(), qkv.rows(), d);
   require_shape("causal_attention_backward", "probs", probs.rows(), probs.cols(),
                 static_cast<Eigen::Index>(batch) * heads * seq, seq);
   const T scale = T(1) / std::sqrt(static_cast<T>(d_head));
@@ -115,9 +113,8 @@ void causal_attention_backward(const MatrixCRef<T>& dcontext, const MatrixCRef<T
 }
 
 template <class T>
-void attention_forward(const MatrixCRef<T>& x, const MatrixCRef<T>& wqkv, const MatrixCRef<T>& wo,
-                       int batch, int ctx, int heads, T rope_theta, Matrix<T>& y,
-                       AttentionCache<T>& cache) {
+void attention_forward(const MatrixCRef<T>& x, const MatrixCRef<T>& wqkv, const MatrixCRef<T>& wo, int batch,
+                       int ctx, int heads, T rope_theta, Matrix<T>& y, AttentionCache<T>& cache) {
   GPUPROF_SCOPE("attention");
   const Eigen::Index d = x.cols();
   require_shape("attention_forward", "wqkv", wqkv.rows(), wqkv.cols(), 3 * d, d);
@@ -129,10 +126,9 @@ void attention_forward(const MatrixCRef<T>& x, const MatrixCRef<T>& wqkv, const 
 }
 
 template <class T>
-void attention_backward(const MatrixCRef<T>& dy, const MatrixCRef<T>& x,
-                        const MatrixCRef<T>& wqkv, const MatrixCRef<T>& wo, int batch, int ctx,
-                        int heads, T rope_theta, const AttentionCache<T>& cache, Matrix<T>& dx,
-                        MatrixRef<T> dwqkv, MatrixRef<T> dwo) {
+void attention_backward(const MatrixCRef<T>& dy, const MatrixCRef<T>& x, const MatrixCRef<T>& wqkv,
+                        const MatrixCRef<T>& wo, int batch, int ctx, int heads, T rope_theta,
+                        const AttentionCache<T>& cache, Matrix<T>& dx, MatrixRef<T> dwqkv, MatrixRef<T> dwo) {
   GPUPROF_SCOPE("attention");
   const Eigen::Index d = x.cols();
   Matrix<T> dcontext, dqkv;
@@ -142,18 +138,15 @@ void attention_backward(const MatrixCRef<T>& dy, const MatrixCRef<T>& x,
   linear_backward<T>(dqkv, x, wqkv, dx, dwqkv);
 }
 
-#define TRANSFORMER_INSTANTIATE(T)                                                             \
-  template void causal_attention_forward<T>(const MatrixCRef<T>&, int, int, int, Matrix<T>&,   \
-                                            Matrix<T>&);                                       \
-  template void causal_attention_backward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&,       \
-                                             const MatrixCRef<T>&, int, int, int, Matrix<T>&); \
-  template void attention_forward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&,               \
-                                     const MatrixCRef<T>&, int, int, int, T, Matrix<T>&,       \
-                                     AttentionCache<T>&);                                      \
-  template void attention_backward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&,              \
-                                      const MatrixCRef<T>&, const MatrixCRef<T>&, int, int,    \
-                                      int, T, const AttentionCache<T>&, Matrix<T>&,            \
-                                      MatrixRef<T>, MatrixRef<T>);
+#define TRANSFORMER_INSTANTIATE(T)                                                                          \
+  template void causal_attention_forward<T>(const MatrixCRef<T>&, int, int, int, Matrix<T>&, Matrix<T>&);   \
+  template void causal_attention_backward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&,                    \
+                                             const MatrixCRef<T>&, int, int, int, Matrix<T>&);              \
+  template void attention_forward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&, const MatrixCRef<T>&, int, \
+                                     int, int, T, Matrix<T>&, AttentionCache<T>&);                          \
+  template void attention_backward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&, const MatrixCRef<T>&,     \
+                                      const MatrixCRef<T>&, int, int, int, T, const AttentionCache<T>&,     \
+                                      Matrix<T>&, MatrixRef<T>, MatrixRef<T>);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(double)
 #undef TRANSFORMER_INSTANTIATE

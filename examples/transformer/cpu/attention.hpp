@@ -23,28 +23,25 @@ struct AttentionCache {
 // The core, without projections or RoPE: qkv [N, 3d] (q, k rotated) ->
 // context [N, d] and probs (both resized). `heads` divides d = qkv.cols()/3.
 template <class T>
-void causal_attention_forward(const MatrixCRef<T>& qkv, int batch, int ctx, int heads,
-                              Matrix<T>& context, Matrix<T>& probs);
+void causal_attention_forward(const MatrixCRef<T>& qkv, int batch, int ctx, int heads, Matrix<T>& context,
+                              Matrix<T>& probs);
 
 // dcontext [N, d] -> dqkv [N, 3d] (resized, overwritten): gradients with
 // respect to the rotated q, k and to v.
 template <class T>
 void causal_attention_backward(const MatrixCRef<T>& dcontext, const MatrixCRef<T>& qkv,
-                               const MatrixCRef<T>& probs, int batch, int ctx, int heads,
-                               Matrix<T>& dqkv);
+                               const MatrixCRef<T>& probs, int batch, int ctx, int heads, Matrix<T>& dqkv);
 
 // The whole layer: x [N, d], wqkv [3d, d], wo [d, d] -> y [N, d] (resized).
 template <class T>
-void attention_forward(const MatrixCRef<T>& x, const MatrixCRef<T>& wqkv, const MatrixCRef<T>& wo,
-                       int batch, int ctx, int heads, T rope_theta, Matrix<T>& y,
-                       AttentionCache<T>& cache);
+void attention_forward(const MatrixCRef<T>& x, const MatrixCRef<T>& wqkv, const MatrixCRef<T>& wo, int batch,
+                       int ctx, int heads, T rope_theta, Matrix<T>& y, AttentionCache<T>& cache);
 
 // dy [N, d] -> dx [N, d] (resized, overwritten); dwqkv [3d, d] and dwo [d, d]
 // are accumulated into (+=).
 template <class T>
-void attention_backward(const MatrixCRef<T>& dy, const MatrixCRef<T>& x,
-                        const MatrixCRef<T>& wqkv, const MatrixCRef<T>& wo, int batch, int ctx,
-                        int heads, T rope_theta, const AttentionCache<T>& cache, Matrix<T>& dx,
-                        MatrixRef<T> dwqkv, MatrixRef<T> dwo);
+void attention_backward(const MatrixCRef<T>& dy, const MatrixCRef<T>& x, const MatrixCRef<T>& wqkv,
+                        const MatrixCRef<T>& wo, int batch, int ctx, int heads, T rope_theta,
+                        const AttentionCache<T>& cache, Matrix<T>& dx, MatrixRef<T> dwqkv, MatrixRef<T> dwo);
 
 }  // namespace transformer::cpu

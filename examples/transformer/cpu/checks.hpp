@@ -15,11 +15,11 @@ inline void require(bool condition, const char* where, const std::string& what) 
   if (!condition) throw std::invalid_argument(std::string(where) + ": " + what);
 }
 
-inline void require_shape(const char* where, const char* name, Eigen::Index rows,
-                          Eigen::Index cols, Eigen::Index want_rows, Eigen::Index want_cols) {
+inline void require_shape(const char* where, const char* name, Eigen::Index rows, Eigen::Index cols,
+                          Eigen::Index want_rows, Eigen::Index want_cols) {
   require(rows == want_rows && cols == want_cols, where,
-          std::string(name) + " is [" + std::to_string(rows) + ", " + std::to_string(cols) +
-              "], expected [" + std::to_string(want_rows) + ", " + std::to_string(want_cols) + "]");
+          std::string(name) + " is [" + std::to_string(rows) + ", " + std::to_string(cols) + "], expected [" +
+              std::to_string(want_rows) + ", " + std::to_string(want_cols) + "]");
 }
 
 // ids.size() == count and every id in [0, limit).
@@ -29,8 +29,8 @@ inline void require_ids(const char* where, const std::vector<std::int32_t>& ids,
           std::to_string(ids.size()) + " ids, expected " + std::to_string(count));
   for (std::size_t i = 0; i < ids.size(); ++i)
     require(ids[i] >= 0 && ids[i] < limit, where,
-            "id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
-                " is outside [0, " + std::to_string(limit) + ")");
+            "id " + std::to_string(ids[i]) + " at position " + std::to_string(i) + " is outside [0, " +
+                std::to_string(limit) + ")");
 }
 
 }  // namespace transformer::cpu

@@ -34,12 +34,10 @@ bool wants_training_state(Mode mode) { return mode != Mode::fwd; }
 // Everything the constructor must reject before allocating.
 const RunConfig& checked(const RunConfig& config) {
   if (config.precision != Precision::fp32)
-    throw std::invalid_argument(std::string("cpu backend: precision ") +
-                                to_string(config.precision) +
+    throw std::invalid_argument(std::string("cpu backend: precision ") + to_string(config.precision) +
                                 " is not supported (the CPU computes in fp32 only)");
   if (config.attention != Attention::naive)
-    throw std::invalid_argument(std::string("cpu backend: attention ") +
-                                to_string(config.attention) +
+    throw std::invalid_argument(std::string("cpu backend: attention ") + to_string(config.attention) +
                                 " is not supported (the CPU has the naive attention only)");
   if (config.batch <= 0 || config.ctx <= 0)
     throw std::invalid_argument("cpu backend: batch and ctx must be > 0");
@@ -68,8 +66,7 @@ class CpuBackend final : public Backend {
   std::vector<float> parameters() override { return to_std(model_.parameters()); }
   void set_parameters(const std::vector<float>& values) override { model_.set_parameters(values); }
 
-  void set_batch(const std::vector<std::int32_t>& tokens,
-                 const std::vector<std::int32_t>& targets) override {
+  void set_batch(const std::vector<std::int32_t>& tokens, const std::vector<std::int32_t>& targets) override {
     const Eigen::Index n = static_cast<Eigen::Index>(config_.batch) * config_.ctx;
     cpu::require_ids("cpu backend set_batch (tokens)", tokens, n, config_.model.vocab);
     cpu::require_ids("cpu backend set_batch (targets)", targets, n, config_.model.vocab);

@@ -36,12 +36,10 @@ void cross_entropy_backward(const MatrixCRef<T>& logits, const std::vector<std::
   for (Eigen::Index i = 0; i < logits.rows(); ++i) dlogits(i, targets[i]) -= weight;
 }
 
-#define TRANSFORMER_INSTANTIATE(T)                                                           \
-  template T cross_entropy_forward<T>(const MatrixCRef<T>&, const std::vector<std::int32_t>&, \
-                                      Vector<T>&);                                           \
-  template void cross_entropy_backward<T>(const MatrixCRef<T>&,                              \
-                                          const std::vector<std::int32_t>&, const Vector<T>&, \
-                                          T, Matrix<T>&);
+#define TRANSFORMER_INSTANTIATE(T)                                                                         \
+  template T cross_entropy_forward<T>(const MatrixCRef<T>&, const std::vector<std::int32_t>&, Vector<T>&); \
+  template void cross_entropy_backward<T>(const MatrixCRef<T>&, const std::vector<std::int32_t>&,          \
+                                          const Vector<T>&, T, Matrix<T>&);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(double)
 #undef TRANSFORMER_INSTANTIATE

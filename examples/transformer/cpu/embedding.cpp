@@ -8,8 +8,7 @@
 namespace transformer::cpu {
 
 template <class T>
-void embedding_forward(const MatrixCRef<T>& table, const std::vector<std::int32_t>& tokens,
-                       Matrix<T>& out) {
+void embedding_forward(const MatrixCRef<T>& table, const std::vector<std::int32_t>& tokens, Matrix<T>& out) {
   GPUPROF_SCOPE("embedding");
   const auto n = static_cast<Eigen::Index>(tokens.size());
   require_ids("embedding_forward", tokens, n, table.rows());
@@ -26,11 +25,9 @@ void embedding_backward(const MatrixCRef<T>& dout, const std::vector<std::int32_
   for (Eigen::Index i = 0; i < dout.rows(); ++i) dtable.row(tokens[i]) += dout.row(i);
 }
 
-#define TRANSFORMER_INSTANTIATE(T)                                                           \
-  template void embedding_forward<T>(const MatrixCRef<T>&, const std::vector<std::int32_t>&, \
-                                     Matrix<T>&);                                            \
-  template void embedding_backward<T>(const MatrixCRef<T>&,                                  \
-                                      const std::vector<std::int32_t>&, MatrixRef<T>);
+#define TRANSFORMER_INSTANTIATE(T)                                                                        \
+  template void embedding_forward<T>(const MatrixCRef<T>&, const std::vector<std::int32_t>&, Matrix<T>&); \
+  template void embedding_backward<T>(const MatrixCRef<T>&, const std::vector<std::int32_t>&, MatrixRef<T>);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(double)
 #undef TRANSFORMER_INSTANTIATE

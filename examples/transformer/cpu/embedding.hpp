@@ -11,8 +11,7 @@ namespace transformer::cpu {
 // for an id outside [0, V).
 // out.row(i) = table.row(tokens[i]).
 template <class T>
-void embedding_forward(const MatrixCRef<T>& table, const std::vector<std::int32_t>& tokens,
-                       Matrix<T>& out);
+void embedding_forward(const MatrixCRef<T>& table, const std::vector<std::int32_t>& tokens, Matrix<T>& out);
 
 // dout [N, d]: dtable.row(tokens[i]) += dout.row(i). dtable is [V, d]; repeated
 // tokens accumulate.

@@ -10,7 +10,7 @@ void linear_forward(const MatrixCRef<T>& x, const MatrixCRef<T>& w, Matrix<T>& y
 
 // dy [N, out] -> dx [N, in] (resized, overwritten); dw [out, in] += dyᵀ·x.
 template <class T>
-void linear_backward(const MatrixCRef<T>& dy, const MatrixCRef<T>& x, const MatrixCRef<T>& w,
-                     Matrix<T>& dx, MatrixRef<T> dw);
+void linear_backward(const MatrixCRef<T>& dy, const MatrixCRef<T>& x, const MatrixCRef<T>& w, Matrix<T>& dx,
+                     MatrixRef<T> dw);
 
 }  // namespace transformer::cpu

@@ -26,8 +26,7 @@ Eigen::Map<const Matrix<T>> matrix_view(const Vector<T>& flat, std::size_t offse
   return Eigen::Map<const Matrix<T>>(flat.data() + offset, rows, cols);
 }
 template <class T>
-Eigen::Map<Matrix<T>> matrix_view(Vector<T>& flat, std::size_t offset, Eigen::Index rows,
-                                  Eigen::Index cols) {
+Eigen::Map<Matrix<T>> matrix_view(Vector<T>& flat, std::size_t offset, Eigen::Index rows, Eigen::Index cols) {
   return Eigen::Map<Matrix<T>>(flat.data() + offset, rows, cols);
 }
 template <class T>
@@ -61,9 +60,13 @@ BlockViews<Flat> block_views(Flat& flat, const ParameterLayout& layout, const Bl
 }
 
 template <class T>
-std::size_t bytes_of(const Matrix<T>& m) { return static_cast<std::size_t>(m.size()) * sizeof(T); }
+std::size_t bytes_of(const Matrix<T>& m) {
+  return static_cast<std::size_t>(m.size()) * sizeof(T);
+}
 template <class T>
-std::size_t bytes_of(const Vector<T>& v) { return static_cast<std::size_t>(v.size()) * sizeof(T); }
+std::size_t bytes_of(const Vector<T>& v) {
+  return static_cast<std::size_t>(v.size()) * sizeof(T);
+}
 
 }  // namespace
 
@@ -134,12 +137,11 @@ template <class T>
 std::size_t CpuModel<T>::allocated_bytes() const {
   std::size_t total = bytes_of(params_) + bytes_of(grads_) + bytes_of(adam_.m) + bytes_of(adam_.v);
   for (const BlockActivations& a : blocks_)
-    total += bytes_of(a.input) + bytes_of(a.norm1) + bytes_of(a.inv_rms1) +
-             bytes_of(a.attention.qkv) + bytes_of(a.attention.probs) +
-             bytes_of(a.attention.context) + bytes_of(a.mid) + bytes_of(a.norm2) +
-             bytes_of(a.inv_rms2) + bytes_of(a.ffn.h13) + bytes_of(a.ffn.gated);
-  total += bytes_of(final_input_) + bytes_of(final_norm_) + bytes_of(final_inv_rms_) +
-           bytes_of(logits_) + bytes_of(logsumexp_);
+    total += bytes_of(a.input) + bytes_of(a.norm1) + bytes_of(a.inv_rms1) + bytes_of(a.attention.qkv) +
+             bytes_of(a.attention.probs) + bytes_of(a.attention.context) + bytes_of(a.mid) +
+             bytes_of(a.norm2) + bytes_of(a.inv_rms2) + bytes_of(a.ffn.h13) + bytes_of(a.ffn.gated);
+  total += bytes_of(final_input_) + bytes_of(final_norm_) + bytes_of(final_inv_rms_) + bytes_of(logits_) +
+           bytes_of(logsumexp_);
   total += bytes_of(d_stream_) + bytes_of(d_branch_) + bytes_of(d_norm_) + bytes_of(d_logits_);
   return total;
 }
@@ -173,8 +175,7 @@ void CpuModel<T>::set_parameters(const std::vector<float>& values) {
 }
 
 template <class T>
-T CpuModel<T>::forward(const std::vector<std::int32_t>& tokens,
-                       const std::vector<std::int32_t>& targets) {
+T CpuModel<T>::forward(const std::vector<std::int32_t>& tokens, const std::vector<std::int32_t>& targets) {
   const Eigen::Index N = static_cast<Eigen::Index>(batch_) * ctx_;
   require_ids("CpuModel::forward (tokens)", tokens, N, config_.vocab);
   require_ids("CpuModel::forward (targets)", targets, N, config_.vocab);
@@ -185,23 +186,21 @@ T CpuModel<T>::forward(const std::vector<std::int32_t>& tokens,
   const Eigen::Index d = config_.d_model, V = config_.vocab;
   const Vector<T>& p = params_;
 
-  embedding_forward<T>(matrix_view(p, layout_.find("emb").offset, V, d), tokens,
-                       blocks_.front().input);
+  embedding_forward<T>(matrix_view(p, layout_.find("emb").offset, V, d), tokens, blocks_.front().input);
   for (int layer = 0; layer < config_.layers; ++layer) {
     BlockActivations& a = blocks_[static_cast<std::size_t>(layer)];
     const auto w = block_views<T>(p, layout_, block_, config_, layer);
-    Matrix<T>& out = layer + 1 < config_.layers ? blocks_[static_cast<std::size_t>(layer) + 1].input
-                                               : final_input_;
+    Matrix<T>& out =
+        layer + 1 < config_.layers ? blocks_[static_cast<std::size_t>(layer) + 1].input : final_input_;
     rmsnorm_forward<T>(a.input, w.norm1(), eps, a.norm1, a.inv_rms1);
-    attention_forward<T>(a.norm1, w.wqkv(), w.wo(), batch_, ctx_, config_.heads, theta, a.mid,
-                         a.attention);
+    attention_forward<T>(a.norm1, w.wqkv(), w.wo(), batch_, ctx_, config_.heads, theta, a.mid, a.attention);
     a.mid += a.input;
     rmsnorm_forward<T>(a.mid, w.norm2(), eps, a.norm2, a.inv_rms2);
     swiglu_forward<T>(a.norm2, w.w13(), w.w2(), out, a.ffn);
     out += a.mid;
   }
-  rmsnorm_forward<T>(final_input_, vector_view(p, layout_.find("final_norm").offset, d), eps,
-                     final_norm_, final_inv_rms_);
+  rmsnorm_forward<T>(final_input_, vector_view(p, layout_.find("final_norm").offset, d), eps, final_norm_,
+                     final_inv_rms_);
   {
     GPUPROF_SCOPE("lm_head");
     linear_forward<T>(final_norm_, matrix_view(p, layout_.find("lm_head").offset, V, d), logits_);
@@ -230,8 +229,8 @@ const Vector<T>& CpuModel<T>::backward() {
                        matrix_view(g, head, V, d));
   }
   const std::size_t final_norm = layout_.find("final_norm").offset;
-  rmsnorm_backward<T>(d_norm_, final_input_, vector_view(p, final_norm, d), final_inv_rms_,
-                      d_stream_, vector_view(g, final_norm, d));
+  rmsnorm_backward<T>(d_norm_, final_input_, vector_view(p, final_norm, d), final_inv_rms_, d_stream_,
+                      vector_view(g, final_norm, d));
   // d_stream_ holds the gradient of the residual stream leaving the block.
   for (int layer = config_.layers - 1; layer >= 0; --layer) {
     const BlockActivations& a = blocks_[static_cast<std::size_t>(layer)];
@@ -260,8 +259,8 @@ template <class T>
 void CpuModel<T>::poison_buffers() {
   const T nan = std::numeric_limits<T>::quiet_NaN();
   for (BlockActivations& a : blocks_) {
-    for (auto* m : {&a.input, &a.norm1, &a.attention.qkv, &a.attention.probs,
-                    &a.attention.context, &a.mid, &a.norm2, &a.ffn.h13, &a.ffn.gated})
+    for (auto* m : {&a.input, &a.norm1, &a.attention.qkv, &a.attention.probs, &a.attention.context, &a.mid,
+                    &a.norm2, &a.ffn.h13, &a.ffn.gated})
       m->setConstant(nan);
     a.inv_rms1.setConstant(nan);
     a.inv_rms2.setConstant(nan);

@@ -29,8 +29,7 @@ class CpuModel {
   CpuModel(const ModelConfig& config, int batch, int ctx, bool with_training_state = true);
 
   // Bytes such a model allocates, without allocating them (for OOM checks).
-  static std::size_t required_bytes(const ModelConfig& config, int batch, int ctx,
-                                    bool with_training_state);
+  static std::size_t required_bytes(const ModelConfig& config, int batch, int ctx, bool with_training_state);
 
   const ModelConfig& config() const { return config_; }
   const ParameterLayout& layout() const { return layout_; }
@@ -70,12 +69,12 @@ class CpuModel {
 
  private:
   struct BlockActivations {
-    Matrix<T> input;        // residual stream entering the block [N, d]
-    Matrix<T> norm1;        // rmsnorm1(input)
+    Matrix<T> input;  // residual stream entering the block [N, d]
+    Matrix<T> norm1;  // rmsnorm1(input)
     Vector<T> inv_rms1;
     AttentionCache<T> attention;
-    Matrix<T> mid;          // input + attention(norm1)
-    Matrix<T> norm2;        // rmsnorm2(mid)
+    Matrix<T> mid;    // input + attention(norm1)
+    Matrix<T> norm2;  // rmsnorm2(mid)
     Vector<T> inv_rms2;
     SwigluCache<T> ffn;
   };

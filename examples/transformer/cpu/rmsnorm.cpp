@@ -45,12 +45,10 @@ void rmsnorm_backward(const MatrixCRef<T>& dy, const MatrixCRef<T>& x, const Vec
   }
 }
 
-#define TRANSFORMER_INSTANTIATE(T)                                                              \
-  template void rmsnorm_forward<T>(const MatrixCRef<T>&, const VectorCRef<T>&, T, Matrix<T>&,   \
-                                   Vector<T>&);                                                 \
-  template void rmsnorm_backward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&,                 \
-                                    const VectorCRef<T>&, const Vector<T>&, Matrix<T>&,         \
-                                    VectorRef<T>);
+#define TRANSFORMER_INSTANTIATE(T)                                                                         \
+  template void rmsnorm_forward<T>(const MatrixCRef<T>&, const VectorCRef<T>&, T, Matrix<T>&, Vector<T>&); \
+  template void rmsnorm_backward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&, const VectorCRef<T>&,      \
+                                    const Vector<T>&, Matrix<T>&, VectorRef<T>);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(double)
 #undef TRANSFORMER_INSTANTIATE

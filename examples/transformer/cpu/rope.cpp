@@ -11,20 +11,19 @@ namespace {
 // Rotates every interleaved pair by sign · pos · θ^(−2j/d_head). sign = −1 is
 // the inverse (= transpose) rotation, which is what the backward pass applies.
 template <class T>
-void rotate_pairs(MatrixRef<T> x, int batch, int ctx, int heads, T theta, double sign,
-                  const char* where) {
+void rotate_pairs(MatrixRef<T> x, int batch, int ctx, int heads, T theta, double sign, const char* where) {
   require(batch > 0 && ctx > 0 && heads > 0, where, "batch, ctx and heads must be > 0");
   require(x.rows() == static_cast<Eigen::Index>(batch) * ctx, where,
-          std::to_string(x.rows()) + " rows, expected batch·ctx = " +
-              std::to_string(static_cast<long long>(batch) * ctx));
+          std::to_string(x.rows()) +
+              " rows, expected batch·ctx = " + std::to_string(static_cast<long long>(batch) * ctx));
   require(x.cols() % heads == 0 && (x.cols() / heads) % 2 == 0, where,
           "width " + std::to_string(x.cols()) + " does not split into " + std::to_string(heads) +
               " heads of even size");
   const Eigen::Index d_head = x.cols() / heads;
   for (int pos = 0; pos < ctx; ++pos) {
     for (Eigen::Index j = 0; j < d_head / 2; ++j) {
-      const double angle =
-          pos * std::pow(static_cast<double>(theta), -2.0 * static_cast<double>(j) / static_cast<double>(d_head));
+      const double angle = pos * std::pow(static_cast<double>(theta),
+                                          -2.0 * static_cast<double>(j) / static_cast<double>(d_head));
       const T c = static_cast<T>(std::cos(angle));
       const T s = static_cast<T>(sign * std::sin(angle));
       for (int b = 0; b < batch; ++b) {

@@ -21,8 +21,7 @@ void swiglu_gate_forward(const MatrixCRef<T>& h13, Matrix<T>& gated) {
 }
 
 template <class T>
-void swiglu_gate_backward(const MatrixCRef<T>& dgated, const MatrixCRef<T>& h13,
-                          Matrix<T>& dh13) {
+void swiglu_gate_backward(const MatrixCRef<T>& dgated, const MatrixCRef<T>& h13, Matrix<T>& dh13) {
   require(h13.cols() % 2 == 0, "swiglu_gate_backward", "h13 width must be 2·d_ff");
   const Eigen::Index d_ff = h13.cols() / 2;
   require_shape("swiglu_gate_backward", "dgated", dgated.rows(), dgated.cols(), h13.rows(), d_ff);
@@ -37,8 +36,8 @@ void swiglu_gate_backward(const MatrixCRef<T>& dgated, const MatrixCRef<T>& h13,
 }
 
 template <class T>
-void swiglu_forward(const MatrixCRef<T>& x, const MatrixCRef<T>& w13, const MatrixCRef<T>& w2,
-                    Matrix<T>& y, SwigluCache<T>& cache) {
+void swiglu_forward(const MatrixCRef<T>& x, const MatrixCRef<T>& w13, const MatrixCRef<T>& w2, Matrix<T>& y,
+                    SwigluCache<T>& cache) {
   GPUPROF_SCOPE("swiglu");
   require(w13.rows() == 2 * w2.cols(), "swiglu_forward", "w13 must be [2·d_ff, d], w2 [d, d_ff]");
   linear_forward<T>(x, w13, cache.h13);
@@ -48,8 +47,8 @@ void swiglu_forward(const MatrixCRef<T>& x, const MatrixCRef<T>& w13, const Matr
 
 template <class T>
 void swiglu_backward(const MatrixCRef<T>& dy, const MatrixCRef<T>& x, const MatrixCRef<T>& w13,
-                     const MatrixCRef<T>& w2, const SwigluCache<T>& cache, Matrix<T>& dx,
-                     MatrixRef<T> dw13, MatrixRef<T> dw2) {
+                     const MatrixCRef<T>& w2, const SwigluCache<T>& cache, Matrix<T>& dx, MatrixRef<T> dw13,
+                     MatrixRef<T> dw2) {
   GPUPROF_SCOPE("swiglu");
   Matrix<T> dgated, dh13;
   linear_backward<T>(dy, cache.gated, w2, dgated, dw2);
@@ -57,15 +56,14 @@ void swiglu_backward(const MatrixCRef<T>& dy, const MatrixCRef<T>& x, const Matr
   linear_backward<T>(dh13, x, w13, dx, dw13);
 }
 
-#define TRANSFORMER_INSTANTIATE(T)                                                            \
-  template void swiglu_gate_forward<T>(const MatrixCRef<T>&, Matrix<T>&);                     \
-  template void swiglu_gate_backward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&,           \
-                                        Matrix<T>&);                                          \
-  template void swiglu_forward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&,                 \
-                                  const MatrixCRef<T>&, Matrix<T>&, SwigluCache<T>&);         \
-  template void swiglu_backward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&,                \
-                                   const MatrixCRef<T>&, const MatrixCRef<T>&,                \
-                                   const SwigluCache<T>&, Matrix<T>&, MatrixRef<T>, MatrixRef<T>);
+#define TRANSFORMER_INSTANTIATE(T)                                                                        \
+  template void swiglu_gate_forward<T>(const MatrixCRef<T>&, Matrix<T>&);                                 \
+  template void swiglu_gate_backward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&, Matrix<T>&);          \
+  template void swiglu_forward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&, const MatrixCRef<T>&,       \
+                                  Matrix<T>&, SwigluCache<T>&);                                           \
+  template void swiglu_backward<T>(const MatrixCRef<T>&, const MatrixCRef<T>&, const MatrixCRef<T>&,      \
+                                   const MatrixCRef<T>&, const SwigluCache<T>&, Matrix<T>&, MatrixRef<T>, \
+                                   MatrixRef<T>);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(double)
 #undef TRANSFORMER_INSTANTIATE

@@ -20,18 +20,17 @@ void swiglu_gate_forward(const MatrixCRef<T>& h13, Matrix<T>& gated);
 
 // dgated [N, d_ff] -> dh13 [N, 2·d_ff] (resized, overwritten).
 template <class T>
-void swiglu_gate_backward(const MatrixCRef<T>& dgated, const MatrixCRef<T>& h13,
-                          Matrix<T>& dh13);
+void swiglu_gate_backward(const MatrixCRef<T>& dgated, const MatrixCRef<T>& h13, Matrix<T>& dh13);
 
 // The whole layer: x [N, d], w13 [2·d_ff, d], w2 [d, d_ff] -> y [N, d] (resized).
 template <class T>
-void swiglu_forward(const MatrixCRef<T>& x, const MatrixCRef<T>& w13, const MatrixCRef<T>& w2,
-                    Matrix<T>& y, SwigluCache<T>& cache);
+void swiglu_forward(const MatrixCRef<T>& x, const MatrixCRef<T>& w13, const MatrixCRef<T>& w2, Matrix<T>& y,
+                    SwigluCache<T>& cache);
 
 // dy [N, d] -> dx [N, d] (resized, overwritten); dw13, dw2 accumulated (+=).
 template <class T>
 void swiglu_backward(const MatrixCRef<T>& dy, const MatrixCRef<T>& x, const MatrixCRef<T>& w13,
-                     const MatrixCRef<T>& w2, const SwigluCache<T>& cache, Matrix<T>& dx,
-                     MatrixRef<T> dw13, MatrixRef<T> dw2);
+                     const MatrixCRef<T>& w2, const SwigluCache<T>& cache, Matrix<T>& dx, MatrixRef<T> dw13,
+                     MatrixRef<T> dw2);
 
 }  // namespace transformer::cpu

@@ -69,18 +69,14 @@ __global__ void grad_sum_squares_kernel(const Grad* grads, std::size_t vectors, 
 // θ[at, at + kVec), fp32 or split (the buffers say which, the same for every thread).
 template <class Grad>
 __device__ void load_theta(const AdamWBuffers<Grad>& b, std::size_t at, float (&theta)[kVec]) {
-  if (b.params)
-    load_vec(b.params + at, theta);
-  else
-    load_split(b.params_hi + at, b.params_lo + at, theta);
+  if (b.params) load_vec(b.params + at, theta);
+  else load_split(b.params_hi + at, b.params_lo + at, theta);
 }
 
 template <class Grad>
 __device__ void store_theta(const AdamWBuffers<Grad>& b, std::size_t at, const float (&theta)[kVec]) {
-  if (b.params)
-    store_vec(b.params + at, theta);
-  else
-    store_split(b.params_hi + at, b.params_lo + at, theta);
+  if (b.params) store_vec(b.params + at, theta);
+  else store_split(b.params_hi + at, b.params_lo + at, theta);
 }
 
 // Updates `vectors` vectors of kVec elements from the pointers on. Only the
@@ -141,17 +137,15 @@ std::size_t residency_capping_bytes() {
   static const std::size_t bytes = [] {
     int device = 0, per_sm = 0, per_block = 0;
     GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
-    GPUPROF_CUDA_CHECK(
-        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-    GPUPROF_CUDA_CHECK(
-        cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    GPUPROF_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    GPUPROF_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     const int wanted = per_sm / (kOverlapBlocksPerSm + 1);
     if (wanted > per_block) return std::size_t{0};
-    GPUPROF_CUDA_CHECK(cudaFuncSetAttribute(
-        adamw_kernel<Grad>, cudaFuncAttributeMaxDynamicSharedMemorySize, wanted));
+    GPUPROF_CUDA_CHECK(
+        cudaFuncSetAttribute(adamw_kernel<Grad>, cudaFuncAttributeMaxDynamicSharedMemorySize, wanted));
     int resident = 0;
-    GPUPROF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &resident, adamw_kernel<Grad>, kThreads, static_cast<std::size_t>(wanted)));
+    GPUPROF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, adamw_kernel<Grad>, kThreads,
+                                                                     static_cast<std::size_t>(wanted)));
     return resident == kOverlapBlocksPerSm ? static_cast<std::size_t>(wanted) : std::size_t{0};
   }();
   return bytes;
@@ -159,11 +153,10 @@ std::size_t residency_capping_bytes() {
 
 template <class Grad>
 void launch_update(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, std::size_t begin,
-                   std::size_t end, bool advances_step, std::size_t shared_bytes,
-                   cudaStream_t stream) {
+                   std::size_t end, bool advances_step, std::size_t shared_bytes, cudaStream_t stream) {
   const std::size_t vectors = (end - begin) / kVec;
-  const unsigned blocks = static_cast<unsigned>(
-      std::min<std::size_t>(blocks_for(vectors, kThreads), kMaxUpdateBlocks));
+  const unsigned blocks =
+      static_cast<unsigned>(std::min<std::size_t>(blocks_for(vectors, kThreads), kMaxUpdateBlocks));
   AdamWBuffers<Grad> piece = buffers;  // the same buffers from `begin` on
   if (piece.params) piece.params += begin;
   if (piece.params_hi) piece.params_hi += begin;
@@ -195,34 +188,31 @@ void adamw_step(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, cu
   check_buffers("adamw_step", buffers);
   if (config.clip_norm > 0) {
     grad_sum_squares_kernel<<<kNormPartials, kThreads, 0, stream>>>(buffers.grads, vectors,
-                                                                   buffers.norm_partials);
+                                                                    buffers.norm_partials);
     EXAMPLE_LAUNCH_CHECK();
   }
   launch_update(config, buffers, 0, vectors * kVec, /*advances_step=*/true, 0, stream);
 }
 
 template <class Grad>
-void adamw_update_range(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers,
-                        std::size_t begin, std::size_t end, bool last_of_step,
-                        cudaStream_t stream) {
+void adamw_update_range(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, std::size_t begin,
+                        std::size_t end, bool last_of_step, cudaStream_t stream) {
   whole_vectors("adamw_update_range", buffers.count);
   check_buffers("adamw_update_range", buffers);
   if (config.clip_norm > 0)
     throw std::invalid_argument(
         "adamw_update_range: clipping needs the norm of every gradient first; use adamw_step");
   if (begin % kVec != 0 || end % kVec != 0 || begin >= end || end > buffers.count)
-    throw std::invalid_argument("adamw_update_range: [" + std::to_string(begin) + ", " +
-                                std::to_string(end) + ") is not a non-empty range of whole " +
-                                std::to_string(kVec) + "-element vectors within " +
-                                std::to_string(buffers.count));
-  launch_update(config, buffers, begin, end, last_of_step, residency_capping_bytes<Grad>(),
-                stream);
+    throw std::invalid_argument("adamw_update_range: [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                ") is not a non-empty range of whole " + std::to_string(kVec) +
+                                "-element vectors within " + std::to_string(buffers.count));
+  launch_update(config, buffers, begin, end, last_of_step, residency_capping_bytes<Grad>(), stream);
 }
 
-#define TRANSFORMER_INSTANTIATE(Grad)                                                          \
-  template void adamw_step<Grad>(const AdamWConfig&, const AdamWBuffers<Grad>&, cudaStream_t);  \
-  template void adamw_update_range<Grad>(const AdamWConfig&, const AdamWBuffers<Grad>&,         \
-                                         std::size_t, std::size_t, bool, cudaStream_t);
+#define TRANSFORMER_INSTANTIATE(Grad)                                                                \
+  template void adamw_step<Grad>(const AdamWConfig&, const AdamWBuffers<Grad>&, cudaStream_t);       \
+  template void adamw_update_range<Grad>(const AdamWConfig&, const AdamWBuffers<Grad>&, std::size_t, \
+                                         std::size_t, bool, cudaStream_t);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(__nv_bfloat16)
 #undef TRANSFORMER_INSTANTIATE

@@ -47,9 +47,9 @@ struct AdamWBuffers {
   const Grad* grads;
   float* m;
   float* v;
-  float* norm_partials;      // kNormPartials floats of scratch (clipping only)
-  AdamWStep* step;             // t of this update = step->step + 1
-  std::size_t count;           // a multiple of 8
+  float* norm_partials;  // kNormPartials floats of scratch (clipping only)
+  AdamWStep* step;       // t of this update = step->step + 1
+  std::size_t count;     // a multiple of 8
 };
 
 // One step: t = 1 on the first call after the counter was zeroed, then 2, ...
@@ -64,8 +64,7 @@ void adamw_step(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, cu
 // needs the norm of every gradient first): throws std::invalid_argument if
 // configured.
 template <class Grad>
-void adamw_update_range(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers,
-                        std::size_t begin, std::size_t end, bool last_of_step,
-                        cudaStream_t stream);
+void adamw_update_range(const AdamWConfig& config, const AdamWBuffers<Grad>& buffers, std::size_t begin,
+                        std::size_t end, bool last_of_step, cudaStream_t stream);
 
 }  // namespace transformer::cuda

@@ -47,8 +47,7 @@ __device__ inline RopeSlot locate(std::size_t i, int ctx, int heads, int d_head)
 
 // Rotates the W/2 pairs by ±angle (sign −1 is the transpose, for backward).
 template <int W>
-__device__ inline void rotate_pairs(float (&v)[W], const float* cos_row, const float* sin_row,
-                                    float sign) {
+__device__ inline void rotate_pairs(float (&v)[W], const float* cos_row, const float* sin_row, float sign) {
 #pragma unroll
   for (int p = 0; p < W / 2; ++p) {
     const float c = cos_row[p], s = sign * sin_row[p];
@@ -59,9 +58,8 @@ __device__ inline void rotate_pairs(float (&v)[W], const float* cos_row, const f
 }
 
 template <class Act, int W>
-__global__ void rope_split_heads_kernel(const Act* qkv, const float* cos, const float* sin, Act* q,
-                                        Act* k, Act* v, std::size_t vectors, int ctx, int heads,
-                                        int d_head) {
+__global__ void rope_split_heads_kernel(const Act* qkv, const float* cos, const float* sin, Act* q, Act* k,
+                                        Act* v, std::size_t vectors, int ctx, int heads, int d_head) {
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= vectors) return;
   const RopeSlot slot = locate<W>(i, ctx, heads, d_head);
@@ -78,8 +76,7 @@ __global__ void rope_split_heads_kernel(const Act* qkv, const float* cos, const 
 template <class Act, int W>
 __global__ void rope_merge_heads_backward_kernel(const Act* dq, const Act* dk, const Act* dv,
                                                  const float* cos, const float* sin, Act* dqkv,
-                                                 std::size_t vectors, int ctx, int heads,
-                                                 int d_head) {
+                                                 std::size_t vectors, int ctx, int heads, int d_head) {
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= vectors) return;
   const RopeSlot slot = locate<W>(i, ctx, heads, d_head);
@@ -121,8 +118,8 @@ __global__ void rope_in_place_kernel(Act* qkv, const float* cos, const float* si
 // (zeros where masked). Each lane writes only the vectors it alone reads,
 // after reading them, so probs may alias scores (fp32 in place).
 template <class Act>
-__global__ void causal_softmax_forward_kernel(const float* scores, Act* probs, long long rows,
-                                              int ctx, int ld) {
+__global__ void causal_softmax_forward_kernel(const float* scores, Act* probs, long long rows, int ctx,
+                                              int ld) {
   const long long row = blockIdx.x * static_cast<long long>(kRowsPerBlock) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
@@ -160,8 +157,8 @@ __global__ void causal_softmax_forward_kernel(const float* scores, Act* probs, l
 // dS = P ⊙ (dP − Σ_j P_j·dP_j), written over P (each lane rewrites only what
 // it read, after the row's reduction).
 template <class Act>
-__global__ void causal_softmax_backward_kernel(Act* probs_to_dscores, const float* dprobs,
-                                               long long rows, int ctx, int ld) {
+__global__ void causal_softmax_backward_kernel(Act* probs_to_dscores, const float* dprobs, long long rows,
+                                               int ctx, int ld) {
   const long long row = blockIdx.x * static_cast<long long>(kRowsPerBlock) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
@@ -194,8 +191,8 @@ __global__ void causal_softmax_backward_kernel(Act* probs_to_dscores, const floa
 // The RoPE kernels move kVec features at a time when no vector straddles two
 // heads (d_head a multiple of kVec), else one pair at a time.
 template <class Act, class Launch>
-void with_rope_width(const AttentionShape& shape, const Act* merged, const Act* q, const Act* k,
-                     const Act* v, Launch&& launch) {
+void with_rope_width(const AttentionShape& shape, const Act* merged, const Act* q, const Act* k, const Act* v,
+                     Launch&& launch) {
   with_vector_width<2>(vector_aligned(shape.d_head, merged, q, k, v), launch);
 }
 
@@ -204,31 +201,25 @@ void rope_split_heads(const AttentionShape& shape, const float* rope_cos, const 
                       const Act* qkv, const AttentionTensors<Act>& t, cudaStream_t stream) {
   const int d = shape.d_model();
   const std::size_t elements = static_cast<std::size_t>(shape.tokens()) * 3 * d;
-  GPUPROF_SCOPE("rope", stream,
-                gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * elements * sizeof(Act)});
+  GPUPROF_SCOPE("rope", stream, gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * elements * sizeof(Act)});
   with_rope_width(shape, qkv, t.q, t.k, t.v, [&](auto width) {
     constexpr int W = decltype(width)::value;
     rope_split_heads_kernel<Act, W><<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
-        qkv, rope_cos, rope_sin, t.q, t.k, t.v, elements / W, shape.ctx, shape.heads,
-        shape.d_head);
+        qkv, rope_cos, rope_sin, t.q, t.k, t.v, elements / W, shape.ctx, shape.heads, shape.d_head);
     EXAMPLE_LAUNCH_CHECK();
   });
 }
 
 template <class Act>
-void rope_merge_heads_backward(const AttentionShape& shape, const float* rope_cos,
-                               const float* rope_sin, const Act* dq, const Act* dk, const Act* dv,
-                               Act* dqkv, cudaStream_t stream) {
+void rope_merge_heads_backward(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                               const Act* dq, const Act* dk, const Act* dv, Act* dqkv, cudaStream_t stream) {
   const int d = shape.d_model();
   const std::size_t elements = static_cast<std::size_t>(shape.tokens()) * 3 * d;
-  GPUPROF_SCOPE("rope", stream,
-                gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * elements * sizeof(Act)});
+  GPUPROF_SCOPE("rope", stream, gpuprof::Work{6.0 * shape.tokens() * d, 2.0 * elements * sizeof(Act)});
   with_rope_width(shape, dqkv, dq, dk, dv, [&](auto width) {
     constexpr int W = decltype(width)::value;
-    rope_merge_heads_backward_kernel<Act, W>
-        <<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
-            dq, dk, dv, rope_cos, rope_sin, dqkv, elements / W, shape.ctx, shape.heads,
-            shape.d_head);
+    rope_merge_heads_backward_kernel<Act, W><<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
+        dq, dk, dv, rope_cos, rope_sin, dqkv, elements / W, shape.ctx, shape.heads, shape.d_head);
     EXAMPLE_LAUNCH_CHECK();
   });
 }
@@ -236,13 +227,11 @@ void rope_merge_heads_backward(const AttentionShape& shape, const float* rope_co
 void rope_in_place(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
                    __nv_bfloat16* qkv, float sign, cudaStream_t stream) {
   const std::size_t elements = static_cast<std::size_t>(shape.tokens()) * 2 * shape.d_model();
-  GPUPROF_SCOPE("rope", stream,
-                gpuprof::Work{3.0 * elements, 2.0 * elements * sizeof(__nv_bfloat16)});
+  GPUPROF_SCOPE("rope", stream, gpuprof::Work{3.0 * elements, 2.0 * elements * sizeof(__nv_bfloat16)});
   with_vector_width<2>(vector_aligned(shape.d_head, qkv), [&](auto width) {
     constexpr int W = decltype(width)::value;
-    rope_in_place_kernel<__nv_bfloat16, W>
-        <<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
-            qkv, rope_cos, rope_sin, sign, elements / W, shape.ctx, shape.heads, shape.d_head);
+    rope_in_place_kernel<__nv_bfloat16, W><<<blocks_for(elements / W, kThreads), kThreads, 0, stream>>>(
+        qkv, rope_cos, rope_sin, sign, elements / W, shape.ctx, shape.heads, shape.d_head);
     EXAMPLE_LAUNCH_CHECK();
   });
 }
@@ -257,9 +246,8 @@ double causal_attention_flops(const AttentionShape& shape) {
 // A fused attention's scope work (ours or cuDNN's, the same traffic). Forward:
 // q, k, v read and the context written once each, plus the lse.
 gpuprof::Work fused_forward_work(const AttentionShape& shape) {
-  return {causal_attention_flops(shape),
-          4.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
-              4.0 * static_cast<double>(shape.score_rows())};
+  return {causal_attention_flops(shape), 4.0 * shape.tokens() * shape.d_model() * sizeof(__nv_bfloat16) +
+                                             4.0 * static_cast<double>(shape.score_rows())};
 }
 // Backward recomputes S and P, then dV, dP, dQ and dK (2.5× the forward's
 // FLOPs); q, k, v, context, dcontext read and dq, dk, dv written once each.
@@ -287,8 +275,8 @@ RopeTables make_rope_tables(int ctx, int d_head, double theta) {
 
 template <class Act>
 void attention_forward(const Gemm& gemm, const AttentionShape& shape, const float* rope_cos,
-                       const float* rope_sin, const Act* qkv, const AttentionTensors<Act>& t,
-                       Act* context, cudaStream_t stream) {
+                       const float* rope_sin, const Act* qkv, const AttentionTensors<Act>& t, Act* context,
+                       cudaStream_t stream) {
   const int T = shape.ctx, H = shape.heads, dh = shape.d_head, d = shape.d_model();
   const int ld = shape.score_ld();
   const long long head_stride = static_cast<long long>(T) * dh;  // one head's [T, dh]
@@ -297,12 +285,11 @@ void attention_forward(const Gemm& gemm, const AttentionShape& shape, const floa
   rope_split_heads(shape, rope_cos, rope_sin, qkv, t, stream);
   const double bh = static_cast<double>(shape.batch) * H;
   const double score_count = static_cast<double>(shape.score_elements());
-  GPUPROF_SCOPE("scaled dot product attention", stream,
-                gpuprof::Work{2 * matmul_flops(T, T, dh, bh), 0});
+  GPUPROF_SCOPE("scaled dot product attention", stream, gpuprof::Work{2 * matmul_flops(T, T, dh, bh), 0});
   {
-    GPUPROF_SCOPE("computing attention scores", stream,
-                  gpuprof::Work{matmul_flops(T, T, dh, bh),
-                                2.0 * bh * head_stride * sizeof(Act) + score_count * 4});
+    GPUPROF_SCOPE(
+        "computing attention scores", stream,
+        gpuprof::Work{matmul_flops(T, T, dh, bh), 2.0 * bh * head_stride * sizeof(Act) + score_count * 4});
     matmul(gemm, Op::none, Op::transpose, T, T, dh, 1.0f / std::sqrt(static_cast<float>(dh)),
            {t.q, act, dh, head_stride}, {t.k, act, dh, head_stride}, 0.0f,
            {t.scores, CUDA_R_32F, ld, score_stride}, shape.batch * H);
@@ -310,15 +297,14 @@ void attention_forward(const Gemm& gemm, const AttentionShape& shape, const floa
   {
     GPUPROF_SCOPE("computing softmax", stream,
                   gpuprof::Work{3.0 * score_count, score_count * (4 + sizeof(Act))});
-    causal_softmax_forward_kernel<<<blocks_for(shape.score_rows(), kRowsPerBlock),
-                                    kRowsPerBlock * 32, 0, stream>>>(t.scores, t.probs,
-                                                                     shape.score_rows(), T, ld);
+    causal_softmax_forward_kernel<<<blocks_for(shape.score_rows(), kRowsPerBlock), kRowsPerBlock * 32, 0,
+                                    stream>>>(t.scores, t.probs, shape.score_rows(), T, ld);
     EXAMPLE_LAUNCH_CHECK();
   }
   {
-    GPUPROF_SCOPE("final matmul", stream,
-                  gpuprof::Work{matmul_flops(T, dh, T, bh),
-                                (score_count + 2.0 * bh * head_stride) * sizeof(Act)});
+    GPUPROF_SCOPE(
+        "final matmul", stream,
+        gpuprof::Work{matmul_flops(T, dh, T, bh), (score_count + 2.0 * bh * head_stride) * sizeof(Act)});
     // Head h of sequence b goes to columns h·dh… of rows b·T…: a fixed
     // stride over heads, so one batched call per sequence.
     for (int b = 0; b < shape.batch; ++b)
@@ -331,9 +317,8 @@ void attention_forward(const Gemm& gemm, const AttentionShape& shape, const floa
 
 template <class Act>
 void attention_backward(const Gemm& gemm, const AttentionShape& shape, const float* rope_cos,
-                        const float* rope_sin, const Act* dcontext,
-                        const AttentionTensors<Act>& t, Act* dq, Act* dk, Act* dv, Act* dqkv,
-                        cudaStream_t stream) {
+                        const float* rope_sin, const Act* dcontext, const AttentionTensors<Act>& t, Act* dq,
+                        Act* dk, Act* dv, Act* dqkv, cudaStream_t stream) {
   const int T = shape.ctx, H = shape.heads, dh = shape.d_head, d = shape.d_model();
   const int ld = shape.score_ld();
   const long long head_stride = static_cast<long long>(T) * dh;
@@ -342,8 +327,7 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
   const double bh = static_cast<double>(shape.batch) * H;
   const double score_count = static_cast<double>(shape.score_elements());
   {
-    GPUPROF_SCOPE("scaled dot product attention", stream,
-                  gpuprof::Work{4 * matmul_flops(T, T, dh, bh), 0});
+    GPUPROF_SCOPE("scaled dot product attention", stream, gpuprof::Work{4 * matmul_flops(T, T, dh, bh), 0});
     {
       GPUPROF_SCOPE("final matmul", stream, gpuprof::Work{2 * matmul_flops(T, T, dh, bh), 0});
       for (int b = 0; b < shape.batch; ++b) {
@@ -360,78 +344,70 @@ void attention_backward(const Gemm& gemm, const AttentionShape& shape, const flo
     {
       GPUPROF_SCOPE("computing softmax", stream,
                     gpuprof::Work{4.0 * score_count, score_count * (4 + 2 * sizeof(Act))});
-      causal_softmax_backward_kernel<<<blocks_for(shape.score_rows(), kRowsPerBlock),
-                                       kRowsPerBlock * 32, 0, stream>>>(
-          t.probs, t.scores, shape.score_rows(), T, ld);
+      causal_softmax_backward_kernel<<<blocks_for(shape.score_rows(), kRowsPerBlock), kRowsPerBlock * 32, 0,
+                                       stream>>>(t.probs, t.scores, shape.score_rows(), T, ld);
       EXAMPLE_LAUNCH_CHECK();
     }
     {
-      GPUPROF_SCOPE("computing attention scores", stream,
-                    gpuprof::Work{2 * matmul_flops(T, dh, T, bh), 0});
+      GPUPROF_SCOPE("computing attention scores", stream, gpuprof::Work{2 * matmul_flops(T, dh, T, bh), 0});
       const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
       const Operand dscores{t.probs, act, ld, score_stride};
-      matmul(gemm, Op::none, Op::none, T, dh, T, scale, dscores, {t.k, act, dh, head_stride},
-             0.0f, {dq, act, dh, head_stride}, shape.batch * H);
-      matmul(gemm, Op::transpose, Op::none, T, dh, T, scale, dscores,
-             {t.q, act, dh, head_stride}, 0.0f, {dk, act, dh, head_stride}, shape.batch * H);
+      matmul(gemm, Op::none, Op::none, T, dh, T, scale, dscores, {t.k, act, dh, head_stride}, 0.0f,
+             {dq, act, dh, head_stride}, shape.batch * H);
+      matmul(gemm, Op::transpose, Op::none, T, dh, T, scale, dscores, {t.q, act, dh, head_stride}, 0.0f,
+             {dk, act, dh, head_stride}, shape.batch * H);
     }
   }
   rope_merge_heads_backward(shape, rope_cos, rope_sin, dq, dk, dv, dqkv, stream);
 }
 
-void fused_attention_forward(const AttentionShape& shape, const float* rope_cos,
-                             const float* rope_sin, const __nv_bfloat16* qkv,
-                             const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* context,
-                             cudaStream_t stream) {
+void fused_attention_forward(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                             const __nv_bfloat16* qkv, const AttentionTensors<__nv_bfloat16>& t,
+                             __nv_bfloat16* context, cudaStream_t stream) {
   rope_split_heads(shape, rope_cos, rope_sin, qkv, t, stream);
   GPUPROF_SCOPE("scaled dot product attention", stream, fused_forward_work(shape));
   flash_attention_forward(shape, t.q, t.k, t.v, context, t.lse, stream);
 }
 
-void fused_attention_backward(const AttentionShape& shape, const float* rope_cos,
-                              const float* rope_sin, const __nv_bfloat16* dcontext,
-                              const __nv_bfloat16* context,
-                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* dq,
-                              __nv_bfloat16* dk, __nv_bfloat16* dv, __nv_bfloat16* dqkv,
-                              float* workspace, cudaStream_t stream) {
+void fused_attention_backward(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                              const __nv_bfloat16* dcontext, const __nv_bfloat16* context,
+                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* dq, __nv_bfloat16* dk,
+                              __nv_bfloat16* dv, __nv_bfloat16* dqkv, float* workspace, cudaStream_t stream) {
   {
     GPUPROF_SCOPE("scaled dot product attention", stream, fused_backward_work(shape));
-    flash_attention_backward(shape, t.q, t.k, t.v, context, t.lse, dcontext, dq, dk, dv,
-                             workspace, stream);
+    flash_attention_backward(shape, t.q, t.k, t.v, context, t.lse, dcontext, dq, dk, dv, workspace, stream);
   }
   rope_merge_heads_backward(shape, rope_cos, rope_sin, dq, dk, dv, dqkv, stream);
 }
 
-void cudnn_attention_forward(const AttentionShape& shape, const float* rope_cos,
-                             const float* rope_sin, __nv_bfloat16* qkv, __nv_bfloat16* context,
-                             float* lse, CudnnAttention& cudnn, cudaStream_t stream) {
+void cudnn_attention_forward(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                             __nv_bfloat16* qkv, __nv_bfloat16* context, float* lse, CudnnAttention& cudnn,
+                             cudaStream_t stream) {
   rope_in_place(shape, rope_cos, rope_sin, qkv, 1.0f, stream);
   const int d = shape.d_model();
   GPUPROF_SCOPE("scaled dot product attention", stream, fused_forward_work(shape));
   cudnn.forward(shape, QkvLayout::packed, qkv, qkv + d, qkv + 2 * d, context, lse, stream);
 }
 
-void cudnn_attention_backward(const AttentionShape& shape, const float* rope_cos,
-                              const float* rope_sin, const __nv_bfloat16* qkv,
-                              const __nv_bfloat16* context, const float* lse,
-                              const __nv_bfloat16* dcontext, __nv_bfloat16* dqkv,
-                              float* workspace, CudnnAttention& cudnn, cudaStream_t stream) {
+void cudnn_attention_backward(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                              const __nv_bfloat16* qkv, const __nv_bfloat16* context, const float* lse,
+                              const __nv_bfloat16* dcontext, __nv_bfloat16* dqkv, float* workspace,
+                              CudnnAttention& cudnn, cudaStream_t stream) {
   const int d = shape.d_model();
   {
     GPUPROF_SCOPE("scaled dot product attention", stream, fused_backward_work(shape));
-    cudnn.backward(shape, QkvLayout::packed, qkv, qkv + d, qkv + 2 * d, context, lse, dcontext,
-                   dqkv, dqkv + d, dqkv + 2 * d, workspace, stream);
+    cudnn.backward(shape, QkvLayout::packed, qkv, qkv + d, qkv + 2 * d, context, lse, dcontext, dqkv,
+                   dqkv + d, dqkv + 2 * d, workspace, stream);
   }
   rope_in_place(shape, rope_cos, rope_sin, dqkv, -1.0f, stream);
 }
 
-#define TRANSFORMER_INSTANTIATE(Act)                                                             \
-  template void attention_forward<Act>(const Gemm&, const AttentionShape&, const float*,         \
-                                       const float*, const Act*, const AttentionTensors<Act>&,   \
-                                       Act*, cudaStream_t);                                      \
-  template void attention_backward<Act>(const Gemm&, const AttentionShape&, const float*,        \
-                                        const float*, const Act*, const AttentionTensors<Act>&,  \
-                                        Act*, Act*, Act*, Act*, cudaStream_t);
+#define TRANSFORMER_INSTANTIATE(Act)                                                                      \
+  template void attention_forward<Act>(const Gemm&, const AttentionShape&, const float*, const float*,    \
+                                       const Act*, const AttentionTensors<Act>&, Act*, cudaStream_t);     \
+  template void attention_backward<Act>(const Gemm&, const AttentionShape&, const float*, const float*,   \
+                                        const Act*, const AttentionTensors<Act>&, Act*, Act*, Act*, Act*, \
+                                        cudaStream_t);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(__nv_bfloat16)
 #undef TRANSFORMER_INSTANTIATE

@@ -49,46 +49,42 @@ RopeTables make_rope_tables(int ctx, int d_head, double theta);
 
 template <class Act>
 struct AttentionTensors {
-  Act* q;          // [batch, heads, ctx, d_head], rotated
-  Act* k;          // same, rotated
-  Act* v;          // same
+  Act* q;  // [batch, heads, ctx, d_head], rotated
+  Act* k;  // same, rotated
+  Act* v;  // same
   // The naive path's (null on the fused path):
-  Act* probs;      // [batch·heads·ctx, score_ld], zeros above the diagonal; dS after backward
-  float* scores;   // scratch [batch·heads·ctx, score_ld]: scores, then dP in backward
+  Act* probs;     // [batch·heads·ctx, score_ld], zeros above the diagonal; dS after backward
+  float* scores;  // scratch [batch·heads·ctx, score_ld]: scores, then dP in backward
   // attention_forward allows probs == scores when Act is float (the softmax
   // then runs in place); attention_backward needs them apart.
   // The fused path's (null on the naive path):
-  float* lse;      // [batch·heads·ctx]: each query row's log-sum-exp of its scores
+  float* lse;  // [batch·heads·ctx]: each query row's log-sum-exp of its scores
 };
 
 // qkv [tokens, 3d] (q|k|v, unrotated) -> context [tokens, d] (heads merged).
 template <class Act>
 void attention_forward(const Gemm& gemm, const AttentionShape& shape, const float* rope_cos,
-                       const float* rope_sin, const Act* qkv, const AttentionTensors<Act>& t,
-                       Act* context, cudaStream_t stream);
+                       const float* rope_sin, const Act* qkv, const AttentionTensors<Act>& t, Act* context,
+                       cudaStream_t stream);
 
 // dcontext [tokens, d] -> dqkv [tokens, 3d] (gradients of the unrotated q, k
 // and of v). dq, dk, dv are head-major scratch; t.probs is overwritten.
 template <class Act>
 void attention_backward(const Gemm& gemm, const AttentionShape& shape, const float* rope_cos,
-                        const float* rope_sin, const Act* dcontext,
-                        const AttentionTensors<Act>& t, Act* dq, Act* dk, Act* dv, Act* dqkv,
-                        cudaStream_t stream);
+                        const float* rope_sin, const Act* dcontext, const AttentionTensors<Act>& t, Act* dq,
+                        Act* dk, Act* dv, Act* dqkv, cudaStream_t stream);
 
 // The fused path: the same contract as attention_forward / attention_backward
 // with t.q, t.k, t.v and t.lse (t.probs and t.scores unused). Backward also
 // reads the forward's context, and takes flash_attention_workspace_floats()
 // floats of scratch.
-void fused_attention_forward(const AttentionShape& shape, const float* rope_cos,
-                             const float* rope_sin, const __nv_bfloat16* qkv,
-                             const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* context,
-                             cudaStream_t stream);
-void fused_attention_backward(const AttentionShape& shape, const float* rope_cos,
-                              const float* rope_sin, const __nv_bfloat16* dcontext,
-                              const __nv_bfloat16* context,
-                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* dq,
-                              __nv_bfloat16* dk, __nv_bfloat16* dv, __nv_bfloat16* dqkv,
-                              float* workspace, cudaStream_t stream);
+void fused_attention_forward(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                             const __nv_bfloat16* qkv, const AttentionTensors<__nv_bfloat16>& t,
+                             __nv_bfloat16* context, cudaStream_t stream);
+void fused_attention_backward(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                              const __nv_bfloat16* dcontext, const __nv_bfloat16* context,
+                              const AttentionTensors<__nv_bfloat16>& t, __nv_bfloat16* dq, __nv_bfloat16* dk,
+                              __nv_bfloat16* dv, __nv_bfloat16* dqkv, float* workspace, cudaStream_t stream);
 
 // cuDNN's path (cudnn_attention.hpp), which reads q, k and v where the QKV
 // projection wrote them: forward rotates q and k inside qkv [tokens, 3d] in
@@ -97,13 +93,12 @@ void fused_attention_backward(const AttentionShape& shape, const float* rope_cos
 // un-rotates dq and dk there. No head-major copies either way, so RoPE moves
 // two thirds of the fused path's bytes. workspace as for the fused path.
 class CudnnAttention;
-void cudnn_attention_forward(const AttentionShape& shape, const float* rope_cos,
-                             const float* rope_sin, __nv_bfloat16* qkv, __nv_bfloat16* context,
-                             float* lse, CudnnAttention& cudnn, cudaStream_t stream);
-void cudnn_attention_backward(const AttentionShape& shape, const float* rope_cos,
-                              const float* rope_sin, const __nv_bfloat16* qkv,
-                              const __nv_bfloat16* context, const float* lse,
-                              const __nv_bfloat16* dcontext, __nv_bfloat16* dqkv,
-                              float* workspace, CudnnAttention& cudnn, cudaStream_t stream);
+void cudnn_attention_forward(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                             __nv_bfloat16* qkv, __nv_bfloat16* context, float* lse, CudnnAttention& cudnn,
+                             cudaStream_t stream);
+void cudnn_attention_backward(const AttentionShape& shape, const float* rope_cos, const float* rope_sin,
+                              const __nv_bfloat16* qkv, const __nv_bfloat16* context, const float* lse,
+                              const __nv_bfloat16* dcontext, __nv_bfloat16* dqkv, float* workspace,
+                              CudnnAttention& cudnn, cudaStream_t stream);
 
 }  // namespace transformer::cuda

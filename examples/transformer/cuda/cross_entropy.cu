@@ -17,9 +17,8 @@ constexpr unsigned kMeanThreads = 1024;
 constexpr unsigned kThreads = 256;
 
 template <class Act>
-__global__ void cross_entropy_forward_kernel(const Act* logits, const std::int32_t* targets,
-                                             float* logsumexp, float* row_loss, int vocab,
-                                             int ld) {
+__global__ void cross_entropy_forward_kernel(const Act* logits, const std::int32_t* targets, float* logsumexp,
+                                             float* row_loss, int vocab, int ld) {
   const std::size_t row = blockIdx.x;
   const Act* l = logits + row * ld;
   float running_max = -INFINITY, running_sum = 0;
@@ -42,8 +41,7 @@ __global__ void cross_entropy_forward_kernel(const Act* logits, const std::int32
   }
   const float row_max = block_max(running_max);
   // Threads that saw no column have sum 0 and max −inf.
-  const float total =
-      block_sum(running_sum == 0 ? 0.0f : running_sum * expf(running_max - row_max));
+  const float total = block_sum(running_sum == 0 ? 0.0f : running_sum * expf(running_max - row_max));
   if (threadIdx.x == 0) {
     const float lse = row_max + logf(total);
     logsumexp[row] = lse;
@@ -60,8 +58,7 @@ __global__ void mean_kernel(const float* values, int count, float* mean) {
 
 template <class Act>
 __global__ void cross_entropy_backward_kernel(Act* logits, const std::int32_t* targets,
-                                              const float* logsumexp, int rows, int vocab,
-                                              int ld) {
+                                              const float* logsumexp, int rows, int vocab, int ld) {
   const int vecs_per_row = ld / kVec;
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= static_cast<std::size_t>(rows) * vecs_per_row) return;
@@ -74,8 +71,7 @@ __global__ void cross_entropy_backward_kernel(Act* logits, const std::int32_t* t
   load_vec(l, v);
 #pragma unroll
   for (int e = 0; e < kVec; ++e)
-    v[e] = col + e < vocab ? (expf(v[e] - lse) - (col + e == target ? 1.0f : 0.0f)) * inv_rows
-                           : 0.0f;
+    v[e] = col + e < vocab ? (expf(v[e] - lse) - (col + e == target ? 1.0f : 0.0f)) * inv_rows : 0.0f;
   store_vec(l, v);
 }
 
@@ -84,28 +80,26 @@ void check_padded_rows(const char* caller, const Act* logits, int vocab, int ld)
   if (ld < vocab || !vector_aligned(ld, logits))
     throw std::invalid_argument(std::string(caller) + ": logit rows of " + std::to_string(vocab) +
                                 " columns need a row stride ≥ vocab that is a multiple of " +
-                                std::to_string(kVec) + " on aligned storage (got " +
-                                std::to_string(ld) + ")");
+                                std::to_string(kVec) + " on aligned storage (got " + std::to_string(ld) +
+                                ")");
 }
 
 }  // namespace
 
 template <class Act>
-void cross_entropy_forward(const Act* logits, const std::int32_t* targets, float* logsumexp,
-                           float* row_loss, float* mean_loss, int rows, int vocab, int ld,
-                           cudaStream_t stream) {
+void cross_entropy_forward(const Act* logits, const std::int32_t* targets, float* logsumexp, float* row_loss,
+                           float* mean_loss, int rows, int vocab, int ld, cudaStream_t stream) {
   check_padded_rows("cross_entropy_forward", logits, vocab, ld);
-  cross_entropy_forward_kernel<<<rows, kRowThreads, 0, stream>>>(logits, targets, logsumexp,
-                                                                 row_loss, vocab, ld);
+  cross_entropy_forward_kernel<<<rows, kRowThreads, 0, stream>>>(logits, targets, logsumexp, row_loss, vocab,
+                                                                 ld);
   EXAMPLE_LAUNCH_CHECK();
   mean_kernel<<<1, kMeanThreads, 0, stream>>>(row_loss, rows, mean_loss);
   EXAMPLE_LAUNCH_CHECK();
 }
 
 template <class Act>
-void cross_entropy_backward(Act* logits_to_dlogits, const std::int32_t* targets,
-                            const float* logsumexp, int rows, int vocab, int ld,
-                            cudaStream_t stream) {
+void cross_entropy_backward(Act* logits_to_dlogits, const std::int32_t* targets, const float* logsumexp,
+                            int rows, int vocab, int ld, cudaStream_t stream) {
   check_padded_rows("cross_entropy_backward", logits_to_dlogits, vocab, ld);
   const std::size_t work = static_cast<std::size_t>(rows) * (ld / kVec);
   cross_entropy_backward_kernel<<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
@@ -113,11 +107,11 @@ void cross_entropy_backward(Act* logits_to_dlogits, const std::int32_t* targets,
   EXAMPLE_LAUNCH_CHECK();
 }
 
-#define TRANSFORMER_INSTANTIATE(Act)                                                             \
-  template void cross_entropy_forward<Act>(const Act*, const std::int32_t*, float*, float*,     \
-                                           float*, int, int, int, cudaStream_t);                \
-  template void cross_entropy_backward<Act>(Act*, const std::int32_t*, const float*, int, int,  \
-                                            int, cudaStream_t);
+#define TRANSFORMER_INSTANTIATE(Act)                                                                     \
+  template void cross_entropy_forward<Act>(const Act*, const std::int32_t*, float*, float*, float*, int, \
+                                           int, int, cudaStream_t);                                      \
+  template void cross_entropy_backward<Act>(Act*, const std::int32_t*, const float*, int, int, int,      \
+                                            cudaStream_t);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(__nv_bfloat16)
 #undef TRANSFORMER_INSTANTIATE

@@ -20,14 +20,12 @@ namespace transformer::cuda {
 // Throws std::invalid_argument unless ld is a multiple of kVec, ≥ vocab, and
 // logits is vector-aligned.
 template <class Act>
-void cross_entropy_forward(const Act* logits, const std::int32_t* targets, float* logsumexp,
-                           float* row_loss, float* mean_loss, int rows, int vocab, int ld,
-                           cudaStream_t stream);
+void cross_entropy_forward(const Act* logits, const std::int32_t* targets, float* logsumexp, float* row_loss,
+                           float* mean_loss, int rows, int vocab, int ld, cudaStream_t stream);
 
 // logits -> d(mean loss)/d(logits), in place (padding columns set to 0).
 template <class Act>
-void cross_entropy_backward(Act* logits_to_dlogits, const std::int32_t* targets,
-                            const float* logsumexp, int rows, int vocab, int ld,
-                            cudaStream_t stream);
+void cross_entropy_backward(Act* logits_to_dlogits, const std::int32_t* targets, const float* logsumexp,
+                            int rows, int vocab, int ld, cudaStream_t stream);
 
 }  // namespace transformer::cuda

@@ -47,15 +47,13 @@ CudnnAttention::CudnnAttention() { no_cudnn(); }
 CudnnAttention::~CudnnAttention() = default;
 std::string CudnnAttention::engine_name() const { return engine_name_; }
 void CudnnAttention::check_shape(const AttentionShape&, QkvLayout, bool) { no_cudnn(); }
-void CudnnAttention::forward(const AttentionShape&, QkvLayout, const __nv_bfloat16*,
-                             const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, float*,
-                             cudaStream_t) {
+void CudnnAttention::forward(const AttentionShape&, QkvLayout, const __nv_bfloat16*, const __nv_bfloat16*,
+                             const __nv_bfloat16*, __nv_bfloat16*, float*, cudaStream_t) {
   no_cudnn();
 }
-void CudnnAttention::backward(const AttentionShape&, QkvLayout, const __nv_bfloat16*,
-                              const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*,
-                              const float*, const __nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*,
-                              __nv_bfloat16*, float*, cudaStream_t) {
+void CudnnAttention::backward(const AttentionShape&, QkvLayout, const __nv_bfloat16*, const __nv_bfloat16*,
+                              const __nv_bfloat16*, const __nv_bfloat16*, const float*, const __nv_bfloat16*,
+                              __nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, float*, cudaStream_t) {
   no_cudnn();
 }
 
@@ -96,8 +94,8 @@ class Descriptor {
 
   cudnnBackendDescriptor_t get() const { return raw_; }
   template <class T>
-  Descriptor& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
-                  const T* values, std::int64_t count = 1) {
+  Descriptor& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T* values,
+                  std::int64_t count = 1) {
     CUDNN_CHECK(cudnnBackendSetAttribute(raw_, name, type, count, values));
     return *this;
   }
@@ -118,7 +116,19 @@ using Dims = std::vector<std::int64_t>;
 
 // Tensor ids of the variant pack; virtual tensors number from kFirstVirtual.
 enum Uid : std::int64_t {
-  kQ = 1, kK, kV, kO, kStats, kScale, kMaskValue, kOne, kdO, kdQ, kdK, kdV, kdQAccumulator,
+  kQ = 1,
+  kK,
+  kV,
+  kO,
+  kStats,
+  kScale,
+  kMaskValue,
+  kOne,
+  kdO,
+  kdQ,
+  kdK,
+  kdV,
+  kdQAccumulator,
   kFirstVirtual = 100,
 };
 
@@ -129,9 +139,8 @@ class GraphBuilder {
 
   // A tensor the caller binds (a device pointer, or a host scalar when
   // by_value). dims/strides are 4-D [batch, heads, rows, cols].
-  const Descriptor& tensor(std::int64_t uid, cudnnDataType_t type, const Dims& dims,
-                           const Dims& strides, bool by_value = false,
-                           bool reordered_f16x16 = false) {
+  const Descriptor& tensor(std::int64_t uid, cudnnDataType_t type, const Dims& dims, const Dims& strides,
+                           bool by_value = false, bool reordered_f16x16 = false) {
     return add_tensor(uid, type, dims, strides, false, by_value, reordered_f16x16);
   }
   // A float passed by value; one descriptor per uid however often it is used.
@@ -161,17 +170,16 @@ class GraphBuilder {
   }
 
   // y = mode(x[, b[, t]]): t is BINARY_SELECT's predicate.
-  void pointwise(cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b,
-                 const Descriptor& y, const Descriptor* t = nullptr,
-                 cudnnDataType_t math = CUDNN_DATA_FLOAT, std::int64_t axis = -1) {
+  void pointwise(cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y,
+                 const Descriptor* t = nullptr, cudnnDataType_t math = CUDNN_DATA_FLOAT,
+                 std::int64_t axis = -1) {
     Descriptor desc(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
     desc.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, &mode)
         .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, &math);
     if (axis >= 0) desc.set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, &axis);
     desc.finalize();
     Descriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, desc)
-        .set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, desc).set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
     if (b) op.set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
     if (t) op.set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
     op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y).finalize();
@@ -230,8 +238,8 @@ class GraphBuilder {
     for (std::int64_t i = 0; i < found; ++i) {
       // A configuration that does not finalise is skipped, not an error.
       Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      cudnnStatus_t status = cudnnBackendSetAttribute(
-          plan.get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_);
+      cudnnStatus_t status = cudnnBackendSetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
+                                                      CUDNN_TYPE_HANDLE, 1, &handle_);
       if (status == CUDNN_STATUS_SUCCESS)
         status = cudnnBackendSetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_configs[i]);
@@ -247,9 +255,8 @@ class GraphBuilder {
   }
 
  private:
-  const Descriptor& add_tensor(std::int64_t uid, cudnnDataType_t type, const Dims& dims,
-                               const Dims& strides, bool is_virtual, bool by_value,
-                               bool reordered_f16x16) {
+  const Descriptor& add_tensor(std::int64_t uid, cudnnDataType_t type, const Dims& dims, const Dims& strides,
+                               bool is_virtual, bool by_value, bool reordered_f16x16) {
     Descriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     const std::int64_t alignment = 16;
     t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type)
@@ -277,19 +284,18 @@ class GraphBuilder {
     Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
     cudnnBackendDescriptor_t raw = engine.get();
     std::int64_t count = 0;
-    if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE,
-                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &raw) !=
-        CUDNN_STATUS_SUCCESS)
+    if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                 &count, &raw) != CUDNN_STATUS_SUCCESS)
       return "cuDNN engine";
     std::int64_t index = -1;
-    if (cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count,
-                                 &index) != CUDNN_STATUS_SUCCESS)
+    if (cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count, &index) !=
+        CUDNN_STATUS_SUCCESS)
       return "cuDNN engine";
     return "cuDNN engine " + std::to_string(index);
   }
 
   cudnnHandle_t handle_;
-  std::vector<std::unique_ptr<Descriptor>> tensors_;
+  std::vector<std::unique_ptr<Descriptor> > tensors_;
   std::vector<Descriptor> ops_;
   std::map<std::int64_t, const Descriptor*> scalars_;
   std::int64_t next_virtual_ = kFirstVirtual;
@@ -320,9 +326,8 @@ CudnnAttention::CudnnAttention() : handle_(std::make_unique<Handle>()) {
   const std::size_t newest = cudnnGetMaxDeviceVersion();
   if (static_cast<std::size_t>(card.major * 100 + card.minor * 10) > newest)
     throw std::runtime_error("cuDNN " + cudnn_version_text(version) + " knows GPUs up to sm_" +
-                             std::to_string(newest / 10) + ", not device " +
-                             std::to_string(card.device) + "'s " + card.sm() +
-                             ": use a newer cuDNN, or --attention fused");
+                             std::to_string(newest / 10) + ", not device " + std::to_string(card.device) +
+                             "'s " + card.sm() + ": use a newer cuDNN, or --attention fused");
   CUDNN_CHECK(cudnnCreate(&handle_->raw));
 }
 
@@ -335,8 +340,7 @@ CudnnAttention::~CudnnAttention() {
 
 std::string CudnnAttention::engine_name() const { return engine_name_; }
 
-void CudnnAttention::check_shape(const AttentionShape& shape, QkvLayout layout,
-                                 bool with_backward) {
+void CudnnAttention::check_shape(const AttentionShape& shape, QkvLayout layout, bool with_backward) {
   if (shape.batch <= 0 || shape.ctx <= 0 || shape.heads <= 0 || shape.d_head <= 0)
     throw std::invalid_argument("cuDNN attention: every dimension must be positive");
   if (shape.d_head % 8 != 0 || shape.d_head > 128)
@@ -389,18 +393,15 @@ const Descriptor& masked_scores(GraphBuilder& g, const AttentionShape& s, const 
 
 // Kᵀ (or Vᵀ) [batch, heads, d_head, ctx] over K's storage: its strides
 // with the last two swapped.
-const Descriptor& k_transposed(GraphBuilder& g, const AttentionShape& s, QkvLayout layout,
-                               std::int64_t uid) {
+const Descriptor& k_transposed(GraphBuilder& g, const AttentionShape& s, QkvLayout layout, std::int64_t uid) {
   const Dims k = qkv_strides(s, layout);
-  return g.tensor(uid, CUDNN_DATA_BFLOAT16, {s.batch, s.heads, s.d_head, s.ctx},
-                  {k[0], k[1], k[3], k[2]});
+  return g.tensor(uid, CUDNN_DATA_BFLOAT16, {s.batch, s.heads, s.d_head, s.ctx}, {k[0], k[1], k[3], k[2]});
 }
 
 void build_forward(GraphBuilder& g, const AttentionShape& s, QkvLayout layout) {
   const Dims qkv{s.batch, s.heads, s.ctx, s.d_head}, qkv_layout = qkv_strides(s, layout);
   const Dims row_dims{s.batch, s.heads, s.ctx, 1}, row_strides = head_major(s, s.ctx, 1);
-  const Dims score_dims{s.batch, s.heads, s.ctx, s.ctx},
-      score_strides = head_major(s, s.ctx, s.ctx);
+  const Dims score_dims{s.batch, s.heads, s.ctx, s.ctx}, score_strides = head_major(s, s.ctx, s.ctx);
   const Descriptor& q = g.tensor(kQ, CUDNN_DATA_BFLOAT16, qkv, qkv_layout);
   const Descriptor& kt = k_transposed(g, s, layout, kK);
   const Descriptor& v = g.tensor(kV, CUDNN_DATA_BFLOAT16, qkv, qkv_layout);
@@ -429,8 +430,7 @@ void build_backward(GraphBuilder& g, const AttentionShape& s, QkvLayout layout) 
   // The accumulator is cuDNN's own fp32 buffer: packed head-major.
   const Dims accumulator_strides = head_major(s, s.ctx, s.d_head);
   const Dims row_dims{s.batch, s.heads, s.ctx, 1}, row_strides = head_major(s, s.ctx, 1);
-  const Dims score_dims{s.batch, s.heads, s.ctx, s.ctx},
-      score_strides = head_major(s, s.ctx, s.ctx);
+  const Dims score_dims{s.batch, s.heads, s.ctx, s.ctx}, score_strides = head_major(s, s.ctx, s.ctx);
   // Transposed scores [batch, heads, key, query] over the same storage.
   const Dims transposed_strides{score_strides[0], score_strides[1], 1, s.ctx};
   const Descriptor& q = g.tensor(kQ, CUDNN_DATA_BFLOAT16, qkv, qkv_layout);
@@ -487,10 +487,9 @@ void build_backward(GraphBuilder& g, const AttentionShape& s, QkvLayout layout) 
 
 }  // namespace
 
-CudnnAttention::Plan& CudnnAttention::plan_for(const AttentionShape& shape, QkvLayout layout,
-                                               bool backward, cudaStream_t stream) {
-  const auto key =
-      std::make_tuple(shape.batch, shape.ctx, shape.heads, shape.d_head, layout, backward);
+CudnnAttention::Plan& CudnnAttention::plan_for(const AttentionShape& shape, QkvLayout layout, bool backward,
+                                               cudaStream_t stream) {
+  const auto key = std::make_tuple(shape.batch, shape.ctx, shape.heads, shape.d_head, layout, backward);
   auto found = plans_.find(key);
   if (found != plans_.end()) return *found->second;
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
@@ -504,8 +503,8 @@ CudnnAttention::Plan& CudnnAttention::plan_for(const AttentionShape& shape, QkvL
   else build_forward(g, shape, layout);
   Descriptor plan = g.build_plan(engine_name_);
   std::int64_t bytes = 0, count = 0;
-  CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                       CUDNN_TYPE_INT64, 1, &count, &bytes));
+  CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
+                                       1, &count, &bytes));
   // The workspace first: a plan is cached only once it can run.
   workspace_for(static_cast<std::size_t>(bytes));
   auto entry = std::make_unique<Plan>(Plan{std::move(plan), static_cast<std::size_t>(bytes)});
@@ -526,8 +525,7 @@ void* CudnnAttention::workspace_for(std::size_t bytes) {
 namespace {
 
 void execute(cudnnHandle_t handle, const Descriptor& plan, void* workspace,
-             const std::vector<std::int64_t>& uids, const std::vector<void*>& pointers,
-             cudaStream_t stream) {
+             const std::vector<std::int64_t>& uids, const std::vector<void*>& pointers, cudaStream_t stream) {
   CUDNN_CHECK(cudnnSetStream(handle, stream));
   Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
   pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(),
@@ -543,8 +541,7 @@ void* mutable_pointer(const void* p) { return const_cast<void*>(p); }
 
 // The by-value scalars the graphs bind: host memory cuDNN reads in Execute.
 struct Scalars {
-  explicit Scalars(const AttentionShape& shape)
-      : scale(1.0f / std::sqrt(static_cast<float>(shape.d_head))) {}
+  explicit Scalars(const AttentionShape& shape) : scale(1.0f / std::sqrt(static_cast<float>(shape.d_head))) {}
   float scale;
   float mask_value = std::numeric_limits<float>::lowest();  // as cuDNN's own pattern masks
   float one = 1.0f;
@@ -552,30 +549,26 @@ struct Scalars {
 
 }  // namespace
 
-void CudnnAttention::forward(const AttentionShape& shape, QkvLayout layout,
-                             const __nv_bfloat16* q, const __nv_bfloat16* k,
-                             const __nv_bfloat16* v, __nv_bfloat16* context, float* lse,
-                             cudaStream_t stream) {
+void CudnnAttention::forward(const AttentionShape& shape, QkvLayout layout, const __nv_bfloat16* q,
+                             const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* context,
+                             float* lse, cudaStream_t stream) {
   Plan& plan = plan_for(shape, layout, false, stream);
   void* workspace = workspace_for(plan.workspace_bytes);
   Scalars scalars(shape);
   execute(handle_->raw, plan.plan, workspace, {kQ, kK, kV, kO, kStats, kScale, kMaskValue},
-          {mutable_pointer(q), mutable_pointer(k), mutable_pointer(v), context, lse,
-           &scalars.scale, &scalars.mask_value},
+          {mutable_pointer(q), mutable_pointer(k), mutable_pointer(v), context, lse, &scalars.scale,
+           &scalars.mask_value},
           stream);
 }
 
-void CudnnAttention::backward(const AttentionShape& shape, QkvLayout layout,
-                              const __nv_bfloat16* q, const __nv_bfloat16* k,
-                              const __nv_bfloat16* v, const __nv_bfloat16* context,
+void CudnnAttention::backward(const AttentionShape& shape, QkvLayout layout, const __nv_bfloat16* q,
+                              const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* context,
                               const float* lse, const __nv_bfloat16* dcontext, __nv_bfloat16* dq,
-                              __nv_bfloat16* dk, __nv_bfloat16* dv, float* workspace,
-                              cudaStream_t stream) {
+                              __nv_bfloat16* dk, __nv_bfloat16* dv, float* workspace, cudaStream_t stream) {
   Plan& plan = plan_for(shape, layout, true, stream);
   void* cudnn_workspace = workspace_for(plan.workspace_bytes);
   // cuDNN adds dQ's partial products into the fp32 accumulator: it starts at zero.
-  GPUPROF_CUDA_CHECK(
-      cudaMemsetAsync(workspace, 0, workspace_floats(shape) * sizeof(float), stream));
+  GPUPROF_CUDA_CHECK(cudaMemsetAsync(workspace, 0, workspace_floats(shape) * sizeof(float), stream));
   Scalars scalars(shape);
   execute(handle_->raw, plan.plan, cudnn_workspace,
           {kQ, kK, kV, kO, kdO, kStats, kdQ, kdK, kdV, kdQAccumulator, kScale, kMaskValue, kOne},

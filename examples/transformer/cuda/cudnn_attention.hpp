@@ -69,23 +69,21 @@ class CudnnAttention {
 
   // flash_attention_forward's contract; with QkvLayout::packed, q, k and v
   // point at the first q, k and v element of the [tokens, 3d] rows.
-  void forward(const AttentionShape& shape, QkvLayout layout, const __nv_bfloat16* q,
-               const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* context, float* lse,
-               cudaStream_t stream);
+  void forward(const AttentionShape& shape, QkvLayout layout, const __nv_bfloat16* q, const __nv_bfloat16* k,
+               const __nv_bfloat16* v, __nv_bfloat16* context, float* lse, cudaStream_t stream);
 
   // flash_attention_backward's contract, with workspace_floats(shape)
   // floats of workspace (cuDNN's fp32 dq accumulator, zeroed here before
   // each call). dq, dk and dv have q, k and v's layout.
-  void backward(const AttentionShape& shape, QkvLayout layout, const __nv_bfloat16* q,
-                const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* context,
-                const float* lse, const __nv_bfloat16* dcontext, __nv_bfloat16* dq,
-                __nv_bfloat16* dk, __nv_bfloat16* dv, float* workspace, cudaStream_t stream);
+  void backward(const AttentionShape& shape, QkvLayout layout, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                const __nv_bfloat16* v, const __nv_bfloat16* context, const float* lse,
+                const __nv_bfloat16* dcontext, __nv_bfloat16* dq, __nv_bfloat16* dk, __nv_bfloat16* dv,
+                float* workspace, cudaStream_t stream);
 
   struct Plan;  // an execution plan and its workspace size (cudnn_attention.cpp)
 
  private:
-  Plan& plan_for(const AttentionShape& shape, QkvLayout layout, bool backward,
-                 cudaStream_t stream);
+  Plan& plan_for(const AttentionShape& shape, QkvLayout layout, bool backward, cudaStream_t stream);
   void* workspace_for(std::size_t bytes);
 
   struct Handle;

@@ -23,17 +23,27 @@ __device__ inline float to_float(__nv_bfloat16 x) { return __bfloat162float(x); 
 template <class T>
 __device__ inline T from_float(float x);
 template <>
-__device__ inline float from_float<float>(float x) { return x; }
+__device__ inline float from_float<float>(float x) {
+  return x;
+}
 template <>
-__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
 
 // p must be 16-byte aligned for bf16 and 32-byte aligned for float: the
 // launchers check it (vector_aligned) before they pick the kVec-wide kernels.
 __device__ inline void load_vec(const float* p, float (&out)[kVec]) {
   const float4 lo = *reinterpret_cast<const float4*>(p);
   const float4 hi = *reinterpret_cast<const float4*>(p + 4);
-  out[0] = lo.x; out[1] = lo.y; out[2] = lo.z; out[3] = lo.w;
-  out[4] = hi.x; out[5] = hi.y; out[6] = hi.z; out[7] = hi.w;
+  out[0] = lo.x;
+  out[1] = lo.y;
+  out[2] = lo.z;
+  out[3] = lo.w;
+  out[4] = hi.x;
+  out[5] = hi.y;
+  out[6] = hi.z;
+  out[7] = hi.w;
 }
 
 __device__ inline void load_vec(const __nv_bfloat16* p, float (&out)[kVec]) {
@@ -79,8 +89,7 @@ __device__ inline void store_vec(T* p, const float (&in)[W]) {
 
 // Split master weights (split_master.hpp): 8 hi halves are one 16-byte
 // load, 8 lo halves another.
-__device__ inline void load_split(const std::uint16_t* hi, const std::int16_t* lo,
-                                  float (&out)[kVec]) {
+__device__ inline void load_split(const std::uint16_t* hi, const std::int16_t* lo, float (&out)[kVec]) {
   const uint4 h = *reinterpret_cast<const uint4*>(hi);
   const uint4 l = *reinterpret_cast<const uint4*>(lo);
   const std::uint16_t* hs = reinterpret_cast<const std::uint16_t*>(&h);
@@ -192,10 +201,8 @@ inline bool vector_aligned(const MasterWeights& w) {
 // run exactly the vector kernels and other shapes still run.
 template <int kNarrow = 1, class Launch>
 void with_vector_width(bool whole_vectors, Launch&& launch) {
-  if (whole_vectors)
-    launch(std::integral_constant<int, kVec>{});
-  else
-    launch(std::integral_constant<int, kNarrow>{});
+  if (whole_vectors) launch(std::integral_constant<int, kVec>{});
+  else launch(std::integral_constant<int, kNarrow>{});
 }
 
 }  // namespace transformer::cuda

@@ -24,9 +24,8 @@ __global__ void embedding_forward_kernel(const std::int32_t* tokens, MasterWeigh
 }
 
 template <class Grad, int W>
-__global__ void embedding_backward_kernel(const std::int32_t* offsets,
-                                          const std::int32_t* positions, const float* dout,
-                                          Grad* dtable, int vocab, int d) {
+__global__ void embedding_backward_kernel(const std::int32_t* offsets, const std::int32_t* positions,
+                                          const float* dout, Grad* dtable, int vocab, int d) {
   const int vecs_per_row = d / W;
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= static_cast<std::size_t>(vocab) * vecs_per_row) return;
@@ -56,33 +55,32 @@ TokenGroups group_positions_by_token(const std::vector<std::int32_t>& tokens, in
   return groups;
 }
 
-void embedding_forward(const std::int32_t* tokens, MasterWeights table, float* out, int rows,
-                       int d, cudaStream_t stream) {
+void embedding_forward(const std::int32_t* tokens, MasterWeights table, float* out, int rows, int d,
+                       cudaStream_t stream) {
   with_vector_width(vector_aligned(d, out) && vector_aligned(table), [&](auto width) {
     constexpr int W = decltype(width)::value;
     const std::size_t work = static_cast<std::size_t>(rows) * (d / W);
-    embedding_forward_kernel<W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
-        tokens, table, out, rows, d);
+    embedding_forward_kernel<W>
+        <<<blocks_for(work, kThreads), kThreads, 0, stream>>>(tokens, table, out, rows, d);
     EXAMPLE_LAUNCH_CHECK();
   });
 }
 
 template <class Grad>
-void embedding_backward(const std::int32_t* offsets, const std::int32_t* positions,
-                        const float* dout, Grad* dtable, int vocab, int d, cudaStream_t stream) {
+void embedding_backward(const std::int32_t* offsets, const std::int32_t* positions, const float* dout,
+                        Grad* dtable, int vocab, int d, cudaStream_t stream) {
   with_vector_width(vector_aligned(d, dout, dtable), [&](auto width) {
     constexpr int W = decltype(width)::value;
     const std::size_t work = static_cast<std::size_t>(vocab) * (d / W);
-    embedding_backward_kernel<Grad, W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
-        offsets, positions, dout, dtable, vocab, d);
+    embedding_backward_kernel<Grad, W>
+        <<<blocks_for(work, kThreads), kThreads, 0, stream>>>(offsets, positions, dout, dtable, vocab, d);
     EXAMPLE_LAUNCH_CHECK();
   });
 }
 
-template void embedding_backward<float>(const std::int32_t*, const std::int32_t*, const float*,
-                                        float*, int, int, cudaStream_t);
-template void embedding_backward<__nv_bfloat16>(const std::int32_t*, const std::int32_t*,
-                                                const float*, __nv_bfloat16*, int, int,
-                                                cudaStream_t);
+template void embedding_backward<float>(const std::int32_t*, const std::int32_t*, const float*, float*, int,
+                                        int, cudaStream_t);
+template void embedding_backward<__nv_bfloat16>(const std::int32_t*, const std::int32_t*, const float*,
+                                                __nv_bfloat16*, int, int, cudaStream_t);
 
 }  // namespace transformer::cuda

@@ -26,13 +26,13 @@ TokenGroups group_positions_by_token(const std::vector<std::int32_t>& tokens, in
 
 // out[i, :] = table[tokens[i], :] for rows i < rows: the fp32 residual
 // stream, from master weights (fp32 or split, exact either way).
-void embedding_forward(const std::int32_t* tokens, MasterWeights table, float* out, int rows,
-                       int d, cudaStream_t stream);
+void embedding_forward(const std::int32_t* tokens, MasterWeights table, float* out, int rows, int d,
+                       cudaStream_t stream);
 
 // dtable[v, :] = Σ over positions p of token v of dout[p, :] (zero rows for
 // absent tokens), summed in fp32 and rounded once to Grad (float or bf16).
 template <class Grad>
-void embedding_backward(const std::int32_t* offsets, const std::int32_t* positions,
-                        const float* dout, Grad* dtable, int vocab, int d, cudaStream_t stream);
+void embedding_backward(const std::int32_t* offsets, const std::int32_t* positions, const float* dout,
+                        Grad* dtable, int vocab, int d, cudaStream_t stream);
 
 }  // namespace transformer::cuda

@@ -58,12 +58,12 @@ __device__ inline std::uint32_t shared_address(const void* p) {
 // zero-filled instead (source size 0 reads nothing, `from` only has to be a
 // valid address).
 __device__ inline void copy_async_16(void* to, const void* from, bool inside) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(to)),
-               "l"(from), "r"(inside ? 16 : 0));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(to)), "l"(from),
+               "r"(inside ? 16 : 0));
 }
 __device__ inline void copy_async_4(void* to, const void* from, bool inside) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(to)),
-               "l"(from), "r"(inside ? 4 : 0));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(to)), "l"(from),
+               "r"(inside ? 4 : 0));
 }
 __device__ inline void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
@@ -136,8 +136,7 @@ __device__ inline float tree_reduce(float (&values)[N], Op op) {
 // c[m] += a[m]·B for M 16-row blocks, across the 16-column strips n2 of B
 // that load_b(n2, b) fetches (each strip feeds all M blocks).
 template <int M, int kTiles, class LoadB>
-__device__ inline void mma_products(float (&c)[M][kTiles][4], const std::uint32_t (&a)[M][4],
-                                    LoadB load_b) {
+__device__ inline void mma_products(float (&c)[M][kTiles][4], const std::uint32_t (&a)[M][4], LoadB load_b) {
 #pragma unroll
   for (int n2 = 0; n2 < kTiles / 2; ++n2) {
     std::uint32_t b[4];
@@ -171,8 +170,8 @@ __device__ inline void accumulators_to_a(const float (&left)[4], const float (&r
 // Rows [row0, row0 + kRows) of a [rows, D] matrix whose rows lie `row_stride`
 // elements apart, into shared memory with stride D + 8; rows ≥ rows are zeros.
 template <int kRows, int D, int kThreads>
-__device__ inline void load_tile_async(bf16* tile, const bf16* matrix, std::size_t row_stride,
-                                       int row0, int rows) {
+__device__ inline void load_tile_async(bf16* tile, const bf16* matrix, std::size_t row_stride, int row0,
+                                       int rows) {
   constexpr int kChunksPerRow = D / 8;
   constexpr int kChunks = kRows * kChunksPerRow;
 #pragma unroll
@@ -183,8 +182,7 @@ __device__ inline void load_tile_async(bf16* tile, const bf16* matrix, std::size
       const int row = row0 + r;
       const bool inside = row < rows;
       copy_async_16(tile + r * kStride<D> + col,
-                    matrix + static_cast<std::size_t>(inside ? row : 0) * row_stride + col,
-                    inside);
+                    matrix + static_cast<std::size_t>(inside ? row : 0) * row_stride + col, inside);
     }
   }
 }
@@ -225,7 +223,7 @@ constexpr int kKeyTile = 64;  // keys per forward iteration
 template <int D>
 constexpr int kRowTiles = D <= 80 ? 2 : 1;
 template <int D>
-constexpr int kForwardQueryTile = 16 * kRowTiles<D> * kForwardWarps;
+constexpr int kForwardQueryTile = 16 * kRowTiles<D>* kForwardWarps;
 
 template <int D>
 constexpr std::size_t forward_shared_bytes() {
@@ -240,16 +238,13 @@ dim3 head_grid(int tiles, int batch_heads) {
   return dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(std::min(batch_heads, kMaxGridY)),
               static_cast<unsigned>((batch_heads - 1) / kMaxGridY + 1));
 }
-__device__ long long grid_head() {
-  return static_cast<long long>(blockIdx.z) * gridDim.y + blockIdx.y;
-}
+__device__ long long grid_head() { return static_cast<long long>(blockIdx.z) * gridDim.y + blockIdx.y; }
 
 template <int D>
 __global__ void __launch_bounds__(32 * kForwardWarps)
-    flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k,
-                         const bf16* __restrict__ v, bf16* __restrict__ context,
-                         float* __restrict__ lse, int ctx, int heads, int batch_heads,
-                         float scale_log2) {
+    flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
+                         bf16* __restrict__ context, float* __restrict__ lse, int ctx, int heads,
+                         int batch_heads, float scale_log2) {
   constexpr int S = kStride<D>, M = kRowTiles<D>, Br = kForwardQueryTile<D>;
   constexpr int kThreads = 32 * kForwardWarps;
   extern __shared__ __align__(16) unsigned char shared_raw[];
@@ -424,8 +419,7 @@ __global__ void __launch_bounds__(32 * kForwardWarps)
 // forward pass wrote), and that row of the dq accumulator set to zero.
 template <int D>
 __global__ void flash_backward_preprocess_kernel(const bf16* __restrict__ context,
-                                                 const bf16* __restrict__ dcontext,
-                                                 float* __restrict__ delta,
+                                                 const bf16* __restrict__ dcontext, float* __restrict__ delta,
                                                  float* __restrict__ dq_accum, int ctx, int heads,
                                                  long long rows) {
   const long long row = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
@@ -471,7 +465,7 @@ __global__ void flash_backward_dq_kernel(const float* __restrict__ dq_accum, bf1
 template <int D, bool kCompact>
 struct BackwardConfig {
   static constexpr int d_head = D;
-  static constexpr int key_rows = D == 64 ? 2 : 1;   // 16-key blocks per warp
+  static constexpr int key_rows = D == 64 ? 2 : 1;  // 16-key blocks per warp
   static constexpr int warps = D == 64 ? 4 : 8;
   static constexpr int threads = 32 * warps;
   static constexpr int key_tile = 16 * key_rows * warps;
@@ -492,9 +486,8 @@ constexpr std::size_t kSmallestSharedBytes = 99 * 1024;
 template <int D>
 using FastBackwardConfig = BackwardConfig<D, false>;
 template <int D>
-using CompactBackwardConfig =
-    std::conditional_t<FastBackwardConfig<D>::shared_bytes <= kSmallestSharedBytes,
-                       FastBackwardConfig<D>, BackwardConfig<D, true>>;
+using CompactBackwardConfig = std::conditional_t<FastBackwardConfig<D>::shared_bytes <= kSmallestSharedBytes,
+                                                 FastBackwardConfig<D>, BackwardConfig<D, true>>;
 static_assert(CompactBackwardConfig<128>::shared_bytes <= kSmallestSharedBytes &&
               CompactBackwardConfig<80>::shared_bytes <= kSmallestSharedBytes);
 
@@ -503,8 +496,8 @@ static_assert(CompactBackwardConfig<128>::shared_bytes <= kSmallestSharedBytes &
 // load_b(n2, b1, b2) fetches (each strip feeds all M blocks).
 template <int M, int kTiles, class LoadB>
 __device__ inline void mma_two_products(float (&c1)[M][kTiles][4], float (&c2)[M][kTiles][4],
-                                        const std::uint32_t (&a1)[M][4],
-                                        const std::uint32_t (&a2)[M][4], LoadB load_b) {
+                                        const std::uint32_t (&a1)[M][4], const std::uint32_t (&a2)[M][4],
+                                        LoadB load_b) {
 #pragma unroll
   for (int n2 = 0; n2 < kTiles / 2; ++n2) {
     std::uint32_t b1[4], b2[4];
@@ -531,11 +524,10 @@ __host__ __device__ constexpr int dq_pairs_per_task(int query_tile, int d_head, 
 
 template <class Config>
 __global__ void __launch_bounds__(Config::threads, Config::min_blocks)
-    flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k,
-                          const bf16* __restrict__ v, const bf16* __restrict__ dcontext,
-                          const float* __restrict__ lse, const float* __restrict__ delta,
-                          float* __restrict__ dq_accum, bf16* __restrict__ dk,
-                          bf16* __restrict__ dv, int ctx, int heads, int batch_heads,
+    flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
+                          const bf16* __restrict__ dcontext, const float* __restrict__ lse,
+                          const float* __restrict__ delta, float* __restrict__ dq_accum,
+                          bf16* __restrict__ dk, bf16* __restrict__ dv, int ctx, int heads, int batch_heads,
                           float scale_log2, float scale) {
   constexpr int D = Config::d_head;
   constexpr int S = kStride<D>, M = Config::key_rows, W = Config::warps;
@@ -544,9 +536,9 @@ __global__ void __launch_bounds__(Config::threads, Config::min_blocks)
   extern __shared__ __align__(16) unsigned char shared_raw[];
   bf16* const k_tile = reinterpret_cast<bf16*>(shared_raw);
   bf16* const v_tile = k_tile + Bc * S;
-  bf16* const q_tiles = v_tile + Bc * S;        // two buffers
-  bf16* const do_tiles = q_tiles + 2 * Br * S;  // two buffers
-  bf16* const ds_tile = do_tiles + 2 * Br * S;  // [Bc][SP]
+  bf16* const q_tiles = v_tile + Bc * S;                                 // two buffers
+  bf16* const do_tiles = q_tiles + 2 * Br * S;                           // two buffers
+  bf16* const ds_tile = do_tiles + 2 * Br * S;                           // [Bc][SP]
   float* const lse_tiles = reinterpret_cast<float*>(ds_tile + Bc * SP);  // two buffers
   float* const delta_tiles = lse_tiles + 2 * Br;                         // two buffers
 
@@ -639,10 +631,9 @@ __global__ void __launch_bounds__(Config::threads, Config::min_blocks)
         for (int e = 0; e < 4; ++e) {
           const int column = n * 8 + 2 * quad + (e & 1);
           const int key = block_key0 + group + (e >> 1) * 8, query = query0 + column;
-          const float prob =
-              masked && (key > query || query >= ctx)
-                  ? 0.0f
-                  : exp2_approx(fmaf(p[m][n][e], scale_log2, -kLog2e * lse_buf[column]));
+          const float prob = masked && (key > query || query >= ctx)
+                                 ? 0.0f
+                                 : exp2_approx(fmaf(p[m][n][e], scale_log2, -kLog2e * lse_buf[column]));
           p[m][n][e] = prob;
           dp[m][n][e] = prob * (dp[m][n][e] - delta_buf[column]);
         }
@@ -671,9 +662,8 @@ __global__ void __launch_bounds__(Config::threads, Config::min_blocks)
       for (int n = 0; n < Br / 8; ++n)
 #pragma unroll
         for (int half = 0; half < 2; ++half)
-          *reinterpret_cast<std::uint32_t*>(ds_tile + (warp_row0 + 16 * m + group + half * 8) * SP +
-                                            n * 8 + 2 * quad) =
-              pack_bf16(dp[m][n][2 * half], dp[m][n][2 * half + 1]);
+          *reinterpret_cast<std::uint32_t*>(ds_tile + (warp_row0 + 16 * m + group + half * 8) * SP + n * 8 +
+                                            2 * quad) = pack_bf16(dp[m][n][2 * half], dp[m][n][2 * half + 1]);
     __syncthreads();
 
     // Br/16 query blocks × D/16 column pairs in tasks of kPairs pairs (one dS
@@ -700,8 +690,8 @@ __global__ void __launch_bounds__(Config::threads, Config::min_blocks)
       for (int half = 0; half < 2; ++half) {
         const int query = query0 + query_block * 16 + group + half * 8;
         if (query < ctx) {
-          float* const row = dq_accum + (static_cast<std::size_t>(head) * ctx + query) * D +
-                             pair0 * 16 + 2 * quad;
+          float* const row =
+              dq_accum + (static_cast<std::size_t>(head) * ctx + query) * D + pair0 * 16 + 2 * quad;
 #pragma unroll
           for (int nn = 0; nn < 2 * kPairs; ++nn)
             atomic_add_pair(row + nn * 8, dq_part[nn][2 * half], dq_part[nn][2 * half + 1]);
@@ -731,8 +721,8 @@ __global__ void __launch_bounds__(Config::threads, Config::min_blocks)
 // Kernels taking more than 48 KB of shared memory must opt in, once per kernel.
 template <class Kernel>
 void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
-  GPUPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(bytes)));
+  GPUPROF_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }
 
 float softmax_scale(const AttentionShape& shape) {
@@ -740,32 +730,31 @@ float softmax_scale(const AttentionShape& shape) {
 }
 
 template <int D>
-void launch_forward(const AttentionShape& shape, const bf16* q, const bf16* k, const bf16* v,
-                    bf16* context, float* lse, cudaStream_t stream) {
+void launch_forward(const AttentionShape& shape, const bf16* q, const bf16* k, const bf16* v, bf16* context,
+                    float* lse, cudaStream_t stream) {
   constexpr std::size_t bytes = forward_shared_bytes<D>();
   static const bool prepared = (allow_shared_bytes(flash_forward_kernel<D>, bytes), true);
   (void)prepared;
-  const dim3 grid = head_grid((shape.ctx + kForwardQueryTile<D> - 1) / kForwardQueryTile<D>,
-                              shape.batch * shape.heads);
-  flash_forward_kernel<D><<<grid, 32 * kForwardWarps, bytes, stream>>>(
-      q, k, v, context, lse, shape.ctx, shape.heads, shape.batch * shape.heads,
-      softmax_scale(shape) * kLog2e);
+  const dim3 grid =
+      head_grid((shape.ctx + kForwardQueryTile<D> - 1) / kForwardQueryTile<D>, shape.batch * shape.heads);
+  flash_forward_kernel<D><<<grid, 32 * kForwardWarps, bytes, stream>>>(q, k, v, context, lse, shape.ctx,
+                                                                       shape.heads, shape.batch * shape.heads,
+                                                                       softmax_scale(shape) * kLog2e);
   EXAMPLE_LAUNCH_CHECK();
 }
 
 template <class Config>
-void launch_backward_tiles(const AttentionShape& shape, const bf16* q, const bf16* k,
-                           const bf16* v, const bf16* dcontext, const float* lse,
-                           const float* delta, float* dq_accum, bf16* dk, bf16* dv, float scale,
-                           cudaStream_t stream) {
+void launch_backward_tiles(const AttentionShape& shape, const bf16* q, const bf16* k, const bf16* v,
+                           const bf16* dcontext, const float* lse, const float* delta, float* dq_accum,
+                           bf16* dk, bf16* dv, float scale, cudaStream_t stream) {
   static const bool prepared =
       (allow_shared_bytes(flash_backward_kernel<Config>, Config::shared_bytes), true);
   (void)prepared;
-  const dim3 grid = head_grid((shape.ctx + Config::key_tile - 1) / Config::key_tile,
-                              shape.batch * shape.heads);
+  const dim3 grid =
+      head_grid((shape.ctx + Config::key_tile - 1) / Config::key_tile, shape.batch * shape.heads);
   flash_backward_kernel<Config><<<grid, Config::threads, Config::shared_bytes, stream>>>(
-      q, k, v, dcontext, lse, delta, dq_accum, dk, dv, shape.ctx, shape.heads,
-      shape.batch * shape.heads, scale * kLog2e, scale);
+      q, k, v, dcontext, lse, delta, dq_accum, dk, dv, shape.ctx, shape.heads, shape.batch * shape.heads,
+      scale * kLog2e, scale);
   EXAMPLE_LAUNCH_CHECK();
 }
 
@@ -773,38 +762,34 @@ void launch_backward_tiles(const AttentionShape& shape, const bf16* q, const bf1
 std::size_t device_shared_bytes() {
   int device = 0, bytes = 0;
   GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
-  GPUPROF_CUDA_CHECK(
-      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  GPUPROF_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   return static_cast<std::size_t>(bytes);
 }
 
 template <int D>
 void launch_backward(const AttentionShape& shape, const bf16* q, const bf16* k, const bf16* v,
-                     const bf16* context, const float* lse, const bf16* dcontext, bf16* dq,
-                     bf16* dk, bf16* dv, float* workspace, FlashBackwardTiles tiles,
-                     cudaStream_t stream) {
+                     const bf16* context, const float* lse, const bf16* dcontext, bf16* dq, bf16* dk,
+                     bf16* dv, float* workspace, FlashBackwardTiles tiles, cudaStream_t stream) {
   const long long rows = shape.score_rows();
   float* const dq_accum = workspace;
   float* const delta = workspace + static_cast<std::size_t>(rows) * D;
 
   constexpr unsigned kRowsPerBlock = 8;  // one warp each
   flash_backward_preprocess_kernel<D>
-      <<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0,
-         stream>>>(context, dcontext, delta, dq_accum, shape.ctx, shape.heads, rows);
+      <<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(
+          context, dcontext, delta, dq_accum, shape.ctx, shape.heads, rows);
   EXAMPLE_LAUNCH_CHECK();
 
   const float scale = softmax_scale(shape);
-  if (tiles == FlashBackwardTiles::compact ||
-      FastBackwardConfig<D>::shared_bytes > device_shared_bytes())
-    launch_backward_tiles<CompactBackwardConfig<D>>(shape, q, k, v, dcontext, lse, delta, dq_accum,
-                                                    dk, dv, scale, stream);
+  if (tiles == FlashBackwardTiles::compact || FastBackwardConfig<D>::shared_bytes > device_shared_bytes())
+    launch_backward_tiles<CompactBackwardConfig<D>>(shape, q, k, v, dcontext, lse, delta, dq_accum, dk, dv,
+                                                    scale, stream);
   else
-    launch_backward_tiles<FastBackwardConfig<D>>(shape, q, k, v, dcontext, lse, delta, dq_accum,
-                                                 dk, dv, scale, stream);
+    launch_backward_tiles<FastBackwardConfig<D>>(shape, q, k, v, dcontext, lse, delta, dq_accum, dk, dv,
+                                                 scale, stream);
 
   const std::size_t vectors = static_cast<std::size_t>(rows) * D / kVec;
-  flash_backward_dq_kernel<<<blocks_for(vectors, 256), 256, 0, stream>>>(dq_accum, dq, scale,
-                                                                          vectors);
+  flash_backward_dq_kernel<<<blocks_for(vectors, 256), 256, 0, stream>>>(dq_accum, dq, scale, vectors);
   EXAMPLE_LAUNCH_CHECK();
 }
 
@@ -813,14 +798,17 @@ void launch_backward(const AttentionShape& shape, const bf16* q, const bf16* k, 
 void check_flash_attention_shape(const AttentionShape& shape) {
   if (shape.batch <= 0 || shape.heads <= 0 || shape.ctx <= 0)
     throw std::invalid_argument("flash attention: batch, heads and ctx must be positive (got " +
-                                std::to_string(shape.batch) + ", " + std::to_string(shape.heads) +
-                                ", " + std::to_string(shape.ctx) + ")");
+                                std::to_string(shape.batch) + ", " + std::to_string(shape.heads) + ", " +
+                                std::to_string(shape.ctx) + ")");
   if (static_cast<long long>(shape.batch) * shape.heads > std::numeric_limits<int>::max())
     throw std::invalid_argument("flash attention: batch·heads " +
                                 std::to_string(static_cast<long long>(shape.batch) * shape.heads) +
                                 " exceeds 2^31 - 1");
   switch (shape.d_head) {
-    case 64: case 80: case 96: case 128: return;
+    case 64:
+    case 80:
+    case 96:
+    case 128: return;
     default:
       throw std::invalid_argument("flash attention: d_head " + std::to_string(shape.d_head) +
                                   " is not supported (64, 80, 96 or 128)");
@@ -832,8 +820,8 @@ std::size_t flash_attention_workspace_floats(const AttentionShape& shape) {
   return static_cast<std::size_t>(shape.score_rows()) * (shape.d_head + 1);
 }
 
-void flash_attention_forward(const AttentionShape& shape, const bf16* q, const bf16* k,
-                             const bf16* v, bf16* context, float* lse, cudaStream_t stream) {
+void flash_attention_forward(const AttentionShape& shape, const bf16* q, const bf16* k, const bf16* v,
+                             bf16* context, float* lse, cudaStream_t stream) {
   check_flash_attention_shape(shape);
   switch (shape.d_head) {
     case 64: return launch_forward<64>(shape, q, k, v, context, lse, stream);
@@ -843,24 +831,23 @@ void flash_attention_forward(const AttentionShape& shape, const bf16* q, const b
   }
 }
 
-void flash_attention_backward(const AttentionShape& shape, const bf16* q, const bf16* k,
-                              const bf16* v, const bf16* context, const float* lse,
-                              const bf16* dcontext, bf16* dq, bf16* dk, bf16* dv,
-                              float* workspace, cudaStream_t stream, FlashBackwardTiles tiles) {
+void flash_attention_backward(const AttentionShape& shape, const bf16* q, const bf16* k, const bf16* v,
+                              const bf16* context, const float* lse, const bf16* dcontext, bf16* dq, bf16* dk,
+                              bf16* dv, float* workspace, cudaStream_t stream, FlashBackwardTiles tiles) {
   check_flash_attention_shape(shape);
   switch (shape.d_head) {
     case 64:
-      return launch_backward<64>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace,
-                                 tiles, stream);
+      return launch_backward<64>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace, tiles,
+                                 stream);
     case 80:
-      return launch_backward<80>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace,
-                                 tiles, stream);
+      return launch_backward<80>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace, tiles,
+                                 stream);
     case 96:
-      return launch_backward<96>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace,
-                                 tiles, stream);
+      return launch_backward<96>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace, tiles,
+                                 stream);
     case 128:
-      return launch_backward<128>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace,
-                                  tiles, stream);
+      return launch_backward<128>(shape, q, k, v, context, lse, dcontext, dq, dk, dv, workspace, tiles,
+                                  stream);
   }
 }
 

@@ -25,9 +25,8 @@ void check_flash_attention_shape(const AttentionShape& shape);
 
 // context [batch·ctx, heads·d_head] and lse [batch·heads·ctx]: the natural
 // log of Σ_j exp(q·k_j/√d_head) of each query row, the backward pass's input.
-void flash_attention_forward(const AttentionShape& shape, const __nv_bfloat16* q,
-                             const __nv_bfloat16* k, const __nv_bfloat16* v,
-                             __nv_bfloat16* context, float* lse, cudaStream_t stream);
+void flash_attention_forward(const AttentionShape& shape, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                             const __nv_bfloat16* v, __nv_bfloat16* context, float* lse, cudaStream_t stream);
 
 // Floats of device scratch flash_attention_backward needs: an fp32 dq
 // accumulator [batch·heads·ctx, d_head] and rowsum(dcontext ∘ context)
@@ -44,12 +43,10 @@ enum class FlashBackwardTiles { automatic, compact };
 // dcontext [batch·ctx, heads·d_head] -> dq, dk, dv head-major. context and
 // lse are the forward pass's outputs for the same q, k, v. dq, dk and dv are
 // written whole (no accumulation into them).
-void flash_attention_backward(const AttentionShape& shape, const __nv_bfloat16* q,
-                              const __nv_bfloat16* k, const __nv_bfloat16* v,
-                              const __nv_bfloat16* context, const float* lse,
-                              const __nv_bfloat16* dcontext, __nv_bfloat16* dq,
-                              __nv_bfloat16* dk, __nv_bfloat16* dv, float* workspace,
-                              cudaStream_t stream,
+void flash_attention_backward(const AttentionShape& shape, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                              const __nv_bfloat16* v, const __nv_bfloat16* context, const float* lse,
+                              const __nv_bfloat16* dcontext, __nv_bfloat16* dq, __nv_bfloat16* dk,
+                              __nv_bfloat16* dv, float* workspace, cudaStream_t stream,
                               FlashBackwardTiles tiles = FlashBackwardTiles::automatic);
 
 }  // namespace transformer::cuda

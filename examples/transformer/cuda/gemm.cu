@@ -41,16 +41,15 @@ void matmul(const Gemm& gemm, Op op_a, Op op_b, int m, int n, int k, float alpha
   if (batch == 1) {
     EXAMPLE_CUBLAS_CHECK(cublasGemmEx(
         gemm.handle(), to_cublas(op_b), to_cublas(op_a), n, m, k, &alpha, b.data, b.type,
-        static_cast<int>(b.row_stride), a.data, a.type, static_cast<int>(a.row_stride), &beta,
-        c.data, c.type, static_cast<int>(c.row_stride), gemm.compute_type(), CUBLAS_GEMM_DEFAULT));
+        static_cast<int>(b.row_stride), a.data, a.type, static_cast<int>(a.row_stride), &beta, c.data, c.type,
+        static_cast<int>(c.row_stride), gemm.compute_type(), CUBLAS_GEMM_DEFAULT));
     return;
   }
   EXAMPLE_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
       gemm.handle(), to_cublas(op_b), to_cublas(op_a), n, m, k, &alpha, b.data, b.type,
-      static_cast<int>(b.row_stride), b.batch_stride, a.data, a.type,
-      static_cast<int>(a.row_stride), a.batch_stride, &beta, c.data, c.type,
-      static_cast<int>(c.row_stride), c.batch_stride, batch, gemm.compute_type(),
-      CUBLAS_GEMM_DEFAULT));
+      static_cast<int>(b.row_stride), b.batch_stride, a.data, a.type, static_cast<int>(a.row_stride),
+      a.batch_stride, &beta, c.data, c.type, static_cast<int>(c.row_stride), c.batch_stride, batch,
+      gemm.compute_type(), CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace transformer::cuda

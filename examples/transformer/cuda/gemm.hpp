@@ -68,13 +68,15 @@ void matmul(const Gemm& gemm, Op op_a, Op op_b, int m, int n, int k, float alpha
 template <class T>
 constexpr cudaDataType_t data_type();
 template <>
-constexpr cudaDataType_t data_type<float>() { return CUDA_R_32F; }
+constexpr cudaDataType_t data_type<float>() {
+  return CUDA_R_32F;
+}
 template <>
-constexpr cudaDataType_t data_type<__nv_bfloat16>() { return CUDA_R_16BF; }
+constexpr cudaDataType_t data_type<__nv_bfloat16>() {
+  return CUDA_R_16BF;
+}
 
 // FLOPs of that product (a multiply-add counts 2).
-inline double matmul_flops(double m, double n, double k, double batch = 1) {
-  return 2.0 * m * n * k * batch;
-}
+inline double matmul_flops(double m, double n, double k, double batch = 1) { return 2.0 * m * n * k * batch; }
 
 }  // namespace transformer::cuda

@@ -39,15 +39,13 @@ void check_supported(const RunConfig& config) {
   config.model.validate();
   if (config.batch <= 0 || config.ctx <= 0)
     throw std::invalid_argument("CUDA backend: batch and ctx must be > 0 (got " +
-                                std::to_string(config.batch) + ", " + std::to_string(config.ctx) +
-                                ")");
+                                std::to_string(config.batch) + ", " + std::to_string(config.ctx) + ")");
   if (is_fused(config.attention) && config.precision != Precision::bf16)
     throw std::invalid_argument(std::string("CUDA backend: ") + to_string(config.attention) +
                                 " attention is bf16 only (got " + to_string(config.precision) +
                                 "); use the naive attention for fp32 and tf32");
   if (config.attention == Attention::fused)
-    check_flash_attention_shape(
-        {config.batch, config.ctx, config.model.heads, config.model.d_head()});
+    check_flash_attention_shape({config.batch, config.ctx, config.model.heads, config.model.d_head()});
 }
 
 // Elements of each flat parameter buffer (the master weights or their split
@@ -158,22 +156,22 @@ struct LayerActivations {
   // (attention.q, .k, .v stay null); the other paths copy into those.
   Act* qkv;
   AttentionTensors<Act> attention;
-  Act* context;     // attention output before the projection, heads merged
-  float* mid;       // input + attention
+  Act* context;  // attention output before the projection, heads merged
+  float* mid;    // input + attention
   float* inv_rms2;
-  Act* normed2;     // rmsnorm(mid), the FFN's input
-  Act* h13;         // [N, 2·d_ff]
-  Act* gated;       // silu(a)⊙b [N, d_ff], the w2 GEMM's input (kept for its weight gradient)
-  float* output;    // mid + ffn: the next block's input
+  Act* normed2;   // rmsnorm(mid), the FFN's input
+  Act* h13;       // [N, 2·d_ff]
+  Act* gated;     // silu(a)⊙b [N, d_ff], the w2 GEMM's input (kept for its weight gradient)
+  float* output;  // mid + ffn: the next block's input
 };
 
 template <class Act>
 struct Buffers {
   // Persistent: survive every step.
-  float* params = nullptr;                // fp32 and tf32: the master weights
-  __nv_bfloat16* params_hi = nullptr;     // bf16: the master weights split, whose
-  std::int16_t* params_lo = nullptr;      //   upper halves are the GEMMs' weights
-  float* adam_m = nullptr;               // Mode::step only
+  float* params = nullptr;             // fp32 and tf32: the master weights
+  __nv_bfloat16* params_hi = nullptr;  // bf16: the master weights split, whose
+  std::int16_t* params_lo = nullptr;   //   upper halves are the GEMMs' weights
+  float* adam_m = nullptr;             // Mode::step only
   float* adam_v = nullptr;
   AdamWStep* adam_step = nullptr;
   std::int32_t* tokens = nullptr;
@@ -188,7 +186,7 @@ struct Buffers {
   std::vector<LayerActivations<Act>> layers;
   // The final norm's output, between the lm_head's forward and backward.
   Act* normed = nullptr;
-  Act* qkv = nullptr;    // the QKV GEMM's output, before RoPE
+  Act* qkv = nullptr;  // the QKV GEMM's output, before RoPE
   float* final_input = nullptr;
   float* final_inv_rms = nullptr;
   Act* logits = nullptr;
@@ -197,9 +195,9 @@ struct Buffers {
   float* loss = nullptr;
   float* norm_partials = nullptr;
   // Backward scratch, shared by all layers (training modes only).
-  float* dstream = nullptr;         // gradient of the residual stream
+  float* dstream = nullptr;               // gradient of the residual stream
   __nv_bfloat16* dstream_bf16 = nullptr;  // its bf16 copy for the GEMMs (bf16 only)
-  Act* dnorm = nullptr;             // gradient of a norm's output
+  Act* dnorm = nullptr;                   // gradient of a norm's output
   Act* dcontext = nullptr;
   Act* dq = nullptr;
   Act* dk = nullptr;
@@ -237,10 +235,8 @@ LayerActivations<Act> take_layer(Carver& arena, const ActivationSizes& s, float*
     a.attention.k = arena.take<Act>(N * d);
     a.attention.v = arena.take<Act>(N * d);
   }
-  if (s.fused)
-    a.attention.lse = arena.take<float>(s.rows);
-  else
-    a.attention.probs = arena.take<Act>(s.scores);
+  if (s.fused) a.attention.lse = arena.take<float>(s.rows);
+  else a.attention.probs = arena.take<Act>(s.scores);
   a.context = arena.take<Act>(N * d);
   a.mid = arena.take<float>(N * d);
   a.inv_rms2 = arena.take<float>(N);
@@ -253,8 +249,7 @@ LayerActivations<Act> take_layer(Carver& arena, const ActivationSizes& s, float*
 // Every block's activations in layer order; layer_ends[l] = where layer l's
 // buffers end (each block's output belongs to the layer that writes it).
 template <class Act>
-std::vector<LayerActivations<Act>> take_saved_layers(Carver& arena, const ActivationSizes& s,
-                                                     int layers,
+std::vector<LayerActivations<Act>> take_saved_layers(Carver& arena, const ActivationSizes& s, int layers,
                                                      std::vector<std::size_t>* layer_ends) {
   std::vector<LayerActivations<Act>> saved;
   for (int layer = 0; layer < layers; ++layer) {
@@ -361,14 +356,11 @@ ForwardBlock<Act> take_forward_block(Carver& arena, const ActivationSizes& s, fl
 template <class Grad>
 long long gradients_offset(const ParameterLayout& layout, int layers,
                            const std::vector<std::size_t>& layer_ends) {
-  const auto grad_bytes = [](std::size_t index) {
-    return static_cast<long long>(index * sizeof(Grad));
-  };
-  long long offset = static_cast<long long>(layer_ends.back()) -
-                     grad_bytes(layout.find("final_norm").offset);
+  const auto grad_bytes = [](std::size_t index) { return static_cast<long long>(index * sizeof(Grad)); };
+  long long offset = static_cast<long long>(layer_ends.back()) - grad_bytes(layout.find("final_norm").offset);
   for (int layer = 0; layer < layers; ++layer)
-    offset = std::max(offset, static_cast<long long>(layer_ends[layer]) -
-                                  grad_bytes(layout.block_offset(layer)));
+    offset =
+        std::max(offset, static_cast<long long>(layer_ends[layer]) - grad_bytes(layout.block_offset(layer)));
   // Round up (towards +∞ for negatives too) to keep the gradients aligned.
   const long long step = static_cast<long long>(Carver::kAlignment);
   const long long rounded = offset / step * step;
@@ -385,12 +377,10 @@ struct UpdatePiece {
 // embedding (stored first). A vector that straddles a cut goes to the piece
 // on its lower side, which backward finishes later, so no piece reads a
 // gradient before it is written.
-std::vector<UpdatePiece> update_pieces(const ParameterLayout& layout, int layers,
-                                       std::size_t flat_count) {
+std::vector<UpdatePiece> update_pieces(const ParameterLayout& layout, int layers, std::size_t flat_count) {
   const auto cut = [](std::size_t element) { return padded_to_vectors(element); };
   std::vector<std::size_t> starts{cut(layout.find("final_norm").offset)};
-  for (int layer = layers - 1; layer >= 0; --layer)
-    starts.push_back(cut(layout.block_offset(layer)));
+  for (int layer = layers - 1; layer >= 0; --layer) starts.push_back(cut(layout.block_offset(layer)));
   starts.push_back(0);
   std::vector<UpdatePiece> pieces;
   std::size_t end = flat_count;
@@ -462,8 +452,8 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
     b.norm_partials = arena.take<float>(kNormPartials);
   if (training) {
     b.dnorm = arena.take<Act>(N * d);  // written by the lm_head backward GEMM
-    b.gain_partials = arena.take<float>(
-        rmsnorm_gain_partials_floats(static_cast<int>(N), static_cast<int>(d)));
+    b.gain_partials =
+        arena.take<float>(rmsnorm_gain_partials_floats(static_cast<int>(N), static_cast<int>(d)));
   }
 
   arena.begin_region(training ? "logits and block scratch" : "logits and block activations", true);
@@ -485,8 +475,7 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
     if (fused)
       b.flash_workspace = arena.take<float>(packed_qkv ? CudnnAttention::workspace_floats(shape)
                                                        : flash_attention_workspace_floats(shape));
-    else
-      score_scratch = arena.take<float>(scores);
+    else score_scratch = arena.take<float>(scores);
     b.dstream = arena.take<float>(N * d);
     if (mixed) b.dstream_bf16 = arena.take<__nv_bfloat16>(N * d);
     b.dcontext = arena.take<Act>(N * d);
@@ -509,8 +498,7 @@ Buffers<Act> carve(const std::vector<ArenaRegion>* placed, const RunConfig& conf
     const long long grads_offset = gradients_offset<Act>(layout, m.layers, relative_ends);
     // Starts stay 256-aligned, so the layers' relative layout is the probe's.
     const std::size_t region_start = arena.align();
-    const std::size_t layers_start =
-        region_start + static_cast<std::size_t>(std::max(0LL, -grads_offset));
+    const std::size_t layers_start = region_start + static_cast<std::size_t>(std::max(0LL, -grads_offset));
     const std::size_t grads_start =
         static_cast<std::size_t>(static_cast<long long>(layers_start) + grads_offset);
     arena.seek(layers_start);
@@ -600,8 +588,8 @@ struct ExecutableGraph {
 
 template <class T>
 void upload(T* device, const std::vector<T>& host, cudaStream_t stream) {
-  GPUPROF_CUDA_CHECK(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(T),
-                                         cudaMemcpyHostToDevice, stream));
+  GPUPROF_CUDA_CHECK(
+      cudaMemcpyAsync(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
 }
 
 template <class Act>
@@ -612,8 +600,7 @@ class CudaBackend final : public Backend {
   cudaStream_t stream() const override { return stream_.get(); }
 
   explicit CudaBackend(const RunConfig& config)
-      : config_(config), layout_(config.model), block_(config.model),
-        flat_count_(flat_count(layout_)) {
+      : config_(config), layout_(config.model), block_(config.model), flat_count_(flat_count(layout_)) {
     check_supported(config);
     if (overlaps_optimizer()) {
       update_pieces_ = update_pieces(layout_, config_.model.layers, flat_count_);
@@ -636,8 +623,7 @@ class CudaBackend final : public Backend {
     allocate_regions(regions, arena_);
     buffers_ = carve<Act>(&regions, config_, layout_);
     gemm_->set_workspace(buffers_.cublas_workspace, Gemm::kWorkspaceBytes);
-    const RopeTables rope =
-        make_rope_tables(config_.ctx, config_.model.d_head(), config_.model.rope_theta);
+    const RopeTables rope = make_rope_tables(config_.ctx, config_.model.d_head(), config_.model.rope_theta);
     upload(buffers_.rope_cos, rope.cos, stream());
     upload(buffers_.rope_sin, rope.sin, stream());
     if constexpr (kMixed) {
@@ -649,12 +635,9 @@ class CudaBackend final : public Backend {
       init_parameters(layout_, config_.seed, buffers_.params, stream());
     }
     if (config_.mode == Mode::step) {
-      GPUPROF_CUDA_CHECK(
-          cudaMemsetAsync(buffers_.adam_m, 0, flat_count_ * sizeof(float), stream()));
-      GPUPROF_CUDA_CHECK(
-          cudaMemsetAsync(buffers_.adam_v, 0, flat_count_ * sizeof(float), stream()));
-      GPUPROF_CUDA_CHECK(
-          cudaMemsetAsync(buffers_.adam_step, 0, sizeof(AdamWStep), stream()));
+      GPUPROF_CUDA_CHECK(cudaMemsetAsync(buffers_.adam_m, 0, flat_count_ * sizeof(float), stream()));
+      GPUPROF_CUDA_CHECK(cudaMemsetAsync(buffers_.adam_v, 0, flat_count_ * sizeof(float), stream()));
+      GPUPROF_CUDA_CHECK(cudaMemsetAsync(buffers_.adam_step, 0, sizeof(AdamWStep), stream()));
     }
     synchronize();  // the rope tables' host vectors die here
   }
@@ -698,8 +681,7 @@ class CudaBackend final : public Backend {
     synchronize();  // the host vectors may go away after we return
   }
 
-  void set_batch(const std::vector<std::int32_t>& tokens,
-                 const std::vector<std::int32_t>& targets) override {
+  void set_batch(const std::vector<std::int32_t>& tokens, const std::vector<std::int32_t>& targets) override {
     refuse_inside_capture("set_batch()");
     const std::size_t n = tokens_count();
     check_ids("tokens", tokens, n);
@@ -718,32 +700,31 @@ class CudaBackend final : public Backend {
     if (config_.poison_buffers)
       for (const ArenaRegion& region : buffers_.regions)
         if (region.per_step)
-          GPUPROF_CUDA_CHECK(
-              cudaMemsetAsync(region.base, 0xFF, region.end - region.begin, stream()));
+          GPUPROF_CUDA_CHECK(cudaMemsetAsync(region.base, 0xFF, region.end - region.begin, stream()));
     const int N = tokens_count(), d = config_.model.d_model, V = config_.model.vocab;
     const int padded_vocab = padded_to_vectors(V);  // the lm_head's rows, the logits' columns
     {
       GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d});
-      embedding_forward(buffers_.tokens, master_at(layout_.find("emb").offset),
-                        buffers_.layers[0].input, N, d, stream());
+      embedding_forward(buffers_.tokens, master_at(layout_.find("emb").offset), buffers_.layers[0].input, N,
+                        d, stream());
     }
     for (int layer = 0; layer < config_.model.layers; ++layer) block_forward(layer);
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, (8.0 + sizeof(Act)) * N * d});
       rmsnorm_forward<Act>(buffers_.final_input, master_at(layout_.find("final_norm").offset),
-                           buffers_.normed, buffers_.final_inv_rms, nullptr, N, d,
-                           config_.model.norm_eps, stream());
+                           buffers_.normed, buffers_.final_inv_rms, nullptr, N, d, config_.model.norm_eps,
+                           stream());
     }
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{matmul_flops(N, V, d), 0});
-      linear(buffers_.normed, weights_at("lm_head"), buffers_.logits, data_type<Act>(), N,
-             padded_vocab, d, 0.0f);
+      linear(buffers_.normed, weights_at("lm_head"), buffers_.logits, data_type<Act>(), N, padded_vocab, d,
+             0.0f);
     }
     {
       GPUPROF_SCOPE("cross_entropy", stream(),
                     gpuprof::Work{3.0 * N * V, static_cast<double>(sizeof(Act)) * N * V});
-      cross_entropy_forward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp,
-                                 buffers_.row_loss, buffers_.loss, N, V, padded_vocab, stream());
+      cross_entropy_forward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp, buffers_.row_loss,
+                                 buffers_.loss, N, V, padded_vocab, stream());
     }
   }
 
@@ -754,15 +735,14 @@ class CudaBackend final : public Backend {
     zero_flat_padding(buffers_.grads);  // the gradient memory is shared: garbage until now
     std::fill(pieces_reduced_.begin(), pieces_reduced_.end(), nullptr);
     {
-      GPUPROF_SCOPE("cross_entropy", stream(),
-                    gpuprof::Work{3.0 * N * V, 2.0 * sizeof(Act) * N * V});
-      cross_entropy_backward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp, N, V,
-                                  padded_vocab, stream());
+      GPUPROF_SCOPE("cross_entropy", stream(), gpuprof::Work{3.0 * N * V, 2.0 * sizeof(Act) * N * V});
+      cross_entropy_backward<Act>(buffers_.logits, buffers_.targets, buffers_.logsumexp, N, V, padded_vocab,
+                                  stream());
     }
     {
       GPUPROF_SCOPE("lm_head", stream(), gpuprof::Work{2 * matmul_flops(N, V, d), 0});
-      linear_backward(buffers_.logits, buffers_.normed, weights_at("lm_head"),
-                      grads_at("lm_head"), buffers_.dnorm, N, padded_vocab, d);
+      linear_backward(buffers_.logits, buffers_.normed, weights_at("lm_head"), grads_at("lm_head"),
+                      buffers_.dnorm, N, padded_vocab, d);
     }
     // The lm_head's range takes the flat buffer's padding with it.
     const std::size_t head = layout_.find("lm_head").offset;
@@ -779,9 +759,10 @@ class CudaBackend final : public Backend {
       mark_gradients_ready(piece++);
     }
     {
-      GPUPROF_SCOPE("embedding", stream(), gpuprof::Work{0, 8.0 * N * d + sizeof(Act) * static_cast<double>(V) * d});
-      embedding_backward(buffers_.token_offsets, buffers_.token_positions, buffers_.dstream,
-                         grads_at("emb"), V, d, stream());
+      GPUPROF_SCOPE("embedding", stream(),
+                    gpuprof::Work{0, 8.0 * N * d + sizeof(Act) * static_cast<double>(V) * d});
+      embedding_backward(buffers_.token_offsets, buffers_.token_positions, buffers_.dstream, grads_at("emb"),
+                         V, d, stream());
     }
     gradients_ready(0, layout_.block_offset(0));
     mark_gradients_ready(piece++);
@@ -803,8 +784,7 @@ class CudaBackend final : public Backend {
   }
 
   void gradients_final_after(GradientRange range, cudaEvent_t done) override {
-    if (!gradient_ready_)
-      throw std::logic_error("gradients_final_after() without a gradient-ready hook");
+    if (!gradient_ready_) throw std::logic_error("gradients_final_after() without a gradient-ready hook");
     refuse_inside_capture("gradients_final_after()");
     // A piece's lowest element is reduced last of all its elements (the
     // caller reduces in the order backward announced, top-down, on one stream).
@@ -822,10 +802,9 @@ class CudaBackend final : public Backend {
   void optimizer_step() override {
     enter(Phase::optimizer_step);
     const double count = static_cast<double>(layout_.total);
-    GPUPROF_SCOPE("adamw", stream(),
-                  gpuprof::Work{12.0 * count, (24.0 + sizeof(Act)) * count});
-    const AdamWBuffers<Act> adamw{buffers_.params,   hi_bits(),           buffers_.params_lo,
-                                  buffers_.grads,    buffers_.adam_m,     buffers_.adam_v,
+    GPUPROF_SCOPE("adamw", stream(), gpuprof::Work{12.0 * count, (24.0 + sizeof(Act)) * count});
+    const AdamWBuffers<Act> adamw{buffers_.params,        hi_bits(),          buffers_.params_lo,
+                                  buffers_.grads,         buffers_.adam_m,    buffers_.adam_v,
                                   buffers_.norm_partials, buffers_.adam_step, flat_count_};
     // Each piece waits for backward's event, or with a hook for the caller's
     // reduction of its gradients.
@@ -834,8 +813,7 @@ class CudaBackend final : public Backend {
     if (phase_state_.gradients_ready == here)
       for (const examples::OrderingEvent& event : gradients_ready_) ready.push_back(event.get());
     else if (gradient_ready_ && !capture_phases_ && !pieces_reduced_.empty() &&
-             std::find(pieces_reduced_.begin(), pieces_reduced_.end(), nullptr) ==
-                 pieces_reduced_.end())
+             std::find(pieces_reduced_.begin(), pieces_reduced_.end(), nullptr) == pieces_reduced_.end())
       ready = pieces_reduced_;
     if (ready.empty()) {
       // No events of this backward to wait on (no backward since the last
@@ -898,19 +876,16 @@ class CudaBackend final : public Backend {
     std::vector<Act> raw(count);
     download_rows(raw.data(), buffers_.logits, rows, vocab, padded_to_vectors(vocab));
     std::vector<float> values(count);
-    std::transform(raw.begin(), raw.end(), values.begin(),
-                   [](Act x) { return static_cast<float>(x); });
+    std::transform(raw.begin(), raw.end(), values.begin(), [](Act x) { return static_cast<float>(x); });
     return values;
   }
 
   std::vector<float> gradients() override {
-    if (config_.mode == Mode::fwd)
-      throw std::logic_error("gradients() on a backend built for Mode::fwd");
+    if (config_.mode == Mode::fwd) throw std::logic_error("gradients() on a backend built for Mode::fwd");
     std::vector<Act> raw(layout_.total);
     download(raw.data(), buffers_.grads, raw.size());
     std::vector<float> host(raw.size());
-    std::transform(raw.begin(), raw.end(), host.begin(),
-                   [](Act x) { return static_cast<float>(x); });
+    std::transform(raw.begin(), raw.end(), host.begin(), [](Act x) { return static_cast<float>(x); });
     return host;
   }
 
@@ -932,8 +907,7 @@ class CudaBackend final : public Backend {
       enqueue();
     } catch (...) {
       finish();
-      if (cudaStreamEndCapture(stream(), &captured) == cudaSuccess && captured)
-        cudaGraphDestroy(captured);
+      if (cudaStreamEndCapture(stream(), &captured) == cudaSuccess && captured) cudaGraphDestroy(captured);
       throw;
     }
     finish();
@@ -945,8 +919,8 @@ class CudaBackend final : public Backend {
           "run() inside it)");
     ExecutableGraph executable;
     // Node priorities: the optimizer's pieces yield to backward inside the graph too.
-    GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&executable.exec, graph.graph,
-                                            cudaGraphInstantiateFlagUseNodePriority));
+    GPUPROF_CUDA_CHECK(
+        cudaGraphInstantiate(&executable.exec, graph.graph, cudaGraphInstantiateFlagUseNodePriority));
     // Uploads it now, so the first replay costs what every replay does.
     GPUPROF_CUDA_CHECK(cudaGraphUpload(executable.exec, stream()));
     executable.phases = std::move(phases);
@@ -966,8 +940,7 @@ class CudaBackend final : public Backend {
 
   // Backward has written the gradients of update piece `piece`.
   void mark_gradients_ready(std::size_t piece) {
-    if (overlaps_optimizer())
-      GPUPROF_CUDA_CHECK(cudaEventRecord(gradients_ready_.at(piece).get(), stream()));
+    if (overlaps_optimizer()) GPUPROF_CUDA_CHECK(cudaEventRecord(gradients_ready_.at(piece).get(), stream()));
   }
 
   // Each gradient lies in the range of the block (or tensor) whose backward
@@ -987,11 +960,9 @@ class CudaBackend final : public Backend {
         break;
       case Phase::backward:
         if (config_.mode == Mode::fwd)
-          throw std::logic_error(
-              "backward() on a backend built for Mode::fwd (no gradient buffers)");
+          throw std::logic_error("backward() on a backend built for Mode::fwd (no gradient buffers)");
         if (!phase_state_.have_forward) throw std::logic_error("backward() before forward()");
-        if (phase_state_.logits_are_gradient)
-          throw std::logic_error("backward() twice after one forward()");
+        if (phase_state_.logits_are_gradient) throw std::logic_error("backward() twice after one forward()");
         phase_state_.logits_are_gradient = true;
         break;
       case Phase::optimizer_step:
@@ -1012,36 +983,28 @@ class CudaBackend final : public Backend {
 
   // What the norms and the embedding read: the master weights from `offset` on.
   MasterWeights master_at(std::size_t offset) const {
-    if constexpr (kMixed)
-      return MasterWeights(hi_bits(), buffers_.params_lo) + offset;
-    else
-      return MasterWeights(buffers_.params + offset);
+    if constexpr (kMixed) return MasterWeights(hi_bits(), buffers_.params_lo) + offset;
+    else return MasterWeights(buffers_.params + offset);
   }
   // The split master's upper halves as bits (they are the bf16 weights).
   std::uint16_t* hi_bits() const { return reinterpret_cast<std::uint16_t*>(buffers_.params_hi); }
   Act* grads_at(const char* tensor) const { return buffers_.grads + layout_.find(tensor).offset; }
   // What the GEMMs read: the fp32 master, or the split master's bf16 halves.
   const Act* weights_at(std::size_t offset) const {
-    if constexpr (kMixed)
-      return buffers_.params_hi + offset;
-    else
-      return buffers_.params + offset;
+    if constexpr (kMixed) return buffers_.params_hi + offset;
+    else return buffers_.params + offset;
   }
   const Act* weights_at(const char* tensor) const { return weights_at(layout_.find(tensor).offset); }
   // The residual-stream gradient as the GEMMs read it.
   const Act* dstream_act() const {
-    if constexpr (kMixed)
-      return buffers_.dstream_bf16;
-    else
-      return buffers_.dstream;
+    if constexpr (kMixed) return buffers_.dstream_bf16;
+    else return buffers_.dstream;
   }
 
   // Where the norm backward writes that copy (none needed in fp32).
   Act* dstream_act_copy() {
-    if constexpr (kMixed)
-      return buffers_.dstream_bf16;
-    else
-      return nullptr;
+    if constexpr (kMixed) return buffers_.dstream_bf16;
+    else return nullptr;
   }
 
   // Zeroes the elements past the layout's total of a flat parameter buffer.
@@ -1049,15 +1012,13 @@ class CudaBackend final : public Backend {
   void zero_flat_padding(T* flat) {
     const std::size_t padding = flat_count_ - layout_.total;
     if (padding > 0)
-      GPUPROF_CUDA_CHECK(
-          cudaMemsetAsync(flat + layout_.total, 0, padding * sizeof(T), stream()));
+      GPUPROF_CUDA_CHECK(cudaMemsetAsync(flat + layout_.total, 0, padding * sizeof(T), stream()));
   }
 
   template <class T>
   void download(T* host, const T* device, std::size_t count) {
     refuse_inside_capture("reading back (parameters(), loss(), logits(), gradients())");
-    GPUPROF_CUDA_CHECK(
-        cudaMemcpyAsync(host, device, count * sizeof(T), cudaMemcpyDeviceToHost, stream()));
+    GPUPROF_CUDA_CHECK(cudaMemcpyAsync(host, device, count * sizeof(T), cudaMemcpyDeviceToHost, stream()));
     synchronize();
   }
 
@@ -1068,17 +1029,15 @@ class CudaBackend final : public Backend {
                      std::size_t device_stride) {
     if (device_stride == cols) return download(host, device, rows * cols);
     refuse_inside_capture("reading back (parameters(), loss(), logits(), gradients())");
-    GPUPROF_CUDA_CHECK(cudaMemcpy2DAsync(host, cols * sizeof(T), device,
-                                             device_stride * sizeof(T), cols * sizeof(T), rows,
-                                             cudaMemcpyDeviceToHost, stream()));
+    GPUPROF_CUDA_CHECK(cudaMemcpy2DAsync(host, cols * sizeof(T), device, device_stride * sizeof(T),
+                                         cols * sizeof(T), rows, cudaMemcpyDeviceToHost, stream()));
     synchronize();
   }
 
   void check_ids(const char* what, const std::vector<std::int32_t>& ids, std::size_t count) const {
     if (ids.size() != count)
-      throw std::invalid_argument(std::string("set_batch: ") + what + " has " +
-                                  std::to_string(ids.size()) + " ids, expected batch·ctx = " +
-                                  std::to_string(count));
+      throw std::invalid_argument(std::string("set_batch: ") + what + " has " + std::to_string(ids.size()) +
+                                  " ids, expected batch·ctx = " + std::to_string(count));
     for (std::size_t i = 0; i < ids.size(); ++i)
       if (ids[i] < 0 || ids[i] >= config_.model.vocab)
         throw std::invalid_argument(std::string("set_batch: ") + what + "[" + std::to_string(i) +
@@ -1087,23 +1046,23 @@ class CudaBackend final : public Backend {
   }
 
   // y[rows, out] = x[rows, in]·wᵀ + beta·y, w stored [out, in].
-  void linear(const Act* x, const Act* w, void* y, cudaDataType_t y_type, int rows, int out,
-              int in, float beta) {
+  void linear(const Act* x, const Act* w, void* y, cudaDataType_t y_type, int rows, int out, int in,
+              float beta) {
     const cudaDataType_t act = data_type<Act>();
     matmul(*gemm_, Op::none, Op::transpose, rows, out, in, 1.0f, {x, act, in}, {w, act, in}, beta,
            {y, y_type, out});
   }
 
   // dw[out, in] = dyᵀ·x (overwritten, Act) and dx[rows, in] = dy·w.
-  void linear_backward(const Act* dy, const Act* x, const Act* w, Act* dw, Act* dx, int rows,
-                       int out, int in) {
+  void linear_backward(const Act* dy, const Act* x, const Act* w, Act* dw, Act* dx, int rows, int out,
+                       int in) {
     linear_weight_gradient(dy, x, dw, rows, out, in);
     linear_input_gradient(dy, w, dx, rows, out, in);
   }
   void linear_weight_gradient(const Act* dy, const Act* x, Act* dw, int rows, int out, int in) {
     const cudaDataType_t act = data_type<Act>();
-    matmul(*gemm_, Op::transpose, Op::none, out, in, rows, 1.0f, {dy, act, out}, {x, act, in},
-           0.0f, {dw, act, in});
+    matmul(*gemm_, Op::transpose, Op::none, out, in, rows, 1.0f, {dy, act, out}, {x, act, in}, 0.0f,
+           {dw, act, in});
   }
   void linear_input_gradient(const Act* dy, const Act* w, Act* dx, int rows, int out, int in) {
     const cudaDataType_t act = data_type<Act>();
@@ -1116,8 +1075,7 @@ class CudaBackend final : public Backend {
   // S = QKᵀ and P·V: all of T×T on the naive path's GEMMs, the causal half
   // (what the kernel computes) on the fused path.
   double attention_core_flops() const {
-    const double full = 2 * matmul_flops(config_.ctx, config_.ctx, config_.model.d_model,
-                                         config_.batch);
+    const double full = 2 * matmul_flops(config_.ctx, config_.ctx, config_.model.d_model, config_.batch);
     return fused() ? full / 2 : full;
   }
 
@@ -1135,43 +1093,40 @@ class CudaBackend final : public Backend {
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
       // Also copies the input into `mid`, which the output projection adds onto.
-      rmsnorm_forward<Act>(a.input, master_at(base + block_.norm1), a.normed1, a.inv_rms1,
-                           a.mid, N, d, eps, stream());
+      rmsnorm_forward<Act>(a.input, master_at(base + block_.norm1), a.normed1, a.inv_rms1, a.mid, N, d, eps,
+                           stream());
     }
     {
-      GPUPROF_SCOPE("attention", stream(),
-                    gpuprof::Work{matmul_flops(N, 4.0 * d, d) + attention_core, 0});
+      GPUPROF_SCOPE("attention", stream(), gpuprof::Work{matmul_flops(N, 4.0 * d, d) + attention_core, 0});
       {
         GPUPROF_SCOPE("qkv projection", stream(), gpuprof::Work{matmul_flops(N, 3.0 * d, d), 0});
-        linear(a.normed1, weights_at(base + block_.wq), a.qkv ? a.qkv : buffers_.qkv,
-               data_type<Act>(), N, 3 * d, d, 0.0f);
+        linear(a.normed1, weights_at(base + block_.wq), a.qkv ? a.qkv : buffers_.qkv, data_type<Act>(), N,
+               3 * d, d, 0.0f);
       }
       if constexpr (kMixed) {
         if (cudnn_)
-          cudnn_attention_forward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin, a.qkv,
-                                  a.context, a.attention.lse, *cudnn_, stream());
+          cudnn_attention_forward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin, a.qkv, a.context,
+                                  a.attention.lse, *cudnn_, stream());
         else if (fused())
-          fused_attention_forward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
-                                  buffers_.qkv, a.attention, a.context, stream());
+          fused_attention_forward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin, buffers_.qkv,
+                                  a.attention, a.context, stream());
       }
       if (!fused())
-        attention_forward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
-                               buffers_.qkv, a.attention, a.context, stream());
+        attention_forward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin, buffers_.qkv,
+                               a.attention, a.context, stream());
       {
-        GPUPROF_SCOPE("attention output projection", stream(),
-                      gpuprof::Work{matmul_flops(N, d, d), 0});
+        GPUPROF_SCOPE("attention output projection", stream(), gpuprof::Work{matmul_flops(N, d, d), 0});
         linear(a.context, weights_at(base + block_.wo), a.mid, CUDA_R_32F, N, d, d, 1.0f);
       }
     }
     {
       GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{4.0 * N * d, norm_bytes});
-      rmsnorm_forward<Act>(a.mid, master_at(base + block_.norm2), a.normed2, a.inv_rms2,
-                           a.output, N, d, eps, stream());
+      rmsnorm_forward<Act>(a.mid, master_at(base + block_.norm2), a.normed2, a.inv_rms2, a.output, N, d, eps,
+                           stream());
     }
     {
       GPUPROF_SCOPE("ffn", stream(), gpuprof::Work{matmul_flops(N, 3.0 * F, d), 0});
-      linear(a.normed2, weights_at(base + block_.w1), a.h13, data_type<Act>(), N, 2 * F, d,
-             0.0f);
+      linear(a.normed2, weights_at(base + block_.w1), a.h13, data_type<Act>(), N, 2 * F, d, 0.0f);
       swiglu_forward<Act>(a.h13, a.gated, N, F, stream());
       linear(a.gated, weights_at(base + block_.w2), a.output, CUDA_R_32F, N, d, F, 1.0f);
     }
@@ -1183,12 +1138,10 @@ class CudaBackend final : public Backend {
     const int N = tokens_count(), d = config_.model.d_model;
     // dy, x and the residual read once (the gain sums ride along), dx and its
     // Act copy written.
-    GPUPROF_SCOPE("rmsnorm", stream(),
-                  gpuprof::Work{8.0 * N * d, (12.0 + 2.0 * sizeof(Act)) * N * d});
+    GPUPROF_SCOPE("rmsnorm", stream(), gpuprof::Work{8.0 * N * d, (12.0 + 2.0 * sizeof(Act)) * N * d});
     const std::size_t offset = layout_.find(gain).offset;
-    rmsnorm_backward<Act>(dy, x, master_at(offset), inv_rms, residual, buffers_.dstream,
-                          dstream_act_copy(), buffers_.grads + offset, buffers_.gain_partials, N,
-                          d, stream());
+    rmsnorm_backward<Act>(dy, x, master_at(offset), inv_rms, residual, buffers_.dstream, dstream_act_copy(),
+                          buffers_.grads + offset, buffers_.gain_partials, N, d, stream());
   }
 
   void block_backward(int layer) {
@@ -1212,26 +1165,24 @@ class CudaBackend final : public Backend {
       GPUPROF_SCOPE("attention", stream(),
                     gpuprof::Work{2 * (matmul_flops(N, 4.0 * d, d) + attention_core), 0});
       {
-        GPUPROF_SCOPE("attention output projection", stream(),
-                      gpuprof::Work{2 * matmul_flops(N, d, d), 0});
+        GPUPROF_SCOPE("attention output projection", stream(), gpuprof::Work{2 * matmul_flops(N, d, d), 0});
         linear_backward(dstream_act(), a.context, weights_at(base + block_.wo),
                         buffers_.grads + base + block_.wo, buffers_.dcontext, N, d, d);
       }
       if constexpr (kMixed) {
         if (cudnn_)
-          cudnn_attention_backward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin, a.qkv,
-                                   a.context, a.attention.lse, buffers_.dcontext, buffers_.dqkv,
+          cudnn_attention_backward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin, a.qkv, a.context,
+                                   a.attention.lse, buffers_.dcontext, buffers_.dqkv,
                                    buffers_.flash_workspace, *cudnn_, stream());
         else if (fused())
-          fused_attention_backward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
-                                   buffers_.dcontext, a.context, a.attention, buffers_.dq,
-                                   buffers_.dk, buffers_.dv, buffers_.dqkv,
-                                   buffers_.flash_workspace, stream());
+          fused_attention_backward(attention_shape(), buffers_.rope_cos, buffers_.rope_sin, buffers_.dcontext,
+                                   a.context, a.attention, buffers_.dq, buffers_.dk, buffers_.dv,
+                                   buffers_.dqkv, buffers_.flash_workspace, stream());
       }
       if (!fused())
         attention_backward<Act>(*gemm_, attention_shape(), buffers_.rope_cos, buffers_.rope_sin,
-                                buffers_.dcontext, a.attention, buffers_.dq, buffers_.dk,
-                                buffers_.dv, buffers_.dqkv, stream());
+                                buffers_.dcontext, a.attention, buffers_.dq, buffers_.dk, buffers_.dv,
+                                buffers_.dqkv, stream());
       {
         GPUPROF_SCOPE("qkv projection", stream(), gpuprof::Work{2 * matmul_flops(N, 3.0 * d, d), 0});
         linear_backward(buffers_.dqkv, a.normed1, weights_at(base + block_.wq),
@@ -1249,9 +1200,9 @@ class CudaBackend final : public Backend {
   // memory and the stream it uses.
   examples::Stream stream_{examples::StreamPriority::highest};
   examples::Stream optimizer_stream_{examples::StreamPriority::lowest};
-  std::vector<UpdatePiece> update_pieces_;  // in the order backward finishes them
+  std::vector<UpdatePiece> update_pieces_;                // in the order backward finishes them
   std::vector<examples::OrderingEvent> gradients_ready_;  // one per piece
-  std::vector<cudaEvent_t> pieces_reduced_;  // per piece, the hook's caller's event (not ours)
+  std::vector<cudaEvent_t> pieces_reduced_;               // per piece, the hook's caller's event (not ours)
   examples::OrderingEvent optimizer_done_;
   std::vector<DeviceMemory> arena_;  // one per region of buffers_.regions
   std::unique_ptr<Gemm> gemm_;
@@ -1298,8 +1249,7 @@ std::size_t cuda_backend_bytes(const RunConfig& config) {
 std::unique_ptr<Backend> make_cuda_backend(const RunConfig& config) {
   std::string why_not;
   if (!cuda_backend_available(&why_not)) throw std::runtime_error("CUDA backend: " + why_not);
-  if (config.precision == Precision::bf16)
-    return std::make_unique<cuda::CudaBackend<__nv_bfloat16>>(config);
+  if (config.precision == Precision::bf16) return std::make_unique<cuda::CudaBackend<__nv_bfloat16>>(config);
   return std::make_unique<cuda::CudaBackend<float>>(config);
 }
 

@@ -12,12 +12,11 @@
 namespace transformer::cuda {
 
 // Into fp32 master weights (the fp32 and tf32 backends).
-void init_parameters(const ParameterLayout& layout, std::uint64_t seed, float* params,
-                     cudaStream_t stream);
+void init_parameters(const ParameterLayout& layout, std::uint64_t seed, float* params, cudaStream_t stream);
 
 // Into split master weights (the bf16 backend; split_master.hpp): hi is the
 // GEMMs' bf16 weights from the start.
-void init_parameters(const ParameterLayout& layout, std::uint64_t seed, std::uint16_t* hi,
-                     std::int16_t* lo, cudaStream_t stream);
+void init_parameters(const ParameterLayout& layout, std::uint64_t seed, std::uint16_t* hi, std::int16_t* lo,
+                     cudaStream_t stream);
 
 }  // namespace transformer::cuda

@@ -70,9 +70,8 @@ __global__ void rmsnorm_forward_kernel(const float* x, MasterWeights gain, Act* 
 // e of every vector first, so the lanes' shared accesses hit distinct banks.
 template <class Act, int W>
 __global__ void rmsnorm_backward_kernel(const Act* dy, const float* x, MasterWeights gain,
-                                        const float* inv_rms, const float* residual, float* dx,
-                                        Act* dx_act, float* partials, int rows, int d,
-                                        int chunk_rows) {
+                                        const float* inv_rms, const float* residual, float* dx, Act* dx_act,
+                                        float* partials, int rows, int d, int chunk_rows) {
   static_assert(W == 1 || W == kVec, "the sums' layout assumes d / W whole vectors");
   extern __shared__ float warp_sums[];  // [kRowsPerBlock][d]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -132,8 +131,7 @@ std::size_t backward_shared_limit() {
   static const std::size_t limit = [] {
     int device = 0, bytes = 0;
     GPUPROF_CUDA_CHECK(cudaGetDevice(&device));
-    GPUPROF_CUDA_CHECK(
-        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    GPUPROF_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     GPUPROF_CUDA_CHECK(cudaFuncSetAttribute(rmsnorm_backward_kernel<Act, W>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     return static_cast<std::size_t>(bytes);
@@ -167,25 +165,24 @@ std::size_t rmsnorm_gain_partials_floats(int rows, int d) {
 }
 
 template <class Act>
-void rmsnorm_forward(const float* x, MasterWeights gain, Act* y, float* inv_rms, float* x_copy,
-                     int rows, int d, float eps, cudaStream_t stream) {
+void rmsnorm_forward(const float* x, MasterWeights gain, Act* y, float* inv_rms, float* x_copy, int rows,
+                     int d, float eps, cudaStream_t stream) {
   with_vector_width(vector_aligned(d, x, y, x_copy) && vector_aligned(gain), [&](auto width) {
     rmsnorm_forward_kernel<Act, decltype(width)::value>
-        <<<blocks_for(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(
-            x, gain, y, inv_rms, x_copy, rows, d, eps);
+        <<<blocks_for(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(x, gain, y, inv_rms, x_copy,
+                                                                             rows, d, eps);
     EXAMPLE_LAUNCH_CHECK();
   });
 }
 
 template <class Act>
 void rmsnorm_backward(const Act* dy, const float* x, MasterWeights gain, const float* inv_rms,
-                      const float* residual, float* dx, Act* dx_act, Act* dgain,
-                      float* gain_partials, int rows, int d, cudaStream_t stream) {
+                      const float* residual, float* dx, Act* dx_act, Act* dgain, float* gain_partials,
+                      int rows, int d, cudaStream_t stream) {
   const int chunks = gain_chunks(rows);
   const int chunk_rows = (rows + chunks - 1) / chunks;
   const std::size_t shared_bytes = std::size_t{kRowsPerBlock} * d * sizeof(float);
-  with_vector_width(vector_aligned(d, dy, x, residual, dx, dx_act) && vector_aligned(gain),
-                    [&](auto width) {
+  with_vector_width(vector_aligned(d, dy, x, residual, dx, dx_act) && vector_aligned(gain), [&](auto width) {
     constexpr int W = decltype(width)::value;
     if (shared_bytes > backward_shared_limit<Act, W>())
       throw std::invalid_argument("rmsnorm_backward: d = " + std::to_string(d) + " needs " +
@@ -195,17 +192,16 @@ void rmsnorm_backward(const Act* dy, const float* x, MasterWeights gain, const f
         dy, x, gain, inv_rms, residual, dx, dx_act, gain_partials, rows, d, chunk_rows);
     EXAMPLE_LAUNCH_CHECK();
   });
-  rmsnorm_gain_sum_kernel<<<blocks_for(d, 32), dim3(32, kGainRowGroups), 0, stream>>>(
-      gain_partials, dgain, chunks, d);
+  rmsnorm_gain_sum_kernel<<<blocks_for(d, 32), dim3(32, kGainRowGroups), 0, stream>>>(gain_partials, dgain,
+                                                                                      chunks, d);
   EXAMPLE_LAUNCH_CHECK();
 }
 
-#define TRANSFORMER_INSTANTIATE(Act)                                                              \
-  template void rmsnorm_forward<Act>(const float*, MasterWeights, Act*, float*, float*, int, int,  \
-                                     float, cudaStream_t);                                          \
-  template void rmsnorm_backward<Act>(const Act*, const float*, MasterWeights, const float*,         \
-                                      const float*, float*, Act*, Act*, float*, int, int,        \
-                                      cudaStream_t);
+#define TRANSFORMER_INSTANTIATE(Act)                                                                       \
+  template void rmsnorm_forward<Act>(const float*, MasterWeights, Act*, float*, float*, int, int, float,   \
+                                     cudaStream_t);                                                        \
+  template void rmsnorm_backward<Act>(const Act*, const float*, MasterWeights, const float*, const float*, \
+                                      float*, Act*, Act*, float*, int, int, cudaStream_t);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(__nv_bfloat16)
 #undef TRANSFORMER_INSTANTIATE

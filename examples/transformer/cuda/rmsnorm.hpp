@@ -19,8 +19,8 @@ namespace transformer::cuda {
 // x, x_copy [rows, d] fp32; gain [d] (master weights: fp32 or split);
 // y [rows, d]; inv_rms [rows] (kept for the backward pass). x_copy may be null.
 template <class Act>
-void rmsnorm_forward(const float* x, MasterWeights gain, Act* y, float* inv_rms, float* x_copy,
-                     int rows, int d, float eps, cudaStream_t stream);
+void rmsnorm_forward(const float* x, MasterWeights gain, Act* y, float* inv_rms, float* x_copy, int rows,
+                     int d, float eps, cudaStream_t stream);
 
 // Floats of scratch rmsnorm_backward needs for `rows` rows of width d (the
 // gain gradient's per-chunk partial sums; nothing in it survives the call).
@@ -36,7 +36,7 @@ std::size_t rmsnorm_gain_partials_floats(int rows, int d);
 // model has d = 2,560); beyond it the call throws std::invalid_argument.
 template <class Act>
 void rmsnorm_backward(const Act* dy, const float* x, MasterWeights gain, const float* inv_rms,
-                      const float* residual, float* dx, Act* dx_act, Act* dgain,
-                      float* gain_partials, int rows, int d, cudaStream_t stream);
+                      const float* residual, float* dx, Act* dx_act, Act* dgain, float* gain_partials,
+                      int rows, int d, cudaStream_t stream);
 
 }  // namespace transformer::cuda

@@ -70,8 +70,7 @@ struct MasterWeights {
 };
 
 // Host side: whole flat buffers (parameters(), set_parameters()).
-inline void split_floats(const float* values, std::uint16_t* hi, std::int16_t* lo,
-                         std::size_t count) {
+inline void split_floats(const float* values, std::uint16_t* hi, std::int16_t* lo, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     std::uint32_t bits;
     std::memcpy(&bits, &values[i], sizeof bits);
@@ -81,8 +80,7 @@ inline void split_floats(const float* values, std::uint16_t* hi, std::int16_t* l
   }
 }
 
-inline void join_floats(const std::uint16_t* hi, const std::int16_t* lo, float* values,
-                        std::size_t count) {
+inline void join_floats(const std::uint16_t* hi, const std::int16_t* lo, float* values, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint32_t bits = join_bits(hi[i], lo[i]);
     std::memcpy(&values[i], &bits, sizeof bits);

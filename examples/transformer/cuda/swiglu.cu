@@ -30,8 +30,7 @@ __global__ void swiglu_forward_kernel(const Act* h13, Act* gated, int rows, int 
 
 // d/da silu(a) = σ(a)·(1 + a·(1 − σ(a))).
 template <class Act, int W>
-__global__ void swiglu_backward_kernel(const Act* h13, const Act* dgated, Act* dh13, int rows,
-                                       int d_ff) {
+__global__ void swiglu_backward_kernel(const Act* h13, const Act* dgated, Act* dh13, int rows, int d_ff) {
   const int vecs_per_row = d_ff / W;
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= static_cast<std::size_t>(rows) * vecs_per_row) return;
@@ -58,26 +57,25 @@ void swiglu_forward(const Act* h13, Act* gated, int rows, int d_ff, cudaStream_t
   with_vector_width(vector_aligned(d_ff, h13, gated), [&](auto width) {
     constexpr int W = decltype(width)::value;
     const std::size_t work = static_cast<std::size_t>(rows) * (d_ff / W);
-    swiglu_forward_kernel<Act, W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
-        h13, gated, rows, d_ff);
+    swiglu_forward_kernel<Act, W>
+        <<<blocks_for(work, kThreads), kThreads, 0, stream>>>(h13, gated, rows, d_ff);
     EXAMPLE_LAUNCH_CHECK();
   });
 }
 
 template <class Act>
-void swiglu_backward(const Act* h13, const Act* dgated, Act* dh13, int rows, int d_ff,
-                     cudaStream_t stream) {
+void swiglu_backward(const Act* h13, const Act* dgated, Act* dh13, int rows, int d_ff, cudaStream_t stream) {
   with_vector_width(vector_aligned(d_ff, h13, dgated, dh13), [&](auto width) {
     constexpr int W = decltype(width)::value;
     const std::size_t work = static_cast<std::size_t>(rows) * (d_ff / W);
-    swiglu_backward_kernel<Act, W><<<blocks_for(work, kThreads), kThreads, 0, stream>>>(
-        h13, dgated, dh13, rows, d_ff);
+    swiglu_backward_kernel<Act, W>
+        <<<blocks_for(work, kThreads), kThreads, 0, stream>>>(h13, dgated, dh13, rows, d_ff);
     EXAMPLE_LAUNCH_CHECK();
   });
 }
 
-#define TRANSFORMER_INSTANTIATE(Act)                                                   \
-  template void swiglu_forward<Act>(const Act*, Act*, int, int, cudaStream_t);         \
+#define TRANSFORMER_INSTANTIATE(Act)                                           \
+  template void swiglu_forward<Act>(const Act*, Act*, int, int, cudaStream_t); \
   template void swiglu_backward<Act>(const Act*, const Act*, Act*, int, int, cudaStream_t);
 TRANSFORMER_INSTANTIATE(float)
 TRANSFORMER_INSTANTIATE(__nv_bfloat16)

@@ -11,7 +11,6 @@ void swiglu_forward(const Act* h13, Act* gated, int rows, int d_ff, cudaStream_t
 
 // dgated [rows, d_ff] -> dh13 [rows, 2·d_ff] (overwritten).
 template <class Act>
-void swiglu_backward(const Act* h13, const Act* dgated, Act* dh13, int rows, int d_ff,
-                     cudaStream_t stream);
+void swiglu_backward(const Act* h13, const Act* dgated, Act* dh13, int rows, int d_ff, cudaStream_t stream);
 
 }  // namespace transformer::cuda

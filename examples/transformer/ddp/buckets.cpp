@@ -52,13 +52,11 @@ std::vector<GradientRange> plan_buckets(const std::vector<GradientRange>& ready,
   return buckets;
 }
 
-std::vector<GradientRange> backward_gradient_ranges(const ModelConfig& config,
-                                                    std::size_t padded_total) {
+std::vector<GradientRange> backward_gradient_ranges(const ModelConfig& config, std::size_t padded_total) {
   const ParameterLayout layout(config);
   if (padded_total < layout.total)
-    throw std::invalid_argument("backward_gradient_ranges: padded total " +
-                                std::to_string(padded_total) + " below the layout's " +
-                                std::to_string(layout.total));
+    throw std::invalid_argument("backward_gradient_ranges: padded total " + std::to_string(padded_total) +
+                                " below the layout's " + std::to_string(layout.total));
   const std::size_t head = layout.find("lm_head").offset;
   const std::size_t final_norm = layout.find("final_norm").offset;
   const BlockOffsets block(config);

@@ -34,7 +34,7 @@ class BucketPlanner {
 
  private:
   std::size_t total_, cap_;
-  std::size_t next_end_;          // where the next range must end
+  std::size_t next_end_;  // where the next range must end
   std::optional<GradientRange> open_;
 };
 
@@ -46,7 +46,6 @@ std::vector<GradientRange> plan_buckets(const std::vector<GradientRange>& ready,
 // The ranges the CUDA backend announces for `config`'s layout, in order
 // (cuda/model.cu's backward): lm_head (with `padded_total - layout.total`
 // elements of padding), final_norm, blocks L-1 ... 0, embedding.
-std::vector<GradientRange> backward_gradient_ranges(const ModelConfig& config,
-                                                    std::size_t padded_total);
+std::vector<GradientRange> backward_gradient_ranges(const ModelConfig& config, std::size_t padded_total);
 
 }  // namespace transformer::ddp

@@ -41,10 +41,9 @@ std::vector<double> Communicator::all_gather(const std::vector<double>& mine, cu
   try {
     GPUPROF_CUDA_CHECK(cudaMemcpyAsync(device + count * rank_, mine.data(), count * sizeof(double),
                                        cudaMemcpyHostToDevice, stream));
-    DDP_NCCL_CHECK(
-        ncclAllGather(device + count * rank_, device, count, ncclDouble, comm_, stream));
-    GPUPROF_CUDA_CHECK(cudaMemcpyAsync(all.data(), device, all.size() * sizeof(double),
-                                       cudaMemcpyDeviceToHost, stream));
+    DDP_NCCL_CHECK(ncclAllGather(device + count * rank_, device, count, ncclDouble, comm_, stream));
+    GPUPROF_CUDA_CHECK(
+        cudaMemcpyAsync(all.data(), device, all.size() * sizeof(double), cudaMemcpyDeviceToHost, stream));
     GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
   } catch (...) {
     cudaFree(device);

@@ -88,8 +88,8 @@ class PipeIdChannel final : public IdChannel {
   std::string receive(std::size_t bytes) override {
     const std::string id = read_to_end(pipes_[static_cast<std::size_t>(rank_)]->read);
     if (id.size() != bytes)
-      throw std::runtime_error("rank " + std::to_string(rank_) + " got " +
-                               std::to_string(id.size()) + " of NCCL's " + std::to_string(bytes) +
+      throw std::runtime_error("rank " + std::to_string(rank_) + " got " + std::to_string(id.size()) +
+                               " of NCCL's " + std::to_string(bytes) +
                                "-byte unique id from rank 0 (did rank 0 fail?)");
     return id;
   }
@@ -176,7 +176,7 @@ FileIdChannel::FileIdChannel(std::string path, std::chrono::milliseconds timeout
     : path_(std::move(path)), timeout_(timeout) {}
 
 void FileIdChannel::publish(const std::string& id) {
-  struct stat info{};
+  struct stat info {};
   if (::stat(path_.c_str(), &info) == 0)
     throw std::runtime_error("NCCL id file " + path_ +
                              " exists already (left by an earlier run?): remove it or pick a new "
@@ -204,8 +204,8 @@ std::string FileIdChannel::receive(std::size_t bytes) {
       return id;
     }
     if (Clock::now() >= deadline)
-      throw std::runtime_error("no NCCL id file " + path_ + " after " +
-                               std::to_string(timeout_.count()) + " ms (is rank 0 running?)");
+      throw std::runtime_error("no NCCL id file " + path_ + " after " + std::to_string(timeout_.count()) +
+                               " ms (is rank 0 running?)");
     std::this_thread::sleep_for(kPoll);
   }
 }
@@ -255,8 +255,7 @@ int launch_forked(const LaunchOptions& options, const RankMain& rank_main) {
   while (any_running(children) && failure.empty()) {
     failure = reap(children);
     if (failure.empty() && Clock::now() >= deadline)
-      failure = "the run exceeded its timeout of " +
-                std::to_string(options.timeout.count()) + " ms";
+      failure = "the run exceeded its timeout of " + std::to_string(options.timeout.count()) + " ms";
     if (failure.empty()) std::this_thread::sleep_for(kPoll);
   }
   if (failure.empty()) return 0;

@@ -23,8 +23,8 @@ namespace transformer::ddp {
 class IdChannel {
  public:
   virtual ~IdChannel() = default;
-  virtual void publish(const std::string& id) = 0;      // rank 0
-  virtual std::string receive(std::size_t bytes) = 0;   // ranks > 0; throws when none comes
+  virtual void publish(const std::string& id) = 0;     // rank 0
+  virtual std::string receive(std::size_t bytes) = 0;  // ranks > 0; throws when none comes
   // Rank 0, once every rank holds the id (its communicator init returned).
   virtual void everyone_joined() {}
 };

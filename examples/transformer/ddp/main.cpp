@@ -24,13 +24,13 @@ int main(int argc, char** argv) {
       return gpuprof::finish_standard_output("transformer_ddp", 0);
     }
     harness::check_output_files({{"--json", options.json_path}}, {});
-    if (!options.report_dir.empty())
-      harness::prepare_output_directory("--reports", options.report_dir);
+    if (!options.report_dir.empty()) harness::prepare_output_directory("--reports", options.report_dir);
     const std::chrono::seconds timeout(options.timeout_s);
 
     if (options.launched_rank) {
       FileIdChannel ids(options.id_file, timeout);
-      return gpuprof::finish_standard_output("transformer_ddp", run_rank(options, *options.launched_rank, ids));
+      return gpuprof::finish_standard_output("transformer_ddp",
+                                             run_rank(options, *options.launched_rank, ids));
     }
     const int visible = visible_gpus();
     if (visible == 0) {
@@ -44,8 +44,8 @@ int main(int argc, char** argv) {
     launch.world = options.gpus > 0 ? options.gpus : visible;
     launch.timeout = timeout;
     const int status = launch_forked(launch, [&](int rank, IdChannel& ids) {
-      return gpuprof::finish_standard_output("transformer_ddp",
-                                             run_rank(options, gpuprof::RankInfo{rank, launch.world, rank}, ids));
+      return gpuprof::finish_standard_output(
+          "transformer_ddp", run_rank(options, gpuprof::RankInfo{rank, launch.world, rank}, ids));
     });
     return gpuprof::finish_standard_output("transformer_ddp", status);
   } catch (const harness::UsageError& error) {

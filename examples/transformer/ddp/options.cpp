@@ -77,14 +77,15 @@ DdpOptions parse_ddp_options(const std::vector<std::string>& args) {
   if (options.launched_rank) {
     if (gpus_given)
       throw UsageError("--gpus forks its own ranks, but RANK is set: this process is rank " +
-                       std::to_string(options.launched_rank->rank) +
-                       " of a run another launcher started");
+                       std::to_string(options.launched_rank->rank) + " of a run another launcher started");
     if (options.launched_rank->world_size > 1 && options.id_file.empty())
-      throw UsageError("RANK is set: give --id-file PATH (or GPUPROF_DDP_ID_FILE), a path every "
-                       "rank sees and none has written yet, for NCCL's unique id");
+      throw UsageError(
+          "RANK is set: give --id-file PATH (or GPUPROF_DDP_ID_FILE), a path every "
+          "rank sees and none has written yet, for NCCL's unique id");
   } else if (!options.id_file.empty()) {
-    throw UsageError("--id-file is for ranks started by another launcher (RANK set); --gpus passes "
-                     "the id itself");
+    throw UsageError(
+        "--id-file is for ranks started by another launcher (RANK set); --gpus passes "
+        "the id itself");
   }
   return options;
 }
@@ -96,8 +97,7 @@ RunConfig rank_run_config(const DdpOptions& options) {
   config.mode = Mode::step;
   config.ctx = options.run.contexts.front();
   config.attention =
-      harness::attentions_for(options.run.attentions, config.precision, config.model, config.ctx)
-          .front();
+      harness::attentions_for(options.run.attentions, config.precision, config.model, config.ctx).front();
   config.batch = options.run.batch;
   config.seed = options.run.seed;
   return config;
@@ -114,7 +114,9 @@ std::string ddp_usage_text() {
          "process per GPU, gradients all-reduced over NCCL in buckets overlapped with backward.\n"
          "\n"
          "  --gpus N          ranks to fork, one per GPU (default: every visible GPU)\n"
-         "  --size S          " + harness::joined_size_names() + " (default small)\n"
+         "  --size S          " +
+         harness::joined_size_names() +
+         " (default small)\n"
          "  --ctx T           context length (default 512)\n"
          "  --precision P     fp32, tf32, bf16 (default bf16)\n"
          "  --attention A     naive, fused or cudnn (default for bf16: cudnn where the build\n"

@@ -24,13 +24,13 @@ struct DdpOptions {
   // One model size, ctx, precision and attention (the harness's flags);
   // --batch is per GPU, so the step's global batch is batch × world size.
   harness::RunFlags run;
-  int gpus = 0;              // --gpus; 0: every visible GPU
-  double bucket_mb = 25;     // --bucket-mb: the all-reduce bucket cap, MiB (PyTorch DDP's default)
-  bool profile = false;      // --profile: KernelCapture in every rank
-  std::string json_path;     // --json: the run's figures (rank 0 writes it)
-  std::string report_dir;    // --reports DIR: every rank's gpuprof report, rank-suffixed
-  std::string id_file;       // --id-file, or GPUPROF_DDP_ID_FILE (launched ranks only)
-  int timeout_s = 1800;      // --timeout: the forked run's limit (and the id file wait)
+  int gpus = 0;            // --gpus; 0: every visible GPU
+  double bucket_mb = 25;   // --bucket-mb: the all-reduce bucket cap, MiB (PyTorch DDP's default)
+  bool profile = false;    // --profile: KernelCapture in every rank
+  std::string json_path;   // --json: the run's figures (rank 0 writes it)
+  std::string report_dir;  // --reports DIR: every rank's gpuprof report, rank-suffixed
+  std::string id_file;     // --id-file, or GPUPROF_DDP_ID_FILE (launched ranks only)
+  int timeout_s = 1800;    // --timeout: the forked run's limit (and the id file wait)
   bool help = false;
   // Set when RANK is in the environment: this process is that one rank.
   std::optional<gpuprof::RankInfo> launched_rank;

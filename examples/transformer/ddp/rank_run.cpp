@@ -34,8 +34,7 @@ constexpr const char* kStepScope = "step";
 // Warm-up steps, then timed ones, each in the step scope, timed by CUDA
 // events on the compute stream (which waits for the reductions before AdamW,
 // so the step's end covers them).
-std::vector<double> timed_steps(DataParallelTrainer& trainer, Backend& backend, int warmup,
-                                int steps) {
+std::vector<double> timed_steps(DataParallelTrainer& trainer, Backend& backend, int warmup, int steps) {
   const cudaStream_t stream = backend.stream();
   for (int i = 0; i < warmup; ++i) {
     GPUPROF_SCOPE("warmup", stream);
@@ -96,10 +95,8 @@ int run(const DdpOptions& options, const gpuprof::RankInfo& me, IdChannel& ids) 
   DdpResults results;
   {
     DataParallelTrainer trainer(
-        *backend, comm,
-        bucket_cap_elements(options.bucket_mb, backend->gradient_buffer().element_bytes()));
-    const std::vector<double> samples =
-        timed_steps(trainer, *backend, options.run.warmup, options.run.steps);
+        *backend, comm, bucket_cap_elements(options.bucket_mb, backend->gradient_buffer().element_bytes()));
+    const std::vector<double> samples = timed_steps(trainer, *backend, options.run.warmup, options.run.steps);
     results.buckets = trainer.last_buckets().size();
     const gpuprof::Summary summary = gpuprof::summarize(samples);
     RankFigures mine;
@@ -112,7 +109,8 @@ int run(const DdpOptions& options, const gpuprof::RankInfo& me, IdChannel& ids) 
     const gpuprof::Report report = gpuprof::profiler().report();
     if (capture && capture->active()) add_communication(report, mine);
     if (!options.report_dir.empty())
-      gpuprof::write_json(report, options.report_dir + "/transformer_ddp.rank" + std::to_string(me.rank) + ".json");
+      gpuprof::write_json(report,
+                          options.report_dir + "/transformer_ddp.rank" + std::to_string(me.rank) + ".json");
     const std::vector<double> all = comm.all_gather(mine.to_vector(), backend->stream());
     for (int rank = 0; rank < me.world_size; ++rank)
       results.ranks.push_back(RankFigures::from_vector(all.data() + rank * RankFigures::kFields));

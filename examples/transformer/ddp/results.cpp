@@ -12,13 +12,10 @@
 namespace transformer::ddp {
 
 std::vector<double> RankFigures::to_vector() const {
-  return {step_median_ms, step_mean_ms, step_min_ms, loss,
-          communication_ms, computation_ms, overlap_ms};
+  return {step_median_ms, step_mean_ms, step_min_ms, loss, communication_ms, computation_ms, overlap_ms};
 }
 
-RankFigures RankFigures::from_vector(const double* v) {
-  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
-}
+RankFigures RankFigures::from_vector(const double* v) { return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]}; }
 
 double DdpResults::step_ms() const {
   double slowest = 0;
@@ -45,13 +42,12 @@ double share(double part, double whole) { return whole > 0 ? part / whole : NAN;
 }  // namespace
 
 std::string ddp_table(const DdpResults& r) {
-  std::string text = "transformer_ddp: " + r.config.model.name + " ctx " +
-                     std::to_string(r.config.ctx) + " " + to_string(r.config.precision) + " " +
-                     to_string(r.config.attention) + " attention, batch " +
-                     std::to_string(r.config.batch) + " per GPU x " + std::to_string(r.world) +
-                     " GPU(s), " + std::to_string(r.buckets) + " bucket(s) of <= " +
-                     format("%g", r.bucket_mb) + " MiB, " + harness::device_text(r.device, r.cudnn) +
-                     "\n";
+  std::string text = "transformer_ddp: " + r.config.model.name + " ctx " + std::to_string(r.config.ctx) +
+                     " " + to_string(r.config.precision) + " " + to_string(r.config.attention) +
+                     " attention, batch " + std::to_string(r.config.batch) + " per GPU x " +
+                     std::to_string(r.world) + " GPU(s), " + std::to_string(r.buckets) +
+                     " bucket(s) of <= " + format("%g", r.bucket_mb) + " MiB, " +
+                     harness::device_text(r.device, r.cudnn) + "\n";
   text += "rank  step median ms  mean ms  min ms    loss";
   if (r.profiled) text += "  comm ms  comp ms  overlap ms  comm share  hidden";
   text += "\n";
@@ -63,8 +59,7 @@ std::string ddp_table(const DdpResults& r) {
     text += line;
     if (r.profiled) {
       std::snprintf(line, sizeof line, "  %7.3f  %7.3f  %10.3f  %9.1f%%", f.communication_ms,
-                    f.computation_ms, f.overlap_ms,
-                    100 * share(f.communication_ms, f.step_median_ms));
+                    f.computation_ms, f.overlap_ms, 100 * share(f.communication_ms, f.step_median_ms));
       text += line;
       // No communication kernel ran (one rank: NCCL copies nothing): nothing to hide.
       const double hidden = share(f.overlap_ms, f.communication_ms);

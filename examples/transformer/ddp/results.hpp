@@ -33,7 +33,7 @@ struct DdpResults {
   double bucket_mb = 0;
   std::size_t buckets = 0;  // all-reduces per step
   bool profiled = false;
-  std::string device;       // rank 0's GPU
+  std::string device;                // rank 0's GPU
   std::optional<std::string> cudnn;  // the cuDNN library loaded ("9.14.0")
   std::vector<RankFigures> ranks;
 

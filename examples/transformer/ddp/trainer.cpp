@@ -10,10 +10,8 @@
 
 namespace transformer::ddp {
 
-DataParallelTrainer::DataParallelTrainer(Backend& backend, Communicator& comm,
-                                         std::size_t bucket_cap)
-    : backend_(backend), comm_(comm), grads_(backend.gradient_buffer()),
-      planner_(grads_.count, bucket_cap) {
+DataParallelTrainer::DataParallelTrainer(Backend& backend, Communicator& comm, std::size_t bucket_cap)
+    : backend_(backend), comm_(comm), grads_(backend.gradient_buffer()), planner_(grads_.count, bucket_cap) {
   if (backend.config().mode != Mode::step)
     throw std::invalid_argument("DataParallelTrainer: the backend must be built for Mode::step");
   backend_.set_gradient_ready_hook([this](GradientRange ready) { on_gradients_ready(ready); });
@@ -40,8 +38,7 @@ void DataParallelTrainer::reduce(GradientRange bucket) {
                 gpuprof::Work{0, 2.0 * static_cast<double>(bucket.size() * grads_.element_bytes())});
   void* data = static_cast<char*>(grads_.data) + bucket.begin * grads_.element_bytes();
   const ncclDataType_t type = grads_.type == GradientType::bf16 ? ncclBfloat16 : ncclFloat;
-  DDP_NCCL_CHECK(
-      ncclAllReduce(data, data, bucket.size(), type, ncclAvg, comm_.get(), comm_stream_.get()));
+  DDP_NCCL_CHECK(ncclAllReduce(data, data, bucket.size(), type, ncclAvg, comm_.get(), comm_stream_.get()));
   if (buckets_.size() == bucket_reduced_.size()) bucket_reduced_.emplace_back();
   const cudaEvent_t reduced = bucket_reduced_[buckets_.size()].get();
   GPUPROF_CUDA_CHECK(cudaEventRecord(reduced, comm_stream_.get()));

@@ -45,7 +45,6 @@ std::vector<std::string> split_list(const std::string& flag, const std::string& 
   }
 }
 
-
 bool is_custom_dimension_flag(const std::string& flag) {
   return flag == "--d-model" || flag == "--d-ff" || flag == "--layers" || flag == "--heads" ||
          flag == "--vocab";
@@ -101,8 +100,7 @@ FlagParser::FlagParser(RunFlags& flags) : flags_(flags) {
       fail("--size", size, "unknown size (known: " + joined_size_names() + ")");
     return size;
   });
-  list("--ctx", flags_.contexts,
-       [](const std::string& item) { return parse_at_least("--ctx", item, 1); });
+  list("--ctx", flags_.contexts, [](const std::string& item) { return parse_at_least("--ctx", item, 1); });
   list("--mode", flags_.modes, [](const std::string& item) {
     const auto mode = parse_mode(item);
     if (!mode) fail("--mode", item, "unknown mode (known: fwd, fwdbwd, step)");
@@ -126,13 +124,11 @@ FlagParser::FlagParser(RunFlags& flags) : flags_(flags) {
   add_integer("--layers", flags_.custom.layers, 1);
   add_integer("--heads", flags_.custom.heads, 1);
   add_integer("--vocab", flags_.custom.vocab, 1);
-  add_value("--seed", [this](const std::string& value) {
-    flags_.seed = parse_number<std::uint64_t>("--seed", value);
-  });
+  add_value("--seed",
+            [this](const std::string& value) { flags_.seed = parse_number<std::uint64_t>("--seed", value); });
   add_value("--device", [this](const std::string& value) {
-    static const std::map<std::string, DeviceChoice> choices = {{"auto", DeviceChoice::automatic},
-                                                                {"cuda", DeviceChoice::cuda},
-                                                                {"cpu", DeviceChoice::cpu}};
+    static const std::map<std::string, DeviceChoice> choices = {
+        {"auto", DeviceChoice::automatic}, {"cuda", DeviceChoice::cuda}, {"cpu", DeviceChoice::cpu}};
     const auto found = choices.find(value);
     if (found == choices.end()) fail("--device", value, "unknown device (known: auto, cuda, cpu)");
     flags_.device = found->second;
@@ -145,8 +141,7 @@ void FlagParser::parse(const std::vector<std::string>& args) {
     std::string name = args[i];
     std::string value;
     bool value_inline = false;
-    if (const auto equals = name.find('=');
-        name.rfind("--", 0) == 0 && equals != std::string::npos) {
+    if (const auto equals = name.find('='); name.rfind("--", 0) == 0 && equals != std::string::npos) {
       value = name.substr(equals + 1);
       name = name.substr(0, equals);
       value_inline = true;

@@ -31,14 +31,10 @@ std::optional<double> as_double(const std::optional<Integer>& value) {
 
 std::string status_text(const ResultRow& row) {
   switch (row.status) {
-    case RowStatus::ok:
-      return "ok";
-    case RowStatus::oom:
-      return oom_text(row);
-    case RowStatus::unsupported:
-      return "unsupported (" + row.note + ")";
-    case RowStatus::error:
-      return "error: " + row.note;
+    case RowStatus::ok: return "ok";
+    case RowStatus::oom: return oom_text(row);
+    case RowStatus::unsupported: return "unsupported (" + row.note + ")";
+    case RowStatus::error: return "error: " + row.note;
   }
   return "?";
 }
@@ -57,16 +53,16 @@ std::string percent(const std::optional<double>& fraction) {
 }  // namespace
 
 std::string oom_text(const ResultRow& row) {
-  return "OOM (needs " + gib(as_double(row.bytes_requested)) + " GiB, " +
-         gib(as_double(row.bytes_free)) + " GiB free)";
+  return "OOM (needs " + gib(as_double(row.bytes_requested)) + " GiB, " + gib(as_double(row.bytes_free)) +
+         " GiB free)";
 }
 
 void print_results_table(std::ostream& out, const BenchResults& results) {
   const bool with_torch = std::any_of(results.rows.begin(), results.rows.end(),
                                       [](const ResultRow& row) { return row.torch.has_value(); });
-  std::vector<std::string> header = {"size",     "ctx",       "mode",   "prec",    "attn",
-                                     "mean ms",  "std ms",    "median ms", "min ms", "cold ms",
-                                     "tokens/s", "TFLOP/s",   "MFU",    "peak GiB", "alloc GiB"};
+  std::vector<std::string> header = {"size",     "ctx",     "mode",      "prec",     "attn",
+                                     "mean ms",  "std ms",  "median ms", "min ms",   "cold ms",
+                                     "tokens/s", "TFLOP/s", "MFU",       "peak GiB", "alloc GiB"};
   if (with_torch) header.insert(header.end(), {"torch ms", "speedup", "mem ratio"});
   header.emplace_back("status");
 
@@ -100,8 +96,7 @@ void print_results_table(std::ostream& out, const BenchResults& results) {
   out << results.backend << " backend on " << device_text(results.device, results.cudnn) << "; batch "
       << results.batch << ", " << results.warmup << " warm-up + " << results.steps
       << " timed steps per configuration"
-      << (results.graph ? ", each timed step one replay of the step captured as a CUDA graph" : "")
-      << "\n";
+      << (results.graph ? ", each timed step one replay of the step captured as a CUDA graph" : "") << "\n";
   numbers_right_table(header, std::move(rows)).print(out, ruled_layout);
 }
 
@@ -153,8 +148,7 @@ RowFields row_fields(const ResultRow& row) {
   fields.emplace_back("torch_median_ms", torch ? optional_field(torch->median_ms) : nullptr);
   fields.emplace_back("torch_oom", torch ? FieldValue(torch->oom) : FieldValue(nullptr));
   fields.emplace_back("torch_compiled", torch ? FieldValue(torch->compiled) : FieldValue(nullptr));
-  fields.emplace_back("torch_peak_mem_bytes",
-                      torch ? optional_field(torch->peak_mem_bytes) : nullptr);
+  fields.emplace_back("torch_peak_mem_bytes", torch ? optional_field(torch->peak_mem_bytes) : nullptr);
   fields.emplace_back("speedup_vs_torch", optional_field(row.speedup_vs_torch()));
   fields.emplace_back("memory_ratio_vs_torch", optional_field(row.memory_ratio_vs_torch()));
   return fields;
@@ -183,7 +177,8 @@ gpuprof::BenchResult timed_steps(const std::vector<double>& samples_ms, bool gpu
 }
 
 std::string configuration_name(Mode mode, const std::string& size, int ctx, Precision precision) {
-  return std::string(to_string(mode)) + "/" + size + "/ctx" + std::to_string(ctx) + "/" + to_string(precision);
+  return std::string(to_string(mode)) + "/" + size + "/ctx" + std::to_string(ctx) + "/" +
+         to_string(precision);
 }
 
 gpuprof::NamedBenchResult sweep_run(const BenchResults& results, const ResultRow& row) {
@@ -197,12 +192,13 @@ gpuprof::NamedBenchResult sweep_run(const BenchResults& results, const ResultRow
     run.result.stop_reason = status_text(row);
   }
   const auto ceiling = results.ceilings_tflops.find(to_string(row.precision));
-  run.fields = {{"study", std::string("sweep")},
-                {"device", results.device},
-                {"cudnn", results.cudnn ? gpuprof::BenchField(*results.cudnn) : gpuprof::BenchField(nullptr)},
-                {"seed", static_cast<std::int64_t>(results.seed)},
-                {"ceiling_tflops", ceiling != results.ceilings_tflops.end() ? gpuprof::BenchField(ceiling->second)
-                                                                          : gpuprof::BenchField(nullptr)}};
+  run.fields = {
+      {"study", std::string("sweep")},
+      {"device", results.device},
+      {"cudnn", results.cudnn ? gpuprof::BenchField(*results.cudnn) : gpuprof::BenchField(nullptr)},
+      {"seed", static_cast<std::int64_t>(results.seed)},
+      {"ceiling_tflops", ceiling != results.ceilings_tflops.end() ? gpuprof::BenchField(ceiling->second)
+                                                                  : gpuprof::BenchField(nullptr)}};
   for (const auto& [name, value] : row_fields(row)) run.fields.emplace_back(name, bench_field(value));
   return run;
 }
@@ -229,7 +225,8 @@ gpuprof::NamedBenchResult warmup_study_run(const WarmupStudyRow& row) {
 
 gpuprof::NamedBenchResult loss_curve_run(const LossCurve& curve) {
   gpuprof::NamedBenchResult run;
-  run.name = "loss_curve/" + curve.size + "/ctx" + std::to_string(curve.ctx) + "/" + to_string(curve.precision);
+  run.name =
+      "loss_curve/" + curve.size + "/ctx" + std::to_string(curve.ctx) + "/" + to_string(curve.precision);
   run.result.stop_reason = "not timed: a loss curve";
   const std::optional<double>& divergence = curve.max_abs_divergence_from_fp32;
   run.fields = {{"study", std::string("loss_curve")},
@@ -295,7 +292,8 @@ std::string results_csv(const BenchResults& results) {
   return csv;
 }
 
-void check_output_files(const std::vector<gpuprof::OutputFile>& outputs, const std::vector<std::string>& inputs) {
+void check_output_files(const std::vector<gpuprof::OutputFile>& outputs,
+                        const std::vector<std::string>& inputs) {
   try {
     gpuprof::check_output_files(outputs, inputs);
   } catch (const gpuprof::Error& error) {

@@ -57,7 +57,8 @@ RowFields row_fields(const ResultRow& row);
 // gpuprof::check_output_files (gpuprof/output_paths.hpp) with its error as a
 // UsageError: an output that cannot be created, that names an input or
 // another output. Leaves nothing behind.
-void check_output_files(const std::vector<gpuprof::OutputFile>& outputs, const std::vector<std::string>& inputs = {});
+void check_output_files(const std::vector<gpuprof::OutputFile>& outputs,
+                        const std::vector<std::string>& inputs = {});
 
 // Creates `directory` (and parents) if needed and checks it is writable.
 void prepare_output_directory(const std::string& flag, const std::string& directory);

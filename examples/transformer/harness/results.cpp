@@ -5,27 +5,21 @@ namespace transformer::harness {
 
 const char* to_string(RowStatus status) {
   switch (status) {
-    case RowStatus::ok:
-      return "ok";
-    case RowStatus::oom:
-      return "oom";
-    case RowStatus::unsupported:
-      return "unsupported";
-    case RowStatus::error:
-      return "error";
+    case RowStatus::ok: return "ok";
+    case RowStatus::oom: return "oom";
+    case RowStatus::unsupported: return "unsupported";
+    case RowStatus::error: return "error";
   }
   return "?";
 }
 
 std::optional<double> ResultRow::speedup_vs_torch() const {
-  if (!torch || torch->oom || !torch->median_ms || !median_ms || *median_ms <= 0)
-    return std::nullopt;
+  if (!torch || torch->oom || !torch->median_ms || !median_ms || *median_ms <= 0) return std::nullopt;
   return *torch->median_ms / *median_ms;
 }
 
 std::optional<double> ResultRow::memory_ratio_vs_torch() const {
-  if (!torch || !torch->peak_mem_bytes || *torch->peak_mem_bytes <= 0 || !peak_mem_bytes)
-    return std::nullopt;
+  if (!torch || !torch->peak_mem_bytes || *torch->peak_mem_bytes <= 0 || !peak_mem_bytes) return std::nullopt;
   return static_cast<double>(*peak_mem_bytes) / *torch->peak_mem_bytes;
 }
 

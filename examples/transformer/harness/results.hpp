@@ -40,13 +40,13 @@ struct ResultRow {
   std::string note;  // why a row is unsupported or failed
 
   std::size_t params = 0;
-  std::string timing;  // "cuda_events" or "host_clock": which clock the times are from
+  std::string timing;              // "cuda_events" or "host_clock": which clock the times are from
   std::vector<double> samples_ms;  // the timed steps, in order; empty unless ok
   std::optional<double> mean_ms, std_ms, median_ms, min_ms, cold_ms;
   std::optional<double> tokens_per_s, tflops;
-  std::optional<double> mfu;                   // null on the CPU (no measured ceiling)
-  std::optional<std::int64_t> peak_mem_bytes;  // cudaMemGetInfo high-water mark; null on the CPU
-  std::optional<std::size_t> allocated_bytes;  // Backend::allocated_bytes()
+  std::optional<double> mfu;                               // null on the CPU (no measured ceiling)
+  std::optional<std::int64_t> peak_mem_bytes;              // cudaMemGetInfo high-water mark; null on the CPU
+  std::optional<std::size_t> allocated_bytes;              // Backend::allocated_bytes()
   std::optional<std::size_t> bytes_requested, bytes_free;  // oom rows
 
   std::optional<TorchFigures> torch;
@@ -65,8 +65,8 @@ struct WarmupStudyRow {
   Attention attention = Attention::naive;
   int warmup = 0, steps = 0;
   double mean_ms = 0, std_ms = 0;
-  double first_ms = 0;      // the first timed step: the cold one when warmup == 0
-  double rest_mean_ms = 0;  // the timed steps after the first
+  double first_ms = 0;             // the first timed step: the cold one when warmup == 0
+  double rest_mean_ms = 0;         // the timed steps after the first
   std::vector<double> samples_ms;  // the timed steps, in order
   bool gpu_timed = false;          // CUDA events (else the host clock)
 };
@@ -82,8 +82,8 @@ struct LossCurve {
 };
 
 struct BenchResults {
-  std::string device;   // the GPU's name, or a description of the CPU backend
-  std::string backend;  // "cuda" or "cpu"
+  std::string device;                // the GPU's name, or a description of the CPU backend
+  std::string backend;               // "cuda" or "cpu"
   std::optional<std::string> cudnn;  // the cuDNN loaded at run time ("9.14.0")
   int batch = 0, warmup = 0, steps = 0;
   bool graph = false;  // timed steps were replays of one CUDA graph

@@ -116,8 +116,7 @@ namespace {
 // existed (cudaMemGetInfo sees the whole device, so the baseline matters).
 class DeviceMemoryGrowth {
  public:
-  explicit DeviceMemoryGrowth(const Device& device)
-      : device_(device), baseline_(device.memory_in_use()) {}
+  explicit DeviceMemoryGrowth(const Device& device) : device_(device), baseline_(device.memory_in_use()) {}
   void sample() {
     const std::optional<std::size_t> in_use = device_.memory_in_use();
     if (!in_use || !baseline_) return;
@@ -135,8 +134,8 @@ class DeviceMemoryGrowth {
 }  // namespace
 
 std::string configuration_label(const RunConfig& config) {
-  return config.model.name + " ctx " + std::to_string(config.ctx) + " " + to_string(config.mode) +
-         " " + to_string(config.precision) + " " + to_string(config.attention) + " attention";
+  return config.model.name + " ctx " + std::to_string(config.ctx) + " " + to_string(config.mode) + " " +
+         to_string(config.precision) + " " + to_string(config.attention) + " attention";
 }
 
 double step_flops(const RunConfig& config) {
@@ -160,8 +159,7 @@ ResultRow blank_row(const Device& device, const RunConfig& config, const StepPro
   return row;
 }
 
-ResultRow run_configuration(const Device& device, const RunConfig& config,
-                            const StepProtocol& protocol,
+ResultRow run_configuration(const Device& device, const RunConfig& config, const StepProtocol& protocol,
                             const std::map<Precision, double>& ceilings) {
   ResultRow row = blank_row(device, config, protocol);
   DeviceMemoryGrowth memory(device);

@@ -62,8 +62,7 @@ StepTiming time_steps(Backend& backend, Mode mode, const StepProtocol& protocol,
 // OutOfMemory from the backend's constructor gives an oom row before a batch
 // too large for the host is allocated; any other failure propagates.
 // `ceilings` (TFLOP/s by precision) give MFU; empty: MFU null.
-ResultRow run_configuration(const Device& device, const RunConfig& config,
-                            const StepProtocol& protocol,
+ResultRow run_configuration(const Device& device, const RunConfig& config, const StepProtocol& protocol,
                             const std::map<Precision, double>& ceilings);
 
 // The row's identity fields, with nothing measured (a row of any status starts here).

@@ -12,8 +12,7 @@ std::string out_of_memory_message(std::size_t requested, std::size_t free_bytes)
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
   char text[160];
   std::snprintf(text, sizeof text, "out of memory: needs %.2f GiB (%zu bytes), %.2f GiB free",
-                static_cast<double>(requested) / gib, requested,
-                static_cast<double>(free_bytes) / gib);
+                static_cast<double>(requested) / gib, requested, static_cast<double>(free_bytes) / gib);
   return text;
 }
 
@@ -109,7 +108,10 @@ OutOfMemory::OutOfMemory(std::size_t requested, std::size_t free_bytes)
 void Backend::run(Mode mode) {
   switch (mode) {
     case Mode::fwd: forward(); return;
-    case Mode::fwdbwd: forward(); backward(); return;
+    case Mode::fwdbwd:
+      forward();
+      backward();
+      return;
     case Mode::step: train_step(); return;
   }
 }

@@ -76,7 +76,7 @@ struct AdamWConfig {
 struct RunConfig {
   ModelConfig model;
   Precision precision = Precision::fp32;
-  Mode mode = Mode::step;  // decides which buffers exist: fwd has no gradients
+  Mode mode = Mode::step;                  // decides which buffers exist: fwd has no gradients
   Attention attention = Attention::naive;  // fused needs bf16 (the backends throw otherwise)
   int batch = 4;
   int ctx = 128;
@@ -130,7 +130,7 @@ struct OutOfMemory : std::runtime_error {
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual std::string name() const = 0;   // "cuda" or "cpu"
+  virtual std::string name() const = 0;  // "cuda" or "cpu"
   virtual const RunConfig& config() const = 0;
 
   // Parameters (fp32 master copy) in ParameterLayout order, host side.
@@ -145,7 +145,11 @@ class Backend {
   virtual void forward() = 0;         // logits and mean cross-entropy loss
   virtual void backward() = 0;        // gradients of the loss (overwritten, not accumulated)
   virtual void optimizer_step() = 0;  // one AdamW step (t = 1, 2, ...), clipping if configured
-  void train_step() { forward(); backward(); optimizer_step(); }
+  void train_step() {
+    forward();
+    backward();
+    optimizer_step();
+  }
   // Runs what `mode` asks for: fwd, fwd+bwd, or a full train step.
   void run(Mode mode);
 

@@ -20,9 +20,9 @@ ModelConfig make_size(const char* name, int d_model, int d_ff, int layers, int h
 // docs/model.md's table; tiny is the course's own test model.
 const std::vector<ModelConfig>& all_sizes() {
   static const std::vector<ModelConfig> sizes = {
-      make_size("tiny", 64, 128, 3, 4),         make_size("small", 768, 3072, 12, 12),
-      make_size("medium", 1024, 4096, 24, 16),  make_size("large", 1280, 5120, 36, 20),
-      make_size("xl", 1600, 6400, 48, 25),      make_size("2.7B", 2560, 10240, 32, 32),
+      make_size("tiny", 64, 128, 3, 4),        make_size("small", 768, 3072, 12, 12),
+      make_size("medium", 1024, 4096, 24, 16), make_size("large", 1280, 5120, 36, 20),
+      make_size("xl", 1600, 6400, 48, 25),     make_size("2.7B", 2560, 10240, 32, 32),
   };
   return sizes;
 }
@@ -50,8 +50,7 @@ void ModelConfig::validate() const {
     throw std::invalid_argument("model config: d_model " + std::to_string(d_model) +
                                 " is not divisible by heads " + std::to_string(heads));
   if (d_head() % 2 != 0)
-    throw std::invalid_argument("model config: d_head = d_model / heads = " +
-                                std::to_string(d_head()) +
+    throw std::invalid_argument("model config: d_head = d_model / heads = " + std::to_string(d_head()) +
                                 " must be even (RoPE rotates pairs of features)");
 }
 
@@ -97,8 +96,7 @@ ParameterLayout::ParameterLayout(const ModelConfig& config) {
   for (int layer = 0; layer < config.layers; ++layer) {
     const std::string prefix = "blocks." + std::to_string(layer) + ".";
     add(prefix + "norm1", ParamKind::norm_gain, layer, 1, d, 0.0);
-    for (const char* w : {"wq", "wk", "wv"})
-      add(prefix + w, ParamKind::attn_qkv, layer, d, d, fan_std(d, d));
+    for (const char* w : {"wq", "wk", "wv"}) add(prefix + w, ParamKind::attn_qkv, layer, d, d, fan_std(d, d));
     add(prefix + "wo", ParamKind::attn_out, layer, d, d, fan_std(d, d));
     add(prefix + "norm2", ParamKind::norm_gain, layer, 1, d, 0.0);
     add(prefix + "w1", ParamKind::ffn_w13, layer, dff, d, fan_std(dff, d));
@@ -146,8 +144,8 @@ std::size_t parameter_count(const ModelConfig& config) {
 double forward_flops(const ModelConfig& config, int batch, int ctx) {
   const double N = static_cast<double>(batch) * ctx;
   const double d = config.d_model, dff = config.d_ff, V = config.vocab;
-  const double projections = 2 * N * d * (4 * d);             // q, k, v, o
-  const double ffn = 2 * N * d * (3 * dff);                    // w1, w3, w2
+  const double projections = 2 * N * d * (4 * d);                       // q, k, v, o
+  const double ffn = 2 * N * d * (3 * dff);                             // w1, w3, w2
   const double attention = 2 * (2 * N * static_cast<double>(ctx) * d);  // q·kᵀ and p·v, all heads
   return config.layers * (projections + ffn + attention) + 2 * N * d * V;
 }

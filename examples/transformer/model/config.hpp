@@ -42,11 +42,11 @@ ModelConfig model_for_size(const std::string& size, const ModelConfig& custom);
 enum class ParamKind { embedding, norm_gain, attn_qkv, attn_out, ffn_w13, ffn_w2, lm_head };
 
 struct ParamTensor {
-  std::string name;       // "emb", "blocks.3.wq", "final_norm", "lm_head"...
+  std::string name;  // "emb", "blocks.3.wq", "final_norm", "lm_head"...
   ParamKind kind;
-  int layer = -1;         // -1 outside the blocks
-  int rows = 0, cols = 0; // [d_out, d_in] for weights, [1, d] for gains, [V, d] for tables
-  std::size_t offset = 0; // elements into the flat buffer
+  int layer = -1;          // -1 outside the blocks
+  int rows = 0, cols = 0;  // [d_out, d_in] for weights, [1, d] for gains, [V, d] for tables
+  std::size_t offset = 0;  // elements into the flat buffer
   std::size_t size() const { return static_cast<std::size_t>(rows) * cols; }
   // Fan-in + fan-out std for truncated-normal init; 1 for the embedding; gains are ones.
   double init_std = 0;
@@ -59,7 +59,7 @@ struct ParameterLayout {
   std::size_t total = 0;  // elements
   explicit ParameterLayout(const ModelConfig& config);
   // Offsets of the pieces a backend needs most.
-  std::size_t block_offset(int layer) const;  // offset of blocks.<layer>.norm1
+  std::size_t block_offset(int layer) const;               // offset of blocks.<layer>.norm1
   const ParamTensor& find(const std::string& name) const;  // throws std::out_of_range
 };
 

@@ -81,8 +81,8 @@ int print_counters(transformer::Backend& model) {
     model.train_step();
     model.synchronize();
   });
-  std::printf("# kernel: chip %s, %d pass(es), %zu range(s)%s%s\n", set.chip.c_str(), set.passes, set.kernels.size(),
-              set.note.empty() ? "" : ", note: ", set.note.c_str());
+  std::printf("# kernel: chip %s, %d pass(es), %zu range(s)%s%s\n", set.chip.c_str(), set.passes,
+              set.kernels.size(), set.note.empty() ? "" : ", note: ", set.note.c_str());
   for (std::size_t index = 0; index < set.kernels.size(); ++index)
     for (const gpuprof::MetricValue& value : set.kernels[index].values)
       std::printf("kernel,%zu,%s,%.17g\n", index, value.metric.c_str(), value.value);
@@ -97,14 +97,16 @@ int print_names(transformer::Backend& model) {
   model.train_step();
   model.synchronize();
   std::vector<gpuprof::KernelRecord> kernels = capture.records();
-  kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
-                               [](const gpuprof::KernelRecord& k) { return k.kind != gpuprof::ActivityKind::kernel; }),
-                kernels.end());
+  kernels.erase(
+      std::remove_if(kernels.begin(), kernels.end(),
+                     [](const gpuprof::KernelRecord& k) { return k.kind != gpuprof::ActivityKind::kernel; }),
+      kernels.end());
   // Launch order, as the auto ranges count (AdamW's pieces run on a side
   // stream and may start before backward's last kernels end).
-  std::stable_sort(kernels.begin(), kernels.end(), [](const gpuprof::KernelRecord& a, const gpuprof::KernelRecord& b) {
-    return a.correlation_id < b.correlation_id;
-  });
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [](const gpuprof::KernelRecord& a, const gpuprof::KernelRecord& b) {
+                     return a.correlation_id < b.correlation_id;
+                   });
   if (capture.dropped() != 0) {
     std::fprintf(stderr, "transformer_counter_probe: %llu kernel record(s) dropped\n",
                  static_cast<unsigned long long>(capture.dropped()));
@@ -126,11 +128,14 @@ int main(int argc, char** argv) {
     if (arg == "--counters" || arg == "--names" || arg == "--plain") {
       if (mode_given) return usage(argv[0], "give one of --counters, --names, --plain");
       mode_given = true;
-      options.mode = arg == "--counters" ? ProbeMode::counters : arg == "--names" ? ProbeMode::names : ProbeMode::plain;
+      options.mode = arg == "--counters" ? ProbeMode::counters
+                     : arg == "--names"  ? ProbeMode::names
+                                         : ProbeMode::plain;
     } else if (arg == "--ctx" && i + 1 < argc) {
       char* end = nullptr;
       const long ctx = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || ctx < 1 || ctx > 8192) return usage(argv[0], "--ctx needs a whole number from 1 to 8192");
+      if (*end != '\0' || ctx < 1 || ctx > 8192)
+        return usage(argv[0], "--ctx needs a whole number from 1 to 8192");
       options.ctx = static_cast<int>(ctx);
     } else {
       return usage(argv[0], ("unknown argument " + arg).c_str());
@@ -145,10 +150,8 @@ int main(int argc, char** argv) {
     }
     std::unique_ptr<transformer::Backend> model = warm_model(options.ctx);
     switch (options.mode) {
-      case ProbeMode::counters:
-        return print_counters(*model);
-      case ProbeMode::names:
-        return print_names(*model);
+      case ProbeMode::counters: return print_counters(*model);
+      case ProbeMode::names: return print_names(*model);
       case ProbeMode::plain:
         GPUPROF_CUDA_CHECK(cudaProfilerStart());
         model->train_step();

@@ -34,14 +34,17 @@ gpuprof::Table scope_table(const gpuprof::Report& report) {
     const gpuprof::ScopeCounters c = gpuprof::scope_counters(report, i);
     if (c.range == nullptr) continue;
     const gpuprof::RangeMeasures& m = c.measured;
-    const auto known = [](double v, double scale) { return v > 0 ? gpuprof::format_significant(v / scale) : "-"; };
-    table.add_row({report.nodes[i].path, gpuprof::bound_name(c.placement.bound),
-                   c.placement.pipe.empty() ? "-" : c.placement.pipe,
-                   c.placement.percent_of_roof >= 0 ? gpuprof::format_fixed(c.placement.percent_of_roof, 1) : "-",
-                   known(m.intensity(), 1), known(m.flop_per_s(), 1e12), known(m.dram_bytes, 1e9),
-                   c.flops.known() ? gpuprof::format_fixed(c.flops.difference_pct(), 1) + " %" +
-                                         (c.flops.flagged() ? " (over 20 %)" : "")
-                                   : "-"});
+    const auto known = [](double v, double scale) {
+      return v > 0 ? gpuprof::format_significant(v / scale) : "-";
+    };
+    table.add_row(
+        {report.nodes[i].path, gpuprof::bound_name(c.placement.bound),
+         c.placement.pipe.empty() ? "-" : c.placement.pipe,
+         c.placement.percent_of_roof >= 0 ? gpuprof::format_fixed(c.placement.percent_of_roof, 1) : "-",
+         known(m.intensity(), 1), known(m.flop_per_s(), 1e12), known(m.dram_bytes, 1e9),
+         c.flops.known() ? gpuprof::format_fixed(c.flops.difference_pct(), 1) + " %" +
+                               (c.flops.flagged() ? " (over 20 %)" : "")
+                         : "-"});
   }
   return table;
 }
@@ -51,16 +54,18 @@ gpuprof::Table scope_table(const gpuprof::Report& report) {
 std::string counters_markdown(const CountersResults& results) {
   std::string text = "# Hardware counters per scope: memory- or compute-bound\n\n";
   text += "Device: " + results.device + "; batch " + std::to_string(results.batch) + ", " +
-          std::to_string(results.warmup) + " warm-up and " + std::to_string(results.steps) + " timed step(s).\n\n";
+          std::to_string(results.warmup) + " warm-up and " + std::to_string(results.steps) +
+          " timed step(s).\n\n";
   text += "Ceilings (measured): " + ceilings_line(results.ceilings) + ".\n\n";
-  text += "A scope left of its pipe's ridge is memory-bound (its roof is DRAM bandwidth × intensity), right of "
-          "it compute-bound (its roof is the pipe's peak). \"% of roof\" is how much of that roof it reached.\n";
+  text +=
+      "A scope left of its pipe's ridge is memory-bound (its roof is DRAM bandwidth × intensity), right of "
+      "it compute-bound (its roof is the pipe's peak). \"% of roof\" is how much of that roof it reached.\n";
   for (const std::string& note : results.notes) text += "\n- " + note;
   for (const CountersRun& run : results.runs) {
     text += "\n## " + run.label + ", " + to_string(run.mode) + "\n\n";
     if (run.status != RunStatus::ok) {
-      text += std::string("Not measured (") + to_string(run.status) + ")" + (run.note.empty() ? "" : ": " + run.note) +
-              ".\n";
+      text += std::string("Not measured (") + to_string(run.status) + ")" +
+              (run.note.empty() ? "" : ": " + run.note) + ".\n";
       continue;
     }
     const gpuprof::CounterSet& set = run.report.counters;
@@ -68,8 +73,9 @@ std::string counters_markdown(const CountersResults& results) {
       text += "No counters: " + (set.note.empty() ? std::string("none collected") : set.note) + ".\n";
       continue;
     }
-    text += std::to_string(set.metrics.size()) + " metrics in " + std::to_string(set.passes) + " replay pass(es)" +
-            (set.chip.empty() ? "" : " on " + set.chip) + (set.note.empty() ? "" : "; " + set.note) + ".\n\n";
+    text += std::to_string(set.metrics.size()) + " metrics in " + std::to_string(set.passes) +
+            " replay pass(es)" + (set.chip.empty() ? "" : " on " + set.chip) +
+            (set.note.empty() ? "" : "; " + set.note) + ".\n\n";
     text += scope_table(run.report).markdown();
     text += "\n![roofline](" + counters_file(run, "svg") + ")\n";
   }
@@ -102,8 +108,11 @@ std::string counters_json(const CountersResults& results) {
         .key("scopes")
         .begin_array();
     for (std::size_t i = 0; i < run.report.nodes.size(); ++i) {
-      if (gpuprof::find_counter_range(run.report.counters.scopes, run.report.nodes[i].path) == nullptr) continue;
-      json.begin_object(gpuprof::JsonWriter::one_line).member("path", run.report.nodes[i].path).key("counters");
+      if (gpuprof::find_counter_range(run.report.counters.scopes, run.report.nodes[i].path) == nullptr)
+        continue;
+      json.begin_object(gpuprof::JsonWriter::one_line)
+          .member("path", run.report.nodes[i].path)
+          .key("counters");
       gpuprof::detail::write_scope_counters_json(json, run.report, i);
       json.end_object();
     }

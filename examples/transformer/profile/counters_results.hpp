@@ -20,13 +20,13 @@ struct CountersRun {
   std::string slug;   // for file names
   Mode mode = Mode::fwd;
   RunStatus status = RunStatus::ok;
-  std::string note;             // why it failed, or why the counters are empty
-  gpuprof::Report report;       // scopes, counters and ceilings of the run
+  std::string note;        // why it failed, or why the counters are empty
+  gpuprof::Report report;  // scopes, counters and ceilings of the run
 };
 
 struct CountersResults {
   std::string device;
-  std::optional<std::string> cudnn;    // the cuDNN loaded at run time
+  std::optional<std::string> cudnn;  // the cuDNN loaded at run time
   int batch = 0, warmup = 0, steps = 0;
   gpuprof::RooflineCeilings ceilings;  // measured once, the same for every run
   std::vector<std::string> notes;      // configurations left out

@@ -39,14 +39,17 @@ double measure_copy_bandwidth() {
   options.iters = 20;
   const gpuprof::BenchResult result = gpuprof::bench(
       [&] {
-        GPUPROF_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), copy_bytes, cudaMemcpyDeviceToDevice, nullptr));
+        GPUPROF_CUDA_CHECK(
+            cudaMemcpyAsync(to.data(), from.data(), copy_bytes, cudaMemcpyDeviceToDevice, nullptr));
       },
       options);
-  return 2.0 * static_cast<double>(copy_bytes) / (result.primary().median / 1e3);  // each byte read once and written once
+  return 2.0 * static_cast<double>(copy_bytes) /
+         (result.primary().median / 1e3);  // each byte read once and written once
 }
 
-CountersRun counters_run(const ProfileOptions& options, const harness::Device& device, const ConfigurationProfile& c,
-                         Mode mode, const gpuprof::RooflineCeilings& ceilings) {
+CountersRun counters_run(const ProfileOptions& options, const harness::Device& device,
+                         const ConfigurationProfile& c, Mode mode,
+                         const gpuprof::RooflineCeilings& ceilings) {
   CountersRun run;
   run.label = c.label();
   run.slug = c.slug();
@@ -55,7 +58,9 @@ CountersRun counters_run(const ProfileOptions& options, const harness::Device& d
   std::fprintf(stderr, "counters: %s ...\n", harness::configuration_label(config).c_str());
   try {
     harness::ResultRow row;
-    const auto work = [&] { row = harness::run_configuration(device, config, {options.warmup, options.steps}, {}); };
+    const auto work = [&] {
+      row = harness::run_configuration(device, config, {options.warmup, options.steps}, {});
+    };
     gpuprof::CounterSet counters = collect_counters(work);
     gpuprof::profiler().reset();
     work();
@@ -84,7 +89,9 @@ CountersRun counters_run(const ProfileOptions& options, const harness::Device& d
 gpuprof::RooflineCeilings measure_roofline_ceilings() {
   gpuprof::RooflineCeilings ceilings;
   for (const auto& [precision, tflops] : bench::measure_gemm_ceilings()) {
-    const char* pipe = precision == Precision::bf16 ? "tensor bf16" : precision == Precision::tf32 ? "tensor tf32" : "fp32";
+    const char* pipe = precision == Precision::bf16   ? "tensor bf16"
+                       : precision == Precision::tf32 ? "tensor tf32"
+                                                      : "fp32";
     ceilings.pipes.push_back({pipe, tflops * 1e12});
   }
   ceilings.dram_bytes_per_s = measure_copy_bandwidth();

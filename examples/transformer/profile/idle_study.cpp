@@ -33,9 +33,10 @@ std::vector<StepGpuTime> step_gpu_times(const gpuprof::Report& report, const std
   }
   std::size_t steps = 0;
   for (auto& phase : executions) {
-    std::sort(phase.begin(), phase.end(), [](const gpuprof::InstanceGpuTime& a, const gpuprof::InstanceGpuTime& b) {
-      return a.first_start_ns < b.first_start_ns;
-    });
+    std::sort(phase.begin(), phase.end(),
+              [](const gpuprof::InstanceGpuTime& a, const gpuprof::InstanceGpuTime& b) {
+                return a.first_start_ns < b.first_start_ns;
+              });
     if (phase.empty()) continue;
     if (steps != 0 && phase.size() != steps)
       throw std::runtime_error("the phases of '" + root + "' ran different numbers of times (" +
@@ -46,11 +47,13 @@ std::vector<StepGpuTime> step_gpu_times(const gpuprof::Report& report, const std
   // Busy time: the union of every activity's interval, clipped to the step.
   std::vector<gpuprof::TimeInterval> activity;
   activity.reserve(report.kernels.size());
-  for (const gpuprof::KernelRecord& record : report.kernels) activity.push_back({record.start_ns, record.end_ns});
+  for (const gpuprof::KernelRecord& record : report.kernels)
+    activity.push_back({record.start_ns, record.end_ns});
   const std::vector<gpuprof::TimeInterval> busy = gpuprof::interval_union(std::move(activity));
   std::vector<StepGpuTime> times(steps);
   for (std::size_t k = 0; k < steps; ++k) {
-    std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+    std::int64_t first = std::numeric_limits<std::int64_t>::max(),
+                 last = std::numeric_limits<std::int64_t>::min();
     for (const auto& phase : executions) {
       if (phase.empty()) continue;
       first = std::min(first, phase[k].first_start_ns);
@@ -93,23 +96,27 @@ std::string idle_study_markdown(const IdleStudy& study) {
     const std::string overhead =
         row.status == RunStatus::ok ? fixed(capture_overhead_percent(row.graph, row.graph_captured), 1) : "-";
     rows.push_back({row.configuration, fixed(mean_of(row, row.eager), 3), fixed(mean_of(row, row.graph), 3),
-                    fixed(speedup(row), 2), fixed(row.eager_idle_percent, 1), fixed(row.graph_idle_percent, 1),
-                    overhead, row.status == RunStatus::ok ? "" : std::string(to_string(row.status)) + ": " + row.note});
+                    fixed(speedup(row), 2), fixed(row.eager_idle_percent, 1),
+                    fixed(row.graph_idle_percent, 1), overhead,
+                    row.status == RunStatus::ok ? "" : std::string(to_string(row.status)) + ": " + row.note});
   }
   std::ostringstream out;
   out << "# Eager vs CUDA graph: step time and GPU idle share\n\n"
       << "Device: " << harness::device_text(study.device, study.cudnn) << ". Batch " << study.batch << ", "
-      << study.warmup << " warm-up and "
-      << study.steps << " timed steps per run, each configuration of transformer_bench's default sweep. "
+      << study.warmup << " warm-up and " << study.steps
+      << " timed steps per run, each configuration of transformer_bench's default sweep. "
       << "Step times: mean of the timed steps with kernel capture off (CUDA events around each step; a graph "
          "step is one replay of the step captured after the warm-up). Idle share: over the timed steps of a "
-         "second pair of runs with kernel capture on, (GPU projection - time covered by kernels, copies and memsets) / "
-         "GPU projection, the projection running from a step's first activity start to its last activity end. "
+         "second pair of runs with kernel capture on, (GPU projection - time covered by kernels, copies and "
+         "memsets) / "
+         "GPU projection, the projection running from a step's first activity start to its last activity "
+         "end. "
          "Capture overhead: graph step with capture on vs off.\n\n";
   write_notes_markdown(out, study.notes);
-  out << harness::numbers_right_table({"configuration", "eager (ms)", "graph (ms)", "eager / graph",
-                                       "idle eager (%)", "idle graph (%)", "capture overhead, graph (%)", "note"},
-                                      std::move(rows))
+  out << harness::numbers_right_table(
+             {"configuration", "eager (ms)", "graph (ms)", "eager / graph", "idle eager (%)",
+              "idle graph (%)", "capture overhead, graph (%)", "note"},
+             std::move(rows))
              .markdown();
   return out.str();
 }

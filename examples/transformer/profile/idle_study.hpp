@@ -46,8 +46,8 @@ std::optional<double> idle_percent(const std::vector<StepGpuTime>& steps);
 struct IdleStudyRow {
   std::string configuration;  // harness::configuration_label: "small ctx 128 step bf16 fused attention"
   RunStatus status = RunStatus::ok;
-  std::string note;  // why it failed, or what did not fit
-  StepTimes eager, graph;                  // capture off
+  std::string note;                          // why it failed, or what did not fit
+  StepTimes eager, graph;                    // capture off
   StepTimes eager_captured, graph_captured;  // capture on (the idle shares come from these runs)
   std::optional<double> eager_idle_percent, graph_idle_percent;
 };

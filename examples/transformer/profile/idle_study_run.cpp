@@ -28,7 +28,8 @@ std::optional<StepTimes> time_run(const harness::Device& device, StudyRun& run, 
                                   bool graph, std::optional<double>* idle) {
   // Capture on: scopes captured into the graph are timed from its kernels and
   // add nothing to it; capture off: no stamps either, as transformer_bench runs.
-  const harness::StepProtocol protocol{options.warmup, options.steps, graph, /*time_captured_scopes=*/idle != nullptr};
+  const harness::StepProtocol protocol{options.warmup, options.steps, graph,
+                                       /*time_captured_scopes=*/idle != nullptr};
   if (idle) gpuprof::profiler().reset();
   const harness::ResultRow row = harness::run_configuration(device, run.config, protocol, {});
   if (row.status == harness::RowStatus::oom) {
@@ -37,7 +38,8 @@ std::optional<StepTimes> time_run(const harness::Device& device, StudyRun& run, 
     return std::nullopt;
   }
   if (idle)
-    *idle = idle_percent(step_gpu_times(gpuprof::profiler().report(), harness::configuration_label(run.config)));
+    *idle =
+        idle_percent(step_gpu_times(gpuprof::profiler().report(), harness::configuration_label(run.config)));
   return step_times(row);
 }
 
@@ -75,17 +77,21 @@ IdleStudy run_idle_study(const ProfileOptions& options) {
       const std::optional<StepTimes> eager = time_run(device, run, options, false, nullptr);
       if (!eager) return;
       run.row.eager = *eager;
-      if (const std::optional<StepTimes> graph = time_run(device, run, options, true, nullptr)) run.row.graph = *graph;
+      if (const std::optional<StepTimes> graph = time_run(device, run, options, true, nullptr))
+        run.row.graph = *graph;
     });
 
   const gpuprof::KernelCapture capture;  // a scope observer and the graph scopes' timer while it lives
-  if (!capture.active()) throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
+  if (!capture.active())
+    throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
   for (StudyRun& run : runs)
     guarded(run, "capture on", [&] {
-      const std::optional<StepTimes> eager = time_run(device, run, options, false, &run.row.eager_idle_percent);
+      const std::optional<StepTimes> eager =
+          time_run(device, run, options, false, &run.row.eager_idle_percent);
       if (!eager) return;
       run.row.eager_captured = *eager;
-      if (const std::optional<StepTimes> graph = time_run(device, run, options, true, &run.row.graph_idle_percent))
+      if (const std::optional<StepTimes> graph =
+              time_run(device, run, options, true, &run.row.graph_idle_percent))
         run.row.graph_captured = *graph;
     });
 

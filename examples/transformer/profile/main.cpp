@@ -50,7 +50,8 @@ void write_documents(const ProfileOptions& options, const std::string& stem, con
     return;
   }
   const std::filesystem::path dir(options.out_dir);
-  const std::string markdown_path = (dir / (stem + ".md")).string(), json_path = (dir / (stem + ".json")).string();
+  const std::string markdown_path = (dir / (stem + ".md")).string(),
+                    json_path = (dir / (stem + ".json")).string();
   gpuprof::write_file_atomically(markdown_path, markdown);
   gpuprof::write_file_atomically(json_path, json());
   std::fprintf(stderr, "wrote %s and %s\n", markdown_path.c_str(), json_path.c_str());

@@ -41,8 +41,8 @@ std::string ms_since(std::int64_t time_ns, std::int64_t origin_ns) {
 void run_section(std::ostream& out, const MemoryTimelineRun& run) {
   out << "## " << memory_timeline_title(run) << "\n\n";
   if (run.status == RunStatus::oom) {
-    out << "Out of memory: the backend needs " << size_text(static_cast<std::int64_t>(run.bytes_needed.value_or(0)))
-        << ".\n\n";
+    out << "Out of memory: the backend needs "
+        << size_text(static_cast<std::int64_t>(run.bytes_needed.value_or(0))) << ".\n\n";
     return;
   }
   if (run.status == RunStatus::error) {
@@ -68,8 +68,8 @@ void run_section(std::ostream& out, const MemoryTimelineRun& run) {
   if (in_use_high >= 0)
     out << " Device memory in use at scope boundaries: " << size_text(in_use_low) << " to "
         << size_text(in_use_high) << ".";
-  out << " Interactive version: [" << memory_timeline_file(run, "html") << "](" << memory_timeline_file(run, "html")
-      << ").\n\n";
+  out << " Interactive version: [" << memory_timeline_file(run, "html") << "]("
+      << memory_timeline_file(run, "html") << ").\n\n";
 
   const std::int64_t origin = gpuprof::timeline_extent(run.timeline, run.spans).first;
   gpuprof::Table t;
@@ -109,18 +109,24 @@ std::string memory_timeline_title(const MemoryTimelineRun& run) {
 std::string memory_timeline_markdown(const MemoryTimelineResults& results) {
   std::ostringstream out;
   out << "# Device memory over time\n\n"
-      << "Device: " << harness::device_text(results.device, results.cudnn) << ". Batch " << results.batch << ", "
-      << results.warmup << " warm-up and " << results.steps
-      << " timed step(s) per run, each run on a fresh backend, from its construction to its release. Produced by "
+      << "Device: " << harness::device_text(results.device, results.cudnn) << ". Batch " << results.batch
+      << ", " << results.warmup << " warm-up and " << results.steps
+      << " timed step(s) per run, each run on a fresh backend, from its construction to its release. "
+         "Produced by "
          "`transformer_profile --memory-timeline`.\n\n"
-      << "Each picture stacks the live device allocations that kernel capture (CUPTI) saw, in allocation order "
-         "as PyTorch's memory viewer does, coloured by the gpuprof scope open when each was made; the line is "
-         "the device memory in use (cudaMemGetInfo, whole device, CUDA context included) sampled at every scope "
+      << "Each picture stacks the live device allocations that kernel capture (CUPTI) saw, in allocation "
+         "order "
+         "as PyTorch's memory viewer does, coloured by the gpuprof scope open when each was made; the line "
+         "is "
+         "the device memory in use (cudaMemGetInfo, whole device, CUDA context included) sampled at every "
+         "scope "
          "boundary; shaded: the backend's construction and the forward, backward and optimizer phases. The "
          "CUDA backend allocates all its memory when it is built, in a few regions of one purpose each, and "
          "frees it when it is destroyed: nothing is allocated or freed during a step, so the picture is flat "
-         "through the steps, unlike PyTorch's, where activations rise through the forward pass and fall through "
-         "the backward pass. Buffers with disjoint lifetimes share bytes inside a region (the gradients share "
+         "through the steps, unlike PyTorch's, where activations rise through the forward pass and fall "
+         "through "
+         "the backward pass. Buffers with disjoint lifetimes share bytes inside a region (the gradients "
+         "share "
          "with the saved activations), so a region is one block here.\n\n";
   write_notes_markdown(out, results.notes);
   for (const MemoryTimelineRun& run : results.runs) run_section(out, run);

@@ -24,9 +24,9 @@ struct MemoryTimelineRun {
   std::string slug;   // "2.7B-ctx512-bf16-fused"
   Mode mode = Mode::step;
   RunStatus status = RunStatus::ok;
-  std::string note;                          // why it failed (error)
-  std::optional<std::size_t> bytes_needed;   // oom
-  std::size_t allocated_bytes = 0;           // Backend::allocated_bytes()
+  std::string note;                         // why it failed (error)
+  std::optional<std::size_t> bytes_needed;  // oom
+  std::size_t allocated_bytes = 0;          // Backend::allocated_bytes()
   gpuprof::MemoryTimeline timeline;
   std::vector<gpuprof::TimelineSpan> spans;  // memory_timeline_phases() of its report
 };

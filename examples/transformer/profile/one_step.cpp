@@ -36,7 +36,8 @@ gpuprof::Report one_step_report(const gpuprof::Report& report, const std::string
   // on the same steady clock as the activities).
   for (const gpuprof::KernelRecord& kernel : report.kernels) {
     const bool graph_work = kernel.scope_instance == 0 && kernel.graph_launch != 0;
-    if (graph_work ? kernel.start_ns >= begin && kernel.start_ns < end : kept.count(kernel.scope_instance) != 0)
+    if (graph_work ? kernel.start_ns >= begin && kernel.start_ns < end
+                   : kept.count(kernel.scope_instance) != 0)
       step.kernels.push_back(kernel);
   }
   return step;

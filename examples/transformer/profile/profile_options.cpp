@@ -29,7 +29,7 @@ bool is_shared(const std::string& name) {
 ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
   ProfileOptions options;
   std::vector<std::string> shared;
-  std::vector<std::string> given;  // names of the shared flags on the command line
+  std::vector<std::string> given;   // names of the shared flags on the command line
   std::set<std::string> own_given;  // the shared ones are checked by their parser
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -71,15 +71,19 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
   }
 
   if (options.counters) {
-    if (options.out_dir.empty()) throw UsageError("--counters writes its reports and pictures to DIR: it needs --out DIR");
-    if (options.memory_table || options.trace || options.graph || options.idle_study || options.memory_timeline)
+    if (options.out_dir.empty())
+      throw UsageError("--counters writes its reports and pictures to DIR: it needs --out DIR");
+    if (options.memory_table || options.trace || options.graph || options.idle_study ||
+        options.memory_timeline)
       throw UsageError(
-          "--counters runs on its own: leave out --memory-table, --trace, --graph, --idle-study and --memory-timeline");
+          "--counters runs on its own: leave out --memory-table, --trace, --graph, --idle-study and "
+          "--memory-timeline");
   }
 
   harness::RunFlags parsed = harness::parse_run_flags(shared);
   if (options.idle_study) {
-    if (options.graph) throw UsageError("--graph: the idle study runs every configuration both eager and as a graph");
+    if (options.graph)
+      throw UsageError("--graph: the idle study runs every configuration both eager and as a graph");
     if (options.memory_table || options.trace)
       throw UsageError(std::string(options.memory_table ? "--memory-table" : "--trace") +
                        " does not apply to --idle-study");
@@ -102,14 +106,18 @@ ProfileOptions parse_profile_options(const std::vector<std::string>& args) {
   options.seed = parsed.seed;
   options.custom = parsed.custom;
   if (options.memory_timeline) {
-    const auto absent = [&](const char* flag) { return std::find(given.begin(), given.end(), flag) == given.end(); };
+    const auto absent = [&](const char* flag) {
+      return std::find(given.begin(), given.end(), flag) == given.end();
+    };
     if (absent("--size")) options.sizes = memory_timeline_sizes;
     if (absent("--ctx")) options.contexts = memory_timeline_contexts;
     if (absent("--warmup")) options.warmup = memory_timeline_warmup;
     if (absent("--steps")) options.steps = memory_timeline_steps;
   }
   if (options.counters) {
-    const auto absent = [&](const char* flag) { return std::find(given.begin(), given.end(), flag) == given.end(); };
+    const auto absent = [&](const char* flag) {
+      return std::find(given.begin(), given.end(), flag) == given.end();
+    };
     if (absent("--ctx")) options.contexts = counters_contexts;
     if (absent("--warmup")) options.warmup = counters_warmup;
     if (absent("--steps")) options.steps = counters_steps;

@@ -14,9 +14,9 @@ namespace transformer::profile {
 
 // Exit statuses of transformer_profile (documented in docs/profiling.md).
 inline constexpr int exit_ok = 0;
-inline constexpr int exit_run_failed = 1;   // a configuration failed (not OOM), or writing failed
-inline constexpr int exit_usage = 2;        // bad flags or an unwritable --out
-inline constexpr int exit_no_device = 3;    // no usable GPU, or CUPTI cannot capture
+inline constexpr int exit_run_failed = 1;  // a configuration failed (not OOM), or writing failed
+inline constexpr int exit_usage = 2;       // bad flags or an unwritable --out
+inline constexpr int exit_no_device = 3;   // no usable GPU, or CUPTI cannot capture
 
 struct ProfileOptions {
   std::vector<std::string> sizes = {"small", "large"};
@@ -27,11 +27,11 @@ struct ProfileOptions {
   int warmup = 5;
   int steps = 10;
   std::uint64_t seed = 0;
-  ModelConfig custom;       // dimensions of --size custom
-  std::string out_dir;      // "" = markdown report on stdout only
+  ModelConfig custom;   // dimensions of --size custom
+  std::string out_dir;  // "" = markdown report on stdout only
   bool memory_table = false;
-  bool trace = false;       // DIR/trace.json: one train step of the first configuration
-  bool graph = false;       // time each run's step as replays of one captured CUDA graph
+  bool trace = false;  // DIR/trace.json: one train step of the first configuration
+  bool graph = false;  // time each run's step as replays of one captured CUDA graph
   // --idle-study: eager vs graph over transformer_bench's default sweep
   // (profile/idle_study.hpp); the lists default to that sweep's instead.
   bool idle_study = false;

@@ -17,13 +17,11 @@ const char* to_string(RunStatus status) {
 }
 
 std::string ConfigurationProfile::label() const {
-  return size + " ctx " + std::to_string(ctx) + " " + to_string(precision) + " " +
-         to_string(attention);
+  return size + " ctx " + std::to_string(ctx) + " " + to_string(precision) + " " + to_string(attention);
 }
 
 std::string ConfigurationProfile::slug() const {
-  return size + "-ctx" + std::to_string(ctx) + "-" + to_string(precision) + "-" +
-         to_string(attention);
+  return size + "-ctx" + std::to_string(ctx) + "-" + to_string(precision) + "-" + to_string(attention);
 }
 
 std::string inference_kern_sum_file(const ConfigurationProfile& configuration) {

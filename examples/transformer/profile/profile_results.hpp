@@ -33,9 +33,9 @@ struct ConfigurationProfile {
   Precision precision = Precision::bf16;
   Attention attention = Attention::naive;
   RunStatus status = RunStatus::ok;
-  std::string note;                        // why it failed (error)
-  std::optional<Mode> oom_mode;            // the mode whose backend did not fit
-  std::optional<std::size_t> bytes_needed; // what that backend needed
+  std::string note;                           // why it failed (error)
+  std::optional<Mode> oom_mode;               // the mode whose backend did not fit
+  std::optional<std::size_t> bytes_needed;    // what that backend needed
   StepTimes plain_forward, plain_step;        // capture off
   StepTimes captured_forward, captured_step;  // capture on (these runs are analysed)
   std::optional<ProfileAnswers> answers;
@@ -59,9 +59,9 @@ struct MemoryRow {
   Attention attention = Attention::naive;
   RunStatus status = RunStatus::ok;
   std::string note;
-  std::optional<std::int64_t> peak_bytes;       // device memory in use at the peak, minus before the backend
-  std::optional<std::size_t> allocated_bytes;   // Backend::allocated_bytes()
-  std::optional<std::size_t> bytes_needed;      // oom rows
+  std::optional<std::int64_t> peak_bytes;      // device memory in use at the peak, minus before the backend
+  std::optional<std::size_t> allocated_bytes;  // Backend::allocated_bytes()
+  std::optional<std::size_t> bytes_needed;     // oom rows
   std::size_t residual_stream_bytes = 0;
 };
 

@@ -39,8 +39,8 @@ constexpr harness::StepProtocol memory_protocol{1, 2};
 
 }  // namespace
 
-RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Attention attention,
-                     Mode mode, int batch, std::uint64_t seed) {
+RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Attention attention, Mode mode,
+                     int batch, std::uint64_t seed) {
   RunConfig config;
   config.model = model;
   config.ctx = ctx;
@@ -53,8 +53,8 @@ RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Att
 }
 
 RunConfig run_config(const ProfileOptions& options, const ConfigurationProfile& c, Mode mode) {
-  return run_config(model_for_size(c.size, options.custom), c.ctx, c.precision, c.attention, mode, options.batch,
-                    options.seed);
+  return run_config(model_for_size(c.size, options.custom), c.ctx, c.precision, c.attention, mode,
+                    options.batch, options.seed);
 }
 
 StepTimes step_times(const harness::ResultRow& row) {
@@ -90,8 +90,7 @@ class ConfigurationRunner {
   // One row of the bench protocol; an oom row marks `c` and returns nothing.
   std::optional<StepTimes> run(ConfigurationProfile& c, Mode mode, const harness::StepProtocol& protocol) {
     const RunConfig config = config_of(c, mode);
-    const harness::ResultRow row =
-        harness::run_configuration(device_, config, protocol, {});
+    const harness::ResultRow row = harness::run_configuration(device_, config, protocol, {});
     if (row.status == harness::RowStatus::oom) {
       c.status = RunStatus::oom;
       c.oom_mode = mode;
@@ -120,17 +119,18 @@ class ConfigurationRunner {
       if (!train) return;
       const std::string inference_root = harness::configuration_label(config_of(c, Mode::fwd));
       const std::string train_root = harness::configuration_label(config_of(c, Mode::step));
-      c.answers = answer_questions(*inference, inference_root, *train, train_root,
-                                   attention_flops(model_for_size(c.size, options_.custom), options_.batch, c.ctx));
+      c.answers =
+          answer_questions(*inference, inference_root, *train, train_root,
+                           attention_flops(model_for_size(c.size, options_.custom), options_.batch, c.ctx));
       std::fprintf(stderr, "  capture overhead: %s\n", capture_overhead_text(c).c_str());
       if (options_.out_dir.empty()) return;
       gpuprof::write_kern_sum(gpuprof::kern_sum(phase_kernels(*inference, inference_root, {forward_scope},
                                                               gpuprof::Activities::kernels)),
                               output(inference_kern_sum_file(c)));
-      gpuprof::write_kern_sum(
-          gpuprof::kern_sum(phase_kernels(*train, train_root, {forward_scope, backward_scope, optimizer_scope},
-                                          gpuprof::Activities::kernels)),
-          output(train_kern_sum_file(c)));
+      gpuprof::write_kern_sum(gpuprof::kern_sum(phase_kernels(
+                                  *train, train_root, {forward_scope, backward_scope, optimizer_scope},
+                                  gpuprof::Activities::kernels)),
+                              output(train_kern_sum_file(c)));
       if (write_trace) gpuprof::write_chrome_trace(one_step_report(*train, train_root), output("trace.json"));
     });
   }
@@ -242,7 +242,8 @@ MemoryTimelineRun memory_timeline_run(const ProfileOptions& options, const harne
     gpuprof::MemoryTimelineSvgOptions picture;
     picture.title = memory_timeline_title(run);
     picture.spans = run.spans;
-    gpuprof::write_memory_timeline_svg(run.timeline, (dir / memory_timeline_file(run, "svg")).string(), picture);
+    gpuprof::write_memory_timeline_svg(run.timeline, (dir / memory_timeline_file(run, "svg")).string(),
+                                       picture);
     // The page is for the scopes and the memory: the kernels (tens of
     // thousands of records for 2.7B) would only make it heavy.
     report.kernels.clear();
@@ -267,8 +268,7 @@ std::vector<ConfigurationProfile> configurations(const ProfileOptions& options,
     const ModelConfig model = model_for_size(size, options.custom);
     for (const int ctx : options.contexts)
       for (const Precision precision : options.precisions)
-        for (const Attention attention :
-             harness::attentions_for(options.attentions, precision, model, ctx)) {
+        for (const Attention attention : harness::attentions_for(options.attentions, precision, model, ctx)) {
           ConfigurationProfile c;
           c.size = size;
           c.ctx = ctx;
@@ -314,7 +314,8 @@ ProfileResults run_profile(const ProfileOptions& options) {
 
   // Registered as a scope observer for as long as it lives: every captured run below.
   gpuprof::KernelCapture capture;
-  if (!capture.active()) throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
+  if (!capture.active())
+    throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
   bool first = true;
   for (ConfigurationProfile& c : results.configurations) {
     if (c.status != RunStatus::ok) continue;
@@ -333,7 +334,8 @@ MemoryTimelineResults run_memory_timelines(const ProfileOptions& options) {
   gpuprof::KernelCaptureOptions capture_options;
   capture_options.allocations = true;
   gpuprof::KernelCapture capture(capture_options);
-  if (!capture.active()) throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
+  if (!capture.active())
+    throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
   gpuprof::MemoryWatch watch;
   if (!watch.active()) throw DeviceUnavailable("memory watch is unavailable: " + watch.why_inactive());
   watch.use_allocations([&capture] { return capture.allocations(); });

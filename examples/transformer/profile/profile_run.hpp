@@ -51,14 +51,15 @@ void mark_failed(Run& run, const std::exception& error) {
   run.note = error.what();
   std::fprintf(stderr, "  failed: %s\n", error.what());
 }
-RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Attention attention,
-                     Mode mode, int batch, std::uint64_t seed);
+RunConfig run_config(const ModelConfig& model, int ctx, Precision precision, Attention attention, Mode mode,
+                     int batch, std::uint64_t seed);
 // The run of configuration `c` in `mode`, with the batch and seed of `options`.
 RunConfig run_config(const ProfileOptions& options, const ConfigurationProfile& c, Mode mode);
 StepTimes step_times(const harness::ResultRow& row);
 // Every size x ctx x precision x attention of `options` that can run; the ones
 // that cannot (fused attention outside bf16 or its head sizes) go to `notes`.
-std::vector<ConfigurationProfile> configurations(const ProfileOptions& options, std::vector<std::string>& notes);
+std::vector<ConfigurationProfile> configurations(const ProfileOptions& options,
+                                                 std::vector<std::string>& notes);
 // --memory-timeline: every configuration forward-only and as a train step,
 // on a fresh backend built while kernel capture records allocations and
 // MemoryWatch samples every scope boundary. Writes each run's SVG picture and

@@ -30,7 +30,8 @@ double per_pass_ms(std::int64_t total_ns, std::uint64_t passes) {
 // Timed executions of <root>/<phase>, which must exist.
 std::uint64_t required_count(const Report& report, const std::string& root, const std::string& phase) {
   const std::uint64_t count = phase_count(report, root, phase);
-  if (count == 0) throw std::runtime_error("the profile has no timed '" + phase_path(root, phase) + "' scope");
+  if (count == 0)
+    throw std::runtime_error("the profile has no timed '" + phase_path(root, phase) + "' scope");
   return count;
 }
 
@@ -41,7 +42,8 @@ ForwardTime forward_time(const Report& inference, const std::string& root) {
   for (const gpuprof::ScopeNode& node : inference.nodes)
     if (node.path == path && node.gpu_timed()) time.event_ms = node.gpu_ms.mean;
 
-  const std::vector<KernelRecord> kernels = phase_kernels(inference, root, {forward_scope}, Activities::kernels);
+  const std::vector<KernelRecord> kernels =
+      phase_kernels(inference, root, {forward_scope}, Activities::kernels);
   if (kernels.empty()) throw std::runtime_error("no kernel was captured inside '" + path + "'");
   time.kernel_sum_ms = per_pass_ms(summed_ns(kernels), time.forwards);
 
@@ -130,7 +132,9 @@ std::vector<KernelRecord> phase_kernels(const Report& report, const std::string&
   for (const std::string& phase : phases) paths.push_back(phase_path(root, phase));
   return kernels_where(
       report,
-      [&](const gpuprof::ScopeNode& node) { return std::find(paths.begin(), paths.end(), node.path) != paths.end(); },
+      [&](const gpuprof::ScopeNode& node) {
+        return std::find(paths.begin(), paths.end(), node.path) != paths.end();
+      },
       activities);
 }
 
@@ -158,9 +162,9 @@ std::uint64_t phase_count(const Report& report, const std::string& root, const s
   return 0;
 }
 
-ProfileAnswers answer_questions(const Report& inference, const std::string& inference_root, const Report& train,
-                                const std::string& train_root, const AttentionFlops& flops,
-                                double non_gemm_min_percent) {
+ProfileAnswers answer_questions(const Report& inference, const std::string& inference_root,
+                                const Report& train, const std::string& train_root,
+                                const AttentionFlops& flops, double non_gemm_min_percent) {
   ProfileAnswers answers;
   answers.forward = forward_time(inference, inference_root);
   const std::uint64_t forwards = answers.forward.forwards;
@@ -169,10 +173,12 @@ ProfileAnswers answer_questions(const Report& inference, const std::string& infe
   const std::vector<KernelTime> forward_kernels =
       kernel_times(phase_kernels(inference, inference_root, {forward_scope}, Activities::kernels), forwards);
   answers.top_forward = forward_kernels.front();  // forward_time() made sure there is one
-  const std::vector<KernelTime> train_kernels = kernel_times(
-      phase_kernels(train, train_root, {forward_scope, backward_scope}, Activities::kernels), answers.train_steps);
+  const std::vector<KernelTime> train_kernels =
+      kernel_times(phase_kernels(train, train_root, {forward_scope, backward_scope}, Activities::kernels),
+                   answers.train_steps);
   if (train_kernels.empty())
-    throw std::runtime_error("no kernel was captured inside the forward and backward scopes of '" + train_root + "'");
+    throw std::runtime_error("no kernel was captured inside the forward and backward scopes of '" +
+                             train_root + "'");
   answers.top_forward_backward = train_kernels.front();
 
   answers.non_gemm_min_percent = non_gemm_min_percent;
@@ -185,8 +191,10 @@ ProfileAnswers answer_questions(const Report& inference, const std::string& infe
       phase_kernels(train, train_root, {forward_scope, backward_scope, optimizer_scope}, Activities::all),
       answers.train_steps);
 
-  answers.attention.scores = attention_part(inference, inference_root, scores_scope, flops.scores_matmul, forwards);
-  answers.attention.softmax = attention_part(inference, inference_root, softmax_scope, flops.softmax, forwards);
+  answers.attention.scores =
+      attention_part(inference, inference_root, scores_scope, flops.scores_matmul, forwards);
+  answers.attention.softmax =
+      attention_part(inference, inference_root, softmax_scope, flops.softmax, forwards);
   answers.attention.final_matmul =
       attention_part(inference, inference_root, final_matmul_scope, flops.final_matmul, forwards);
   answers.dropped_kernel_records = inference.dropped_kernel_records + train.dropped_kernel_records;

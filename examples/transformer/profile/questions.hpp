@@ -32,10 +32,10 @@ inline constexpr const char* final_matmul_scope = "final matmul";
 
 // (a) One forward pass, over the timed forward scopes of the inference run.
 struct ForwardTime {
-  std::uint64_t forwards = 0;        // timed forward executions
-  std::optional<double> event_ms;    // mean CUDA-event time of the scope; none when not GPU-timed
-  double kernel_sum_ms = 0;          // summed kernel durations per forward
-  double projection_ms = 0;          // mean first-kernel-start to last-activity-end per forward
+  std::uint64_t forwards = 0;      // timed forward executions
+  std::optional<double> event_ms;  // mean CUDA-event time of the scope; none when not GPU-timed
+  double kernel_sum_ms = 0;        // summed kernel durations per forward
+  double projection_ms = 0;        // mean first-kernel-start to last-activity-end per forward
 };
 
 // One kernel (grouped by its full demangled name, as nsys does) within a pass.
@@ -45,7 +45,7 @@ struct KernelTime {
   std::string category;
   std::int64_t total_ns = 0;
   std::uint64_t instances = 0;
-  double percent = 0;              // of the pass's summed kernel time
+  double percent = 0;  // of the pass's summed kernel time
   double ms_per_pass = 0;
   double instances_per_pass = 0;
 };
@@ -77,10 +77,10 @@ struct AttentionComparison {
 };
 
 struct ProfileAnswers {
-  ForwardTime forward;                    // (a)
-  KernelTime top_forward;                 // (b) the inference run's forward
-  KernelTime top_forward_backward;        //     the train run's forward + backward, per train step
-  std::uint64_t train_steps = 0;          //     timed train steps
+  ForwardTime forward;              // (a)
+  KernelTime top_forward;           // (b) the inference run's forward
+  KernelTime top_forward_backward;  //     the train run's forward + backward, per train step
+  std::uint64_t train_steps = 0;    //     timed train steps
   bool same_top_kernel() const { return top_forward.name == top_forward_backward.name; }
   std::vector<KernelTime> non_gemm_forward;  // (c) above the threshold, by time
   double non_gemm_min_percent = 0;

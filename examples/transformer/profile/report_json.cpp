@@ -48,7 +48,9 @@ void answers(JsonWriter& json, const ConfigurationProfile& c, const ProfileAnswe
       .member("forwards", a.forward.forwards)
       .member("plain_mean_ms", c.plain_forward.mean_ms);
   write_optional(json, "event_ms", a.forward.event_ms);
-  json.member("kernel_sum_ms", a.forward.kernel_sum_ms).member("projection_ms", a.forward.projection_ms).end_object();
+  json.member("kernel_sum_ms", a.forward.kernel_sum_ms)
+      .member("projection_ms", a.forward.projection_ms)
+      .end_object();
   json.key("capture_overhead_percent")
       .begin_object(JsonWriter::one_line)
       .member("forward", capture_overhead_percent(c.plain_forward, c.captured_forward))

@@ -31,14 +31,9 @@ using harness::write_optional;
 // steps), opening the document's object.
 template <class Results>
 void begin_results_json(gpuprof::JsonWriter& json, const char* schema, int version, const Results& results) {
-  json.begin_object()
-      .member("schema", schema)
-      .member("version", version)
-      .member("device", results.device);
+  json.begin_object().member("schema", schema).member("version", version).member("device", results.device);
   write_optional(json, "cudnn", results.cudnn);
-  json.member("batch", results.batch)
-      .member("warmup", results.warmup)
-      .member("steps", results.steps);
+  json.member("batch", results.batch).member("warmup", results.warmup).member("steps", results.steps);
 }
 
 }  // namespace transformer::profile

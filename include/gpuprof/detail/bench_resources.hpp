@@ -53,7 +53,9 @@ class CapturedGraph {
   template <class Fn>
   CapturedGraph(Fn& fn, Stream stream) : stream_(stream) {
     if (stream == nullptr)
-      throw Error("gpuprof::bench: cuda_graph needs BenchOptions::stream (the legacy default stream cannot be captured)");
+      throw Error(
+          "gpuprof::bench: cuda_graph needs BenchOptions::stream (the legacy default stream cannot be "
+          "captured)");
     GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     try {
       fn();

@@ -14,8 +14,7 @@ GPUPROF_NAMESPACE_BEGIN
 namespace detail {
 
 struct NameEntry {
-  NameEntry(std::string_view name, std::uint32_t name_id)
-      : text(name), id(name_id), nvtx(text) {}
+  NameEntry(std::string_view name, std::uint32_t name_id) : text(name), id(name_id), nvtx(text) {}
   std::string text;
   std::uint32_t id;
   NvtxName nvtx;

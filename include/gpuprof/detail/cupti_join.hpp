@@ -97,7 +97,8 @@ inline std::vector<GraphInterval> graph_scope_intervals(const std::vector<Kernel
   parent_of.reserve(scopes.size());
   for (const CapturedScope& scope : scopes) parent_of.emplace(scope.id, scope.parent);
   std::vector<GraphInterval> intervals;
-  std::unordered_map<std::uint64_t, std::unordered_map<std::uint32_t, std::size_t>> index;  // scope -> launch -> interval
+  std::unordered_map<std::uint64_t, std::unordered_map<std::uint32_t, std::size_t>>
+      index;  // scope -> launch -> interval
   for (const KernelRecord& record : records) {
     if (record.graph_node_id == 0) continue;
     // A parent opened before its child on the same thread, so its id is
@@ -125,7 +126,8 @@ inline std::vector<GraphInterval> graph_scope_intervals(const std::vector<Kernel
 // own overhead, not the user's work, so kernel capture does not keep them.
 inline constexpr char graph_stamp_prefix[] = "gpuprof_graph_stamp_";
 inline bool is_graph_stamp(const char* raw_name) {
-  return raw_name != nullptr && std::strncmp(raw_name, graph_stamp_prefix, sizeof graph_stamp_prefix - 1) == 0;
+  return raw_name != nullptr &&
+         std::strncmp(raw_name, graph_stamp_prefix, sizeof graph_stamp_prefix - 1) == 0;
 }
 
 // Fills scope_instance, scope_node, graph_launch and launch_ns of every
@@ -145,7 +147,8 @@ inline std::size_t join_correlations(std::vector<KernelRecord>& records, const C
   std::size_t outside = 0;
   for (KernelRecord& record : records) {
     const std::uint32_t captured = record.graph_node_id != 0 ? graph_nodes.scope_of(record.graph_node_id) : 0;
-    record.scope_node = captured != 0 && captured < report_node_of_scope.size() ? report_node_of_scope[captured] : -1;
+    record.scope_node =
+        captured != 0 && captured < report_node_of_scope.size() ? report_node_of_scope[captured] : -1;
     if (record.scope_node >= 0) {
       record.scope_instance = 0;
       record.graph_launch = record.correlation_id;
@@ -169,7 +172,8 @@ inline std::vector<int> report_nodes_by_path(const std::vector<std::string>& glo
                                              const std::vector<std::string>& report_paths) {
   std::unordered_map<std::string, int> report_index;
   report_index.reserve(report_paths.size());
-  for (std::size_t i = 0; i < report_paths.size(); ++i) report_index.emplace(report_paths[i], static_cast<int>(i));
+  for (std::size_t i = 0; i < report_paths.size(); ++i)
+    report_index.emplace(report_paths[i], static_cast<int>(i));
   std::vector<int> index(global_paths.size(), -1);
   for (std::size_t g = 1; g < global_paths.size(); ++g) {
     const auto found = report_index.find(global_paths[g]);

@@ -15,11 +15,11 @@ namespace detail {
 
 // The activity structs CUDA 13's CUPTI delivers for the kinds we enable
 // (cupti_activity.h names them next to each CUpti_ActivityKind).
-using CuptiKernel = CUpti_ActivityKernel10;   // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-using CuptiMemcpy = CUpti_ActivityMemcpy6;    // CUPTI_ACTIVITY_KIND_MEMCPY
-using CuptiMemset = CUpti_ActivityMemset4;    // CUPTI_ACTIVITY_KIND_MEMSET
-using CuptiApiCall = CUpti_ActivityAPI;       // CUPTI_ACTIVITY_KIND_RUNTIME / DRIVER
-using CuptiMemory = CUpti_ActivityMemory4;    // CUPTI_ACTIVITY_KIND_MEMORY2
+using CuptiKernel = CUpti_ActivityKernel10;  // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+using CuptiMemcpy = CUpti_ActivityMemcpy6;   // CUPTI_ACTIVITY_KIND_MEMCPY
+using CuptiMemset = CUpti_ActivityMemset4;   // CUPTI_ACTIVITY_KIND_MEMSET
+using CuptiApiCall = CUpti_ActivityAPI;      // CUPTI_ACTIVITY_KIND_RUNTIME / DRIVER
+using CuptiMemory = CUpti_ActivityMemory4;   // CUPTI_ACTIVITY_KIND_MEMORY2
 
 inline KernelRecord kernel_record(const CuptiKernel& kernel) {
   KernelRecord record;
@@ -91,7 +91,8 @@ inline bool allocation_record(const CuptiMemory& memory, AllocationRecord& recor
   const bool allocation = memory.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
   if (!allocation && memory.memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) return false;
   record.time_ns = static_cast<std::int64_t>(memory.timestamp);
-  record.bytes = allocation ? static_cast<std::int64_t>(memory.bytes) : -static_cast<std::int64_t>(memory.bytes);
+  record.bytes =
+      allocation ? static_cast<std::int64_t>(memory.bytes) : -static_cast<std::int64_t>(memory.bytes);
   record.address = memory.address;
   record.device = memory.deviceId;
   record.from_pool = memory.memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;

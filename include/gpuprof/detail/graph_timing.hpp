@@ -84,15 +84,15 @@ inline constexpr std::uint64_t graph_duration_too_long = graph_value_mask - 1;
 // Host side of a site, mapped into the device's address space.
 struct GraphSiteHost {
   std::uint64_t clock_probe_ns;  // the clock probe's %globaltimer (the probe site's only)
-  std::uint64_t replays;  // a mirror of the device count, written without ordering
+  std::uint64_t replays;         // a mirror of the device count, written without ordering
   std::uint64_t header_padding[6];
   GraphReplaySlot ring[graph_replay_ring];
 };
 // Device side of a site: only the stamps touch it.
 struct GraphSiteDevice {
-  std::uint64_t replays;   // replays numbered so far
-  std::uint64_t begin_ns;  // of the replay in progress
-  std::uint32_t open;      // begin stamps minus end stamps
+  std::uint64_t replays;     // replays numbered so far
+  std::uint64_t begin_ns;    // of the replay in progress
+  std::uint32_t open;        // begin stamps minus end stamps
   std::uint32_t overlapped;  // a begin stamp found another replay open
 };
 
@@ -179,9 +179,10 @@ inline constexpr char graph_stamp_ptx[] = R"PTX(
   ret;
 }
 )PTX";
-static_assert(graph_replay_ring == 256 && sizeof(GraphReplaySlot) == 32 && offsetof(GraphSiteHost, replays) == 8 &&
-                  offsetof(GraphSiteHost, ring) == 64 && offsetof(GraphSiteDevice, open) == 16 &&
-                  offsetof(GraphSiteDevice, overlapped) == 20 && graph_value_mask == 1099511627775u,
+static_assert(graph_replay_ring == 256 && sizeof(GraphReplaySlot) == 32 &&
+                  offsetof(GraphSiteHost, replays) == 8 && offsetof(GraphSiteHost, ring) == 64 &&
+                  offsetof(GraphSiteDevice, open) == 16 && offsetof(GraphSiteDevice, overlapped) == 20 &&
+                  graph_value_mask == 1099511627775u,
               "the PTX above hard-codes the ring size, the masks and these offsets");
 
 // One scope instance captured into a graph.
@@ -189,9 +190,9 @@ struct GraphSite {
   GraphSiteHost* host = nullptr;       // as the device addresses it (the stamps' argument)
   GraphSiteHost* host_view = nullptr;  // the same memory, as the host addresses it
   GraphSiteDevice* device = nullptr;
-  std::uint32_t node = 0;     // global node id
-  std::uint32_t thread = 0;   // the capturing thread's dense id
-  std::uint64_t next_replay = 0;  // the first replay not read yet
+  std::uint32_t node = 0;          // global node id
+  std::uint32_t thread = 0;        // the capturing thread's dense id
+  std::uint64_t next_replay = 0;   // the first replay not read yet
   std::atomic<bool> armed{false};  // its end stamp is in the graph: replays can be read
 };
 
@@ -330,8 +331,8 @@ class GraphTimings {
     std::uint64_t* reading = &probe_->host->clock_probe_ns;  // as the device addresses it
     void* args[] = {&reading};
     const std::int64_t before = host_now_ns();
-    GPUPROF_CUDA_CHECK(
-        cudaLaunchKernel(reinterpret_cast<const void*>(clock_kernel_), dim3(1), dim3(1), args, 0, private_stream_));
+    GPUPROF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(clock_kernel_), dim3(1), dim3(1), args,
+                                        0, private_stream_));
     GPUPROF_CUDA_CHECK(cudaStreamSynchronize(private_stream_));
     const std::int64_t after = host_now_ns();
     const std::uint64_t gpu_now = *static_cast<volatile std::uint64_t*>(&probe_->host_view->clock_probe_ns);
@@ -341,13 +342,15 @@ class GraphTimings {
  private:
   static constexpr std::size_t sites_per_slab = 32;
   static constexpr std::size_t slab_device_words = sites_per_slab * sizeof(GraphSiteDevice) / 8;
-  static_assert(sizeof(GraphSiteDevice) % 8 == 0 && slab_device_words <= 1024,
-                "gpuprof_graph_stamp_clear zeroes a slab's device side with one block, a thread per 64-bit word");
+  static_assert(
+      sizeof(GraphSiteDevice) % 8 == 0 && slab_device_words <= 1024,
+      "gpuprof_graph_stamp_clear zeroes a slab's device side with one block, a thread per 64-bit word");
 
   void load_kernels() {
     if (library_) return;
     GPUPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&private_stream_, cudaStreamNonBlocking));
-    GPUPROF_CUDA_CHECK(cudaLibraryLoadData(&library_, graph_stamp_ptx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    GPUPROF_CUDA_CHECK(
+        cudaLibraryLoadData(&library_, graph_stamp_ptx, nullptr, nullptr, 0, nullptr, nullptr, 0));
     GPUPROF_CUDA_CHECK(cudaLibraryGetKernel(&begin_kernel_, library_, "gpuprof_graph_stamp_begin"));
     GPUPROF_CUDA_CHECK(cudaLibraryGetKernel(&end_kernel_, library_, "gpuprof_graph_stamp_end"));
     GPUPROF_CUDA_CHECK(cudaLibraryGetKernel(&clear_kernel_, library_, "gpuprof_graph_stamp_clear"));
@@ -356,7 +359,8 @@ class GraphTimings {
   }
   static void launch(cudaKernel_t kernel, GraphSite* site, Stream stream) {
     void* args[] = {&site->device, &site->host};
-    GPUPROF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(1), dim3(1), args, 0, stream));
+    GPUPROF_CUDA_CHECK(
+        cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(1), dim3(1), args, 0, stream));
   }
 
   // Under mutex_. Sites are never freed: a graph (or an instance of it made
@@ -366,10 +370,12 @@ class GraphTimings {
     load_kernels();
     if (free_in_slab_ == 0) {
       Slab slab;
-      GPUPROF_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&slab.host), sites_per_slab * sizeof(GraphSiteHost),
+      GPUPROF_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&slab.host),
+                                       sites_per_slab * sizeof(GraphSiteHost),
                                        cudaHostAllocMapped | cudaHostAllocPortable));
       std::memset(slab.host, 0, sites_per_slab * sizeof(GraphSiteHost));
-      const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&slab.device), sites_per_slab * sizeof(GraphSiteDevice));
+      const cudaError_t status =
+          cudaMalloc(reinterpret_cast<void**>(&slab.device), sites_per_slab * sizeof(GraphSiteDevice));
       if (status != cudaSuccess) cudaFreeHost(slab.host);
       GPUPROF_CUDA_CHECK(status);
       // Zeroed by a stamp-family kernel, one thread per word (a memset would be
@@ -378,9 +384,11 @@ class GraphTimings {
       std::uint64_t count = slab_device_words;
       void* args[] = {&words, &count};
       GPUPROF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(clear_kernel_), dim3(1),
-                                          dim3(static_cast<unsigned>(slab_device_words)), args, 0, private_stream_));
+                                          dim3(static_cast<unsigned>(slab_device_words)), args, 0,
+                                          private_stream_));
       GPUPROF_CUDA_CHECK(cudaStreamSynchronize(private_stream_));
-      GPUPROF_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&slab.host_on_device), slab.host, 0));
+      GPUPROF_CUDA_CHECK(
+          cudaHostGetDevicePointer(reinterpret_cast<void**>(&slab.host_on_device), slab.host, 0));
       slabs_.push_back(slab);
       free_in_slab_ = sites_per_slab;
     }
@@ -417,15 +425,16 @@ class GraphTimings {
       } else if (nanoseconds == graph_duration_too_long) {
         ++losses_.too_long;
       } else {
-        const auto begin = static_cast<std::int64_t>(((begin_high & graph_value_mask) << 40) | (begin_low & graph_value_mask));
-        samples_.push_back({instance_ids_.fetch_add(1, std::memory_order_relaxed), site.node, site.thread, begin,
-                            begin + static_cast<std::int64_t>(nanoseconds)});
+        const auto begin = static_cast<std::int64_t>(((begin_high & graph_value_mask) << 40) |
+                                                     (begin_low & graph_value_mask));
+        samples_.push_back({instance_ids_.fetch_add(1, std::memory_order_relaxed), site.node, site.thread,
+                            begin, begin + static_cast<std::int64_t>(nanoseconds)});
       }
     }
   }
 
   struct Slab {
-    GraphSiteHost* host = nullptr;          // host address
+    GraphSiteHost* host = nullptr;            // host address
     GraphSiteHost* host_on_device = nullptr;  // the same memory, as the device sees it
     GraphSiteDevice* device = nullptr;
   };

@@ -36,7 +36,6 @@
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
 
-
 class Json {
  public:
   enum class Type { null, boolean, number, string, array, object };
@@ -91,7 +90,7 @@ class Json {
     if constexpr (std::is_signed_v<Index>) negative = index < 0;
     if (negative || static_cast<std::size_t>(index) >= items_.size())
       throw InputError("JSON array index " + std::to_string(index) + " outside size " +
-                               std::to_string(items_.size()));
+                       std::to_string(items_.size()));
     return items_[static_cast<std::size_t>(index)];
   }
   const std::vector<Json>& elements() const {
@@ -128,8 +127,7 @@ class Json {
 
   void expect(Type wanted) const {
     if (type_ != wanted)
-      throw InputError("JSON value is a " + type_name(type_) + ", not a " +
-                               type_name(wanted));
+      throw InputError("JSON value is a " + type_name(type_) + ", not a " + type_name(wanted));
   }
 
   Type type_ = Type::null;
@@ -222,7 +220,8 @@ class JsonParser {
       skip_whitespace();
     } while (consume(','));
     require('}');
-    if (const std::string* twice = duplicate_key(value.keys_)) fail("duplicate key \"" + *twice + "\" in an object");
+    if (const std::string* twice = duplicate_key(value.keys_))
+      fail("duplicate key \"" + *twice + "\" in an object");
   }
 
   // A key that appears twice, nullptr when none does. Sorted, not pairwise,
@@ -231,9 +230,10 @@ class JsonParser {
     std::vector<const std::string*> sorted;
     sorted.reserve(keys.size());
     for (const std::string& key : keys) sorted.push_back(&key);
-    std::sort(sorted.begin(), sorted.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
-    const auto twice = std::adjacent_find(sorted.begin(), sorted.end(),
-                                          [](const std::string* a, const std::string* b) { return *a == *b; });
+    std::sort(sorted.begin(), sorted.end(),
+              [](const std::string* a, const std::string* b) { return *a < *b; });
+    const auto twice = std::adjacent_find(
+        sorted.begin(), sorted.end(), [](const std::string* a, const std::string* b) { return *a == *b; });
     return twice == sorted.end() ? nullptr : *twice;
   }
 

@@ -85,8 +85,7 @@ class Nvml {
   ClockSample clocks(const std::string& uuid) const {
     ClockSample sample;
     void* device = nullptr;
-    if (!available() || uuid.empty() || device_get_handle_by_uuid_(uuid.c_str(), &device) != 0)
-      return sample;
+    if (!available() || uuid.empty() || device_get_handle_by_uuid_(uuid.c_str(), &device) != 0) return sample;
     unsigned int mhz = 0;
     if (device_get_clock_info_(device, clock_sm, &mhz) == 0) sample.sm_mhz = static_cast<int>(mhz);
     if (device_get_clock_info_(device, clock_memory, &mhz) == 0) sample.memory_mhz = static_cast<int>(mhz);
@@ -106,7 +105,8 @@ class Nvml {
       why_not_ = std::string("NVML not loaded (") + (error ? error : "libnvidia-ml.so.1") + ")";
       return;
     }
-    const bool found = load(init_, "nvmlInit_v2") && load(system_get_driver_version_, "nvmlSystemGetDriverVersion") &&
+    const bool found = load(init_, "nvmlInit_v2") &&
+                       load(system_get_driver_version_, "nvmlSystemGetDriverVersion") &&
                        load(device_get_handle_by_uuid_, "nvmlDeviceGetHandleByUUID") &&
                        load(device_get_clock_info_, "nvmlDeviceGetClockInfo") &&
                        load(device_get_throttle_reasons_, "nvmlDeviceGetCurrentClocksThrottleReasons");

@@ -24,7 +24,7 @@ namespace detail {
 
 struct InstanceRecord {
   std::uint64_t id = 0;
-  std::uint32_t node = 0;  // global node id
+  std::uint32_t node = 0;             // global node id
   std::int64_t host_begin_ticks = 0;  // host_ticks(): converted to ns by report()
   std::int64_t host_end_ticks = 0;
   Work work;
@@ -63,8 +63,8 @@ class RecordLog {
   // It also prefetches the cache lines of the slot a dozen records on (as a
   // write prefetch where the build targets PREFETCHW, else into L1): the line
   // is then there before a scope stores into it (2-3 ns a scope on the GPU
-  // machine's Xeon host, default flags, where the stores otherwise wait). Integer arithmetic: the address may lie past the chunk,
-  // which a prefetch may name (it never faults) and a pointer may not.
+  // machine's Xeon host, default flags, where the stores otherwise wait). Integer arithmetic: the address may
+  // lie past the chunk, which a prefetch may name (it never faults) and a pointer may not.
   void publish_next() noexcept {
     ++cursor_;
 #if defined(__GNUC__) || defined(__clang__)

@@ -4,9 +4,9 @@
 // other threads and CUDA's own teardown may outlive static destructors). It
 // owns the interned names, the global node table ((parent, name) -> node id),
 // one ThreadState per thread that ever opened a scope, the observers, the
-// timing mode and the calibration of scope time stamps (TickClock). Everything a scope touches in steady state is its own
-// ThreadState; the mutexes here are taken when a thread, a name or a node is
-// seen for the first time, and by report()/reset().
+// timing mode and the calibration of scope time stamps (TickClock). Everything a scope touches in steady
+// state is its own ThreadState; the mutexes here are taken when a thread, a name or a node is seen for the
+// first time, and by report()/reset().
 //
 // It also defines the scope backend (scope_state.hpp), the out-of-line half
 // of every scope, and installs it before main(): whichever translation unit
@@ -41,7 +41,7 @@ namespace detail {
 
 // The maps behind a ThreadState's caches, out of scope.hpp's sight.
 struct ThreadTables {
-  std::unordered_map<std::uint64_t, std::uint32_t> children;      // (parent, name) -> child node
+  std::unordered_map<std::uint64_t, std::uint32_t> children;     // (parent, name) -> child node
   std::unordered_map<std::string_view, const NameEntry*> names;  // run-time names seen here
 };
 
@@ -66,7 +66,8 @@ class Recorder {
 
   Recorder() : device_(probe_device()) {
     scope_backend.store(&scope_backend_functions(), std::memory_order_release);
-    if (!device_.usable) std::fprintf(stderr, "gpuprof: %s; timing with the host clock\n", device_.reason.c_str());
+    if (!device_.usable)
+      std::fprintf(stderr, "gpuprof: %s; timing with the host clock\n", device_.reason.c_str());
     update_mode(mode_gpu, device_.usable);
     update_mode(mode_tsc, ticks_are_tsc());
     update_mode(mode_unready, false);
@@ -76,9 +77,7 @@ class Recorder {
 
   // --- timing mode -----------------------------------------------------------
   const DeviceStatus& device() const noexcept { return device_; }
-  bool gpu_timing() const noexcept {
-    return device_.usable && gpu_enabled_.load(std::memory_order_relaxed);
-  }
+  bool gpu_timing() const noexcept { return device_.usable && gpu_enabled_.load(std::memory_order_relaxed); }
   void set_gpu_timing(bool enabled) {
     const std::lock_guard<std::mutex> lock(mode_mutex_);
     gpu_enabled_.store(enabled, std::memory_order_relaxed);
@@ -158,7 +157,9 @@ class Recorder {
     if (GraphIntervalSource* source = graph_interval_source_.load(std::memory_order_acquire)) fn(*source);
   }
   // An instance id for a scope instance that report() derives (a replay).
-  std::uint64_t fresh_instance_id() noexcept { return next_instance_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t fresh_instance_id() noexcept {
+    return next_instance_.fetch_add(1, std::memory_order_relaxed);
+  }
 
   // --- bench() warm-up: scope instances that begin inside these spans, on
   // any thread, are counted apart by report(), not in the statistics. Scopes
@@ -193,10 +194,8 @@ class Recorder {
  private:
   // Sets or clears `bits` of scope_mode (fetch_or/fetch_and: each setter owns its bits).
   static void update_mode(std::uint32_t bits, bool on) noexcept {
-    if (on)
-      scope_mode.fetch_or(bits, std::memory_order_release);
-    else
-      scope_mode.fetch_and(~bits, std::memory_order_release);
+    if (on) scope_mode.fetch_or(bits, std::memory_order_release);
+    else scope_mode.fetch_and(~bits, std::memory_order_release);
   }
   friend ThreadState& register_this_thread();
   ThreadState& register_thread() {
@@ -371,7 +370,8 @@ inline void begin_gpu_timing(ScopeState& s) {
     if (recorder.graph_intervals_derived()) {
       unsigned long long capture_id = 0;
       GPUPROF_CUDA_CHECK(cudaStreamGetCaptureInfo(s.stream, &capture, &capture_id));
-      recorder.graph_timings().note_unstamped({s.id, s.parent_instance, capture_id, s.node, s.thread->thread_id});
+      recorder.graph_timings().note_unstamped(
+          {s.id, s.parent_instance, capture_id, s.node, s.thread->thread_id});
     } else {
       s.graph_site = recorder.graph_timings().begin(s.stream, s.node, s.thread->thread_id);
     }
@@ -446,12 +446,12 @@ inline ThreadState& register_thread() { return register_this_thread(); }
 }  // namespace scope_backend_impl
 
 inline const ScopeBackend& scope_backend_functions() noexcept {
-  static constexpr ScopeBackend functions{
-      scope_backend_impl::register_thread,   scope_backend_impl::take_instance_ids,
-      scope_backend_impl::resolve_unbound_name, scope_backend_impl::child_node_slow,
-      scope_backend_impl::open_rest,         scope_backend_impl::notify_end,
+  static constexpr ScopeBackend functions {
+    scope_backend_impl::register_thread, scope_backend_impl::take_instance_ids,
+        scope_backend_impl::resolve_unbound_name, scope_backend_impl::child_node_slow,
+        scope_backend_impl::open_rest, scope_backend_impl::notify_end,
 #if GPUPROF_WITH_CUDA
-      scope_backend_impl::finish_gpu_timing,
+        scope_backend_impl::finish_gpu_timing,
 #endif
   };
   return functions;

@@ -144,7 +144,9 @@ struct ScopeBackend {
 inline std::atomic<const ScopeBackend*> scope_backend{nullptr};
 
 // Must be installed: only code that runs after a scope registered its thread calls it.
-inline const ScopeBackend& installed_backend() noexcept { return *scope_backend.load(std::memory_order_acquire); }
+inline const ScopeBackend& installed_backend() noexcept {
+  return *scope_backend.load(std::memory_order_acquire);
+}
 
 // The calling thread's state, registered (and the Recorder created) on its
 // first scope; null without a backend.

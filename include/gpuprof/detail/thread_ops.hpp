@@ -37,7 +37,8 @@ const CallSite::Binding* bound_name(const CallSite& site, const Name& name) noex
 template <class Name>
 const NameEntry& resolve_unbound_name(ThreadState& thread, CallSite& site, const Name& name) {
   const std::string_view text(name);
-  return installed_backend().resolve_unbound_name(thread, site, text, std::is_array_v<Name> ? text.data() : nullptr);
+  return installed_backend().resolve_unbound_name(thread, site, text,
+                                                  std::is_array_v<Name> ? text.data() : nullptr);
 }
 
 template <class Name>

@@ -50,8 +50,9 @@ class TickConverter {
   // `points` empty: ticks are steady_clock ns already.
   explicit TickConverter(std::vector<TickPoint> points) : points_(std::move(points)) {
     if (points_.size() == 1)
-      throw Error("gpuprof: the time-stamp counter did not advance for 20 ms of calibration; "
-                  "host times cannot be converted");
+      throw Error(
+          "gpuprof: the time-stamp counter did not advance for 20 ms of calibration; "
+          "host times cannot be converted");
   }
 
   std::int64_t to_ns(std::int64_t ticks) const {
@@ -68,7 +69,8 @@ class TickConverter {
  private:
   // The line through `from` with the slope of (a, b). long double: a tick
   // distance times a rate stays exact to well under a ns.
-  static std::int64_t along(const TickPoint& from, const TickPoint& a, const TickPoint& b, std::int64_t ticks) {
+  static std::int64_t along(const TickPoint& from, const TickPoint& a, const TickPoint& b,
+                            std::int64_t ticks) {
     const long double ns_per_tick =
         static_cast<long double>(b.ns - a.ns) / static_cast<long double>(b.ticks - a.ticks);
     return from.ns + static_cast<std::int64_t>(static_cast<long double>(ticks - from.ticks) * ns_per_tick);

@@ -30,8 +30,7 @@ inline std::vector<TimeInterval> interval_union(std::vector<TimeInterval> interv
     if (interval.end_ns <= interval.begin_ns) continue;
     if (!merged.empty() && interval.begin_ns <= merged.back().end_ns)
       merged.back().end_ns = std::max(merged.back().end_ns, interval.end_ns);
-    else
-      merged.push_back(interval);
+    else merged.push_back(interval);
   }
   return merged;
 }
@@ -43,8 +42,9 @@ class TimeSpans {
   explicit TimeSpans(std::vector<TimeInterval> spans) : merged_(interval_union(std::move(spans))) {}
   bool contains(std::int64_t time) const {
     // The last span that begins at or before `time`.
-    const auto after = std::upper_bound(merged_.begin(), merged_.end(), time,
-                                        [](std::int64_t t, const TimeInterval& span) { return t < span.begin_ns; });
+    const auto after =
+        std::upper_bound(merged_.begin(), merged_.end(), time,
+                         [](std::int64_t t, const TimeInterval& span) { return t < span.begin_ns; });
     return after != merged_.begin() && time < std::prev(after)->end_ns;
   }
 

@@ -72,7 +72,10 @@ inline void write_bench_field(JsonWriter& json, const BenchField& field) {
 inline std::string bench_json(const std::vector<NamedBenchResult>& runs,
                               const Environment& environment = capture_environment()) {
   JsonWriter json;
-  json.begin_object().member("schema", "gpuprof.bench").member("version", bench_json_version).key("environment");
+  json.begin_object()
+      .member("schema", "gpuprof.bench")
+      .member("version", bench_json_version)
+      .key("environment");
   write_environment_json(json, environment);
   json.key("benchmarks").begin_array();
   for (const NamedBenchResult& run : runs) {

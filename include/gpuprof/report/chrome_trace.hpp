@@ -36,8 +36,7 @@ constexpr std::uint32_t trace_first_gpu_pid = 1000;
 // numbers keep nanosecond resolution in a double of microseconds).
 inline std::int64_t trace_origin_ns(const Report& report) {
   std::int64_t origin = std::numeric_limits<std::int64_t>::max();
-  for (const ScopeInstance& instance : report.instances)
-    origin = std::min(origin, instance.host_begin_ns);
+  for (const ScopeInstance& instance : report.instances) origin = std::min(origin, instance.host_begin_ns);
   for (const KernelRecord& kernel : report.kernels) {
     origin = std::min(origin, kernel.start_ns);
     if (kernel.launch_ns != 0) origin = std::min(origin, kernel.launch_ns);
@@ -57,16 +56,15 @@ class TraceEvents {
 
   // Opens an event object with the fields every event has; the caller adds
   // the rest and closes it.
-  JsonWriter& begin(const char* phase, const std::string& name, std::uint32_t pid,
-                    std::uint32_t tid) {
+  JsonWriter& begin(const char* phase, const std::string& name, std::uint32_t pid, std::uint32_t tid) {
     return json_.begin_object(JsonWriter::one_line)
         .member("ph", phase)
         .member("name", name)
         .member("pid", pid_offset_ + pid)
         .member("tid", tid);
   }
-  JsonWriter& begin_at(const char* phase, const std::string& name, std::uint32_t pid,
-                       std::uint32_t tid, std::int64_t time_ns) {
+  JsonWriter& begin_at(const char* phase, const std::string& name, std::uint32_t pid, std::uint32_t tid,
+                       std::int64_t time_ns) {
     // origin_ns_ is the earliest time stamp and every time stamp lies in
     // 0 .. 2^62 (read_json.hpp refuses others), so this cannot overflow.
     return begin(phase, name, pid, tid).member("ts", microseconds(time_ns - origin_ns_));
@@ -81,9 +79,7 @@ class TraceEvents {
     begin("M", what, pid, tid).key("args").begin_object().member(arg_key, arg).end_object();
     json_.end_object();
   }
-  static double microseconds(std::int64_t nanoseconds) {
-    return static_cast<double>(nanoseconds) / 1e3;
-  }
+  static double microseconds(std::int64_t nanoseconds) { return static_cast<double>(nanoseconds) / 1e3; }
 
  private:
   JsonWriter& json_;
@@ -93,8 +89,8 @@ class TraceEvents {
 
 // Process names start with `process_prefix` ("rank 1 (host, GPU) " in a
 // merged trace); sort indices with `first_sort_index`.
-inline void write_trace_tracks(TraceEvents& events, const Report& report, const std::string& process_prefix = "",
-                               std::uint32_t first_sort_index = 0) {
+inline void write_trace_tracks(TraceEvents& events, const Report& report,
+                               const std::string& process_prefix = "", std::uint32_t first_sort_index = 0) {
   std::set<std::uint32_t> threads;
   for (const ScopeInstance& instance : report.instances) threads.insert(instance.thread);
   std::set<std::pair<std::uint32_t, std::uint32_t>> streams;  // (device, stream)
@@ -103,8 +99,7 @@ inline void write_trace_tracks(TraceEvents& events, const Report& report, const 
   events.metadata("process_name", trace_host_pid, 0, "name", process_prefix + "Host");
   events.metadata("process_sort_index", trace_host_pid, 0, "sort_index", first_sort_index);
   for (std::uint32_t thread : threads)
-    events.metadata("thread_name", trace_host_pid, thread, "name",
-                    "host thread " + std::to_string(thread));
+    events.metadata("thread_name", trace_host_pid, thread, "name", "host thread " + std::to_string(thread));
   std::set<std::uint32_t> devices;
   for (const auto& [device, stream] : streams) {
     const std::uint32_t pid = trace_first_gpu_pid + device;
@@ -132,8 +127,7 @@ inline const char* kineto_category(ActivityKind kind) {
 inline void write_trace_kernel(JsonWriter& json, TraceEvents& events, const KernelRecord& kernel,
                                const std::string& scope_path) {
   const std::string& title = kernel.base_name.empty() ? kernel.name : kernel.base_name;
-  events
-      .begin_at("X", title, trace_first_gpu_pid + kernel.device, kernel.stream, kernel.start_ns)
+  events.begin_at("X", title, trace_first_gpu_pid + kernel.device, kernel.stream, kernel.start_ns)
       .member("dur", TraceEvents::microseconds(kernel.duration_ns()))
       .member("cat", kineto_category(kernel.kind))
       .key("args")
@@ -190,20 +184,27 @@ inline void write_trace_memory_counters(TraceEvents& events, const MemoryTimelin
   const std::uint32_t pid = trace_first_gpu_pid;
   for (const MemoryUsePoint& point : timeline.in_use)
     events.begin_at("C", "Device memory in use", pid, 0, point.time_ns)
-        .key("args").begin_object().member("MiB", static_cast<double>(point.bytes_in_use) / (1 << 20)).end_object()
+        .key("args")
+        .begin_object()
+        .member("MiB", static_cast<double>(point.bytes_in_use) / (1 << 20))
+        .end_object()
         .end_object();
   std::vector<std::pair<std::int64_t, std::int64_t>> changes;  // (time, bytes)
   for (const TimelineAllocation& allocation : timeline.allocations) {
     changes.emplace_back(allocation.alloc_ns, allocation.bytes);
     if (allocation.free_ns >= 0) changes.emplace_back(allocation.free_ns, -allocation.bytes);
   }
-  std::stable_sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   // A double running sum: exact to 8 PiB, and no overflow for any sizes a
   // file may claim.
   double live = 0;
   for (const auto& [time_ns, bytes] : changes)
     events.begin_at("C", "Allocated (kernel capture)", pid, 0, time_ns)
-        .key("args").begin_object().member("MiB", (live += static_cast<double>(bytes)) / (1 << 20)).end_object()
+        .key("args")
+        .begin_object()
+        .member("MiB", (live += static_cast<double>(bytes)) / (1 << 20))
+        .end_object()
         .end_object();
 }
 }  // namespace detail
@@ -238,7 +239,10 @@ inline void write_trace_report_events(JsonWriter& json, TraceEvents& events, con
     const ScopeNode* node = node_of(instance);
     const bool is_step = node && !options.step_scope.empty() && node->path == options.step_scope;
     events
-        .begin_at("X", is_step ? "ProfilerStep#" + std::to_string(step++) : node ? node->name : "(unknown scope)",
+        .begin_at("X",
+                  is_step ? "ProfilerStep#" + std::to_string(step++)
+                  : node  ? node->name
+                          : "(unknown scope)",
                   trace_host_pid, instance.thread, instance.host_begin_ns)
         .member("dur", TraceEvents::microseconds(instance.host_end_ns - instance.host_begin_ns))
         .member("cat", is_step ? "user_annotation" : "scope")
@@ -255,8 +259,9 @@ inline void write_trace_report_events(JsonWriter& json, TraceEvents& events, con
     const ScopeInstance* launcher =
         kernel.scope_instance != 0 && found != instance_by_id.end() ? found->second : nullptr;
     // Graph work names the scope it was captured in; it has no launching instance.
-    const bool captured = kernel.scope_node >= 0 && static_cast<std::size_t>(kernel.scope_node) < nodes.size();
-    const ScopeNode* scope = captured ? &nodes[static_cast<std::size_t>(kernel.scope_node)]
+    const bool captured =
+        kernel.scope_node >= 0 && static_cast<std::size_t>(kernel.scope_node) < nodes.size();
+    const ScopeNode* scope = captured   ? &nodes[static_cast<std::size_t>(kernel.scope_node)]
                              : launcher ? node_of(*launcher)
                                         : nullptr;
     write_trace_kernel(json, events, kernel, scope ? scope->path : "");
@@ -268,9 +273,7 @@ inline void write_trace_report_events(JsonWriter& json, TraceEvents& events, con
         .member("cat", "launch")
         .member("id", flow_id)
         .end_object();
-    events
-        .begin_at("f", "launch", trace_first_gpu_pid + kernel.device, kernel.stream,
-                  kernel.start_ns)
+    events.begin_at("f", "launch", trace_first_gpu_pid + kernel.device, kernel.stream, kernel.start_ns)
         .member("cat", "launch")
         .member("id", flow_id)
         .member("bp", "e")
@@ -280,7 +283,8 @@ inline void write_trace_report_events(JsonWriter& json, TraceEvents& events, con
 }
 }  // namespace detail
 
-inline void write_chrome_trace(const Report& report, const std::string& path, const ChromeTraceOptions& options = {}) {
+inline void write_chrome_trace(const Report& report, const std::string& path,
+                               const ChromeTraceOptions& options = {}) {
   const std::int64_t origin_ns = detail::trace_origin_ns(report);
   JsonWriter json;
   json.begin_object()

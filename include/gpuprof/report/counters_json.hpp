@@ -26,7 +26,10 @@ inline void write_measured(JsonWriter& json, const char* key, double value) {
 }
 
 inline void write_counter_range_json(JsonWriter& json, const CounterRange& range) {
-  json.begin_object(JsonWriter::one_line).member("name", range.name).key("values").begin_object(JsonWriter::one_line);
+  json.begin_object(JsonWriter::one_line)
+      .member("name", range.name)
+      .key("values")
+      .begin_object(JsonWriter::one_line);
   // A metric named twice would make the object unreadable (duplicate keys); the first wins, as in find().
   std::vector<std::string> written;
   for (const MetricValue& v : range.values) {
@@ -51,7 +54,10 @@ inline void write_counter_set_json(JsonWriter& json, const CounterSet& set) {
 inline void write_ceilings_json(JsonWriter& json, const RooflineCeilings& ceilings) {
   json.begin_object().member("dram_bytes_per_s", ceilings.dram_bytes_per_s).key("pipes").begin_array();
   for (const PipeCeiling& c : ceilings.pipes)
-    json.begin_object(JsonWriter::one_line).member("pipe", c.pipe).member("flop_per_s", c.flop_per_s).end_object();
+    json.begin_object(JsonWriter::one_line)
+        .member("pipe", c.pipe)
+        .member("flop_per_s", c.flop_per_s)
+        .end_object();
   json.end_array().end_object();
 }
 

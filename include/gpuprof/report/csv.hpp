@@ -28,13 +28,40 @@ inline void append_csv_row(std::string& out, const std::vector<std::string>& fie
 }
 
 inline const std::vector<std::string>& csv_columns() {
-  static const std::vector<std::string> columns = with_counter_csv_columns({
-      "path", "name", "depth", "parent_path", "count", "timing", "total_ms", "mean_ms",
-      "stddev_ms", "median_ms", "q1_ms", "q3_ms", "p10_ms", "p90_ms", "min_ms", "max_ms",
-      "ci95_low_ms", "ci95_high_ms", "cv", "outliers", "unstable", "unstable_reason",
-      "host_mean_ms", "gpu_mean_ms", "percent_of_parent", "flops", "bytes", "tokens",
-      "tflop_per_s", "gb_per_s", "tokens_per_s", "flops_per_byte", "peak_device_bytes",
-      "discarded"});
+  static const std::vector<std::string> columns = with_counter_csv_columns({"path",
+                                                                            "name",
+                                                                            "depth",
+                                                                            "parent_path",
+                                                                            "count",
+                                                                            "timing",
+                                                                            "total_ms",
+                                                                            "mean_ms",
+                                                                            "stddev_ms",
+                                                                            "median_ms",
+                                                                            "q1_ms",
+                                                                            "q3_ms",
+                                                                            "p10_ms",
+                                                                            "p90_ms",
+                                                                            "min_ms",
+                                                                            "max_ms",
+                                                                            "ci95_low_ms",
+                                                                            "ci95_high_ms",
+                                                                            "cv",
+                                                                            "outliers",
+                                                                            "unstable",
+                                                                            "unstable_reason",
+                                                                            "host_mean_ms",
+                                                                            "gpu_mean_ms",
+                                                                            "percent_of_parent",
+                                                                            "flops",
+                                                                            "bytes",
+                                                                            "tokens",
+                                                                            "tflop_per_s",
+                                                                            "gb_per_s",
+                                                                            "tokens_per_s",
+                                                                            "flops_per_byte",
+                                                                            "peak_device_bytes",
+                                                                            "discarded"});
   return columns;
 }
 }  // namespace detail
@@ -86,7 +113,8 @@ inline void write_csv(const Report& report, const std::string& path) {
         positive_or_empty(node.flops_per_byte()),
         node.peak_device_bytes >= 0 ? std::to_string(node.peak_device_bytes) : "",
         std::to_string(ms.discarded)};
-    for (std::string& field : detail::counter_csv_fields(scope_counters(report, i))) fields.push_back(std::move(field));
+    for (std::string& field : detail::counter_csv_fields(scope_counters(report, i)))
+      fields.push_back(std::move(field));
     detail::append_csv_row(text, fields);
   }
   write_file_atomically(path, text);

@@ -38,7 +38,6 @@ inline void write_environment_json(JsonWriter& json, const Environment& env) {
       .end_object();
 }
 
-
 // {"rank": 1, "world_size": 4, "local_rank": 1}; unknown values are null.
 inline void write_rank_json(JsonWriter& json, const RankInfo& info) {
   json.begin_object(JsonWriter::one_line);
@@ -99,7 +98,8 @@ inline RankInfo rank_from_json(const Json& json) {
   const RankInfo info{count("rank"), count("world_size"), count("local_rank")};
   if (info.world_size == 0) throw InputError("world_size 0: a run has at least one process");
   if (info.known() && info.world_size > 0 && info.rank >= info.world_size)
-    throw InputError("rank " + std::to_string(info.rank) + " is outside a world of " + std::to_string(info.world_size));
+    throw InputError("rank " + std::to_string(info.rank) + " is outside a world of " +
+                     std::to_string(info.world_size));
   return info;
 }
 

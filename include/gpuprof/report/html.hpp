@@ -264,7 +264,8 @@ window.addEventListener("error", (e) => { document.body.dataset.renderError = St
 // Where it ran, as the same labelled lines the markdown heading uses.
 inline std::string html_environment_table(const Report& report) {
   auto lines = environment_lines(report.environment);
-  if (report.environment.gpu_name.empty() && !report.device_name.empty()) lines.insert(lines.begin(), {"GPU", report.device_name});
+  if (report.environment.gpu_name.empty() && !report.device_name.empty())
+    lines.insert(lines.begin(), {"GPU", report.device_name});
   lines.emplace_back("timing", std::string(timing_source_name(report.timing_source)) +
                                    (report.timing_note.empty() ? "" : " (" + report.timing_note + ")"));
   std::string table = "<table class=\"env\">\n";
@@ -285,7 +286,8 @@ inline std::string html_report(const Report& report, const std::string& title = 
   page += "</style>\n</head>\n<body>\n<h1>";
   page += escaped_title;
   page += "</h1>\n" + detail::html_environment_table(report);
-  page += "<div id=\"report\"><noscript>The charts and tables below are drawn by JavaScript.</noscript></div>\n";
+  page +=
+      "<div id=\"report\"><noscript>The charts and tables below are drawn by JavaScript.</noscript></div>\n";
   if (!report.counters.empty()) page += "<h2>Roofline</h2>\n" + roofline_svg(report);
   page += "<script id=\"gpuprof-data\" type=\"application/json\">";
   page += detail::json_for_script_element(report_json(report));
@@ -296,7 +298,8 @@ inline std::string html_report(const Report& report, const std::string& title = 
 }
 
 // Written whole or not at all (temp file + rename); throws gpuprof::Error.
-inline void write_html(const Report& report, const std::string& path, const std::string& title = "gpuprof report") {
+inline void write_html(const Report& report, const std::string& path,
+                       const std::string& title = "gpuprof report") {
   write_file_atomically(path, html_report(report, title));
 }
 

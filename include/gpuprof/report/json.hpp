@@ -76,8 +76,8 @@ inline void write_node_json(JsonWriter& json, const Report& report, std::size_t 
       .member("depth", node.depth)
       .member("count", node.count)
       .member("open_instances", node.open_instances)
-      .member("timing", timing_source_name(node.gpu_timed() ? TimingSource::cuda_events
-                                                            : TimingSource::host_clock))
+      .member("timing",
+              timing_source_name(node.gpu_timed() ? TimingSource::cuda_events : TimingSource::host_clock))
       .member("total_ms", node.total_ms());
   write_known(json, "percent_of_parent", share, share >= 0);
   json.key("host_ms");

@@ -29,7 +29,7 @@ GPUPROF_NAMESPACE_BEGIN
 namespace detail {
 inline std::vector<std::string> kern_sum_cells(const KernelSummaryRow& row) {
   // nsys prints percentages and ns averages with one decimal.
-  return {format_fixed(row.time_percent, 1), std::to_string(row.total_ns), std::to_string(row.instances),
+  return {format_fixed(row.time_percent, 1), std::to_string(row.total_ns),   std::to_string(row.instances),
           format_fixed(row.avg_ns, 1),       format_fixed(row.median_ns, 1), std::to_string(row.min_ns),
           std::to_string(row.max_ns),        format_fixed(row.stddev_ns, 1)};
 }
@@ -48,9 +48,8 @@ inline void kern_sum_members(JsonWriter& json, const KernelSummaryRow& row) {
 }
 
 inline const std::vector<std::string>& kern_sum_headers() {
-  static const std::vector<std::string> headers = {
-      "Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)",
-      "Min (ns)", "Max (ns)",        "StdDev (ns)"};
+  static const std::vector<std::string> headers = {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)",
+                                                   "Med (ns)", "Min (ns)",        "Max (ns)",  "StdDev (ns)"};
   return headers;
 }
 }  // namespace detail
@@ -159,7 +158,8 @@ inline std::string scope_gpu_summary_json(const std::vector<ScopeGpuSummary>& su
 
 namespace detail {
 inline bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Writes `table` or `json` to `path`, in the format its extension names.

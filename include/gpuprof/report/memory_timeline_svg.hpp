@@ -105,7 +105,8 @@ inline StackedAllocations stack_allocations(const MemoryTimeline& timeline) {
 // sample and span (first == last + 1 when there is nothing, or one moment).
 inline std::pair<std::int64_t, std::int64_t> timeline_extent(const MemoryTimeline& timeline,
                                                              const std::vector<TimelineSpan>& spans) {
-  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+  std::int64_t first = std::numeric_limits<std::int64_t>::max(),
+               last = std::numeric_limits<std::int64_t>::min();
   const auto cover = [&](std::int64_t t) {
     first = std::min(first, t);
     last = std::max(last, t);
@@ -166,7 +167,8 @@ inline const char* span_colour(std::size_t order) {
 
 }  // namespace detail
 
-inline std::string memory_timeline_svg(const MemoryTimeline& timeline, const MemoryTimelineSvgOptions& options = {}) {
+inline std::string memory_timeline_svg(const MemoryTimeline& timeline,
+                                       const MemoryTimelineSvgOptions& options = {}) {
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
   const StackedAllocations stacked = stack_allocations(timeline);
 
@@ -182,7 +184,9 @@ inline std::string memory_timeline_svg(const MemoryTimeline& timeline, const Mem
   const double gib_step = detail::nice_tick_step(static_cast<double>(top_bytes) / gib, 6);
   const double gib_top = std::ceil(static_cast<double>(top_bytes) / gib / gib_step) * gib_step;
   const double ms_step = detail::nice_tick_step(ms_range, 10);
-  const auto x = [&](std::int64_t t) { return left + (right - left) * static_cast<double>(t - t0) / static_cast<double>(t1 - t0); };
+  const auto x = [&](std::int64_t t) {
+    return left + (right - left) * static_cast<double>(t - t0) / static_cast<double>(t1 - t0);
+  };
   const auto y = [&](double bytes) { return bottom - height * bytes / gib / gib_top; };
 
   // Legend entries: scopes in order of first allocation, with what they hold.
@@ -194,8 +198,10 @@ inline std::string memory_timeline_svg(const MemoryTimeline& timeline, const Mem
   }
   std::vector<std::string> span_labels;
   for (const TimelineSpan& s : options.spans)
-    if (std::find(span_labels.begin(), span_labels.end(), s.label) == span_labels.end()) span_labels.push_back(s.label);
-  const std::size_t legend_rows = scopes.size() + (timeline.in_use.empty() ? 0 : 1) + (span_labels.empty() ? 0 : 1);
+    if (std::find(span_labels.begin(), span_labels.end(), s.label) == span_labels.end())
+      span_labels.push_back(s.label);
+  const std::size_t legend_rows =
+      scopes.size() + (timeline.in_use.empty() ? 0 : 1) + (span_labels.empty() ? 0 : 1);
   const double legend_top = bottom + 42;
   const double total_height = legend_top + 18.0 * static_cast<double>(legend_rows) + 10;
 
@@ -216,7 +222,8 @@ inline std::string memory_timeline_svg(const MemoryTimeline& timeline, const Mem
     svg += "<rect class=\"span\" x=\"" + detail::svg_number(x0) + "\" y=\"" + detail::svg_number(top - 20) +
            "\" width=\"" + detail::svg_number(w) + "\" height=\"14\" fill=\"" + detail::span_colour(order) +
            "\" fill-opacity=\"0.35\"><title>" + detail::html_escaped(s.label) + ": " +
-           detail::svg_short_number(static_cast<double>(s.end_ns - s.begin_ns) / 1e6) + " ms</title></rect>\n";
+           detail::svg_short_number(static_cast<double>(s.end_ns - s.begin_ns) / 1e6) +
+           " ms</title></rect>\n";
     if (w > 6.5 * static_cast<double>(s.label.size()) + 4)
       svg += "<text x=\"" + detail::svg_number(x0 + 2) + "\" y=\"" + detail::svg_number(top - 9) + "\">" +
              detail::html_escaped(s.label) + "</text>\n";
@@ -231,24 +238,30 @@ inline std::string memory_timeline_svg(const MemoryTimeline& timeline, const Mem
     for (std::size_t k = 0; k < steps.size(); ++k) {
       const std::int64_t next = k + 1 < steps.size() ? steps[k + 1].time_ns : end;
       const double offset = static_cast<double>(steps[k].offset);
-      upper += detail::svg_number(x(steps[k].time_ns)) + "," + detail::svg_number(y(offset + static_cast<double>(a.bytes))) +
-               " " + detail::svg_number(x(next)) + "," + detail::svg_number(y(offset + static_cast<double>(a.bytes))) + " ";
+      upper += detail::svg_number(x(steps[k].time_ns)) + "," +
+               detail::svg_number(y(offset + static_cast<double>(a.bytes))) + " " +
+               detail::svg_number(x(next)) + "," +
+               detail::svg_number(y(offset + static_cast<double>(a.bytes))) + " ";
       lower = detail::svg_number(x(next)) + "," + detail::svg_number(y(offset)) + " " +
               detail::svg_number(x(steps[k].time_ns)) + "," + detail::svg_number(y(offset)) + " " + lower;
     }
-    const std::size_t order = static_cast<std::size_t>(std::find(scopes.begin(), scopes.end(), a.scope_path) - scopes.begin());
-    svg += "<polygon class=\"allocation\" points=\"" + upper + lower.substr(0, lower.empty() ? 0 : lower.size() - 1) +
-           "\" fill=\"" + detail::scope_colour(order, !a.scope_path.empty()) +
-           "\" stroke=\"#fff\" stroke-width=\"0.5\"><title>" + detail::svg_bytes(a.bytes) + " by " + detail::html_escaped(a.scope_path.empty() ? "(no scope)" : a.scope_path) + ", " +
+    const std::size_t order =
+        static_cast<std::size_t>(std::find(scopes.begin(), scopes.end(), a.scope_path) - scopes.begin());
+    svg += "<polygon class=\"allocation\" points=\"" + upper +
+           lower.substr(0, lower.empty() ? 0 : lower.size() - 1) + "\" fill=\"" +
+           detail::scope_colour(order, !a.scope_path.empty()) +
+           "\" stroke=\"#fff\" stroke-width=\"0.5\"><title>" + detail::svg_bytes(a.bytes) + " by " +
+           detail::html_escaped(a.scope_path.empty() ? "(no scope)" : a.scope_path) + ", " +
            detail::svg_short_number(static_cast<double>(a.alloc_ns - t0) / 1e6) + " to " +
-           (a.free_ns >= 0 ? detail::svg_short_number(static_cast<double>(a.free_ns - t0) / 1e6) + " ms" : "the end (live)") +
+           (a.free_ns >= 0 ? detail::svg_short_number(static_cast<double>(a.free_ns - t0) / 1e6) + " ms"
+                           : "the end (live)") +
            "</title></polygon>\n";
   }
 
   // Where each phase begins, over the allocations.
   for (const TimelineSpan& s : options.spans)
-    svg += "<line x1=\"" + detail::svg_number(x(s.begin_ns)) + "\" y1=\"" + detail::svg_number(top - 6) + "\" x2=\"" +
-           detail::svg_number(x(s.begin_ns)) + "\" y2=\"" + detail::svg_number(bottom) +
+    svg += "<line x1=\"" + detail::svg_number(x(s.begin_ns)) + "\" y1=\"" + detail::svg_number(top - 6) +
+           "\" x2=\"" + detail::svg_number(x(s.begin_ns)) + "\" y2=\"" + detail::svg_number(bottom) +
            "\" stroke=\"#1d2330\" stroke-opacity=\"0.3\" stroke-dasharray=\"3,3\"/>\n";
 
   if (!timeline.in_use.empty()) {
@@ -260,16 +273,18 @@ inline std::string memory_timeline_svg(const MemoryTimeline& timeline, const Mem
   }
 
   // Axes and grid.
-  svg += "<g class=\"axes\" stroke=\"#889\" stroke-width=\"1\">\n<line x1=\"" + detail::svg_number(left) + "\" y1=\"" +
-         detail::svg_number(bottom) + "\" x2=\"" + detail::svg_number(right) + "\" y2=\"" + detail::svg_number(bottom) +
-         "\"/>\n<line x1=\"" + detail::svg_number(left) + "\" y1=\"" + detail::svg_number(top) + "\" x2=\"" +
-         detail::svg_number(left) + "\" y2=\"" + detail::svg_number(bottom) + "\"/>\n</g>\n";
+  svg += "<g class=\"axes\" stroke=\"#889\" stroke-width=\"1\">\n<line x1=\"" + detail::svg_number(left) +
+         "\" y1=\"" + detail::svg_number(bottom) + "\" x2=\"" + detail::svg_number(right) + "\" y2=\"" +
+         detail::svg_number(bottom) + "\"/>\n<line x1=\"" + detail::svg_number(left) + "\" y1=\"" +
+         detail::svg_number(top) + "\" x2=\"" + detail::svg_number(left) + "\" y2=\"" +
+         detail::svg_number(bottom) + "\"/>\n</g>\n";
   for (int k = 0; k * gib_step <= gib_top * (1 + 1e-9); ++k) {
     const double yy = y(k * gib_step * gib);
     svg += "<line x1=\"" + detail::svg_number(left) + "\" y1=\"" + detail::svg_number(yy) + "\" x2=\"" +
-           detail::svg_number(right) + "\" y2=\"" + detail::svg_number(yy) + "\" stroke=\"#e4e6eb\" stroke-width=\"0.5\"/>\n";
-    svg += "<text x=\"" + detail::svg_number(left - 6) + "\" y=\"" + detail::svg_number(yy + 4) + "\" text-anchor=\"end\">" +
-           detail::svg_short_number(k * gib_step) + " GiB</text>\n";
+           detail::svg_number(right) + "\" y2=\"" + detail::svg_number(yy) +
+           "\" stroke=\"#e4e6eb\" stroke-width=\"0.5\"/>\n";
+    svg += "<text x=\"" + detail::svg_number(left - 6) + "\" y=\"" + detail::svg_number(yy + 4) +
+           "\" text-anchor=\"end\">" + detail::svg_short_number(k * gib_step) + " GiB</text>\n";
   }
   for (int k = 0; k * ms_step <= ms_range * (1 + 1e-9); ++k) {
     const double xx = left + (right - left) * k * ms_step / ms_range;
@@ -283,15 +298,17 @@ inline std::string memory_timeline_svg(const MemoryTimeline& timeline, const Mem
   double row = legend_top;
   for (std::size_t order = 0; order < scopes.size(); ++order, row += 18) {
     const std::string& scope = scopes[order];
-    svg += "<rect class=\"legend\" x=\"" + detail::svg_number(left) + "\" y=\"" + detail::svg_number(row - 10) +
-           "\" width=\"12\" height=\"12\" fill=\"" + detail::scope_colour(order, !scope.empty()) + "\"/>\n";
+    svg += "<rect class=\"legend\" x=\"" + detail::svg_number(left) + "\" y=\"" +
+           detail::svg_number(row - 10) + "\" width=\"12\" height=\"12\" fill=\"" +
+           detail::scope_colour(order, !scope.empty()) + "\"/>\n";
     svg += "<text x=\"" + detail::svg_number(left + 18) + "\" y=\"" + detail::svg_number(row) + "\">" +
            detail::html_escaped(scope.empty() ? "(no scope)" : scope) + ": " +
            detail::svg_bytes(scope_bytes[scope]) + " allocated</text>\n";
   }
   if (!timeline.in_use.empty()) {
     svg += "<line x1=\"" + detail::svg_number(left) + "\" y1=\"" + detail::svg_number(row - 4) + "\" x2=\"" +
-           detail::svg_number(left + 12) + "\" y2=\"" + detail::svg_number(row - 4) + "\" stroke=\"#1d2330\" stroke-width=\"1.5\"/>\n";
+           detail::svg_number(left + 12) + "\" y2=\"" + detail::svg_number(row - 4) +
+           "\" stroke=\"#1d2330\" stroke-width=\"1.5\"/>\n";
     svg += "<text x=\"" + detail::svg_number(left + 18) + "\" y=\"" + detail::svg_number(row) +
            "\">device memory in use (cudaMemGetInfo, whole device) at scope boundaries</text>\n";
     row += 18;
@@ -300,7 +317,8 @@ inline std::string memory_timeline_svg(const MemoryTimeline& timeline, const Mem
     double at = left;
     for (std::size_t order = 0; order < span_labels.size(); ++order) {
       svg += "<rect x=\"" + detail::svg_number(at) + "\" y=\"" + detail::svg_number(row - 10) +
-             "\" width=\"12\" height=\"12\" fill=\"" + detail::span_colour(order) + "\" fill-opacity=\"0.3\"/>\n";
+             "\" width=\"12\" height=\"12\" fill=\"" + detail::span_colour(order) +
+             "\" fill-opacity=\"0.3\"/>\n";
       svg += "<text x=\"" + detail::svg_number(at + 18) + "\" y=\"" + detail::svg_number(row) + "\">" +
              detail::html_escaped(span_labels[order]) + "</text>\n";
       at += 18 + 6.5 * static_cast<double>(span_labels[order].size()) + 16;

@@ -47,7 +47,7 @@ namespace detail {
 // The merged report's tables, titled, in print order. `indent` goes before
 // nested scope names.
 inline std::vector<std::pair<std::string, Table>> merged_tables(const MergedReport& merged,
-                                                                    const std::string& indent) {
+                                                                const std::string& indent) {
   std::vector<std::pair<std::string, Table>> tables;
   const auto ms = [](double value) { return format_significant(value); };
   const auto rank_columns = [&](Table& table) {
@@ -67,8 +67,8 @@ inline std::vector<std::pair<std::string, Table>> merged_tables(const MergedRepo
   for (const MergedScope& scope : merged.scopes) {
     std::vector<std::string> row = {indented(scope)};
     for (const Summary& summary : scope.per_rank) row.push_back(summary.n > 0 ? ms(summary.mean) : "-");
-    row.insert(row.end(), {ms(scope.across_ranks.min), ms(scope.across_ranks.median), ms(scope.across_ranks.max),
-                           "rank " + std::to_string(scope.slowest_rank)});
+    row.insert(row.end(), {ms(scope.across_ranks.min), ms(scope.across_ranks.median),
+                           ms(scope.across_ranks.max), "rank " + std::to_string(scope.slowest_rank)});
     scopes.add_row(std::move(row));
   }
   tables.emplace_back("Scopes: mean ms per rank, and across ranks", std::move(scopes));
@@ -85,7 +85,8 @@ inline std::vector<std::pair<std::string, Table>> merged_tables(const MergedRepo
       row.insert(row.end(), {ms(step.skew_ms), "rank " + std::to_string(step.slowest_rank)});
       steps.add_row(std::move(row));
     }
-    tables.emplace_back("Steps (" + merged.step_scope + "): ms per rank, skew = slowest - fastest", std::move(steps));
+    tables.emplace_back("Steps (" + merged.step_scope + "): ms per rank, skew = slowest - fastest",
+                        std::move(steps));
   }
   if (!merged.has_kernels) return tables;
 
@@ -94,7 +95,8 @@ inline std::vector<std::pair<std::string, Table>> merged_tables(const MergedRepo
     for (const char* header : {"communication", "computation", "overlap", "exposed comm", "hidden"})
       table.add_column({header, Align::right});
   };
-  const auto comm_cells = [&](std::vector<std::string> row, std::size_t position, const CommComputeTime& time) {
+  const auto comm_cells = [&](std::vector<std::string> row, std::size_t position,
+                              const CommComputeTime& time) {
     row.insert(row.end(), {std::to_string(merged.ranks[position].rank.rank), ms(time.communication_ms),
                            ms(time.computation_ms), ms(time.overlap_ms), ms(time.exposed_communication_ms()),
                            format_fixed(100 * time.overlap_fraction(), 1) + "%"});
@@ -133,8 +135,9 @@ inline std::vector<std::string> merged_summary_lines(const MergedReport& merged)
     std::string slowest;
     for (std::size_t r = 0; r < merged.ranks.size(); ++r)
       if (merged.slowest_count[r] > 0)
-        slowest += (slowest.empty() ? "" : ", ") + std::string("rank ") + std::to_string(merged.ranks[r].rank.rank) +
-                   " in " + std::to_string(merged.slowest_count[r]) + " of " + std::to_string(merged.steps.size());
+        slowest += (slowest.empty() ? "" : ", ") + std::string("rank ") +
+                   std::to_string(merged.ranks[r].rank.rank) + " in " +
+                   std::to_string(merged.slowest_count[r]) + " of " + std::to_string(merged.steps.size());
     lines.push_back("slowest rank per step: " + slowest);
     lines.push_back("skew per step: median " + format_significant(merged.skew_ms.median) + " ms, max " +
                     format_significant(merged.skew_ms.max) + " ms");
@@ -147,11 +150,13 @@ inline std::vector<std::string> merged_summary_lines(const MergedReport& merged)
 inline std::string merged_text(const MergedReport& merged) {
   std::string out = "gpuprof merged report\n";
   // Host, device and scope names come from the files: terminal_safe.
-  for (const MergedRank& rank : merged.ranks) out += "  " + detail::terminal_safe(detail::merged_rank_label(rank)) + '\n';
+  for (const MergedRank& rank : merged.ranks)
+    out += "  " + detail::terminal_safe(detail::merged_rank_label(rank)) + '\n';
   for (const auto& [title, table] : detail::merged_tables(merged, "  "))
     out += '\n' + detail::terminal_safe(title) + '\n' + table.text();
   out += '\n';
-  for (const std::string& line : detail::merged_summary_lines(merged)) out += detail::terminal_safe(line) + '\n';
+  for (const std::string& line : detail::merged_summary_lines(merged))
+    out += detail::terminal_safe(line) + '\n';
   return out;
 }
 
@@ -177,9 +182,7 @@ inline std::string merged_json(const MergedReport& merged) {
   else json.value(nullptr);
   json.key("ranks").begin_array();
   for (const MergedRank& rank : merged.ranks) {
-    json.begin_object(JsonWriter::one_line)
-        .member("rank", rank.rank.rank)
-        .key("local_rank");
+    json.begin_object(JsonWriter::one_line).member("rank", rank.rank.rank).key("local_rank");
     if (rank.rank.local_rank >= 0) json.value(rank.rank.local_rank);
     else json.value(nullptr);
     json.member("host_name", rank.host_name).member("device", rank.device_name).end_object();

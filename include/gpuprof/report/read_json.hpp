@@ -79,7 +79,8 @@ inline std::int64_t time_of(const Json& object, const char* key) {
 
 // `end` at or after `begin`, or the record is refused.
 inline void require_order(std::int64_t begin, std::int64_t end, const std::string& what) {
-  require(begin <= end, what + " ends (" + std::to_string(end) + ") before it begins (" + std::to_string(begin) + ")");
+  require(begin <= end,
+          what + " ends (" + std::to_string(end) + ") before it begins (" + std::to_string(begin) + ")");
 }
 
 inline ActivityKind activity_kind_from_name(const std::string& name) {
@@ -124,8 +125,9 @@ inline MemoryTimeline memory_timeline_from_json(const Json& json) {
   MemoryTimeline timeline;
   for (const Json& point : json["in_use"].elements()) {
     const std::int64_t time = point[0].as_int64(), bytes = point[1].as_int64();
-    require(time >= 0 && time <= max_time_ns && bytes >= 0 && bytes <= max_time_ns,
-            "memory in use [" + std::to_string(time) + ", " + std::to_string(bytes) + "] is outside 0 .. 2^62");
+    require(
+        time >= 0 && time <= max_time_ns && bytes >= 0 && bytes <= max_time_ns,
+        "memory in use [" + std::to_string(time) + ", " + std::to_string(bytes) + "] is outside 0 .. 2^62");
     timeline.in_use.push_back({time, bytes});
   }
   for (const Json& entry : json["allocations"].elements()) {
@@ -156,9 +158,11 @@ inline ScopeNode scope_node_from_json(const Json& entry, const std::vector<Scope
   node.depth = integer_of<int>(entry, "depth");
   const int expected_depth = node.parent < 0 ? 0 : earlier[static_cast<std::size_t>(node.parent)].depth + 1;
   require(node.depth == expected_depth, "node " + node.path + " has depth " + std::to_string(node.depth) +
-                                            "; its place in the tree gives " + std::to_string(expected_depth));
+                                            "; its place in the tree gives " +
+                                            std::to_string(expected_depth));
   node.count = integer_of<std::uint64_t>(entry, "count");
-  if (entry.contains("open_instances")) node.open_instances = integer_of<std::uint64_t>(entry, "open_instances");
+  if (entry.contains("open_instances"))
+    node.open_instances = integer_of<std::uint64_t>(entry, "open_instances");
   node.host_ms = summary_from_json(entry["host_ms"]);
   node.gpu_ms = summary_from_json(entry["gpu_ms"]);
   const Json& work = entry["work"];
@@ -174,12 +178,13 @@ inline ScopeInstance scope_instance_from_json(const Json& entry, std::size_t nod
   instance.id = integer_of<std::uint64_t>(entry, "id");
   instance.node = integer_of<int>(entry, "node");
   require(instance.node >= 0 && instance.node < static_cast<std::int64_t>(node_count),
-          "scope instance " + std::to_string(instance.id) + " names node " + std::to_string(instance.node) + " of " +
-              std::to_string(node_count));
+          "scope instance " + std::to_string(instance.id) + " names node " + std::to_string(instance.node) +
+              " of " + std::to_string(node_count));
   instance.thread = integer_of<std::uint32_t>(entry, "thread");
   instance.host_begin_ns = time_of(entry, "host_begin_ns");
   instance.host_end_ns = time_of(entry, "host_end_ns");
-  require_order(instance.host_begin_ns, instance.host_end_ns, "scope instance " + std::to_string(instance.id));
+  require_order(instance.host_begin_ns, instance.host_end_ns,
+                "scope instance " + std::to_string(instance.id));
   instance.gpu_ms = number_or(entry, "gpu_ms", -1);
   return instance;
 }
@@ -247,17 +252,18 @@ inline Report report_from_json(const Json& json) {
     throw InputError("not a gpuprof report (no \"schema\": \"gpuprof.report\")");
   const std::int64_t version = json["version"].as_int64();
   if (version < 1 || version > report_json_version)
-    throw InputError("gpuprof report version " + std::to_string(version) + " is not one this reader knows (1 to " +
-                     std::to_string(report_json_version) + ")");
+    throw InputError("gpuprof report version " + std::to_string(version) +
+                     " is not one this reader knows (1 to " + std::to_string(report_json_version) + ")");
   Report report;
-  report.timing_source =
-      json["timing_source"].as_string() == "cuda_events" ? TimingSource::cuda_events : TimingSource::host_clock;
+  report.timing_source = json["timing_source"].as_string() == "cuda_events" ? TimingSource::cuda_events
+                                                                            : TimingSource::host_clock;
   report.timing_note = json["timing_note"].as_string();
   report.device_name = json["device"].as_string();
   if (const Json* env = json.find("environment")) report.environment = environment_from_json(*env);
   if (const Json* rank = json.find("rank"); rank && rank->is_object()) report.rank = rank_from_json(*rank);
 
-  for (const Json& entry : json["nodes"].elements()) report.nodes.push_back(scope_node_from_json(entry, report.nodes));
+  for (const Json& entry : json["nodes"].elements())
+    report.nodes.push_back(scope_node_from_json(entry, report.nodes));
   for (const Json& entry : json["instances"].elements())
     report.instances.push_back(scope_instance_from_json(entry, report.nodes.size()));
   for (const Json& entry : json["kernels"].elements())
@@ -265,7 +271,8 @@ inline Report report_from_json(const Json& json) {
   report.dropped_kernel_records = integer_of<std::uint64_t>(json, "dropped_kernel_records");
   if (json.contains("warmup_instances_left_out"))
     report.warmup_instances_left_out = integer_of<std::uint64_t>(json, "warmup_instances_left_out");
-  if (const Json* timeline = json.find("memory_timeline")) report.memory_timeline = memory_timeline_from_json(*timeline);
+  if (const Json* timeline = json.find("memory_timeline"))
+    report.memory_timeline = memory_timeline_from_json(*timeline);
   if (const Json* counters = json.find("counters")) report.counters = counter_set_from_json(*counters);
   if (const Json* ceilings = json.find("ceilings")) report.ceilings = ceilings_from_json(*ceilings);
   return report;

@@ -84,7 +84,8 @@ inline std::vector<RooflinePoint> roofline_points(const Report& report) {
   }
   for (const CounterRange& range : report.counters.kernels) {
     const RangeMeasures m = measure_range(range);
-    points.push_back({detail::shortened(range.name, 48), true, m.intensity(), m.flop_per_s(), 0, 0, "", detail::roofline_omission(m)});
+    points.push_back({detail::shortened(range.name, 48), true, m.intensity(), m.flop_per_s(), 0, 0, "",
+                      detail::roofline_omission(m)});
   }
   return points;
 }
@@ -137,7 +138,8 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
     if (bandwidth > 0) xs.push_back(c.flop_per_s / bandwidth);
   }
   const auto finite_positive = [](std::vector<double>& v) {
-    v.erase(std::remove_if(v.begin(), v.end(), [](double d) { return !(d > 0 && std::isfinite(d)); }), v.end());
+    v.erase(std::remove_if(v.begin(), v.end(), [](double d) { return !(d > 0 && std::isfinite(d)); }),
+            v.end());
   };
   finite_positive(xs), finite_positive(ys);
   const auto [x_lo, x_hi] = xs.empty() ? std::pair{-1.0, 3.0}
@@ -151,11 +153,13 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
   const double bottom = top + height;
   const auto x = [&](double v) { return left + (right - left) * (std::log10(v) - x_lo) / (x_hi - x_lo); };
   const auto y = [&](double v) { return bottom - height * (std::log10(v) - y_lo) / (y_hi - y_lo); };
-  const double total_height = bottom + 50 + 16.0 * static_cast<double>(omitted.size() + (omitted.empty() ? 0 : 1));
+  const double total_height =
+      bottom + 50 + 16.0 * static_cast<double>(omitted.size() + (omitted.empty() ? 0 : 1));
 
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(options.width) +
-                    "\" height=\"" + svg_number(total_height) + "\" viewBox=\"0 0 " + std::to_string(options.width) +
-                    " " + svg_number(total_height) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+                    "\" height=\"" + svg_number(total_height) + "\" viewBox=\"0 0 " +
+                    std::to_string(options.width) + " " + svg_number(total_height) +
+                    "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   svg += "<title>" + detail::html_escaped(options.title) + "</title>\n";
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
   svg += "<text x=\"" + svg_number(left) + "\" y=\"20\" font-size=\"15\" font-weight=\"bold\">" +
@@ -166,18 +170,21 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
   // Decade grid and labels; FLOP/s shown as TFLOP/s.
   for (double d = x_lo; d <= x_hi; ++d) {
     const double px = x(std::pow(10.0, d));
-    svg += "<line x1=\"" + svg_number(px) + "\" y1=\"" + svg_number(top) + "\" x2=\"" + svg_number(px) + "\" y2=\"" +
-           svg_number(bottom) + "\" stroke=\"#e4e6eb\"/>\n<text x=\"" + svg_number(px) + "\" y=\"" +
-           svg_number(bottom + 14) + "\" text-anchor=\"middle\">" + detail::decade_label(d) + "</text>\n";
+    svg += "<line x1=\"" + svg_number(px) + "\" y1=\"" + svg_number(top) + "\" x2=\"" + svg_number(px) +
+           "\" y2=\"" + svg_number(bottom) + "\" stroke=\"#e4e6eb\"/>\n<text x=\"" + svg_number(px) +
+           "\" y=\"" + svg_number(bottom + 14) + "\" text-anchor=\"middle\">" + detail::decade_label(d) +
+           "</text>\n";
   }
   for (double d = y_lo; d <= y_hi; ++d) {
     const double py = y(std::pow(10.0, d));
     svg += "<line x1=\"" + svg_number(left) + "\" y1=\"" + svg_number(py) + "\" x2=\"" + svg_number(right) +
-           "\" y2=\"" + svg_number(py) + "\" stroke=\"#e4e6eb\"/>\n<text x=\"" + svg_number(left - 6) + "\" y=\"" +
-           svg_number(py + 4) + "\" text-anchor=\"end\">" + detail::decade_label(d - 12) + "</text>\n";
+           "\" y2=\"" + svg_number(py) + "\" stroke=\"#e4e6eb\"/>\n<text x=\"" + svg_number(left - 6) +
+           "\" y=\"" + svg_number(py + 4) + "\" text-anchor=\"end\">" + detail::decade_label(d - 12) +
+           "</text>\n";
   }
-  svg += "<rect x=\"" + svg_number(left) + "\" y=\"" + svg_number(top) + "\" width=\"" + svg_number(right - left) +
-         "\" height=\"" + svg_number(height) + "\" fill=\"none\" stroke=\"#889\"/>\n";
+  svg += "<rect x=\"" + svg_number(left) + "\" y=\"" + svg_number(top) + "\" width=\"" +
+         svg_number(right - left) + "\" height=\"" + svg_number(height) +
+         "\" fill=\"none\" stroke=\"#889\"/>\n";
   svg += "<text x=\"" + svg_number((left + right) / 2) + "\" y=\"" + svg_number(bottom + 32) +
          "\" text-anchor=\"middle\">arithmetic intensity, FLOPs per DRAM byte (measured)</text>\n";
   svg += "<text transform=\"translate(16 " + svg_number((top + bottom) / 2) +
@@ -200,58 +207,60 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
   for (const PipeCeiling& c : roofs) {
     const double ridge = bandwidth > 0 ? c.flop_per_s / bandwidth : x_min;
     svg += "<line class=\"ceiling pipe\" x1=\"" + svg_number(x(std::max(ridge, x_min))) + "\" y1=\"" +
-           svg_number(y(c.flop_per_s)) + "\" x2=\"" + svg_number(right) + "\" y2=\"" + svg_number(y(c.flop_per_s)) +
-           "\" stroke=\"#333\"/>\n";
+           svg_number(y(c.flop_per_s)) + "\" x2=\"" + svg_number(right) + "\" y2=\"" +
+           svg_number(y(c.flop_per_s)) + "\" stroke=\"#333\"/>\n";
     if (bandwidth > 0)
-      svg += "<circle class=\"ridge\" cx=\"" + svg_number(x(ridge)) + "\" cy=\"" + svg_number(y(c.flop_per_s)) +
-             "\" r=\"3\" fill=\"#333\"><title>" + detail::html_escaped(c.pipe) + " ridge: " +
-             svg_short_number(ridge) + " FLOP/B</title></circle>\n";
+      svg += "<circle class=\"ridge\" cx=\"" + svg_number(x(ridge)) + "\" cy=\"" +
+             svg_number(y(c.flop_per_s)) + "\" r=\"3\" fill=\"#333\"><title>" + detail::html_escaped(c.pipe) +
+             " ridge: " + svg_short_number(ridge) + " FLOP/B</title></circle>\n";
   }
   svg += "</g>\n";
   for (const PipeCeiling& c : roofs)
-    svg += "<text class=\"ceiling-label\" x=\"" + svg_number(right - 4) + "\" y=\"" + svg_number(y(c.flop_per_s) - 4) +
-           "\" text-anchor=\"end\">" + detail::html_escaped(c.pipe) + " " + format_significant(c.flop_per_s / 1e12) +
-           " TFLOP/s" + (bandwidth > 0 ? ", ridge " + format_significant(c.flop_per_s / bandwidth) + " FLOP/B" : "") +
+    svg += "<text class=\"ceiling-label\" x=\"" + svg_number(right - 4) + "\" y=\"" +
+           svg_number(y(c.flop_per_s) - 4) + "\" text-anchor=\"end\">" + detail::html_escaped(c.pipe) + " " +
+           format_significant(c.flop_per_s / 1e12) + " TFLOP/s" +
+           (bandwidth > 0 ? ", ridge " + format_significant(c.flop_per_s / bandwidth) + " FLOP/B" : "") +
            "</text>\n";
   if (bandwidth > 0)
-    svg += "<text class=\"ceiling-label\" x=\"" + svg_number(left + 6) + "\" y=\"" + svg_number(top + 14) + "\">DRAM " +
-           format_significant(bandwidth / 1e9) + " GB/s (slope)</text>\n";
+    svg += "<text class=\"ceiling-label\" x=\"" + svg_number(left + 6) + "\" y=\"" + svg_number(top + 14) +
+           "\">DRAM " + format_significant(bandwidth / 1e9) + " GB/s (slope)</text>\n";
 
   // Declarations first, so the measured points are drawn over them.
   for (const RooflinePoint& p : points) {
     if (!p.omitted.empty() || p.declared_intensity <= 0) continue;
     const char* colour = p.flag.empty() ? "#59a14f" : "#d62728";
     const double dx = x(p.declared_intensity), dy = y(p.declared_flop_per_s);
-    svg += "<line class=\"declared-link\" x1=\"" + svg_number(x(p.intensity)) + "\" y1=\"" + svg_number(y(p.flop_per_s)) +
-           "\" x2=\"" + svg_number(dx) + "\" y2=\"" + svg_number(dy) + "\" stroke=\"" + colour +
-           "\" stroke-dasharray=\"4 3\"/>\n<rect class=\"declared\" data-name=\"" + detail::html_escaped(p.label) +
-           "\" x=\"" + svg_number(dx - 4) + "\" y=\"" + svg_number(dy - 4) +
+    svg += "<line class=\"declared-link\" x1=\"" + svg_number(x(p.intensity)) + "\" y1=\"" +
+           svg_number(y(p.flop_per_s)) + "\" x2=\"" + svg_number(dx) + "\" y2=\"" + svg_number(dy) +
+           "\" stroke=\"" + colour + "\" stroke-dasharray=\"4 3\"/>\n<rect class=\"declared\" data-name=\"" +
+           detail::html_escaped(p.label) + "\" x=\"" + svg_number(dx - 4) + "\" y=\"" + svg_number(dy - 4) +
            "\" width=\"8\" height=\"8\" fill=\"none\" stroke=\"" + colour + "\"><title>" +
-           detail::html_escaped(p.label) + " as declared: " + svg_short_number(p.declared_intensity) + " FLOP/B, " +
-           svg_short_number(p.declared_flop_per_s / 1e12) + " TFLOP/s</title></rect>\n";
+           detail::html_escaped(p.label) + " as declared: " + svg_short_number(p.declared_intensity) +
+           " FLOP/B, " + svg_short_number(p.declared_flop_per_s / 1e12) + " TFLOP/s</title></rect>\n";
   }
   for (const RooflinePoint& p : points) {
     if (!p.omitted.empty()) continue;
     const double px = x(p.intensity), py = y(p.flop_per_s);
     svg += std::string("<circle class=\"point ") + (p.kernel ? "kernel" : "scope") + "\" data-name=\"" +
-           detail::html_escaped(p.label) + "\" cx=\"" + svg_number(px) + "\" cy=\"" + svg_number(py) + "\" r=\"" +
-           (p.kernel ? "3.5" : "5") + "\" fill=\"" + (p.kernel ? "#76b7b2" : "#4e79a7") + "\"><title>" +
-           detail::html_escaped(p.label) + ": " + svg_short_number(p.intensity) + " FLOP/B, " +
+           detail::html_escaped(p.label) + "\" cx=\"" + svg_number(px) + "\" cy=\"" + svg_number(py) +
+           "\" r=\"" + (p.kernel ? "3.5" : "5") + "\" fill=\"" + (p.kernel ? "#76b7b2" : "#4e79a7") +
+           "\"><title>" + detail::html_escaped(p.label) + ": " + svg_short_number(p.intensity) + " FLOP/B, " +
            svg_short_number(p.flop_per_s / 1e12) + " TFLOP/s</title></circle>\n";
     // Labels of points in the right third read leftwards, so they stay inside the frame.
     const bool leftwards = px > left + 2 * (right - left) / 3;
-    svg += std::string("<text class=\"point-label\" x=\"") + svg_number(leftwards ? px - 7 : px + 7) + "\" y=\"" +
-           svg_number(py - 5) + (leftwards ? "\" text-anchor=\"end\">" : "\">") + detail::html_escaped(p.label) +
-           "</text>\n";
+    svg += std::string("<text class=\"point-label\" x=\"") + svg_number(leftwards ? px - 7 : px + 7) +
+           "\" y=\"" + svg_number(py - 5) + (leftwards ? "\" text-anchor=\"end\">" : "\">") +
+           detail::html_escaped(p.label) + "</text>\n";
     // The flag under the declaration's square where there is one, else under the point.
     const bool square = p.declared_intensity > 0;
     if (!p.flag.empty())
-      svg += "<text class=\"flag\" x=\"" + svg_number((square ? x(p.declared_intensity) : px) + 7) + "\" y=\"" +
-             svg_number((square ? y(p.declared_flop_per_s) : py) + 14) + "\" fill=\"#d62728\">" +
+      svg += "<text class=\"flag\" x=\"" + svg_number((square ? x(p.declared_intensity) : px) + 7) +
+             "\" y=\"" + svg_number((square ? y(p.declared_flop_per_s) : py) + 14) + "\" fill=\"#d62728\">" +
              detail::html_escaped(p.flag) + "</text>\n";
   }
   double line_y = bottom + 56;
-  if (!omitted.empty()) svg += "<text x=\"" + svg_number(left) + "\" y=\"" + svg_number(line_y) + "\">Not drawn:</text>\n";
+  if (!omitted.empty())
+    svg += "<text x=\"" + svg_number(left) + "\" y=\"" + svg_number(line_y) + "\">Not drawn:</text>\n";
   for (const RooflinePoint* p : omitted) {
     line_y += 16;
     svg += "<text class=\"omitted\" x=\"" + svg_number(left + 12) + "\" y=\"" + svg_number(line_y) + "\">" +
@@ -266,7 +275,8 @@ inline std::string roofline_svg(const Report& report, const RooflineSvgOptions& 
 }
 
 // Written whole or not at all (temp file + rename); throws gpuprof::Error.
-inline void write_roofline_svg(const Report& report, const std::string& path, const RooflineSvgOptions& options = {}) {
+inline void write_roofline_svg(const Report& report, const std::string& path,
+                               const RooflineSvgOptions& options = {}) {
   write_file_atomically(path, roofline_svg(report, options));
 }
 

@@ -24,7 +24,8 @@ struct ScopeCounters {
   WorkCheck bytes;  // declared Work::bytes vs measured DRAM bytes, per instance
 };
 
-inline const CounterRange* find_counter_range(const std::vector<CounterRange>& ranges, const std::string& name) {
+inline const CounterRange* find_counter_range(const std::vector<CounterRange>& ranges,
+                                              const std::string& name) {
   for (const CounterRange& range : ranges)
     if (range.name == name) return &range;
   return nullptr;
@@ -48,7 +49,7 @@ inline ScopeCounters scope_counters(const Report& report, std::size_t node_index
 namespace detail {
 
 inline const std::vector<std::string>& counter_table_headers() {
-  static const std::vector<std::string> headers = {"DRAM GB", "FLOP/B",  "TFLOP/s meas", "% roof",
+  static const std::vector<std::string> headers = {"DRAM GB", "FLOP/B",   "TFLOP/s meas", "% roof",
                                                    "bound",   "L2 hit %", "occupancy %"};
   return headers;
 }
@@ -57,7 +58,9 @@ inline const std::vector<std::string>& counter_table_headers() {
 inline std::vector<std::string> counter_table_cells(const ScopeCounters& c) {
   if (c.range == nullptr) return std::vector<std::string>(counter_table_headers().size(), "-");
   const RangeMeasures& m = c.measured;
-  const auto known = [](double value, double scale) { return value >= 0 ? format_significant(value / scale) : "-"; };
+  const auto known = [](double value, double scale) {
+    return value >= 0 ? format_significant(value / scale) : "-";
+  };
   return {known(m.dram_bytes, 1e9),
           m.intensity() > 0 ? format_significant(m.intensity()) : "-",
           m.flop_per_s() > 0 ? format_significant(m.flop_per_s() / 1e12) : "-",
@@ -80,7 +83,9 @@ inline std::vector<std::string> with_counter_csv_columns(std::vector<std::string
 inline std::vector<std::string> counter_csv_fields(const ScopeCounters& c) {
   if (c.range == nullptr) return std::vector<std::string>(10);
   const RangeMeasures& m = c.measured;
-  const auto known = [](double value, bool is_known) { return is_known ? shortest_decimal(value) : std::string(); };
+  const auto known = [](double value, bool is_known) {
+    return is_known ? shortest_decimal(value) : std::string();
+  };
   return {known(m.dram_bytes, m.dram_bytes >= 0),
           known(m.flops, m.flops >= 0),
           known(m.intensity(), m.intensity() > 0),
@@ -94,9 +99,9 @@ inline std::vector<std::string> counter_csv_fields(const ScopeCounters& c) {
 }
 
 inline std::string work_check_remark(const std::string& path, const char* what, const WorkCheck& check) {
-  return path + " declares " + format_significant(check.declared) + " " + what + " per call, counters measured " +
-         format_significant(check.measured) + " (" + (check.difference_pct() > 0 ? "+" : "") +
-         format_fixed(check.difference_pct(), 1) + " %, over the " +
+  return path + " declares " + format_significant(check.declared) + " " + what +
+         " per call, counters measured " + format_significant(check.measured) + " (" +
+         (check.difference_pct() > 0 ? "+" : "") + format_fixed(check.difference_pct(), 1) + " %, over the " +
          format_fixed(100 * declared_work_tolerance, 0) + " % tolerance)";
 }
 
@@ -107,13 +112,15 @@ inline std::vector<std::string> counter_remarks(const Report& report) {
   const CounterSet& set = report.counters;
   if (!set.empty())
     remarks.push_back("counters: " + std::to_string(set.metrics.size()) + " metric(s) in " +
-                      std::to_string(set.passes) + " replay pass(es)" + (set.chip.empty() ? "" : " on " + set.chip) +
+                      std::to_string(set.passes) + " replay pass(es)" +
+                      (set.chip.empty() ? "" : " on " + set.chip) +
                       (report.ceilings.empty() ? "; no ceilings given, so no roofline placement" : ""));
   if (!set.note.empty()) remarks.push_back("counters: " + set.note);
   for (std::size_t i = 0; i < report.nodes.size(); ++i) {
     const ScopeCounters c = scope_counters(report, i);
     if (c.flops.flagged()) remarks.push_back(work_check_remark(report.nodes[i].path, "FLOPs", c.flops));
-    if (c.bytes.flagged()) remarks.push_back(work_check_remark(report.nodes[i].path, "bytes (DRAM)", c.bytes));
+    if (c.bytes.flagged())
+      remarks.push_back(work_check_remark(report.nodes[i].path, "bytes (DRAM)", c.bytes));
   }
   return remarks;
 }

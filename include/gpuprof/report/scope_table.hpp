@@ -47,8 +47,8 @@ inline Table scope_table(const Report& report, const std::string& indent) {
 
   Table table;
   table.add_column({"Scope"});
-  for (const char* header : {"Count", "Total ms", "Mean ms", "Std ms", "Median ms", "P90 ms",
-                             "Min ms", "Max ms", "% parent"})
+  for (const char* header :
+       {"Count", "Total ms", "Mean ms", "Std ms", "Median ms", "P90 ms", "Min ms", "Max ms", "% parent"})
     table.add_column({header, Align::right});
   if (show_flops) table.add_column({"TFLOP/s", Align::right});
   if (show_bytes) table.add_column({"GB/s", Align::right});
@@ -65,17 +65,16 @@ inline Table scope_table(const Report& report, const std::string& indent) {
     name += node.name;
     if (node.open_instances > 0) name += " (open)";
     const double share = report.percent_of_parent(i);
-    std::vector<std::string> row = {
-        name,
-        std::to_string(node.count),
-        format_significant(node.total_ms()),
-        format_significant(ms.mean),
-        format_significant(ms.stddev),
-        format_significant(ms.median),
-        format_significant(ms.percentile(90)),
-        format_significant(ms.min),
-        format_significant(ms.max),
-        share >= 0 ? format_fixed(share, 1) : "-"};
+    std::vector<std::string> row = {name,
+                                    std::to_string(node.count),
+                                    format_significant(node.total_ms()),
+                                    format_significant(ms.mean),
+                                    format_significant(ms.stddev),
+                                    format_significant(ms.median),
+                                    format_significant(ms.percentile(90)),
+                                    format_significant(ms.min),
+                                    format_significant(ms.max),
+                                    share >= 0 ? format_fixed(share, 1) : "-"};
     const auto rate = [](double value) { return value > 0 ? format_significant(value) : "-"; };
     if (show_flops) row.push_back(rate(node.tflop_per_s()));
     if (show_bytes) row.push_back(rate(node.gb_per_s()));
@@ -113,14 +112,16 @@ inline std::vector<std::string> report_remarks(const Report& report) {
     return std::count_if(report.nodes.begin(), report.nodes.end(), predicate);
   };
   if (const auto open = count_nodes([](const ScopeNode& n) { return n.open_instances > 0; }); open > 0)
-    remarks.push_back(std::to_string(open) + " scope(s) marked (open) were still running when the report was "
+    remarks.push_back(std::to_string(open) +
+                      " scope(s) marked (open) were still running when the report was "
                       "taken; their running instances are not counted");
   if (const auto once = count_nodes(ran_fewer_than_twice); once > 0)
     remarks.push_back(std::to_string(once) + " of " + std::to_string(report.nodes.size()) +
                       " scope(s) finished fewer than 2 times: no spread can be estimated for them");
   if (report.warmup_instances_left_out > 0)
-    remarks.push_back(std::to_string(report.warmup_instances_left_out) +
-                      " scope instance(s) from bench() cold calls and warm-up are left out of the statistics");
+    remarks.push_back(
+        std::to_string(report.warmup_instances_left_out) +
+        " scope instance(s) from bench() cold calls and warm-up are left out of the statistics");
   for (std::string& remark : counter_remarks(report)) remarks.push_back(std::move(remark));
   return remarks;
 }

@@ -31,8 +31,8 @@ std::string dict_value(const std::string& header, const std::string& key) {
   REQUIRE(start != std::string::npos);
   const auto value_start = start + marker.size();
   // A tuple holds commas of its own: it ends at its closing parenthesis.
-  const auto end = header[value_start] == '(' ? header.find(')', value_start) + 1
-                                              : header.find(',', value_start);
+  const auto end =
+      header[value_start] == '(' ? header.find(')', value_start) + 1 : header.find(',', value_start);
   return header.substr(value_start, end - value_start);
 }
 
@@ -41,9 +41,8 @@ ParsedNpy parse_npy(const std::string& bytes) {
   REQUIRE(bytes.compare(0, 6, "\x93NUMPY") == 0);
   REQUIRE(bytes[6] == 1);
   REQUIRE(bytes[7] == 0);
-  const std::size_t header_length =
-      static_cast<unsigned char>(bytes[8]) |
-      (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+  const std::size_t header_length = static_cast<unsigned char>(bytes[8]) |
+                                    (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
   CHECK((10 + header_length) % 64 == 0);
   REQUIRE(bytes.size() >= 10 + header_length);
   const std::string header = bytes.substr(10, header_length);

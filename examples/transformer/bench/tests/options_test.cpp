@@ -44,31 +44,12 @@ TEST_CASE("no flags leaves the device-dependent lists empty and the protocol def
 }
 
 TEST_CASE("lists and numbers, with separate and inline values") {
-  const DriverOptions options = parse_options(std::vector<std::string>{"--size",
-                                                                       "small,2.7B",
-                                                                       "--ctx=128,1024",
-                                                                       "--batch",
-                                                                       "8",
-                                                                       "--warmup",
-                                                                       "0",
-                                                                       "--steps=3",
-                                                                       "--mode",
-                                                                       "fwd,step",
-                                                                       "--precision",
-                                                                       "bf16,tf32",
-                                                                       "--device",
-                                                                       "cpu",
-                                                                       "--json",
-                                                                       "out.json",
-                                                                       "--csv",
-                                                                       "out.csv",
-                                                                       "--loss-curve",
-                                                                       "50",
-                                                                       "--warmup-study",
-                                                                       "--graph",
-                                                                       "--report",
-                                                                       "--seed",
-                                                                       "42"});
+  const DriverOptions options = parse_options(
+      std::vector<std::string>{"--size",         "small,2.7B", "--ctx=128,1024", "--batch",      "8",
+                               "--warmup",       "0",          "--steps=3",      "--mode",       "fwd,step",
+                               "--precision",    "bf16,tf32",  "--device",       "cpu",          "--json",
+                               "out.json",       "--csv",      "out.csv",        "--loss-curve", "50",
+                               "--warmup-study", "--graph",    "--report",       "--seed",       "42"});
   CHECK(options.sizes == std::vector<std::string>{"small", "2.7B"});
   CHECK(options.contexts == std::vector<int>{128, 1024});
   CHECK(options.batch == 8);
@@ -115,27 +96,22 @@ TEST_CASE("resolve_defaults fills only what was not given") {
 }
 
 TEST_CASE("--attention: a list, else each configuration's default; fused only where it runs") {
-  const DriverOptions options =
-      parse_options(std::vector<std::string>{"--attention", "naive,fused"});
+  const DriverOptions options = parse_options(std::vector<std::string>{"--attention", "naive,fused"});
   CHECK(options.attentions == std::vector<Attention>{Attention::naive, Attention::fused});
   const ModelConfig small = *named_size("small"), tiny = *named_size("tiny");
-  CHECK(harness::attentions_for(options.attentions, Precision::fp32, small, 512) ==
-        options.attentions);
+  CHECK(harness::attentions_for(options.attentions, Precision::fp32, small, 512) == options.attentions);
   // The default for bf16 is cuDNN's attention where the build has cuDNN,
   // except at short contexts with 64-wide heads, where ours is faster.
   const bool cudnn = cudnn_attention_available();
   CHECK(harness::attentions_for({}, Precision::bf16, small, 512) ==
         std::vector<Attention>{cudnn ? Attention::cudnn : Attention::fused});
-  CHECK(harness::attentions_for({}, Precision::bf16, small, 128) ==
-        std::vector<Attention>{Attention::fused});
-  CHECK(harness::attentions_for({}, Precision::fp32, small, 128) ==
-        std::vector<Attention>{Attention::naive});
+  CHECK(harness::attentions_for({}, Precision::bf16, small, 128) == std::vector<Attention>{Attention::fused});
+  CHECK(harness::attentions_for({}, Precision::fp32, small, 128) == std::vector<Attention>{Attention::naive});
   CHECK(harness::attentions_for({}, Precision::bf16, tiny, 128) ==
         std::vector<Attention>{cudnn ? Attention::cudnn : Attention::naive});
   // A sweep over contexts gets each context's default, in context order.
-  const DriverOptions sweep =
-      parse_options(std::vector<std::string>{"--size", "small", "--ctx", "128,512", "--mode",
-                                             "step", "--precision", "bf16"});
+  const DriverOptions sweep = parse_options(std::vector<std::string>{
+      "--size", "small", "--ctx", "128,512", "--mode", "step", "--precision", "bf16"});
   const std::vector<RunConfig> configs = sweep_configurations(sweep);
   REQUIRE(configs.size() == 2);
   CHECK(configs[0].ctx == 128);
@@ -164,9 +140,9 @@ TEST_CASE("--attention: a list, else each configuration's default; fused only wh
 }
 
 TEST_CASE("custom size takes its dimensions from the flags") {
-  const DriverOptions options = parse_options(
-      std::vector<std::string>{"--size", "custom,tiny", "--d-model", "96", "--d-ff", "256",
-                               "--layers", "2", "--heads", "3", "--vocab", "500"});
+  const DriverOptions options =
+      parse_options(std::vector<std::string>{"--size", "custom,tiny", "--d-model", "96", "--d-ff", "256",
+                                             "--layers", "2", "--heads", "3", "--vocab", "500"});
   const ModelConfig custom = model_for_size("custom", options.custom);
   CHECK(custom.name == "custom");
   CHECK(custom.d_model == 96);
@@ -178,8 +154,7 @@ TEST_CASE("custom size takes its dimensions from the flags") {
 }
 
 TEST_CASE("bad input names the flag and the value") {
-  const auto check_message = [](const std::vector<std::string>& args,
-                                const std::vector<std::string>& parts) {
+  const auto check_message = [](const std::vector<std::string>& args, const std::vector<std::string>& parts) {
     const std::string message = usage_error_of(args);
     for (const std::string& part : parts) {
       INFO("message: " << message << " -- expected to contain: " << part);
@@ -218,9 +193,8 @@ TEST_CASE("bad input names the flag and the value") {
   check_message({"--size", "custom", "--d-model", "64", "--d-ff", "128", "--layers", "2"},
                 {"--size custom needs --heads"});
   // 64 is not divisible by 5 heads: the model's own validation speaks.
-  check_message(
-      {"--size", "custom", "--d-model", "64", "--d-ff", "128", "--layers", "2", "--heads", "5"},
-      {"--size custom"});
+  check_message({"--size", "custom", "--d-model", "64", "--d-ff", "128", "--layers", "2", "--heads", "5"},
+                {"--size custom"});
 }
 
 TEST_CASE("--help is a switch and the usage text lists every flag") {
@@ -228,8 +202,8 @@ TEST_CASE("--help is a switch and the usage text lists every flag") {
   CHECK(parse_options(std::vector<std::string>{"-h"}).help);
   const std::string usage = usage_text();
   for (const char* flag :
-       {"--size", "--ctx", "--batch", "--warmup", "--steps", "--mode", "--precision", "--device",
-        "--json", "--csv", "--dump", "--torch-jsonl", "--warmup-study", "--loss-curve", "--report",
-        "--report-json", "--trace", "--graph", "--eager", "--help", "--attention"})
+       {"--size",   "--ctx",         "--batch", "--warmup", "--steps",       "--mode",         "--precision",
+        "--device", "--json",        "--csv",   "--dump",   "--torch-jsonl", "--warmup-study", "--loss-curve",
+        "--report", "--report-json", "--trace", "--graph",  "--eager",       "--help",         "--attention"})
     CHECK_MESSAGE(contains(usage, flag), flag);
 }

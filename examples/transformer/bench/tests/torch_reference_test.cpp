@@ -41,8 +41,7 @@ TEST_CASE("flat objects: strings with escapes, numbers, booleans, null") {
 
 TEST_CASE("\\u escapes: ASCII decoded, anything above kept as '?', bad digits refused") {
   // \u0141 and \u0100 would narrow to 'A' and NUL if cast to char first.
-  const FlatJsonObject object =
-      parse_flat_json_object(R"({"s": "\u007a\u00e9\u0141\u0100\u20AC"})");
+  const FlatJsonObject object = parse_flat_json_object(R"({"s": "\u007a\u00e9\u0141\u0100\u20AC"})");
   CHECK(std::get<std::string>(object.at("s")) == "z????");
   for (const char* bad : {R"({"s": "\u12"})", R"({"s": "\u12g4"})", R"({"s": "\u+123"})",
                           R"({"s": "\u 123"})", R"({"s": "\u-123"})"})

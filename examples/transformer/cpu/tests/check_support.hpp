@@ -70,16 +70,15 @@ void check_elements(const std::string& what, Loss&& loss, double* values, const 
   for (const Eigen::Index i : indices) {
     const double numeric = central_difference(loss, values[i]);
     if (!gradient_matches(analytic[i], numeric) && ++mismatches <= 5)
-      FAIL_CHECK(what << "[" << i << "]: analytic " << analytic[i] << " vs finite difference "
-                      << numeric);
+      FAIL_CHECK(what << "[" << i << "]: analytic " << analytic[i] << " vs finite difference " << numeric);
   }
   CHECK_MESSAGE(mismatches == 0,
                 what << ": " << mismatches << " of " << indices.size() << " checked elements differ");
 }
 
 template <class Loss>
-void check_all_elements(const std::string& what, Loss&& loss, double* values,
-                        const double* analytic, Eigen::Index count) {
+void check_all_elements(const std::string& what, Loss&& loss, double* values, const double* analytic,
+                        Eigen::Index count) {
   std::vector<Eigen::Index> all(static_cast<std::size_t>(count));
   for (Eigen::Index i = 0; i < count; ++i) all[static_cast<std::size_t>(i)] = i;
   check_elements(what, loss, values, analytic, all);
@@ -87,8 +86,8 @@ void check_all_elements(const std::string& what, Loss&& loss, double* values,
 
 // `samples` distinct elements chosen at random (all of them if fewer).
 template <class Loss>
-void check_sampled_elements(const std::string& what, Loss&& loss, double* values,
-                            const double* analytic, Eigen::Index count, std::size_t samples) {
+void check_sampled_elements(const std::string& what, Loss&& loss, double* values, const double* analytic,
+                            Eigen::Index count, std::size_t samples) {
   std::vector<Eigen::Index> indices(static_cast<std::size_t>(count));
   for (Eigen::Index i = 0; i < count; ++i) indices[static_cast<std::size_t>(i)] = i;
   std::shuffle(indices.begin(), indices.end(), rng());

@@ -134,7 +134,7 @@ TEST_CASE("precision, mode and attention names round-trip") {
   d_head_12.heads = 64;  // 768 / 64
   CHECK_FALSE(cudnn_attention_supports(d_head_12));
   CHECK(default_attention(Precision::bf16, d_head_12, 512, true) == Attention::naive);
-  CHECK(fused_attention_supports(*named_size("2.7B")));                 // d_head 80
+  CHECK(fused_attention_supports(*named_size("2.7B")));  // d_head 80
 }
 
 TEST_CASE("cuDNN version numbers read as major.minor.patch in both numbering schemes") {

@@ -263,8 +263,8 @@ TEST_CASE("AdamW follows docs/model.md's formula by hand over three steps") {
 }
 
 TEST_CASE("AdamW clipping scales the gradients by M/(‖g‖+1e-6) only above M") {
-  CHECK(clip_scale(5.0, 0.0) == 1.0);   // off
-  CHECK(clip_scale(0.5, 1.0) == 1.0);   // below the threshold
+  CHECK(clip_scale(5.0, 0.0) == 1.0);  // off
+  CHECK(clip_scale(0.5, 1.0) == 1.0);  // below the threshold
   CHECK(clip_scale(4.0, 2.0) == doctest::Approx(2.0 / (4.0 + 1e-6)).epsilon(1e-15));
 
   AdamWConfig clipped;

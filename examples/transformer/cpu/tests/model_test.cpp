@@ -49,8 +49,8 @@ TEST_CASE("model loss and gradients match finite differences on every tensor") {
     const auto size = static_cast<Eigen::Index>(tensor.size());
     // A tensor whose gradient is all zero would pass vacuously.
     CHECK_MESSAGE(grads.segment(offset, size).cwiseAbs().maxCoeff() > 1e-6, tensor.name);
-    check_sampled_elements(tensor.name, loss, model.parameters().data() + offset,
-                           grads.data() + offset, size, 32);
+    check_sampled_elements(tensor.name, loss, model.parameters().data() + offset, grads.data() + offset, size,
+                           32);
   }
 }
 
@@ -105,8 +105,7 @@ TEST_CASE("model rejects bad batches and misuse with clear errors") {
   CHECK_THROWS_AS(model.forward(random_ids(3, 37), ids), std::invalid_argument);
   auto bad = ids;
   bad[4] = 37;
-  CHECK_THROWS_WITH_AS(model.forward(bad, ids), doctest::Contains("outside [0, 37)"),
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(model.forward(bad, ids), doctest::Contains("outside [0, 37)"), std::invalid_argument);
   CHECK_THROWS_AS(model.set_parameters(std::vector<double>(5)), std::invalid_argument);
   CpuModel<double> inference(little_config(), little_batch, little_ctx, false);
   inference.forward(ids, ids);
@@ -148,8 +147,10 @@ TEST_CASE("float CPU backend agrees with the double model") {
   CpuModel<double> reference(run.model, run.batch, run.ctx);
   reference.init_parameters(run.seed);
   const std::vector<float> params = backend->parameters();
-  CHECK(relative_error(Eigen::Map<const Vector<float>>(params.data(), static_cast<Eigen::Index>(params.size())).cast<double>(),
-                       reference.parameters()) == 0.0);
+  CHECK(
+      relative_error(Eigen::Map<const Vector<float>>(params.data(), static_cast<Eigen::Index>(params.size()))
+                         .cast<double>(),
+                     reference.parameters()) == 0.0);
 
   const auto tokens = random_ids(little_batch * little_ctx, 37);
   const auto targets = random_ids(little_batch * little_ctx, 37);
@@ -163,7 +164,8 @@ TEST_CASE("float CPU backend agrees with the double model") {
   const std::vector<float> float_grads = backend->gradients();
   // float rounding through two layers: ~1e-6 relative per op, 1e-4 leaves room.
   CHECK(relative_error(Eigen::Map<const Matrix<float>>(logits.data(), reference.logits().rows(),
-                                                       reference.logits().cols()).cast<double>(),
+                                                       reference.logits().cols())
+                           .cast<double>(),
                        reference.logits()) < 1e-4);
   CHECK(relative_error(Eigen::Map<const Vector<float>>(float_grads.data(), grads.size()).cast<double>(),
                        grads) < 1e-4);
@@ -171,8 +173,10 @@ TEST_CASE("float CPU backend agrees with the double model") {
   backend->optimizer_step();
   reference.optimizer_step(run.adamw);
   const std::vector<float> stepped = backend->parameters();
-  CHECK(relative_error(Eigen::Map<const Vector<float>>(stepped.data(), static_cast<Eigen::Index>(stepped.size())).cast<double>(),
-                       reference.parameters()) < 1e-5);
+  CHECK(relative_error(
+            Eigen::Map<const Vector<float>>(stepped.data(), static_cast<Eigen::Index>(stepped.size()))
+                .cast<double>(),
+            reference.parameters()) < 1e-5);
 }
 
 TEST_CASE("CPU backend rejects what it cannot do") {

@@ -52,7 +52,8 @@ struct Tally {
     if (std::isnan(x)) {
       // A quiet NaN of the same sign, in both the bf16 half and the float.
       const float hi = from_bits(std::uint32_t{s.hi} << 16);
-      if (!std::isnan(hi) || !std::isnan(back) || std::signbit(hi) != std::signbit(x)) fail(bits, not_restored);
+      if (!std::isnan(hi) || !std::isnan(back) || std::signbit(hi) != std::signbit(x))
+        fail(bits, not_restored);
       return;
     }
     if (join_bits(s.hi, s.lo) != bits) fail(bits, not_restored);
@@ -68,8 +69,8 @@ TEST_CASE("split master weights: every float restored bit for bit, the upper hal
   Tally tally;
   // Every upper half (zeros, subnormals, the largest floats, infinities, NaNs)
   // with the remainders at and around the rounding boundary.
-  const std::uint32_t lows[] = {0x0000, 0x0001, 0x3FFF, 0x4000, 0x7FFE, 0x7FFF, 0x8000,
-                                0x8001, 0xBFFF, 0xC000, 0xFFFE, 0xFFFF};
+  const std::uint32_t lows[] = {0x0000, 0x0001, 0x3FFF, 0x4000, 0x7FFE, 0x7FFF,
+                                0x8000, 0x8001, 0xBFFF, 0xC000, 0xFFFE, 0xFFFF};
   for (std::uint32_t upper = 0; upper <= 0xFFFF; ++upper)
     for (const std::uint32_t low : lows) tally.check(upper << 16 | low);
   // And a few million arbitrary patterns.
@@ -82,9 +83,16 @@ TEST_CASE("split master weights: every float restored bit for bit, the upper hal
 }
 
 TEST_CASE("split master weights: whole buffers round-trip through split_floats and join_floats") {
-  const std::vector<float> values{0.0f, -0.0f, 1.0f, -1.5f, 3.0e-39f, -1.0e-45f,
+  const std::vector<float> values{0.0f,
+                                  -0.0f,
+                                  1.0f,
+                                  -1.5f,
+                                  3.0e-39f,
+                                  -1.0e-45f,
                                   std::numeric_limits<float>::max(),
-                                  std::numeric_limits<float>::infinity(), 0.1f, -7.25e5f};
+                                  std::numeric_limits<float>::infinity(),
+                                  0.1f,
+                                  -7.25e5f};
   std::vector<std::uint16_t> hi(values.size());
   std::vector<std::int16_t> lo(values.size());
   split_floats(values.data(), hi.data(), lo.data(), values.size());

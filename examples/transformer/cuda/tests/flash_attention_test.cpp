@@ -67,8 +67,12 @@ Reference reference_attention(const AttentionShape& s, const std::vector<double>
   for (int head = 0; head < s.batch * H; ++head) {
     const int b = head / H, h = head % H;
     const std::size_t base = static_cast<std::size_t>(head) * T * D;
-    auto row_of = [&](const std::vector<double>& m, int t) { return m.data() + base + static_cast<std::size_t>(t) * D; };
-    auto merged = [&](int t) { return (static_cast<std::size_t>(b) * T + t) * H * D + static_cast<std::size_t>(h) * D; };
+    auto row_of = [&](const std::vector<double>& m, int t) {
+      return m.data() + base + static_cast<std::size_t>(t) * D;
+    };
+    auto merged = [&](int t) {
+      return (static_cast<std::size_t>(b) * T + t) * H * D + static_cast<std::size_t>(h) * D;
+    };
     for (int i = 0; i < T; ++i) {
       const double* qi = row_of(q, i);
       double max = -INFINITY;
@@ -162,10 +166,11 @@ std::vector<double> rows_of(const std::vector<double>& values, const AttentionSh
 // heads also checked on their own.
 void check_attention(const AttentionShape& s, CudnnAttention* cudnn = nullptr, HeadRange focus = {},
                      FlashBackwardTiles tiles = FlashBackwardTiles::automatic) {
-  const std::string label = std::string(cudnn ? "cuDNN" : tiles == FlashBackwardTiles::compact ? "flash (compact)" : "flash") +
-                            " attention [b" + std::to_string(s.batch) + " h" +
-                            std::to_string(s.heads) + " T" + std::to_string(s.ctx) + " d" +
-                            std::to_string(s.d_head) + "]";
+  const std::string label = std::string(cudnn                                  ? "cuDNN"
+                                        : tiles == FlashBackwardTiles::compact ? "flash (compact)"
+                                                                               : "flash") +
+                            " attention [b" + std::to_string(s.batch) + " h" + std::to_string(s.heads) +
+                            " T" + std::to_string(s.ctx) + " d" + std::to_string(s.d_head) + "]";
   const std::size_t n = static_cast<std::size_t>(s.score_rows()) * s.d_head;
   const auto q = round_to<bf16>(random_values(n));
   const auto k = round_to<bf16>(random_values(n));
@@ -177,21 +182,19 @@ void check_attention(const AttentionShape& s, CudnnAttention* cudnn = nullptr, H
   DeviceArray<bf16> q_dev(q), k_dev(k), v_dev(v), dcontext_dev(dcontext);
   GuardedOutput<bf16> context(n, guard), dq(n, guard), dk(n, guard), dv(n, guard);
   GuardedOutput<float> lse(static_cast<std::size_t>(s.score_rows()), guard_rows);
-  GuardedOutput<float> workspace(cudnn ? CudnnAttention::workspace_floats(s) : flash_attention_workspace_floats(s),
-                                 guard + guard_rows);
+  GuardedOutput<float> workspace(
+      cudnn ? CudnnAttention::workspace_floats(s) : flash_attention_workspace_floats(s), guard + guard_rows);
 
   if (cudnn) {
-    cudnn->forward(s, QkvLayout::head_major, q_dev.get(), k_dev.get(), v_dev.get(), context.get(),
-                   lse.get(), nullptr);
-    cudnn->backward(s, QkvLayout::head_major, q_dev.get(), k_dev.get(), v_dev.get(),
-                    context.get(), lse.get(), dcontext_dev.get(), dq.get(), dk.get(), dv.get(),
-                    workspace.get(), nullptr);
+    cudnn->forward(s, QkvLayout::head_major, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
+                   nullptr);
+    cudnn->backward(s, QkvLayout::head_major, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
+                    dcontext_dev.get(), dq.get(), dk.get(), dv.get(), workspace.get(), nullptr);
   } else {
-    flash_attention_forward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
-                            nullptr);
+    flash_attention_forward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(), nullptr);
     flash_attention_backward(s, q_dev.get(), k_dev.get(), v_dev.get(), context.get(), lse.get(),
-                             dcontext_dev.get(), dq.get(), dk.get(), dv.get(), workspace.get(),
-                             nullptr, tiles);
+                             dcontext_dev.get(), dq.get(), dk.get(), dv.get(), workspace.get(), nullptr,
+                             tiles);
   }
   GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
 
@@ -258,7 +261,8 @@ TEST_CASE("flash attention also serves d_head 96") { check_attention(AttentionSh
 TEST_CASE("flash attention runs more sequences times heads than a grid row holds") {
   constexpr long long kGridY = 65535;
   const AttentionShape shape{32771, 2, 2, 64};
-  check_attention(shape, nullptr, HeadRange{kGridY, static_cast<long long>(shape.batch) * shape.heads - kGridY});
+  check_attention(shape, nullptr,
+                  HeadRange{kGridY, static_cast<long long>(shape.batch) * shape.heads - kGridY});
 }
 
 TEST_CASE("cuDNN attention forward and backward match double causal attention" *
@@ -275,8 +279,7 @@ TEST_CASE("cuDNN attention also serves head sizes our kernels lack (d_head 16, 3
     for (const int ctx : {7, 129}) check_attention(AttentionShape{2, ctx, 2, d_head}, &cudnn);
 }
 
-TEST_CASE("cuDNN attention refuses head sizes its engine lacks" *
-          doctest::test_suite("cudnn")) {
+TEST_CASE("cuDNN attention refuses head sizes its engine lacks" * doctest::test_suite("cudnn")) {
   CudnnAttention cudnn;
   CHECK_THROWS_AS(cudnn.check_shape(AttentionShape{1, 16, 2, 72 + 4}), std::invalid_argument);
   CHECK_THROWS_AS(cudnn.check_shape(AttentionShape{1, 16, 2, 136}), std::invalid_argument);

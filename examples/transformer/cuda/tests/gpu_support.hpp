@@ -26,18 +26,14 @@ using bf16 = __nv_bfloat16;
 
 template <class T>
 T to_stored(double x) {
-  if constexpr (std::is_same_v<T, bf16>)
-    return __float2bfloat16_rn(static_cast<float>(x));
-  else
-    return static_cast<T>(x);
+  if constexpr (std::is_same_v<T, bf16>) return __float2bfloat16_rn(static_cast<float>(x));
+  else return static_cast<T>(x);
 }
 
 template <class T>
 double to_double(T x) {
-  if constexpr (std::is_same_v<T, bf16>)
-    return static_cast<double>(__bfloat162float(x));
-  else
-    return static_cast<double>(x);
+  if constexpr (std::is_same_v<T, bf16>) return static_cast<double>(__bfloat162float(x));
+  else return static_cast<double>(x);
 }
 
 // The values a T can hold nearest to `values`: references are computed from
@@ -74,15 +70,13 @@ class DeviceArray {
     REQUIRE(values.size() == count_);
     std::vector<T> stored(count_);
     for (std::size_t i = 0; i < count_; ++i) stored[i] = to_stored<T>(static_cast<double>(values[i]));
-    GPUPROF_CUDA_CHECK(
-        cudaMemcpy(data_, stored.data(), count_ * sizeof(T), cudaMemcpyHostToDevice));
+    GPUPROF_CUDA_CHECK(cudaMemcpy(data_, stored.data(), count_ * sizeof(T), cudaMemcpyHostToDevice));
   }
 
   std::vector<double> download() const {
     std::vector<T> stored(count_);
     GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
-    GPUPROF_CUDA_CHECK(
-        cudaMemcpy(stored.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
+    GPUPROF_CUDA_CHECK(cudaMemcpy(stored.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
     std::vector<double> values(count_);
     for (std::size_t i = 0; i < count_; ++i) values[i] = to_double(stored[i]);
     return values;
@@ -97,8 +91,7 @@ class DeviceArray {
 // from values that are floats; view() is what its kernels read.
 class DeviceSplitMaster {
  public:
-  explicit DeviceSplitMaster(const std::vector<double>& values)
-      : hi_(values.size()), lo_(values.size()) {
+  explicit DeviceSplitMaster(const std::vector<double>& values) : hi_(values.size()), lo_(values.size()) {
     std::vector<float> floats(values.begin(), values.end());
     std::vector<std::uint16_t> hi(values.size());
     std::vector<std::int16_t> lo(values.size());
@@ -119,9 +112,8 @@ class DeviceSplitMaster {
     std::vector<double> values(hi.size());
     for (std::size_t i = 0; i < hi.size(); ++i) {
       const auto hi_bits = static_cast<std::uint16_t>(hi[i]);
-      const std::uint32_t bits = upper_only
-                                     ? std::uint32_t{hi_bits} << 16
-                                     : join_bits(hi_bits, static_cast<std::int16_t>(lo[i]));
+      const std::uint32_t bits =
+          upper_only ? std::uint32_t{hi_bits} << 16 : join_bits(hi_bits, static_cast<std::int16_t>(lo[i]));
       float f;
       std::memcpy(&f, &bits, sizeof f);
       values[i] = f;
@@ -179,16 +171,16 @@ inline Comparison compare(const double* got, const double* want, std::size_t cou
   return c;
 }
 
-inline void check_close(const std::string& what, const double* got, const double* want,
-                        std::size_t count, double tolerance) {
+inline void check_close(const std::string& what, const double* got, const double* want, std::size_t count,
+                        double tolerance) {
   REQUIRE(count > 0);
   const Comparison c = compare(got, want, count);
   std::printf("  %-48s rel err %.3e (tolerance %.0e)%s\n", what.c_str(), c.relative, tolerance,
               c.relative <= tolerance ? "" : "  <-- FAIL");
-  CHECK_MESSAGE(c.relative <= tolerance,
-                what << ": ‖got − want‖/‖want‖ = " << c.relative << " > " << tolerance << "; "
-                     << c.nans << " NaN (unwritten) of " << count << "; at [" << c.worst
-                     << "] got " << got[c.worst] << ", want " << want[c.worst]);
+  CHECK_MESSAGE(c.relative <= tolerance, what << ": ‖got − want‖/‖want‖ = " << c.relative << " > "
+                                              << tolerance << "; " << c.nans << " NaN (unwritten) of "
+                                              << count << "; at [" << c.worst << "] got " << got[c.worst]
+                                              << ", want " << want[c.worst]);
 }
 
 inline void check_close(const std::string& what, const std::vector<double>& got,
@@ -197,8 +189,7 @@ inline void check_close(const std::string& what, const std::vector<double>& got,
   check_close(what, got.data(), want.data(), got.size(), tolerance);
 }
 
-inline ModelConfig custom_config(const char* name, int vocab, int d_model, int heads, int d_ff,
-                                 int layers) {
+inline ModelConfig custom_config(const char* name, int vocab, int d_model, int heads, int d_ff, int layers) {
   ModelConfig config;
   config.name = name;
   config.vocab = vocab;

@@ -55,15 +55,14 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 std::size_t differing(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return std::max(a.size(), b.size());
   std::size_t count = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    count += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  for (std::size_t i = 0; i < a.size(); ++i) count += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
   return count;
 }
 
 void check_same_bits(const std::string& what, const std::vector<float>& graph,
                      const std::vector<float>& eager) {
-  CHECK_MESSAGE(same_bits(graph, eager), what << ": " << differing(graph, eager) << " of "
-                                              << eager.size() << " floats differ, graph vs eager");
+  CHECK_MESSAGE(same_bits(graph, eager), what << ": " << differing(graph, eager) << " of " << eager.size()
+                                              << " floats differ, graph vs eager");
 }
 
 // The eager backend runs every step; the graph backend runs the first step
@@ -71,8 +70,7 @@ void check_same_bits(const std::string& what, const std::vector<float>& graph,
 // count carries over from eager steps into replays.
 void check_graph_matches_eager(const ModelConfig& model, Precision precision, Mode mode) {
   const RunConfig config = graph_run(model, precision, mode);
-  const std::string label =
-      model.name + " " + to_string(precision) + " " + to_string(mode) + " run ";
+  const std::string label = model.name + " " + to_string(precision) + " " + to_string(mode) + " run ";
   const auto eager = make_cuda_backend(config);
   const auto graphed = make_cuda_backend(config);
   const std::size_t n = static_cast<std::size_t>(config.batch) * config.ctx;
@@ -98,8 +96,8 @@ void check_graph_matches_eager(const ModelConfig& model, Precision precision, Mo
     check_same_bits(at + " gradients", got.gradients, want.gradients);
     check_same_bits(at + " parameters", got.parameters, want.parameters);
     if (step > 0 && mode == Mode::step) {
-      const bool identical = same_loss && same_bits(got.gradients, want.gradients) &&
-                             same_bits(got.parameters, want.parameters);
+      const bool identical =
+          same_loss && same_bits(got.gradients, want.gradients) && same_bits(got.parameters, want.parameters);
       std::printf("  %-40s loss %.7f, %s\n", at.c_str(), got.loss,
                   identical ? "bit-identical to eager" : "DIFFERS from eager");
     }
@@ -120,8 +118,8 @@ void check_fused_graph_tracks_eager(Attention attention) {
   for (Mode mode : {Mode::fwd, Mode::step}) {
     RunConfig config = graph_run(little_d64_config(), Precision::bf16, mode);
     config.attention = attention;
-    const std::string label = std::string("little-d64 bf16 ") + to_string(attention) + " " +
-                              to_string(mode) + " step ";
+    const std::string label =
+        std::string("little-d64 bf16 ") + to_string(attention) + " " + to_string(mode) + " step ";
     const auto eager = make_cuda_backend(config);
     const auto graphed = make_cuda_backend(config);
     const std::size_t n = static_cast<std::size_t>(config.batch) * config.ctx;
@@ -145,11 +143,9 @@ void check_fused_graph_tracks_eager(Attention attention) {
         check_close(at + " logits", std::vector<double>(got.logits.begin(), got.logits.end()),
                     std::vector<double>(want.logits.begin(), want.logits.end()), tol);
       else
-        check_close(at + " gradients",
-                    std::vector<double>(got.gradients.begin(), got.gradients.end()),
+        check_close(at + " gradients", std::vector<double>(got.gradients.begin(), got.gradients.end()),
                     std::vector<double>(want.gradients.begin(), want.gradients.end()), tol);
-      check_close(at + " parameters",
-                  std::vector<double>(got.parameters.begin(), got.parameters.end()),
+      check_close(at + " parameters", std::vector<double>(got.parameters.begin(), got.parameters.end()),
                   std::vector<double>(want.parameters.begin(), want.parameters.end()), tol);
     }
   }
@@ -159,8 +155,7 @@ TEST_CASE("with fused attention, replayed graph steps track eager steps") {
   check_fused_graph_tracks_eager(Attention::fused);
 }
 
-TEST_CASE("with cuDNN attention, replayed graph steps track eager steps" *
-          doctest::test_suite("cudnn")) {
+TEST_CASE("with cuDNN attention, replayed graph steps track eager steps" * doctest::test_suite("cudnn")) {
   check_fused_graph_tracks_eager(Attention::cudnn);
 }
 
@@ -194,8 +189,7 @@ TEST_CASE("graph contracts: nothing inside a capture may wait, replays follow th
   const std::size_t n = static_cast<std::size_t>(config.batch) * config.ctx;
   const auto tokens = random_ids(n, config.model.vocab);
 
-  CHECK_THROWS_WITH_AS(backend->replay_graph(), doctest::Contains("before capture_graph"),
-                       std::logic_error);
+  CHECK_THROWS_WITH_AS(backend->replay_graph(), doctest::Contains("before capture_graph"), std::logic_error);
   CHECK_THROWS_WITH_AS(backend->capture_graph(Mode::fwd), doctest::Contains("before set_batch"),
                        std::logic_error);
   backend->set_batch(tokens, tokens);
@@ -218,8 +212,7 @@ TEST_CASE("graph contracts: nothing inside a capture may wait, replays follow th
   // A graph of backward() alone may only replay after a forward pass.
   backend->capture_graph([&] { backend->backward(); });
   backend->replay_graph();
-  CHECK_THROWS_WITH_AS(backend->replay_graph(), doctest::Contains("backward() twice"),
-                       std::logic_error);
+  CHECK_THROWS_WITH_AS(backend->replay_graph(), doctest::Contains("backward() twice"), std::logic_error);
   CHECK_THROWS_AS(backend->logits(), std::logic_error);  // the replay made them a gradient
   backend->forward();
   CHECK_NOTHROW(backend->logits());

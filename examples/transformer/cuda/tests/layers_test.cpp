@@ -33,8 +33,7 @@ namespace {
 using MatrixD = cpu::Matrix<double>;
 using VectorD = cpu::Vector<double>;
 
-Eigen::Map<const MatrixD> as_matrix(const std::vector<double>& v, Eigen::Index rows,
-                                    Eigen::Index cols) {
+Eigen::Map<const MatrixD> as_matrix(const std::vector<double>& v, Eigen::Index rows, Eigen::Index cols) {
   REQUIRE(static_cast<Eigen::Index>(v.size()) == rows * cols);
   return Eigen::Map<const MatrixD>(v.data(), rows, cols);
 }
@@ -94,8 +93,7 @@ void check_embedding(int d) {
   DeviceArray<std::int32_t> offsets(groups.offsets), positions(groups.positions);
   DeviceArray<float> dout_dev(dout);
   DeviceArray<Grad> dtable(static_cast<std::size_t>(vocab) * d);
-  embedding_backward(offsets.get(), positions.get(), dout_dev.get(), dtable.get(), vocab, d,
-                     nullptr);
+  embedding_backward(offsets.get(), positions.get(), dout_dev.get(), dtable.get(), vocab, d, nullptr);
   MatrixD dtable_ref = MatrixD::Zero(vocab, d);
   cpu::embedding_backward<double>(as_matrix(dout, rows, d), tokens, dtable_ref);
   // Summed in fp32, then rounded once to Grad: a bf16 table's error is its rounding.
@@ -103,8 +101,7 @@ void check_embedding(int d) {
               flat(dtable_ref), std::is_same_v<Grad, bf16> ? stored_tolerance<bf16>() : kFp32Math);
 }
 
-TEST_CASE_TEMPLATE("embedding gathers rows and scatter-adds gradients by token", Grad, float,
-                   bf16) {
+TEST_CASE_TEMPLATE("embedding gathers rows and scatter-adds gradients by token", Grad, float, bf16) {
   // d = 10 is not a multiple of the vector width: the element-wise kernels.
   for (const int d : {24, 10}) check_embedding<Grad>(d);
 }
@@ -130,12 +127,10 @@ void check_rmsnorm(int rows, int d) {
   const MasterWeights gain_dev =
       std::is_same_v<Act, bf16> ? gain_split.view() : MasterWeights(gain_fp32.get());
   DeviceArray<Act> y(n);
-  rmsnorm_forward<Act>(x_dev.get(), gain_dev, y.get(), inv_rms.get(), x_copy.get(), rows, d,
-                       eps, nullptr);
+  rmsnorm_forward<Act>(x_dev.get(), gain_dev, y.get(), inv_rms.get(), x_copy.get(), rows, d, eps, nullptr);
   MatrixD y_ref;
   VectorD inv_rms_ref;
-  cpu::rmsnorm_forward<double>(as_matrix(x, rows, d), as_vector(gain), eps, y_ref,
-                               inv_rms_ref);
+  cpu::rmsnorm_forward<double>(as_matrix(x, rows, d), as_vector(gain), eps, y_ref, inv_rms_ref);
   check_close("rmsnorm forward y", y.download(), flat(y_ref), stored_tolerance<Act>());
   check_close("rmsnorm forward inv_rms", inv_rms.download(), flat(inv_rms_ref), kFp32Math);
   check_close("rmsnorm forward residual copy", x_copy.download(), x, 1e-12);
@@ -146,31 +141,28 @@ void check_rmsnorm(int rows, int d) {
   DeviceArray<float> dx(residual);  // dx starts as the residual: updated in place
   DeviceArray<Act> dgain(d);
   DeviceArray<float> gain_partials(rmsnorm_gain_partials_floats(rows, d));
-  rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev, inv_rms.get(), dx.get(),
-                        dx.get(), std::is_same_v<Act, bf16> ? dx_act.get() : nullptr, dgain.get(),
-                        gain_partials.get(), rows, d, nullptr);
+  rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev, inv_rms.get(), dx.get(), dx.get(),
+                        std::is_same_v<Act, bf16> ? dx_act.get() : nullptr, dgain.get(), gain_partials.get(),
+                        rows, d, nullptr);
   MatrixD dx_ref;
   VectorD dgain_ref = VectorD::Zero(d);
-  cpu::rmsnorm_backward<double>(as_matrix(dy, rows, d), as_matrix(x, rows, d),
-                                as_vector(gain), inv_rms_ref, dx_ref, dgain_ref);
+  cpu::rmsnorm_backward<double>(as_matrix(dy, rows, d), as_matrix(x, rows, d), as_vector(gain), inv_rms_ref,
+                                dx_ref, dgain_ref);
   dx_ref += as_matrix(residual, rows, d);
   check_close("rmsnorm backward dx (+ residual, in place)", dx.download(), flat(dx_ref), kFp32Math);
   check_close("rmsnorm backward dgain", dgain.download(), flat(dgain_ref),
               std::is_same_v<Act, bf16> ? stored_tolerance<Act>() : kFp32Math);
   DeviceArray<float> dx_again(n);
   DeviceArray<Act> dgain_again(d);
-  rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev, inv_rms.get(), nullptr,
-                        dx_again.get(), nullptr, dgain_again.get(), gain_partials.get(), rows, d,
-                        nullptr);
+  rmsnorm_backward<Act>(dy_dev.get(), x_dev.get(), gain_dev, inv_rms.get(), nullptr, dx_again.get(), nullptr,
+                        dgain_again.get(), gain_partials.get(), rows, d, nullptr);
   check_close("rmsnorm backward dgain again (fixed order: bit-identical)", dgain_again.download(),
               dgain.download(), 0.0);
   if (std::is_same_v<Act, bf16>)
-    check_close("rmsnorm backward dx bf16 copy", dx_act.download(), flat(dx_ref),
-                stored_tolerance<Act>());
+    check_close("rmsnorm backward dx bf16 copy", dx_act.download(), flat(dx_ref), stored_tolerance<Act>());
 }
 
-TEST_CASE_TEMPLATE("rmsnorm forward and backward (residual fused, gain gradient)", Act, float,
-                   bf16) {
+TEST_CASE_TEMPLATE("rmsnorm forward and backward (residual fused, gain gradient)", Act, float, bf16) {
   // d = 272: lanes loop twice over a row and d is not a multiple of 32;
   // d = 38 is not a multiple of the vector width: the element-wise kernels;
   // d = 2560, the 2.7B model's, needs more than the default 48 KB of shared
@@ -193,8 +185,7 @@ void check_swiglu(int d_ff) {
   swiglu_backward<Act>(h13_dev.get(), dgated_dev.get(), dh13.get(), rows, d_ff, nullptr);
   MatrixD gated_ref, dh13_ref;
   cpu::swiglu_gate_forward<double>(as_matrix(h13, rows, 2 * d_ff), gated_ref);
-  cpu::swiglu_gate_backward<double>(as_matrix(dgated, rows, d_ff), as_matrix(h13, rows, 2 * d_ff),
-                                    dh13_ref);
+  cpu::swiglu_gate_backward<double>(as_matrix(dgated, rows, d_ff), as_matrix(h13, rows, 2 * d_ff), dh13_ref);
   check_close("swiglu forward", gated.download(), flat(gated_ref), stored_tolerance<Act>());
   check_close("swiglu backward", dh13.download(), flat(dh13_ref), stored_tolerance<Act>());
 }
@@ -220,27 +211,24 @@ void check_cross_entropy(int vocab) {
   DeviceArray<Act> logits_dev(stored);
   DeviceArray<std::int32_t> targets_dev(targets);
   DeviceArray<float> lse(rows), row_loss(rows), mean_loss(1);
-  cross_entropy_forward<Act>(logits_dev.get(), targets_dev.get(), lse.get(), row_loss.get(),
-                             mean_loss.get(), rows, vocab, ld, nullptr);
+  cross_entropy_forward<Act>(logits_dev.get(), targets_dev.get(), lse.get(), row_loss.get(), mean_loss.get(),
+                             rows, vocab, ld, nullptr);
   VectorD lse_ref;
   const double loss_ref =
       cpu::cross_entropy_forward<double>(as_matrix(logits, rows, vocab), targets, lse_ref);
   check_close("cross-entropy mean loss", mean_loss.download(), {loss_ref}, kFp32Math);
   check_close("cross-entropy logsumexp", lse.download(), flat(lse_ref), kFp32Math);
 
-  cross_entropy_backward<Act>(logits_dev.get(), targets_dev.get(), lse.get(), rows, vocab, ld,
-                              nullptr);
+  cross_entropy_backward<Act>(logits_dev.get(), targets_dev.get(), lse.get(), rows, vocab, ld, nullptr);
   MatrixD dlogits_ref;
-  cpu::cross_entropy_backward<double>(as_matrix(logits, rows, vocab), targets, lse_ref, 1.0,
-                                      dlogits_ref);
+  cpu::cross_entropy_backward<double>(as_matrix(logits, rows, vocab), targets, lse_ref, 1.0, dlogits_ref);
   const PaddedRows dlogits = split_padding(logits_dev.download(), rows, vocab, ld);
-  check_close("cross-entropy dlogits (in place), vocab " + std::to_string(vocab),
-              dlogits.values, flat(dlogits_ref), stored_tolerance<Act>());
+  check_close("cross-entropy dlogits (in place), vocab " + std::to_string(vocab), dlogits.values,
+              flat(dlogits_ref), stored_tolerance<Act>());
   CHECK_MESSAGE(all_zero(dlogits.padding), "the padding columns of dlogits must be zeros");
 }
 
-TEST_CASE_TEMPLATE("cross-entropy loss, logsumexp and in-place logits gradient", Act, float,
-                   bf16) {
+TEST_CASE_TEMPLATE("cross-entropy loss, logsumexp and in-place logits gradient", Act, float, bf16) {
   // vocab 2056: a block of 256 threads × 8 covers 2048 columns per sweep.
   // vocab 1001 (rows padded to 1008): NaN in the padding must not count, and
   // the backward pass leaves zeros there.
@@ -250,9 +238,8 @@ TEST_CASE_TEMPLATE("cross-entropy loss, logsumexp and in-place logits gradient",
   DeviceArray<Act> unpadded(static_cast<std::size_t>(vocab));
   DeviceArray<std::int32_t> target(std::vector<std::int32_t>{0});
   DeviceArray<float> scalars(3);
-  CHECK_THROWS_AS(cross_entropy_forward<Act>(unpadded.get(), target.get(), scalars.get(),
-                                             scalars.get() + 1, scalars.get() + 2, 1, vocab,
-                                             vocab, nullptr),
+  CHECK_THROWS_AS(cross_entropy_forward<Act>(unpadded.get(), target.get(), scalars.get(), scalars.get() + 1,
+                                             scalars.get() + 2, 1, vocab, vocab, nullptr),
                   std::invalid_argument);
 }
 
@@ -277,16 +264,14 @@ std::vector<double> columns(const MatrixD& m, Eigen::Index first, Eigen::Index c
 // Ours and the naive path copy q, k, v into head-major tensors; cuDNN's
 // rotates q and k inside qkv and writes the gradients straight into dqkv.
 template <class Act>
-void check_attention(Precision precision, const AttentionShape& s,
-                     Attention attention = Attention::naive) {
+void check_attention(Precision precision, const AttentionShape& s, Attention attention = Attention::naive) {
   const bool fused = is_fused(attention), in_place = attention == Attention::cudnn;
   std::unique_ptr<CudnnAttention> cudnn;
   if (in_place) {
     cudnn = std::make_unique<CudnnAttention>();
     cudnn->check_shape(s, QkvLayout::packed);
   }
-  const std::string label = std::string(to_string(precision)) + " " + to_string(attention) +
-                            " attention [b" +
+  const std::string label = std::string(to_string(precision)) + " " + to_string(attention) + " attention [b" +
                             std::to_string(s.batch) + " t" + std::to_string(s.ctx) + " h" +
                             std::to_string(s.heads) + " dh" + std::to_string(s.d_head) + "] ";
   const double tol = tolerance_for(precision).layer;
@@ -304,21 +289,21 @@ void check_attention(Precision precision, const AttentionShape& s,
   const std::size_t nd = static_cast<std::size_t>(N) * d;
   DeviceArray<Act> qkv_dev(qkv), q(nd), k(nd), v(nd), probs(scores), context(nd);
   DeviceArray<float> lse(static_cast<std::size_t>(s.score_rows()));
-  const AttentionTensors<Act> tensors{q.get(),     k.get(),
-                                      v.get(),     fused ? nullptr : probs.get(),
+  const AttentionTensors<Act> tensors{q.get(),
+                                      k.get(),
+                                      v.get(),
+                                      fused ? nullptr : probs.get(),
                                       fused ? nullptr : score_scratch.get(),
                                       fused ? lse.get() : nullptr};
   if constexpr (std::is_same_v<Act, bf16>) {
     if (in_place)
-      cudnn_attention_forward(s, cos.get(), sin.get(), qkv_dev.get(), context.get(), lse.get(),
-                              *cudnn, nullptr);
-    else if (fused)
-      fused_attention_forward(s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(),
+      cudnn_attention_forward(s, cos.get(), sin.get(), qkv_dev.get(), context.get(), lse.get(), *cudnn,
                               nullptr);
+    else if (fused)
+      fused_attention_forward(s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(), nullptr);
   }
   if (!fused)
-    attention_forward<Act>(gemm, s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(),
-                           nullptr);
+    attention_forward<Act>(gemm, s, cos.get(), sin.get(), qkv_dev.get(), tensors, context.get(), nullptr);
 
   MatrixD rotated = as_matrix(qkv, N, 3 * d);
   cpu::rope_forward<double>(rotated.leftCols(2 * d), s.batch, s.ctx, 2 * s.heads, theta);
@@ -335,8 +320,7 @@ void check_attention(Precision precision, const AttentionShape& s,
     check_close(label + "v (head-major)", v.download(), head_major(rotated, s, 2), 1e-12);
   }
   if (!fused) {
-    const PaddedRows probs_got =
-        split_padding(probs.download(), s.score_rows(), s.ctx, s.score_ld());
+    const PaddedRows probs_got = split_padding(probs.download(), s.score_rows(), s.ctx, s.score_ld());
     check_close(label + "probs", probs_got.values, flat(probs_ref), tol);
     CHECK_MESSAGE(all_zero(probs_got.padding), label << "the padding columns of P must be zeros");
   }
@@ -350,19 +334,17 @@ void check_attention(Precision precision, const AttentionShape& s,
   if constexpr (std::is_same_v<Act, bf16>) {
     if (in_place)
       cudnn_attention_backward(s, cos.get(), sin.get(), qkv_dev.get(), context.get(), lse.get(),
-                               dcontext_dev.get(), dqkv.get(), flash_workspace.get(), *cudnn,
-                               nullptr);
+                               dcontext_dev.get(), dqkv.get(), flash_workspace.get(), *cudnn, nullptr);
     else if (fused)
-      fused_attention_backward(s, cos.get(), sin.get(), dcontext_dev.get(), context.get(), tensors,
-                               dq.get(), dk.get(), dv.get(), dqkv.get(), flash_workspace.get(),
-                               nullptr);
+      fused_attention_backward(s, cos.get(), sin.get(), dcontext_dev.get(), context.get(), tensors, dq.get(),
+                               dk.get(), dv.get(), dqkv.get(), flash_workspace.get(), nullptr);
   }
   if (!fused)
-    attention_backward<Act>(gemm, s, cos.get(), sin.get(), dcontext_dev.get(), tensors, dq.get(),
-                            dk.get(), dv.get(), dqkv.get(), nullptr);
+    attention_backward<Act>(gemm, s, cos.get(), sin.get(), dcontext_dev.get(), tensors, dq.get(), dk.get(),
+                            dv.get(), dqkv.get(), nullptr);
   MatrixD dqkv_ref;
-  cpu::causal_attention_backward<double>(as_matrix(dcontext, N, d), rotated, probs_ref, s.batch,
-                                         s.ctx, s.heads, dqkv_ref);
+  cpu::causal_attention_backward<double>(as_matrix(dcontext, N, d), rotated, probs_ref, s.batch, s.ctx,
+                                         s.heads, dqkv_ref);
   cpu::rope_backward<double>(dqkv_ref.leftCols(2 * d), s.batch, s.ctx, 2 * s.heads, theta);
   const MatrixD dqkv_got = as_matrix(dqkv.download(), N, 3 * d);
   check_close(label + "dq (unrotated)", columns(dqkv_got, 0, d), columns(dqkv_ref, 0, d), tol);
@@ -399,9 +381,10 @@ TEST_CASE("cuDNN attention (RoPE around cuDNN's fused engine) forward and backwa
 
 // Grad bf16: the mixed-precision backend's gradients and its split master
 // weights (the update is fp32 either way).
-TEST_CASE_TEMPLATE("adamw: three steps match the CPU reference, t is counted on the device, "
-                   "split master's bf16 halves are the rounded weights",
-                   Grad, float, bf16) {
+TEST_CASE_TEMPLATE(
+    "adamw: three steps match the CPU reference, t is counted on the device, "
+    "split master's bf16 halves are the rounded weights",
+    Grad, float, bf16) {
   constexpr bool split = std::is_same_v<Grad, bf16>;
   const std::size_t count = 10000;
   for (const float clip : {0.0f, 0.5f}) {  // gradient norms here are ≈ 100: clipping acts
@@ -426,8 +409,8 @@ TEST_CASE_TEMPLATE("adamw: three steps match the CPU reference, t is counted on 
       grads.upload(g);
       adamw_step<Grad>(config,
                        {split ? nullptr : params.get(), split ? params_split.hi() : nullptr,
-                        split ? params_split.lo() : nullptr, grads.get(), m.get(), v.get(),
-                        partials.get(), step.get(), count},
+                        split ? params_split.lo() : nullptr, grads.get(), m.get(), v.get(), partials.get(),
+                        step.get(), count},
                        nullptr);
       cpu::adamw_step<double>(config, Eigen::Map<VectorD>(params_ref.data(), count),
                               Eigen::Map<const VectorD>(g.data(), count), state);

@@ -146,10 +146,9 @@ TEST_CASE("with cuDNN attention: loss, logits and every gradient match the CPU d
   check_loss_logits_gradients(model_cases()[1], Precision::bf16, Attention::cudnn);
 }
 
-void check_adamw_steps(const ModelCase& c, Precision precision, Attention attention, float clip,
-                       int steps) {
-  const std::string label = std::string(c.name) + " " + to_string(precision) + " " +
-                            to_string(attention) + (clip > 0 ? " clipped" : "") + " ";
+void check_adamw_steps(const ModelCase& c, Precision precision, Attention attention, float clip, int steps) {
+  const std::string label = std::string(c.name) + " " + to_string(precision) + " " + to_string(attention) +
+                            (clip > 0 ? " clipped" : "") + " ";
   const double tol = tolerance_for(precision).model;
   RunConfig config = run_config(c, precision, Mode::step, attention);
   config.adamw.lr = 3e-3f;
@@ -186,16 +185,14 @@ void check_adamw_steps(const ModelCase& c, Precision precision, Attention attent
   }
   check_close(label + "updates (parameter deltas) after " + after, update, update_ref,
               tolerance_for(precision).update);
-  CHECK_MESSAGE(losses.back() < losses.front(),
-                label << "training on one batch should lower the loss: " << losses.front()
-                      << " -> " << losses.back());
+  CHECK_MESSAGE(losses.back() < losses.front(), label << "training on one batch should lower the loss: "
+                                                      << losses.front() << " -> " << losses.back());
 }
 
 TEST_CASE("ten AdamW steps track the CPU double model's losses and parameters") {
   const ModelCase c = model_cases()[0];
   for (Precision precision : {Precision::fp32, Precision::tf32, Precision::bf16})
-    for (const float clip : {0.0f, 1.0f})
-      check_adamw_steps(c, precision, Attention::naive, clip, 10);
+    for (const float clip : {0.0f, 1.0f}) check_adamw_steps(c, precision, Attention::naive, clip, 10);
   for (const float clip : {0.0f, 1.0f})
     check_adamw_steps(fused_model_cases()[0], Precision::bf16, Attention::fused, clip, 10);
 }
@@ -230,9 +227,8 @@ TEST_CASE("fused attention allocates no T×T buffer: the arena grows linearly in
       big.ctx = ctx;
       bytes.push_back(static_cast<double>(cuda_backend_bytes(big)));
     }
-    MESSAGE("small bf16 step, " << std::string(to_string(attention))
-                                << " attention, ctx 1024/2048/4096: " << bytes[0] << " / "
-                                << bytes[1] << " / " << bytes[2] << " bytes");
+    MESSAGE("small bf16 step, " << std::string(to_string(attention)) << " attention, ctx 1024/2048/4096: "
+                                << bytes[0] << " / " << bytes[1] << " / " << bytes[2] << " bytes");
     return (bytes[2] - bytes[1]) / (bytes[1] - bytes[0]);
   };
   CHECK(growth(Attention::fused) == doctest::Approx(2.0).epsilon(0.01));
@@ -262,11 +258,10 @@ void check_forward_only(const ModelCase& c, Precision precision, Attention atten
   inference->set_batch(tokens, targets);
   training->forward();
   inference->forward();
-  const std::string label = std::string("forward-only ") + c.name + " " + to_string(precision) +
-                            " " + to_string(attention) + " ";
+  const std::string label =
+      std::string("forward-only ") + c.name + " " + to_string(precision) + " " + to_string(attention) + " ";
   check_close(label + "loss", {inference->loss()}, {training->loss()}, 1e-6);
-  check_close(label + "logits", to_doubles(inference->logits()), to_doubles(training->logits()),
-              1e-6);
+  check_close(label + "logits", to_doubles(inference->logits()), to_doubles(training->logits()), 1e-6);
   CHECK(inference->allocated_bytes() < training->allocated_bytes());
   CHECK_THROWS_AS(inference->backward(), std::logic_error);
   CHECK_THROWS_AS(inference->gradients(), std::logic_error);
@@ -300,9 +295,9 @@ TEST_CASE("bad input gives clear exceptions, not crashes") {
   CHECK_THROWS_AS(make_cuda_backend(odd), std::invalid_argument);
   // Fused attention: bf16 only, and only head sizes the kernels are built for.
   for (Precision precision : {Precision::fp32, Precision::tf32})
-    CHECK_THROWS_WITH_AS(make_cuda_backend(run_config(fused_model_cases()[0], precision,
-                                                      Mode::step, Attention::fused)),
-                         doctest::Contains("fused attention is bf16 only"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(
+        make_cuda_backend(run_config(fused_model_cases()[0], precision, Mode::step, Attention::fused)),
+        doctest::Contains("fused attention is bf16 only"), std::invalid_argument);
   CHECK_THROWS_AS(make_cuda_backend(run_config(c, Precision::bf16, Mode::step, Attention::fused)),
                   std::invalid_argument);  // d_head 16
   CHECK_THROWS_AS(cuda_backend_bytes(run_config(c, Precision::bf16, Mode::step, Attention::fused)),
@@ -312,8 +307,7 @@ TEST_CASE("bad input gives clear exceptions, not crashes") {
   const std::size_t n = static_cast<std::size_t>(c.batch) * c.ctx;
   auto tokens = random_ids(n, c.config.vocab);
   CHECK_THROWS_AS(gpu->forward(), std::logic_error);  // no batch yet
-  CHECK_THROWS_AS(gpu->set_batch(std::vector<std::int32_t>(n - 1, 0), tokens),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(gpu->set_batch(std::vector<std::int32_t>(n - 1, 0), tokens), std::invalid_argument);
   tokens[3] = c.config.vocab;
   CHECK_THROWS_AS(gpu->set_batch(tokens, tokens), std::invalid_argument);
   tokens[3] = 0;

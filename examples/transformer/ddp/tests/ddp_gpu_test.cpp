@@ -95,16 +95,16 @@ int rank_main(const RunConfig& config, int rank, int world, IdChannel& ids,
   {
     DataParallelTrainer trainer(*backend, comm, kBucketCap);
     trainer.forward_backward();
-    const std::vector<GradientRange> planned = plan_buckets(
-        backward_gradient_ranges(config.model, backend->gradient_buffer().count),
-        backend->gradient_buffer().count, kBucketCap);
+    const std::vector<GradientRange> planned =
+        plan_buckets(backward_gradient_ranges(config.model, backend->gradient_buffer().count),
+                     backend->gradient_buffer().count, kBucketCap);
     const std::vector<GradientRange>& reduced = trainer.last_buckets();
     bool same = planned.size() == reduced.size() && planned.size() > 1;
     for (std::size_t i = 0; same && i < planned.size(); ++i)
       same = planned[i].begin == reduced[i].begin && planned[i].end == reduced[i].end;
     if (!same) {
-      std::fprintf(stderr, "rank %d: reduced %zu bucket(s), planned %zu (want > 1, equal)\n",
-                   rank, reduced.size(), planned.size());
+      std::fprintf(stderr, "rank %d: reduced %zu bucket(s), planned %zu (want > 1, equal)\n", rank,
+                   reduced.size(), planned.size());
       return 1;
     }
     save(dir.file("grads." + std::to_string(rank)), backend->gradients());
@@ -121,9 +121,8 @@ bool run_ranks(const RunConfig& config, int world, const gpuprof_test::Temporary
   LaunchOptions launch;
   launch.world = world;
   launch.timeout = std::chrono::minutes(3);
-  return launch_forked(launch, [&](int rank, IdChannel& ids) {
-           return rank_main(config, rank, world, ids, dir);
-         }) == 0;
+  return launch_forked(
+             launch, [&](int rank, IdChannel& ids) { return rank_main(config, rank, world, ids, dir); }) == 0;
 }
 
 // The single GPU's run against the ranks' files.
@@ -160,18 +159,19 @@ bool compare(const RunConfig& config, int world, const gpuprof_test::TemporaryDi
   for (int rank = 0; rank < world; ++rank) {
     const std::vector<float> mine = load(dir.file("params." + std::to_string(rank)), params.size());
     if (std::memcmp(mine.data(), rank0.data(), mine.size() * sizeof(float)) != 0) {
-      std::printf("FAIL %s world %d: rank %d's parameters differ from rank 0's\n",
-                  to_string(precision), world, rank);
+      std::printf("FAIL %s world %d: rank %d's parameters differ from rank 0's\n", to_string(precision),
+                  world, rank);
       ok = false;
     }
     const double grad_error =
         relative_error(load(dir.file("grads." + std::to_string(rank)), grads.size()), grads);
     const double update_error = relative_error(mine, params, &initial);
     const bool good = grad_error <= tolerance.gradients && update_error <= tolerance.updates;
-    std::printf("%s %s world %d rank %d: gradient error %.3g (<= %.3g), update error after %d "
-                "steps %.3g (<= %.3g)\n",
-                good ? "ok  " : "FAIL", to_string(precision), world, rank, grad_error,
-                tolerance.gradients, kSteps, update_error, tolerance.updates);
+    std::printf(
+        "%s %s world %d rank %d: gradient error %.3g (<= %.3g), update error after %d "
+        "steps %.3g (<= %.3g)\n",
+        good ? "ok  " : "FAIL", to_string(precision), world, rank, grad_error, tolerance.gradients, kSteps,
+        update_error, tolerance.updates);
     ok = ok && good;
   }
   return ok;

@@ -45,17 +45,17 @@ TEST_CASE("buckets close when they reach the cap, the rest is the last bucket") 
   CHECK(same(plan_buckets(ready, 100, 50), {{50, 100}, {0, 50}}));
   CHECK(same(plan_buckets(ready, 100, 45), {{50, 100}, {0, 50}}));
   CHECK(same(plan_buckets(ready, 100, 25), {{70, 100}, {10, 70}, {0, 10}}));
-  CHECK(same(plan_buckets(ready, 100, 1), ready));             // one bucket per range
-  CHECK(same(plan_buckets(ready, 100, 1000), {{0, 100}}));     // everything at the end
+  CHECK(same(plan_buckets(ready, 100, 1), ready));          // one bucket per range
+  CHECK(same(plan_buckets(ready, 100, 1000), {{0, 100}}));  // everything at the end
 }
 
 TEST_CASE("a bucket planner refuses gaps, overlaps and unfinished backward passes") {
   BucketPlanner planner(100, 50);
-  CHECK_THROWS_AS(planner.add({60, 90}), std::logic_error);   // must end at 100
+  CHECK_THROWS_AS(planner.add({60, 90}), std::logic_error);  // must end at 100
   CHECK_FALSE(planner.add({80, 100}));
-  CHECK_THROWS_AS(planner.add({70, 75}), std::logic_error);   // gap
-  CHECK_THROWS_AS(planner.add({80, 80}), std::logic_error);   // empty
-  CHECK_THROWS_AS(planner.finish(), std::logic_error);        // [0, 80) never came
+  CHECK_THROWS_AS(planner.add({70, 75}), std::logic_error);  // gap
+  CHECK_THROWS_AS(planner.add({80, 80}), std::logic_error);  // empty
+  CHECK_THROWS_AS(planner.finish(), std::logic_error);       // [0, 80) never came
   CHECK_THROWS_AS(BucketPlanner(0, 1), std::invalid_argument);
   CHECK_THROWS_AS(BucketPlanner(1, 0), std::invalid_argument);
 }
@@ -106,9 +106,9 @@ TEST_CASE("transformer_ddp's flags") {
   CHECK(config.precision == Precision::bf16);
   CHECK(config.mode == Mode::step);
 
-  const DdpOptions options = parse_ddp_options(
-      {"--gpus", "2", "--size", "large", "--ctx=256", "--precision", "fp32", "--bucket-mb", "4",
-       "--profile", "--reports", "out", "--batch", "3"});
+  const DdpOptions options =
+      parse_ddp_options({"--gpus", "2", "--size", "large", "--ctx=256", "--precision", "fp32", "--bucket-mb",
+                         "4", "--profile", "--reports", "out", "--batch", "3"});
   CHECK(options.gpus == 2);
   CHECK(options.bucket_mb == 4);
   CHECK(options.profile);
@@ -126,7 +126,7 @@ TEST_CASE("transformer_ddp's flags") {
   CHECK_THROWS_AS(parse_ddp_options({"--bucket-mb", "x"}), UsageError);
   CHECK_THROWS_AS(parse_ddp_options({"--precision", "fp32", "--attention", "fused"}), UsageError);
   CHECK_THROWS_AS(parse_ddp_options({"--id-file", "x"}), UsageError);  // only for launched ranks
-  CHECK_THROWS_AS(parse_ddp_options({"--reports", "-"}), UsageError);   // a directory, not stdout
+  CHECK_THROWS_AS(parse_ddp_options({"--reports", "-"}), UsageError);  // a directory, not stdout
   CHECK_THROWS_AS(parse_ddp_options({"--ctx", "512,"}), UsageError);
   CHECK_THROWS_AS(parse_ddp_options({"--steps", "1", "--steps", "2"}), UsageError);
   CHECK(parse_ddp_options({"--help"}).help);
@@ -141,10 +141,9 @@ TEST_CASE("ranks started by another launcher: RANK, WORLD_SIZE, LOCAL_RANK and t
     REQUIRE(options.launched_rank);
     CHECK(options.launched_rank->rank == 1);
     CHECK(options.launched_rank->world_size == 2);
-    CHECK(options.launched_rank->local_rank == 1);  // defaults to the rank
+    CHECK(options.launched_rank->local_rank == 1);                // defaults to the rank
     CHECK_THROWS_AS(parse_ddp_options({}), harness::UsageError);  // no id file
-    CHECK_THROWS_AS(parse_ddp_options({"--id-file", "/tmp/id", "--gpus", "2"}),
-                    harness::UsageError);
+    CHECK_THROWS_AS(parse_ddp_options({"--id-file", "/tmp/id", "--gpus", "2"}), harness::UsageError);
     const ScopedEnv from_env("GPUPROF_DDP_ID_FILE", "/tmp/env-id");
     CHECK(parse_ddp_options({}).id_file == "/tmp/env-id");
   }
@@ -215,8 +214,8 @@ TEST_CASE("a run past its timeout is terminated") {
 
 TEST_CASE("questions answered in a child process") {
   CHECK(run_in_child([] { return std::string("42"); }) == "42");
-  CHECK_THROWS_WITH_AS(run_in_child([]() -> std::string { throw std::runtime_error("no GPU"); }),
-                       "no GPU", std::runtime_error);
+  CHECK_THROWS_WITH_AS(run_in_child([]() -> std::string { throw std::runtime_error("no GPU"); }), "no GPU",
+                       std::runtime_error);
 }
 
 TEST_CASE("the id file: written once, read by the others, removed after joining") {
@@ -226,7 +225,7 @@ TEST_CASE("the id file: written once, read by the others, removed after joining"
   CHECK_THROWS_AS(rank1.receive(4), std::runtime_error);  // nothing yet: times out
   rank0.publish("abcd");
   CHECK(rank1.receive(4) == "abcd");
-  CHECK_THROWS_AS(rank1.receive(5), std::runtime_error);  // wrong size
+  CHECK_THROWS_AS(rank1.receive(5), std::runtime_error);       // wrong size
   CHECK_THROWS_AS(rank0.publish("abcd"), std::runtime_error);  // stale file refused
   rank0.everyone_joined();
   CHECK(dir.entries().empty());

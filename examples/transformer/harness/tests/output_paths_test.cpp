@@ -32,8 +32,8 @@ void check_output_file(const std::string& flag, const std::string& path) {
   check_output_files({{flag, path}});
 }
 
-std::string usage_error_of(void (*check)(const std::string&, const std::string&),
-                           const std::string& flag, const std::string& path) {
+std::string usage_error_of(void (*check)(const std::string&, const std::string&), const std::string& flag,
+                           const std::string& path) {
   try {
     check(flag, path);
   } catch (const UsageError& error) {

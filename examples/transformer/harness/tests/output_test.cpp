@@ -123,7 +123,8 @@ const gpuprof_test::Json& benchmark(const gpuprof_test::Json& document, const st
   throw std::logic_error("unreachable");
 }
 
-TEST_CASE("the JSON document is gpuprof.bench: a benchmark per row, its steps as samples, its columns as fields") {
+TEST_CASE(
+    "the JSON document is gpuprof.bench: a benchmark per row, its steps as samples, its columns as fields") {
   const gpuprof_test::Json document = gpuprof_test::parse_json(results_json(sample_results()));
   CHECK(document["schema"].as_string() == "gpuprof.bench");
   CHECK(document["version"].as_int64() == 1);
@@ -132,7 +133,8 @@ TEST_CASE("the JSON document is gpuprof.bench: a benchmark per row, its steps as
   // Every row_fields() column, and the run's own figures, on every sweep row.
   for (std::size_t i = 0; i < 3; ++i) {
     const gpuprof_test::Json& fields = document["benchmarks"][i]["fields"];
-    for (const auto& field : row_fields(ResultRow{})) CHECK_MESSAGE(fields.contains(field.first), field.first);
+    for (const auto& field : row_fields(ResultRow{}))
+      CHECK_MESSAGE(fields.contains(field.first), field.first);
     CHECK(fields["study"].as_string() == "sweep");
     CHECK(fields["device"].as_string() == "NVIDIA H100 80GB HBM3");
     CHECK(fields["cudnn"].as_string() == "9.14.0");
@@ -208,7 +210,8 @@ TEST_CASE("gpuprof-compare's reader takes the document: rows by configuration, O
 }
 
 TEST_CASE("a device is named with its cuDNN where one was loaded") {
-  CHECK(device_text("NVIDIA H100 80GB HBM3", std::string("9.14.0")) == "NVIDIA H100 80GB HBM3 (cuDNN 9.14.0)");
+  CHECK(device_text("NVIDIA H100 80GB HBM3", std::string("9.14.0")) ==
+        "NVIDIA H100 80GB HBM3 (cuDNN 9.14.0)");
   CHECK(device_text("CPU (Eigen backend)", std::nullopt) == "CPU (Eigen backend)");
 }
 

@@ -12,7 +12,7 @@ using namespace transformer::profile;
 TEST_CASE("attention FLOPs of the small model at batch 4, ctx 512") {
   const ModelConfig small = *named_size("small");  // 12 layers, 12 heads, d_head 64
   const AttentionFlops flops = attention_flops(small, 4, 512);
-  const double scores_per_layer = 4.0 * 12 * 512 * 512;  // 12,582,912
+  const double scores_per_layer = 4.0 * 12 * 512 * 512;          // 12,582,912
   CHECK(flops.scores_matmul == 2 * scores_per_layer * 64 * 12);  // 19,327,352,832
   CHECK(flops.scores_matmul == 19327352832.0);
   CHECK(flops.final_matmul == flops.scores_matmul);

@@ -43,7 +43,8 @@ CountersResults synthetic_results() {
   run.label = "small ctx 128 bf16 cudnn";
   run.slug = "small-ctx128-bf16-cudnn";
   run.mode = Mode::fwd;
-  run.report.nodes = {scope("fwd", "fwd", -1, 0), scope("fwd/gemm", "gemm", 0, 1), scope("fwd/rmsnorm", "rmsnorm", 0, 1)};
+  run.report.nodes = {scope("fwd", "fwd", -1, 0), scope("fwd/gemm", "gemm", 0, 1),
+                      scope("fwd/rmsnorm", "rmsnorm", 0, 1)};
   run.report.nodes[2].work.flops = 1e9;  // per call; measured 1e9 over 2 calls: +100 %
   run.report.counters.metrics = {gpuprof::metric::duration_ns, gpuprof::metric::dram_bytes_read};
   run.report.counters.passes = 2;
@@ -63,7 +64,8 @@ TEST_CASE("counters: file names carry the configuration and the mode") {
   CHECK(counters_file(synthetic_results().runs[0], "svg") == "counters-small-ctx128-bf16-cudnn-fwd.svg");
 }
 
-TEST_CASE("counters: the markdown says which scope is memory- and which compute-bound, and how far from its roof") {
+TEST_CASE(
+    "counters: the markdown says which scope is memory- and which compute-bound, and how far from its roof") {
   const std::string text = counters_markdown(synthetic_results());
   CHECK(text.find("DRAM 2000 GB/s; tensor bf16 800.0 TFLOP/s (ridge 400.0 FLOP/B)") != std::string::npos);
   const auto row = [&](const std::string& path) {
@@ -72,7 +74,7 @@ TEST_CASE("counters: the markdown says which scope is memory- and which compute-
     return text.substr(at, text.find('\n', at) - at);
   };
   CHECK(row("fwd/gemm").find("compute") != std::string::npos);
-  CHECK(row("fwd/gemm").find("| 50.0 |") != std::string::npos);    // 400 of 800 TFLOP/s
+  CHECK(row("fwd/gemm").find("| 50.0 |") != std::string::npos);  // 400 of 800 TFLOP/s
   CHECK(row("fwd/rmsnorm").find("memory") != std::string::npos);
   CHECK(row("fwd/rmsnorm").find("| 100.0 |") != std::string::npos);  // 2 TB/s of 2 TB/s
   CHECK(row("fwd/rmsnorm").find("100.0 % (over 20 %)") != std::string::npos);

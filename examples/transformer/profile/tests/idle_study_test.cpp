@@ -55,7 +55,8 @@ gpuprof::KernelRecord graph_record(int node, std::uint32_t launch, std::int64_t 
 
 }  // namespace
 
-TEST_CASE("eager steps: projection from forward's first start to the optimizer's last end, warm-up left out") {
+TEST_CASE(
+    "eager steps: projection from forward's first start to the optimizer's last end, warm-up left out") {
   const std::vector<StepGpuTime> steps = step_gpu_times(eager_run(3), "run");
   REQUIRE(steps.size() == 3);
   for (const StepGpuTime& step : steps) {
@@ -136,7 +137,8 @@ TEST_CASE("idle study markdown and JSON: one row per configuration, failures sai
 
   const std::string markdown = idle_study_markdown(study);
   CHECK(markdown.find("Device: Test GPU (cuDNN 9.14.0). Batch 4") != std::string::npos);
-  CHECK(markdown.find("| small ctx 128 step bf16 fused attention | 7.500 | 5.000 | 1.50 | 62.5 | 12.3 | 4.0 |") !=
+  CHECK(markdown.find(
+            "| small ctx 128 step bf16 fused attention | 7.500 | 5.000 | 1.50 | 62.5 | 12.3 | 4.0 |") !=
         std::string::npos);
   CHECK(markdown.find("| small ctx 1024 step fp32 naive attention | - | - | - | - | - | - | error: boom |") !=
         std::string::npos);

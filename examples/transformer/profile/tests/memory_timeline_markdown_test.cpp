@@ -25,9 +25,10 @@ MemoryTimelineRun synthetic_run() {
   run.slug = "2.7B-ctx128-bf16-fused";
   run.mode = Mode::step;
   run.allocated_bytes = 8192 * mib;
-  run.timeline.allocations = {timeline_allocation(6144 * mib, 1'000'000, 900'000'000, "build backend/allocate parameters (fp32)"),
-                              timeline_allocation(2048 * mib, 2'000'000, 901'000'000, "build backend/allocate activations"),
-                              timeline_allocation(mib / 2, 3'000'000, -1, "")};
+  run.timeline.allocations = {
+      timeline_allocation(6144 * mib, 1'000'000, 900'000'000, "build backend/allocate parameters (fp32)"),
+      timeline_allocation(2048 * mib, 2'000'000, 901'000'000, "build backend/allocate activations"),
+      timeline_allocation(mib / 2, 3'000'000, -1, "")};
   run.timeline.in_use = {{0, 600 * mib}, {500'000'000, 8800 * mib}};
   run.spans = {{"build backend", 500'000, 10'000'000}, {"forward", 100'000'000, 200'000'000}};
   return run;
@@ -45,8 +46,8 @@ TEST_CASE("memory timeline: file names carry the configuration and the mode") {
 
 TEST_CASE("memory timeline: the phases are the backend's construction and the step phases") {
   gpuprof::Report report;
-  for (const char* name : {"build backend", "allocate parameters (fp32)", forward_scope, "attention", backward_scope,
-                           optimizer_scope}) {
+  for (const char* name : {"build backend", "allocate parameters (fp32)", forward_scope, "attention",
+                           backward_scope, optimizer_scope}) {
     gpuprof::ScopeNode node;
     node.name = name;
     node.path = name;
@@ -92,8 +93,10 @@ TEST_CASE("memory timeline: the markdown shows each picture and its largest allo
                 "`build backend/allocate …` scopes: 8.00 GiB.") != std::string::npos);
   CHECK(md.find("Device memory in use at scope boundaries: 600.00 MiB to 8.59 GiB.") != std::string::npos);
   // Largest first; times from the picture's origin (the first sample, at 0).
-  const std::size_t parameters = md.find("| 1 | 6.00 GiB | build backend/allocate parameters (fp32) | 1.0 | 900.0 | 899.0 |");
-  const std::size_t activations = md.find("| 2 | 2.00 GiB | build backend/allocate activations | 2.0 | 901.0 | 899.0 |");
+  const std::size_t parameters =
+      md.find("| 1 | 6.00 GiB | build backend/allocate parameters (fp32) | 1.0 | 900.0 | 899.0 |");
+  const std::size_t activations =
+      md.find("| 2 | 2.00 GiB | build backend/allocate activations | 2.0 | 901.0 | 899.0 |");
   const std::size_t unscoped = md.find("| 3 | 0.50 MiB | (no scope) | 3.0 | live at the end | - |");
   CHECK(parameters != std::string::npos);
   CHECK(activations != std::string::npos);

@@ -25,8 +25,8 @@ TEST_CASE("defaults: small and large, ctx 128-1024, bf16, the bench protocol") {
 
 TEST_CASE("shared flags are parsed as transformer_bench parses them") {
   const ProfileOptions options = parse_profile_options(
-      {"--size", "small", "--ctx=256,512", "--precision", "fp32,bf16", "--batch", "2", "--warmup=1", "--steps", "3",
-       "--seed", "7", "--out", "results", "--memory-table", "--trace", "--graph"});
+      {"--size", "small", "--ctx=256,512", "--precision", "fp32,bf16", "--batch", "2", "--warmup=1",
+       "--steps", "3", "--seed", "7", "--out", "results", "--memory-table", "--trace", "--graph"});
   CHECK(options.sizes == std::vector<std::string>{"small"});
   CHECK(options.contexts == std::vector<int>{256, 512});
   CHECK(options.precisions == std::vector<Precision>{Precision::fp32, Precision::bf16});
@@ -48,7 +48,7 @@ TEST_CASE("shared flags are parsed as transformer_bench parses them") {
 TEST_CASE("bad flags are usage errors") {
   CHECK_THROWS_AS(parse_profile_options({"--mode", "fwd"}), UsageError);  // the profile runs both modes
   CHECK_THROWS_AS(parse_profile_options({"--json", "x.json"}), UsageError);
-  CHECK_THROWS_AS(parse_profile_options({"--trace"}), UsageError);        // needs --out
+  CHECK_THROWS_AS(parse_profile_options({"--trace"}), UsageError);  // needs --out
   CHECK_THROWS_AS(parse_profile_options({"--out"}), UsageError);
   CHECK_THROWS_AS(parse_profile_options({"--out="}), UsageError);
   CHECK_THROWS_AS(parse_profile_options({"--memory-table=yes"}), UsageError);
@@ -78,7 +78,8 @@ TEST_CASE("--idle-study: transformer_bench's default GPU sweep, narrowed by the 
   CHECK_THROWS_AS(parse_profile_options({"--idle-study", "--mode", "train"}), UsageError);
 }
 
-TEST_CASE("--memory-timeline: the 2.7B model at ctx 128 and 512, one warm-up and one timed step, unless told") {
+TEST_CASE(
+    "--memory-timeline: the 2.7B model at ctx 128 and 512, one warm-up and one timed step, unless told") {
   const ProfileOptions options = parse_profile_options({"--memory-timeline", "--out", "dir"});
   CHECK(options.memory_timeline);
   CHECK(options.sizes == std::vector<std::string>{"2.7B"});
@@ -110,7 +111,8 @@ TEST_CASE("--memory-timeline needs --out and runs on its own") {
   CHECK(profile_usage_text().find("--memory-timeline") != std::string::npos);
 }
 
-TEST_CASE("--counters: small and large at ctx 128, one warm-up and two timed steps, unless told; on its own") {
+TEST_CASE(
+    "--counters: small and large at ctx 128, one warm-up and two timed steps, unless told; on its own") {
   const ProfileOptions options = parse_profile_options({"--counters", "--out", "dir"});
   CHECK(options.counters);
   CHECK(options.sizes == std::vector<std::string>{"small", "large"});
@@ -121,8 +123,8 @@ TEST_CASE("--counters: small and large at ctx 128, one warm-up and two timed ste
   CHECK(told.contexts == std::vector<int>{512});
   CHECK(told.steps == 4);
   CHECK_THROWS_WITH_AS(parse_profile_options({"--counters"}), doctest::Contains("needs --out"), UsageError);
-  CHECK_THROWS_WITH_AS(parse_profile_options({"--counters", "--out", "d", "--trace"}), doctest::Contains("on its own"),
-                       UsageError);
+  CHECK_THROWS_WITH_AS(parse_profile_options({"--counters", "--out", "d", "--trace"}),
+                       doctest::Contains("on its own"), UsageError);
   CHECK_THROWS_WITH_AS(parse_profile_options({"--counters", "--out", "d", "--memory-timeline"}),
                        doctest::Contains("on its own"), UsageError);
   CHECK_FALSE(parse_profile_options({}).counters);

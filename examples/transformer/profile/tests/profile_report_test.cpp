@@ -73,7 +73,9 @@ ProfileResults make_results() {
   return results;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -88,12 +90,12 @@ TEST_CASE("markdown: summary, one section per configuration, OOM lines, memory t
   CHECK(contains(md, "## Summary"));
   CHECK(contains(md, "## tiny ctx 8 bf16"));
   CHECK(contains(md, "## large ctx 1024 bf16 naive\n\nOOM (needs 1.50 GiB) in mode step"));
-  CHECK(contains(md, "| `ffn_gemm` | gemm |"));              // (b) in the summary
-  CHECK(contains(md, "A different kernel leads"));           // (b) verdict
-  CHECK(contains(md, "| `softmax_forward` | softmax |"));    // (c)
-  CHECK_FALSE(contains(md, "| `rmsnorm` | norm |"));         // below 1%
-  CHECK(contains(md, "+5.0%"));                              // train-step capture overhead
-  CHECK(contains(md, "time 0.400, FLOPs 0.0125"));           // (e)
+  CHECK(contains(md, "| `ffn_gemm` | gemm |"));            // (b) in the summary
+  CHECK(contains(md, "A different kernel leads"));         // (b) verdict
+  CHECK(contains(md, "| `softmax_forward` | softmax |"));  // (c)
+  CHECK_FALSE(contains(md, "| `rmsnorm` | norm |"));       // below 1%
+  CHECK(contains(md, "+5.0%"));                            // train-step capture overhead
+  CHECK(contains(md, "time 0.400, FLOPs 0.0125"));         // (e)
   CHECK(contains(md, "## Memory: 2.7B model, batch 4"));
   CHECK(contains(md, "| 128 | fwd | bf16 | naive | 2.00 | 1.00 | 5.0 |"));
   CHECK(contains(md, "| 128 | step | fp32 | naive | OOM (needs 100.00 GiB) | - | 5.0 |"));

@@ -61,9 +61,9 @@ TEST_CASE("(b) top kernel of the forward pass, per forward, and of forward + bac
 }
 
 TEST_CASE("(b) instances per forward count every launch of the kernel") {
-  const std::vector<KernelTime> times =
-      kernel_times(phase_kernels(captured_run(false), inference_root, {forward_scope}, gpuprof::Activities::kernels),
-                   timed_steps);
+  const std::vector<KernelTime> times = kernel_times(
+      phase_kernels(captured_run(false), inference_root, {forward_scope}, gpuprof::Activities::kernels),
+      timed_steps);
   bool found = false;
   for (const KernelTime& kernel : times) {
     if (kernel.base_name != "pv_gemm") continue;

@@ -23,7 +23,8 @@ class SyntheticRun {
   // A scope nested in the innermost open one. Nodes are created in first-use
   // order, which keeps parents before children.
   void open(const std::string& name) {
-    const std::string path = open_.empty() ? name : report_.nodes[static_cast<std::size_t>(open_.back().node)].path + "/" + name;
+    const std::string path =
+        open_.empty() ? name : report_.nodes[static_cast<std::size_t>(open_.back().node)].path + "/" + name;
     auto found = node_of_path_.find(path);
     if (found == node_of_path_.end()) {
       gpuprof::ScopeNode node;
@@ -72,11 +73,14 @@ class SyntheticRun {
   // Closes what is still open (the root) and returns the report.
   gpuprof::Report report() {
     while (!open_.empty()) close();
-    for (const auto& [node, samples] : event_ms_) report_.nodes[static_cast<std::size_t>(node)].gpu_ms = gpuprof::summarize(samples);
+    for (const auto& [node, samples] : event_ms_)
+      report_.nodes[static_cast<std::size_t>(node)].gpu_ms = gpuprof::summarize(samples);
     report_.timing_source = gpuprof::TimingSource::cuda_events;
     // Instances are listed in begin order, as Profiler::report() lists them.
     std::sort(report_.instances.begin(), report_.instances.end(),
-              [](const gpuprof::ScopeInstance& a, const gpuprof::ScopeInstance& b) { return a.host_begin_ns < b.host_begin_ns; });
+              [](const gpuprof::ScopeInstance& a, const gpuprof::ScopeInstance& b) {
+                return a.host_begin_ns < b.host_begin_ns;
+              });
     return report_;
   }
 
