@@ -171,18 +171,33 @@ class BenchClocks {
 };
 
 // From bench()'s start (before the cold call) to the end of its warm-up: the
-// span whose scopes report() leaves out (Recorder::leave_out).
+// span whose scopes report() leaves out (Recorder::leave_out). The warm-up's
+// graph replays have completed when it ends (each call synchronizes), so the
+// replays read by then are the span's.
 class WarmupSpan {
  public:
   explicit WarmupSpan(bool keep_scopes)
-      : keep_scopes_(keep_scopes), begin_ticks_(host_ticks()), begin_ns_(host_now_ns()) {}
+      : keep_scopes_(keep_scopes),
+        begin_ticks_(host_ticks()),
+        begin_ns_(host_now_ns()),
+        begin_replay_(keep_scopes ? 0 : replays_read()) {}
   void end() const {
-    if (!keep_scopes_) recorder().leave_out({begin_ticks_, host_ticks(), begin_ns_, host_now_ns()});
+    if (!keep_scopes_)
+      recorder().leave_out(
+          {begin_ticks_, host_ticks(), begin_ns_, host_now_ns(), begin_replay_, replays_read()});
   }
 
  private:
+  static std::size_t replays_read() {
+#if GPUPROF_WITH_CUDA
+    return recorder().graph_timings().replays_read();
+#else
+    return 0;
+#endif
+  }
   bool keep_scopes_;
   std::int64_t begin_ticks_, begin_ns_;
+  std::size_t begin_replay_;
 };
 
 // After the samples: the counter passes, their scopes left out of the report.

@@ -116,11 +116,15 @@ inline Report Profiler::report() {
   // bench() warm-up spans: recorded scopes are tested on their host ticks,
   // replays of captured scopes on their ns.
   std::vector<TimeInterval> warmup_ticks, warmup_ns;  // the first in host ticks, despite the fields' names
+  std::vector<TimeInterval> warmup_replays;           // indices into graph_timings().samples()
   for (const detail::LeftOutSpan& span : recorder.left_out_spans()) {
     warmup_ticks.push_back({span.begin_ticks, span.end_ticks});
     warmup_ns.push_back({span.begin_ns, span.end_ns});
+    warmup_replays.push_back(
+        {static_cast<std::int64_t>(span.begin_replay), static_cast<std::int64_t>(span.end_replay)});
   }
-  const detail::TimeSpans in_warmup_ticks(std::move(warmup_ticks)), in_warmup_ns(std::move(warmup_ns));
+  const detail::TimeSpans in_warmup_ticks(std::move(warmup_ticks)), in_warmup_ns(std::move(warmup_ns)),
+      in_warmup_replays(std::move(warmup_replays));
   std::uint64_t left_out = 0;
   std::vector<std::uint32_t> innermost_open;
 #if GPUPROF_WITH_CUDA
@@ -162,7 +166,12 @@ inline Report Profiler::report() {
   const std::vector<detail::GraphSample> replays = recorder.graph_timings().samples();
   if (!replays.empty()) {
     const std::int64_t host_minus_gpu = recorder.graph_timings().host_minus_gpu_ns();
-    for (const detail::GraphSample& replay : replays) {
+    for (std::size_t i = 0; i < replays.size(); ++i) {
+      const detail::GraphSample& replay = replays[i];
+      if (in_warmup_replays.contains(static_cast<std::int64_t>(i))) {
+        ++left_out;
+        continue;
+      }
       detail::InstanceSnapshot snapshot;
       snapshot.id = replay.id;
       snapshot.node = replay.node;
@@ -170,7 +179,7 @@ inline Report Profiler::report() {
       snapshot.host_begin_ns = replay.begin_gpu_ns + host_minus_gpu;
       snapshot.host_end_ns = replay.end_gpu_ns + host_minus_gpu;
       snapshot.gpu_ms = static_cast<double>(replay.end_gpu_ns - replay.begin_gpu_ns) / 1e6;
-      keep_unless_warmup(snapshot);
+      instances.push_back(snapshot);
     }
   }
   // Replays of scopes captured under kernel capture: their intervals come

@@ -203,8 +203,8 @@ TEST_CASE("scopes inside bench's graph capture are timed on every replay") {
   const auto& captured = node_at(report, "captured");
   CHECK(calls == 2);  // the cold call and the capture
   // The 3 timed replays; the cold call and the 2 warm-up replays are left
-  // out and counted apart (their replays are placed by their GPU time stamps,
-  // the timed ones begin after the warm-up's last synchronization); the
+  // out and counted apart (the replays read by the warm-up's end are its
+  // own, whatever their GPU time stamps map to on the host clock); the
   // capture is no instance.
   CHECK(captured.count == 3);
   CHECK(report.warmup_instances_left_out == 1 + 2);

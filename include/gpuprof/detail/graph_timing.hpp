@@ -286,6 +286,13 @@ class GraphTimings {
   void note_launch() {
     if (launches_.fetch_add(1, std::memory_order_relaxed) % (graph_replay_ring / 4) == 0) poll();
   }
+  // How many replays were read since the last reset, after reading every one
+  // completed now: samples()[i] for i below it completed before this call.
+  std::size_t replays_read() {
+    poll();
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return samples_.size();
+  }
   // Everything read since the last reset (after reading what is there now).
   std::vector<GraphSample> samples() {
     poll();

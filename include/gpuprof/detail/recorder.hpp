@@ -53,11 +53,17 @@ struct GlobalNode {
 };
 
 // A stretch of host time whose scopes report() leaves out of the statistics
-// (bench()'s cold call and warm-up), on both clocks a scope instance can
-// carry: host ticks (recorded scopes) and steady_clock ns (graph replays).
+// (bench()'s cold call and warm-up): recorded scopes by their host ticks,
+// replays of stamped graph scopes by the order they were read in
+// (GraphTimings::replays_read(): [begin_replay, end_replay)), and replays
+// derived by kernel capture by their steady_clock ns. Replays are not placed
+// by time: their %globaltimer stamps reach the host clock through an offset
+// measured to tens of microseconds, as close as a replay launched right after
+// the warm-up begins, which then read as warm-up now and then.
 struct LeftOutSpan {
   std::int64_t begin_ticks, end_ticks;
   std::int64_t begin_ns, end_ns;
+  std::size_t begin_replay = 0, end_replay = 0;
 };
 
 class Recorder {
