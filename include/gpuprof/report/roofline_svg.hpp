@@ -142,12 +142,17 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
             v.end());
   };
   finite_positive(xs), finite_positive(ys);
-  const auto [x_lo, x_hi] = xs.empty() ? std::pair{-1.0, 3.0}
-                                       : detail::decade_range(*std::min_element(xs.begin(), xs.end()),
-                                                              *std::max_element(xs.begin(), xs.end()));
-  const auto [y_lo, y_hi] = ys.empty() ? std::pair{9.0, 15.0}
-                                       : detail::decade_range(*std::min_element(ys.begin(), ys.end()),
-                                                              *std::max_element(ys.begin(), ys.end()));
+  // Plain doubles, not structured bindings: C++17 lambdas cannot capture those.
+  const std::pair<double, double> x_decades =
+      xs.empty() ? std::pair{-1.0, 3.0}
+                 : detail::decade_range(*std::min_element(xs.begin(), xs.end()),
+                                        *std::max_element(xs.begin(), xs.end()));
+  const std::pair<double, double> y_decades =
+      ys.empty() ? std::pair{9.0, 15.0}
+                 : detail::decade_range(*std::min_element(ys.begin(), ys.end()),
+                                        *std::max_element(ys.begin(), ys.end()));
+  const double x_lo = x_decades.first, x_hi = x_decades.second;
+  const double y_lo = y_decades.first, y_hi = y_decades.second;
 
   const double left = 80, right = options.width - 20.0, top = 44, height = options.plot_height;
   const double bottom = top + height;
