@@ -27,6 +27,29 @@ target_compile_definitions(gpuprof_disabled_test PRIVATE GPUPROF_DISABLE)
 gpuprof_strict_warnings(gpuprof_disabled_test)
 add_test(NAME gpuprof_disabled COMMAND gpuprof_disabled_test)
 
+# GPUPROF_RECORDER_IN_ONE_UNIT: the first scope of main() is recorded by
+# default and when one file includes recorder_unit.hpp; without that file it
+# is missed, and the recorder says so (stderr) when it starts.
+add_executable(gpuprof_early_scope_default scopes/recorder_unit/early_scope.cpp)
+add_executable(gpuprof_early_scope_one_unit scopes/recorder_unit/early_scope.cpp
+                                            scopes/recorder_unit/installing_unit.cpp)
+add_executable(gpuprof_early_scope_no_unit scopes/recorder_unit/early_scope.cpp)
+foreach(variant default one_unit no_unit)
+  target_link_libraries(gpuprof_early_scope_${variant} PRIVATE gpuprof::gpuprof)
+  gpuprof_strict_warnings(gpuprof_early_scope_${variant})
+endforeach()
+target_compile_definitions(gpuprof_early_scope_one_unit PRIVATE GPUPROF_RECORDER_IN_ONE_UNIT)
+target_compile_definitions(gpuprof_early_scope_no_unit PRIVATE GPUPROF_RECORDER_IN_ONE_UNIT)
+add_test(NAME gpuprof_early_scope_default COMMAND gpuprof_early_scope_default recorded)
+add_test(NAME gpuprof_early_scope_one_unit COMMAND gpuprof_early_scope_one_unit recorded)
+add_test(NAME gpuprof_early_scope_no_unit COMMAND gpuprof_early_scope_no_unit missed)
+set_tests_properties(gpuprof_early_scope_default gpuprof_early_scope_one_unit PROPERTIES
+  FAIL_REGULAR_EXPRESSION "ran before the recorder was installed")
+# PASS_REGULAR_EXPRESSION replaces the exit status: the line the program
+# prints at its end, after the recorder's warning, is required too.
+set_tests_properties(gpuprof_early_scope_no_unit PROPERTIES
+  PASS_REGULAR_EXPRESSION "gpuprof: 1 scope\\(s\\) ran before the recorder was installed.*early scope: not recorded \\(0 instance")
+
 if(GPUPROF_HAVE_CUDA)
   # NVTX works without a driver, so this runs in CI. The recorder is linked in
   # statically; a dynamic injection named in the environment (running under

@@ -38,8 +38,11 @@ def fail(message, code=2):
 
 def read_uses(path):
     """uses.txt: `header.hpp [NAME=VALUE ...]: statements` per line, the
-    brackets holding macros the header's CMake target defines; '#' starts a
-    comment. Returns {header: (defines, statements)}."""
+    brackets holding macros the header's CMake target defines, or that a
+    program may define for it; '#' starts a comment. A header may have
+    several lines: the first row is named by the header, the others by the
+    header and their macros ("gpuprof.hpp [GPUPROF_RECORDER_IN_ONE_UNIT]").
+    Returns {header: [Row, ...]} in file order."""
     uses = {}
     with open(path) as f:
         for number, line in enumerate(f, 1):
@@ -50,8 +53,20 @@ def read_uses(path):
             if not match:
                 fail(f"{path}:{number}: expected 'header.hpp [NAME=VALUE ...]: statements'")
             header, defines, body = match.groups()
-            uses[header] = ((defines or "").split(), body.strip())
+            rows = uses.setdefault(header, [])
+            name = header if not rows else f"{header} [{(defines or '').strip()}]"
+            if any(row.name == name for row in rows):
+                fail(f"{path}:{number}: a second row named {name}")
+            rows.append(Row(name, header, (defines or "").split(), body.strip(), True))
     return uses
+
+
+class Row:
+    """One translation unit to measure: a header, the macros defined before
+    it, and the statements that use it (none: include only)."""
+
+    def __init__(self, name, header, defines, body, used):
+        self.name, self.header, self.defines, self.body, self.used = name, header, defines, body, used
 
 
 def public_headers(include_dir):
@@ -65,13 +80,12 @@ def public_headers(include_dir):
     return sorted(names)
 
 
-def translation_unit(header, use):
-    if header is None:
+def translation_unit(row):
+    if row is None:
         return BASELINE + "int gpuprof_compile_cost_use() { return 0; }\n"
-    defines, body = use
-    macros = "".join("#define {} {}\n".format(*(d.split("=", 1) + ["1"])[:2]) for d in defines)
-    return (macros + BASELINE + f"#include <gpuprof/{header}>\n"
-            f"int gpuprof_compile_cost_use() {{ {body} return 0; }}\n")
+    macros = "".join("#define {} {}\n".format(*(d.split("=", 1) + ["1"])[:2]) for d in row.defines)
+    return (macros + BASELINE + f"#include <gpuprof/{row.header}>\n"
+            f"int gpuprof_compile_cost_use() {{ {row.body} return 0; }}\n")
 
 
 def compile_once(command, source_path):
@@ -116,13 +130,14 @@ def main():
         fail(f"no cuda_runtime.h under {cuda_include} (--cuda)")
     trees = [os.path.abspath(d) for d in (args.include or [os.path.join(ROOT, "include")])]
     uses = read_uses(os.path.join(HERE, "uses.txt"))
-    headers = public_headers(trees[0])
+    headers = sorted(set().union(*(public_headers(tree) for tree in trees)))
+    measured = [row for header in headers for row in uses.get(header, [Row(header, header, [], "", False)])]
     if args.only:
         wanted = [h.strip() for h in args.only.split(",") if h.strip()]
-        unknown = [h for h in wanted if h not in headers]
+        unknown = [w for w in wanted if not any(w in (row.name, row.header) for row in measured)]
         if unknown:
-            fail(f"not a public header: {', '.join(unknown)}")
-        headers = wanted
+            fail(f"not a public header or a row of uses.txt: {', '.join(unknown)}")
+        measured = [row for row in measured if row.name in wanted or row.header in wanted]
     # The flags gpuprof::gpuprof gives a consumer with CUDA found (CMakeLists.txt).
     def flags(tree):
         return [args.cxx, "-std=c++17", "-O2", "-DGPUPROF_WITH_CUDA=1", "-DGPUPROF_WITH_NVTX=1",
@@ -133,16 +148,16 @@ def main():
     load_before = load_average()
     with tempfile.TemporaryDirectory() as scratch:
         # (tree, header); the baseline (header None) needs no tree.
-        cases = [(trees[0], None)] + [(tree, header) for header in headers for tree in trees
-                                      if tree == trees[0] or header in public_headers(tree)]
+        cases = [(trees[0], None)] + [(tree, row) for row in measured for tree in trees
+                                      if row.header in public_headers(tree)]
         sources = {}
         for case in cases:
             path = os.path.join(scratch, f"tu{len(sources)}.cpp")
             with open(path, "w") as f:
-                f.write(translation_unit(case[1], uses.get(case[1], ([], ""))))
+                f.write(translation_unit(case[1]))
             sources[case] = path
         def name(case):
-            return case[1] or "baseline"
+            return case[1].name if case[1] else "baseline"
         if args.check:
             broken = []
             for case, path in sources.items():
@@ -171,8 +186,8 @@ def main():
     rows = []
     for case in cases:
         cpu, kilobytes = median(case, 1), median(case, 2)
-        rows.append({"header": case[1] or "(baseline)", "tree": case[0] if case[1] else None,
-                     "used": case[1] is None or case[1] in uses,
+        rows.append({"header": case[1].name if case[1] else "(baseline)", "tree": case[0] if case[1] else None,
+                     "used": case[1] is None or case[1].used,
                      "seconds": median(case, 0), "cpu_seconds": cpu, "peak_mb": round(kilobytes / 1024, 1),
                      "extra_cpu_seconds": round(cpu - base_cpu, 2), "memory_ratio": round(kilobytes / base_kb, 2),
                      "samples_seconds": [sample[0] for sample in samples[case]],

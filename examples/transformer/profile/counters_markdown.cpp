@@ -3,7 +3,7 @@
 #include "profile/counters_results.hpp"
 
 #include <gpuprof/json_writer.hpp>
-#include <gpuprof/report/counters_json.hpp>
+#include <gpuprof/detail/counters_json.hpp>
 #include <gpuprof/report/scope_counters.hpp>
 #include <gpuprof/table.hpp>
 

@@ -46,6 +46,7 @@ struct ThreadTables {
 };
 
 const ScopeBackend& scope_backend_functions() noexcept;
+inline bool install_scope_backend() noexcept;
 
 struct GlobalNode {
   std::uint32_t parent;
@@ -71,7 +72,13 @@ class Recorder {
   static constexpr int max_observers = 8;
 
   Recorder() : device_(probe_device()) {
-    scope_backend.store(&scope_backend_functions(), std::memory_order_release);
+    install_scope_backend();
+    if (const std::uint64_t missed = scopes_without_backend.load(std::memory_order_relaxed))
+      std::fprintf(stderr,
+                   "gpuprof: %llu scope(s) ran before the recorder was installed and were not recorded "
+                   "(GPUPROF_RECORDER_IN_ONE_UNIT without <gpuprof/recorder_unit.hpp>, or a scope in a "
+                   "static initializer; docs/compile-cost.md)\n",
+                   static_cast<unsigned long long>(missed));
     if (!device_.usable)
       std::fprintf(stderr, "gpuprof: %s; timing with the host clock\n", device_.reason.c_str());
     update_mode(mode_gpu, device_.usable);
@@ -463,10 +470,20 @@ inline const ScopeBackend& scope_backend_functions() noexcept {
   return functions;
 }
 
+inline bool install_scope_backend() noexcept {
+  scope_backend.store(&scope_backend_functions(), std::memory_order_release);
+  return true;
+}
+
 // Before main(), so that a translation unit that only includes scope.hpp
-// finds the backend when its first scope creates the Recorder.
-inline const bool scope_backend_installed =
-    (scope_backend.store(&scope_backend_functions(), std::memory_order_release), true);
+// finds the backend when its first scope creates the Recorder. It makes every
+// translation unit that includes this header compile the Recorder (about
+// 0.7-0.8 s at -O2): a program defines GPUPROF_RECORDER_IN_ONE_UNIT everywhere
+// and includes <gpuprof/recorder_unit.hpp> in one file instead
+// (docs/compile-cost.md).
+#ifndef GPUPROF_RECORDER_IN_ONE_UNIT
+inline const bool scope_backend_installed = install_scope_backend();
+#endif
 
 }  // namespace detail
 GPUPROF_NAMESPACE_END

@@ -9,8 +9,9 @@
 // Recorder). Every header that reads what scopes record (profiler.hpp, hence
 // gpuprof.hpp; bench.hpp, graph.hpp, cupti.hpp) includes recorder.hpp, so a
 // program that can ask for a report always has it. A scope that finds no
-// backend (no such header anywhere in the program, or a scope in a static
-// initializer that runs first) does nothing.
+// backend (no such header anywhere in the program, a program built with
+// GPUPROF_RECORDER_IN_ONE_UNIT whose recorder unit is missing, or a scope in
+// a static initializer that runs first) does nothing, and is counted.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -142,6 +143,8 @@ struct ScopeBackend {
 #endif
 };
 inline std::atomic<const ScopeBackend*> scope_backend{nullptr};
+// Scopes that found no backend and did nothing; the Recorder says so when it starts.
+inline std::atomic<std::uint64_t> scopes_without_backend{0};
 
 // Must be installed: only code that runs after a scope registered its thread calls it.
 inline const ScopeBackend& installed_backend() noexcept {
@@ -149,10 +152,12 @@ inline const ScopeBackend& installed_backend() noexcept {
 }
 
 // The calling thread's state, registered (and the Recorder created) on its
-// first scope; null without a backend.
+// first scope; null without a backend (and the scope is counted).
 GPUPROF_DETAIL_NOINLINE inline ThreadState* register_scope_thread() {
   const ScopeBackend* backend = scope_backend.load(std::memory_order_acquire);
-  return backend ? &backend->register_thread() : nullptr;
+  if (backend) return &backend->register_thread();
+  scopes_without_backend.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
 }
 inline ThreadState* scope_thread() {
   if (ThreadState* state = this_thread_state) return state;

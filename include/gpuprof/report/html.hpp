@@ -20,7 +20,7 @@
 
 #include "../atomic_file.hpp"
 #include "json.hpp"
-#include "markup.hpp"
+#include "../detail/markup.hpp"
 #include "roofline_svg.hpp"
 #include "../report_model.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "../atomic_file.hpp"
 #include "../json_writer.hpp"
-#include "counters_json.hpp"
+#include "../detail/counters_json.hpp"
 #include "environment_json.hpp"
 #include "../report_model.hpp"
 

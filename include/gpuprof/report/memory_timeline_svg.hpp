@@ -27,7 +27,7 @@
 #include "../atomic_file.hpp"
 #include "../memory_timeline.hpp"
 #include "html.hpp"
-#include "markup.hpp"
+#include "../detail/markup.hpp"
 #include "../report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "../atomic_file.hpp"
-#include "markup.hpp"
+#include "../detail/markup.hpp"
 #include "../report_model.hpp"
 #include "scope_counters.hpp"
 

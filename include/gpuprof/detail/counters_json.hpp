@@ -1,4 +1,4 @@
-// gpuprof/report/counters_json.hpp: hardware counters in the report's JSON
+// gpuprof/detail/counters_json.hpp: hardware counters in the report's JSON
 // (docs/report-schema.md): the raw CounterSet and the ceilings at the top
 // level, which read_json.hpp reads back, and per node what the writers
 // derive from them (scope_counters.hpp), for the HTML page and for readers
@@ -12,7 +12,7 @@
 
 #include "../json_writer.hpp"
 #include "../report_model.hpp"
-#include "scope_counters.hpp"
+#include "../report/scope_counters.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 

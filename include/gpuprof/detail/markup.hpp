@@ -1,4 +1,4 @@
-// gpuprof/report/markup.hpp: text made safe inside HTML and SVG, and numbers
+// gpuprof/detail/markup.hpp: text made safe inside HTML and SVG, and numbers
 // as SVG writes them, for the writers that produce markup (html.hpp and the
 // SVG pictures).
 #pragma once

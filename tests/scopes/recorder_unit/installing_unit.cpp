@@ -1,0 +1,2 @@
+// The one file of the program that installs the recorder before main().
+#include <gpuprof/recorder_unit.hpp>
