@@ -105,7 +105,9 @@ struct CounterCaptureOptions {
   CounterRanges ranges = CounterRanges::scopes;
   CounterReplay replay = CounterReplay::kernel;  // kernels mode only
   int nesting_levels = 3;                        // scope depth measured (scopes mode)
-  std::size_t max_ranges = 512;  // ranges kept per measure()/collect(); more are dropped and noted
+  // Ranges per run of the work (measure()) or per collect(): scopes beyond it
+  // are not measured, and the set's note says how many.
+  std::size_t max_ranges = 512;
 };
 
 namespace detail {
@@ -299,9 +301,9 @@ class CounterCapture final : public ScopeObserver {
           detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__,
                               __LINE__);
         start_pass();
-        if (scopes && !outer.empty()) push_range(outer);
+        const bool outer_pushed = scopes && !outer.empty() && push_range(outer);
         work();
-        if (scopes && !outer.empty()) pop_range();
+        if (outer_pushed) pop_range();
         submitted = stop_pass();
       }
     } catch (const std::exception& error) {
@@ -342,8 +344,8 @@ class CounterCapture final : public ScopeObserver {
     detail::ThreadState* thread = detail::this_thread_state;
     if (!thread) return;
     detail::Recorder& recorder = detail::recorder();
-    push_range(recorder.names().text(recorder.node_name(thread->current.load())));
-    pushed_.insert(instance_id);
+    if (push_range(recorder.names().text(recorder.node_name(thread->current.load()))))
+      pushed_.insert(instance_id);
   }
   void on_scope_end(std::uint64_t instance_id) override {
     if (pushed_.erase(instance_id) == 0) return;
@@ -478,12 +480,22 @@ class CounterCapture final : public ScopeObserver {
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&init));
   }
 
-  void push_range(const std::string& name) {
+  // False, and the range counted as refused, once this run of the work has
+  // pushed max_ranges ranges: CUPTI's counter data was sized for that many,
+  // and a large-model train step that pushed more (about 590 against 512)
+  // crashed inside CUPTI instead of dropping them.
+  bool push_range(const std::string& name) {
+    if (ranges_this_pass_ >= options_.max_ranges) {
+      ++ranges_refused_;
+      return false;
+    }
     auto push = detail::cupti_params<CUpti_RangeProfiler_PushRange_Params>(
         CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
     push.pRangeProfilerObject = object_;
     push.pRangeName = name.c_str();
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
+    ++ranges_this_pass_;
+    return true;
   }
   void pop_range() {
     auto pop = detail::cupti_params<CUpti_RangeProfiler_PopRange_Params>(
@@ -498,6 +510,8 @@ class CounterCapture final : public ScopeObserver {
     start.pRangeProfilerObject = object_;
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
     running_ = true;
+    ranges_this_pass_ = 0;
+    ranges_refused_ = 0;
   }
   // True once every pass the metric set needs was submitted.
   bool stop_pass() {
@@ -514,7 +528,10 @@ class CounterCapture final : public ScopeObserver {
         CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     decode.pRangeProfilerObject = object_;
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
-    if (decode.numOfRangeDropped)
+    if (ranges_refused_ > 0)
+      note = std::to_string(ranges_refused_) + " scope range(s) not measured: more than max_ranges (" +
+             std::to_string(options_.max_ranges) + ") in one run of the work";
+    else if (decode.numOfRangeDropped)
       note = std::to_string(decode.numOfRangeDropped) + " range(s) dropped: more than max_ranges (" +
              std::to_string(options_.max_ranges) + ")";
     std::vector<CounterRange> ranges = host_->ranges(counter_data_);
@@ -556,6 +573,8 @@ class CounterCapture final : public ScopeObserver {
   std::vector<std::uint8_t> counter_data_;
   std::thread::id thread_;
   std::unordered_set<std::uint64_t> pushed_;
+  std::size_t ranges_this_pass_ = 0;  // pushed in this run of the work
+  std::size_t ranges_refused_ = 0;    // beyond max_ranges in this run
 };
 
 // For BenchOptions::counters: each bench() call measures fn's scopes with a

@@ -145,6 +145,27 @@ TEST_CASE("per scope: nested scopes by path, the work replayed once per pass") {
   check_copy(find_range(again.scopes, "copy"));
 }
 
+TEST_CASE("per scope: scopes beyond max_ranges are not measured, and the note says how many") {
+  const counter_kernels::Buffers buffers(copy_bytes);
+  gpuprof::CounterCaptureOptions options;
+  options.max_ranges = 2;
+  gpuprof::CounterCapture capture(options);
+  require_active(capture);
+  const gpuprof::CounterSet set = capture.measure([&] {
+    GPUPROF_SCOPE("step");
+    for (int i = 0; i < 4; ++i) {
+      GPUPROF_SCOPE("fma");
+      buffers.fma();
+    }
+  });
+  INFO("note: " << set.note);
+  CHECK(set.note.find("3 scope range(s) not measured: more than max_ranges (2)") == 0);
+  REQUIRE(set.scopes.size() == 2);
+  check_fma(find_range(set.scopes, "step/fma"));  // the first of the four
+  CHECK(value(find_range(set.scopes, "step"), gpuprof::metric::fp32_ffma) ==
+        4 * counter_kernels::fma_instructions);
+}
+
 TEST_CASE("per scope: a cuBLAS BF16 GEMM does 2mnk tensor operations") {
   const int n = 4096;
   __nv_bfloat16* a = nullptr;
