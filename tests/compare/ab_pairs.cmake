@@ -7,7 +7,8 @@
 # The gate's threshold is 10 %: two runs of one program on a shared 2-core CI
 # machine sit up to 5.3 % apart (seen once, under ASan), an offset between
 # runs that no comparison of one pair can tell from a change
-# (docs/compare-and-html.md); a 30 % slowdown clears it by far.
+# (docs/compare-and-html.md); a 30 % slowdown clears it by far. The program's
+# runs are long (timed_work.cpp) so that a burst of load moves no median.
 foreach(variable PROGRAM COMPARE WORK_DIR PAIRS SLOWDOWN_PAIRS)
   if(NOT DEFINED ${variable})
     message(FATAL_ERROR "ab_pairs.cmake: -D${variable}=... is required")

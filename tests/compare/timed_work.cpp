@@ -53,7 +53,11 @@ int main(int argc, char** argv) {
     volatile std::uint64_t sink = 0;
     gpuprof::BenchOptions options;
     options.warmup = 20;
-    options.iters = 200;
+    // About 0.4 s of samples: a burst of load on a shared machine (tens of
+    // milliseconds) then covers a small part of the run and moves its median
+    // little; over 200 samples (40 ms) one burst covered a whole run, and two
+    // runs of this program came out 19 % apart.
+    options.iters = 2000;
     gpuprof::bench(
         [&] {
           GPUPROF_SCOPE("work");
