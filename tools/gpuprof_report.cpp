@@ -1,6 +1,8 @@
-// gpuprof-report: a gpuprof report (JSON) as one self-contained HTML page.
+// gpuprof-report: a gpuprof report (JSON) as one self-contained HTML page,
+// and its hardware counters as a roofline picture (SVG).
 //
 //   gpuprof-report REPORT.json -o report.html [--title "my run"]
+//   gpuprof-report REPORT.json --roofline roofline.svg
 //
 // Exit status: 0, 1 when standard output could not be written, or 2 for bad
 // arguments, an unreadable report or an unwritable output (nothing is left
@@ -9,6 +11,7 @@
 #include <gpuprof/output_paths.hpp>
 #include <gpuprof/report/html.hpp>
 #include <gpuprof/report/read_json.hpp>
+#include <gpuprof/report/roofline_svg.hpp>
 
 #include <iostream>
 #include <string>
@@ -17,12 +20,16 @@
 
 namespace {
 constexpr const char* usage =
-    "usage: gpuprof-report REPORT.json -o report.html [--title TEXT]\n"
-    "  REPORT.json   a gpuprof report (gpuprof::write_json)\n"
-    "  -o FILE       the HTML page to write (self-contained: open it in any browser);\n"
-    "                \"-\" writes it to standard output. Required; may not name the report\n"
-    "  --title TEXT  the page's title and heading, UTF-8 (default: \"gpuprof report\")\n"
-    "  -h, --help    this text\n"
+    "usage: gpuprof-report REPORT.json [-o report.html] [--roofline roofline.svg] [--title TEXT]\n"
+    "  REPORT.json     a gpuprof report (gpuprof::write_json)\n"
+    "  -o FILE         the HTML page to write (self-contained: open it in any browser);\n"
+    "                  \"-\" writes it to standard output. May not name the report\n"
+    "  --roofline FILE the report's hardware counters as a roofline picture (SVG); the\n"
+    "                  report must hold counters (gpuprof::CounterCapture)\n"
+    "  --title TEXT    the page's or picture's title, UTF-8 (default: \"gpuprof report\"\n"
+    "                  for the page, \"Roofline\" for the picture)\n"
+    "At least one of -o and --roofline.\n"
+    "  -h, --help      this text\n"
     "On success one line on standard error says what was written. Each option at most once.\n"
     "exit status: 0 written; 1 standard output could not be written; 2 bad arguments, an\n"
     "unreadable report or an unwritable output (nothing is left half-written)\n";
@@ -39,13 +46,15 @@ void check_utf8(const std::string& text, const std::string& option) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string input, output, title = "gpuprof report";
+  std::string input, output, roofline, title;
   return gpuprof_tools::run_tool(
       "gpuprof-report", usage, argc, argv,
       [&](gpuprof_tools::Arguments& args, const std::string& arg) {
         if (arg == "-o" || arg == "--output") {
           if (!output.empty()) throw gpuprof::Error("-o and --output given together");
           output = args.path_of(arg);
+        } else if (arg == "--roofline") {
+          roofline = args.path_of(arg);
         } else if (arg == "--title") {
           title = args.value_of(arg);
           check_utf8(title, arg);
@@ -57,14 +66,28 @@ int main(int argc, char** argv) {
         }
       },
       [&] {
-        if (input.empty() || output.empty()) throw gpuprof::Error("needs REPORT.json and -o report.html");
-        gpuprof::check_output_files({{"-o", output}}, {input});
+        if (input.empty() || (output.empty() && roofline.empty()))
+          throw gpuprof::Error("needs REPORT.json and -o report.html or --roofline roofline.svg");
+        gpuprof::check_output_files({{"-o", output}, {"--roofline", roofline}}, {input});
       },
       [&] {
         const gpuprof::Report report = gpuprof::read_report_json(input);
-        gpuprof::write_html(report, output, title);
-        std::cerr << "gpuprof-report: wrote " << (output == "-" ? "standard output" : output) << " ("
-                  << report.nodes.size() << " scopes from " << input << ")\n";
+        if (!roofline.empty() && report.counters.empty())
+          throw gpuprof::Error(input + " holds no hardware counters: no roofline to draw (--roofline)");
+        const auto written = [&](const std::string& path) {
+          std::cerr << "gpuprof-report: wrote " << (path == "-" ? "standard output" : path) << " ("
+                    << report.nodes.size() << " scopes from " << input << ")\n";
+        };
+        if (!output.empty()) {
+          gpuprof::write_html(report, output, title.empty() ? "gpuprof report" : title);
+          written(output);
+        }
+        if (!roofline.empty()) {
+          gpuprof::RooflineSvgOptions picture;
+          if (!title.empty()) picture.title = title;
+          gpuprof::write_roofline_svg(report, roofline, picture);
+          written(roofline);
+        }
         return 0;
       });
 }

@@ -2,10 +2,10 @@
 # The command lines of gpuprof-compare, gpuprof-merge and gpuprof-report: every
 # case checks the exit status, parses the JSON it checks (python3's json), and
 # checks what is left on disk. Arguments: the three tools and quickstart
-# (which makes the reports).
-#   tools_cli.sh COMPARE MERGE REPORT QUICKSTART
+# (which makes the reports), and a report with hardware counters.
+#   tools_cli.sh COMPARE MERGE REPORT QUICKSTART COUNTERS.json
 set -uo pipefail
-compare=$1 merge=$2 report=$3 quickstart=$4
+compare=$1 merge=$2 report=$3 quickstart=$4 counters=$5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -41,7 +41,17 @@ expect 0 'wrote standard output' "$report" a.json -o -
 grep -q '^<!DOCTYPE html>' "$work/out" || fail "gpuprof-report -o -: no page on standard output"
 expect 0 '' "$report" --help
 grep -q -- '--title TEXT' "$work/out" && grep -q 'exit status' "$work/out" || fail "gpuprof-report --help is incomplete"
-expect 2 'needs REPORT.json and -o' "$report" a.json
+expect 2 'needs REPORT.json and -o report.html or --roofline' "$report" a.json
+# The roofline picture, alone or beside the page; refused for a report without counters.
+expect 0 '^gpuprof-report: wrote r\.svg ' "$report" "$counters" --roofline r.svg --title "step é"
+grep -q '^<svg xmlns=' r.svg && grep -q '<title>step é</title>' r.svg && grep -q 'class="point scope"' r.svg \
+  || fail "gpuprof-report --roofline: r.svg is not the titled picture"
+expect 0 'wrote both\.svg' "$report" "$counters" -o both.html --roofline both.svg
+grep -q 'wrote both\.html' "$work/err" && grep -q '<h2>Roofline</h2>' both.html && cmp -s both.svg <("$report" "$counters" --roofline - 2>/dev/null) \
+  || fail "gpuprof-report -o --roofline: the page has no roofline or the picture differs from --roofline -"
+expect 2 'holds no hardware counters' "$report" a.json -o plain.html --roofline plain.svg
+[ ! -e plain.html ] && [ ! -e plain.svg ] || fail "gpuprof-report without counters left a file"
+expect 2 'is also the output of -o' "$report" "$counters" -o same.svg --roofline same.svg
 expect 2 'one report at a time' "$report" a.json b.json -o x.html
 expect 2 'cannot (open|read)|No such file' "$report" missing.json -o x.html
 echo '{"schema": "gpuprof.report", "version": 1' >broken.json

@@ -5,6 +5,7 @@
 // the numbers put them.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -340,6 +341,86 @@ TEST_CASE("roofline svg: one point per placed scope and kernel, where intensity 
   const std::string with_copy = gpuprof::roofline_svg(report);
   CHECK(occurrences(with_copy, "<circle class=\"point scope\"") == 3);
   CHECK(with_copy.find("step/untouched: no FLOPs measured") != std::string::npos);
+}
+
+// The picture's point labels in drawing order: side (true when the text
+// ends at its x), baseline and text.
+struct Label {
+  bool anchor_end;
+  double baseline;
+  std::string text;
+};
+std::vector<Label> point_labels(const std::string& svg) {
+  std::vector<Label> labels;
+  const std::string open = "<text class=\"point-label\"";
+  for (std::size_t at = svg.find(open); at != std::string::npos; at = svg.find(open, at + 1)) {
+    const std::size_t y = svg.find(" y=\"", at) + 4, text = svg.find('>', at) + 1;
+    labels.push_back({svg.substr(at, text - at).find("text-anchor=\"end\"") != std::string::npos,
+                      std::stod(svg.substr(y)), svg.substr(text, svg.find("</text>", text) - text)});
+  }
+  return labels;
+}
+
+TEST_CASE("roofline labels: none overlaps another, each beside its point or joined to it") {
+  gpuprof::detail::LabelPlacer placer(0, 1000);
+  // Ten labels of 10 characters at one point near the right edge: left of it
+  // first, on both sides line by line once the right has room.
+  std::vector<gpuprof::detail::LabelPlacer::Spot> spots;
+  for (int i = 0; i < 10; ++i) spots.push_back(placer.place_beside(900, true, 7, 10, 500));
+  CHECK(spots[0].anchor_end);
+  CHECK(spots[0].baseline == 500);
+  for (std::size_t i = 0; i < spots.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      CHECK_FALSE((spots[i].anchor_end == spots[j].anchor_end && spots[i].baseline == spots[j].baseline));
+  // At the frame's right edge there is no room right of the point: every label left of it.
+  gpuprof::detail::LabelPlacer edge(0, 1000);
+  for (int i = 0; i < 4; ++i) CHECK(edge.place_beside(995, true, 7, 10, 500).anchor_end);
+  // Fixed-anchor text (the ceilings) moves only up or down.
+  gpuprof::detail::LabelPlacer fixed(0, 1000);
+  CHECK(fixed.place(990, true, 20, 100) == 100);
+  CHECK(std::abs(fixed.place(990, true, 20, 100) - 100) == 12);
+}
+
+TEST_CASE("roofline svg: points are labelled below their top-level scope, and labels never overlap") {
+  gpuprof::Report report = counter_report();
+  // Four scopes with the same measures: one spot, four labels.
+  for (const char* name : {"a", "b", "c", "d"}) {
+    report.nodes.push_back(node(std::string("step/gemm/") + name, name, 1, 2));
+    report.counters.scopes.push_back(range(std::string("step/gemm/") + name, 2e-3, 8e8, 8e11));
+  }
+  const std::string svg = gpuprof::roofline_svg(report);
+  const std::vector<Label> labels = point_labels(svg);
+  REQUIRE(labels.size() == 8);  // step, gemm, its four, norm, and the kernel
+  std::vector<std::string> texts;
+  for (const Label& label : labels) texts.push_back(label.text);
+  for (const char* caption : {"step", "gemm", "gemm/a", "gemm/d", "norm", "sm90_xmma_gemm_bf16"})
+    CHECK(std::find(texts.begin(), texts.end(), caption) != texts.end());
+  // The six labels at gemm's spot (gemm, its four, and the kernel, which did
+  // the same per second and per byte): no two on one line on one side; each
+  // moved off its point's line is joined to the point.
+  std::vector<const Label*> spot;
+  for (const Label& label : labels)
+    if (label.text.rfind("gemm", 0) == 0 || label.text.rfind("sm90", 0) == 0) spot.push_back(&label);
+  REQUIRE(spot.size() == 6);
+  std::size_t moved = 0;
+  for (std::size_t i = 0; i < spot.size(); ++i) {
+    moved += spot[i]->baseline != spot[0]->baseline;
+    for (std::size_t j = 0; j < i; ++j)
+      CHECK_FALSE((spot[i]->anchor_end == spot[j]->anchor_end && spot[i]->baseline == spot[j]->baseline));
+  }
+  CHECK(moved >= 4);  // two lines hold at most two each
+  CHECK(occurrences(svg, "<line class=\"leader\"") >= moved);
+  // The tooltips keep the whole path.
+  CHECK(svg.find("data-name=\"step/gemm/a\"") != std::string::npos);
+
+  // Past max_labels, the lowest points keep only their tooltips, and the picture says how many.
+  gpuprof::RooflineSvgOptions few;
+  few.max_labels = 3;
+  const std::string capped = gpuprof::roofline_svg(report, few);
+  CHECK(point_labels(capped).size() == 3);
+  CHECK(occurrences(capped, "<circle class=\"point") == 8);
+  CHECK(capped.find("5 point(s) without a label (over 3)") != std::string::npos);
+  CHECK(svg.find("without a label") == std::string::npos);
 }
 
 TEST_CASE("roofline svg: written whole, escaped, and inside the HTML page only with counters") {

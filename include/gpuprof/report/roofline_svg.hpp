@@ -1,7 +1,8 @@
 // gpuprof/report/roofline_svg.hpp: a report's hardware counters as one
 // roofline picture. Log-log axes: arithmetic intensity (FLOPs per measured
 // DRAM byte) across, achieved FLOP/s up; one point per scope (and per
-// kernel, when the counters have kernel ranges), labelled, under the card's
+// kernel, when the counters have kernel ranges), labelled with its path
+// below its top-level scope, no two labels overlapping, under the card's
 // ceilings (Report::ceilings): the DRAM bandwidth slope, a flat roof per
 // pipe, and the ridge points where they meet. Where a scope declared Work
 // (flops and bytes), a hollow square marks what the declaration implies at
@@ -18,6 +19,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,87 @@ inline std::string shortened(const std::string& text, std::size_t bytes) {
   return text.substr(0, end) + "…";
 }
 
+// What a scope's point is labelled with: its path below its top-level scope
+// ("forward/attention"), a top-level scope by its name. The full path is in
+// the point's tooltip.
+inline std::string point_caption(const RooflinePoint& point) {
+  if (point.kernel) return point.label;
+  const std::size_t slash = point.label.find('/');
+  return slash == std::string::npos ? point.label : point.label.substr(slash + 1);
+}
+
+// Places text boxes inside the frame [x_min, x_max] so that none overlaps
+// one placed before: where asked if that is free, else at the nearest free
+// offset up or down, in steps of one line (a label beside a point may also
+// change sides); when none is free within `max_lines`, where asked.
+class LabelPlacer {
+ public:
+  struct Spot {
+    double x;
+    bool anchor_end;  // the text ends at x (else starts there)
+    double baseline;
+  };
+  LabelPlacer(double x_min, double x_max) : x_min_(x_min), x_max_(x_max) {}
+
+  // Text of `characters` characters anchored at x, asked at `baseline`.
+  double place(double x, bool anchor_end, std::size_t characters, double baseline) {
+    return place_any({{x, anchor_end, baseline}}, characters).baseline;
+  }
+  // A point's label: `gap` px left of the point when `prefer_left`, else
+  // right of it, or on the other side when that is free and this is not.
+  Spot place_beside(double point_x, bool prefer_left, double gap, std::size_t characters, double baseline) {
+    const Spot left{point_x - gap, true, baseline}, right{point_x + gap, false, baseline};
+    return prefer_left ? place_any({left, right}, characters) : place_any({right, left}, characters);
+  }
+
+ private:
+  struct Box {
+    double x0, x1, top, bottom;
+  };
+  // 11 px sans-serif: an average character's width, the line's extent.
+  static constexpr double char_width = 6.4, line_height = 12, ascent = 9, descent = 2.5;
+  static constexpr int max_lines = 12;
+
+  Box box_of(const Spot& spot, std::size_t characters) const {
+    const double width = char_width * static_cast<double>(characters);
+    const double x0 = spot.anchor_end ? spot.x - width : spot.x;
+    return {x0, x0 + width, spot.baseline - ascent, spot.baseline + descent};
+  }
+  bool free(const Box& box) const {
+    if (box.x0 < x_min_ || box.x1 > x_max_) return false;
+    for (const Box& b : boxes_)
+      if (box.x0 < b.x1 && b.x0 < box.x1 && box.top < b.bottom && b.top < box.bottom) return false;
+    return true;
+  }
+  // The first free of the choices at offset 0, +1, -1, +2, -2, ... lines.
+  Spot place_any(std::initializer_list<Spot> choices, std::size_t characters) {
+    for (int step = 0; step <= 2 * max_lines; ++step) {
+      const int offset = (step + 1) / 2 * (step % 2 == 1 ? 1 : -1);
+      for (Spot spot : choices) {
+        spot.baseline += line_height * offset;
+        const Box box = box_of(spot, characters);
+        if (free(box)) {
+          boxes_.push_back(box);
+          return spot;
+        }
+      }
+    }
+    const Spot asked = *choices.begin();
+    boxes_.push_back(box_of(asked, characters));
+    return asked;
+  }
+
+  double x_min_, x_max_;
+  std::vector<Box> boxes_;
+};
+
+// UTF-8 characters in `text`, for a label's width.
+inline std::size_t utf8_characters(const std::string& text) {
+  std::size_t characters = 0;
+  for (const char c : text) characters += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return characters;
+}
+
 inline std::string work_flag(const char* what, const WorkCheck& check) {
   if (!check.flagged()) return "";
   return std::string("declared ") + what + " " + (check.difference_pct() > 0 ? "+" : "") +
@@ -94,6 +177,9 @@ struct RooflineSvgOptions {
   std::string title = "Roofline";
   int width = 960;        // px
   int plot_height = 480;  // px, the plot without title, axis labels and the list of omitted ranges
+  // Points labelled, highest FLOP/s first; the rest keep their tooltips. More
+  // labels would not be readable, and placing them costs time quadratic in their number.
+  std::size_t max_labels = 200;
 };
 
 namespace detail {
@@ -158,8 +244,9 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
   const double bottom = top + height;
   const auto x = [&](double v) { return left + (right - left) * (std::log10(v) - x_lo) / (x_hi - x_lo); };
   const auto y = [&](double v) { return bottom - height * (std::log10(v) - y_lo) / (y_hi - y_lo); };
+  const bool unlabelled = points.size() - omitted.size() > options.max_labels;
   const double total_height =
-      bottom + 50 + 16.0 * static_cast<double>(omitted.size() + (omitted.empty() ? 0 : 1));
+      bottom + 50 + 16.0 * static_cast<double>(omitted.size() + (omitted.empty() ? 0 : 1) + unlabelled);
 
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(options.width) +
                     "\" height=\"" + svg_number(total_height) + "\" viewBox=\"0 0 " +
@@ -220,15 +307,22 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
              " ridge: " + svg_short_number(ridge) + " FLOP/B</title></circle>\n";
   }
   svg += "</g>\n";
-  for (const PipeCeiling& c : roofs)
-    svg += "<text class=\"ceiling-label\" x=\"" + svg_number(right - 4) + "\" y=\"" +
-           svg_number(y(c.flop_per_s) - 4) + "\" text-anchor=\"end\">" + detail::html_escaped(c.pipe) + " " +
-           format_significant(c.flop_per_s / 1e12) + " TFLOP/s" +
-           (bandwidth > 0 ? ", ridge " + format_significant(c.flop_per_s / bandwidth) + " FLOP/B" : "") +
-           "</text>\n";
-  if (bandwidth > 0)
-    svg += "<text class=\"ceiling-label\" x=\"" + svg_number(left + 6) + "\" y=\"" + svg_number(top + 14) +
-           "\">DRAM " + format_significant(bandwidth / 1e9) + " GB/s (slope)</text>\n";
+  // Every label goes through one placer, the ceilings' first, so that no two overlap.
+  detail::LabelPlacer placer(left, right);
+  for (const PipeCeiling& c : roofs) {
+    const std::string text =
+        c.pipe + " " + format_significant(c.flop_per_s / 1e12) + " TFLOP/s" +
+        (bandwidth > 0 ? ", ridge " + format_significant(c.flop_per_s / bandwidth) + " FLOP/B" : "");
+    const double label_y = placer.place(right - 4, true, detail::utf8_characters(text), y(c.flop_per_s) - 4);
+    svg += "<text class=\"ceiling-label\" x=\"" + svg_number(right - 4) + "\" y=\"" + svg_number(label_y) +
+           "\" text-anchor=\"end\">" + detail::html_escaped(text) + "</text>\n";
+  }
+  if (bandwidth > 0) {
+    const std::string text = "DRAM " + format_significant(bandwidth / 1e9) + " GB/s (slope)";
+    svg += "<text class=\"ceiling-label\" x=\"" + svg_number(left + 6) + "\" y=\"" +
+           svg_number(placer.place(left + 6, false, detail::utf8_characters(text), top + 14)) + "\">" +
+           detail::html_escaped(text) + "</text>\n";
+  }
 
   // Declarations first, so the measured points are drawn over them.
   for (const RooflinePoint& p : points) {
@@ -243,27 +337,50 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
            detail::html_escaped(p.label) + " as declared: " + svg_short_number(p.declared_intensity) +
            " FLOP/B, " + svg_short_number(p.declared_flop_per_s / 1e12) + " TFLOP/s</title></rect>\n";
   }
-  for (const RooflinePoint& p : points) {
-    if (!p.omitted.empty()) continue;
-    const double px = x(p.intensity), py = y(p.flop_per_s);
-    svg += std::string("<circle class=\"point ") + (p.kernel ? "kernel" : "scope") + "\" data-name=\"" +
-           detail::html_escaped(p.label) + "\" cx=\"" + svg_number(px) + "\" cy=\"" + svg_number(py) +
-           "\" r=\"" + (p.kernel ? "3.5" : "5") + "\" fill=\"" + (p.kernel ? "#76b7b2" : "#4e79a7") +
-           "\"><title>" + detail::html_escaped(p.label) + ": " + svg_short_number(p.intensity) + " FLOP/B, " +
-           svg_short_number(p.flop_per_s / 1e12) + " TFLOP/s</title></circle>\n";
+  // Points, then their labels and flags, top of the picture first, each
+  // moved off the ones placed before and joined to its point when moved.
+  std::vector<const RooflinePoint*> drawn;
+  for (const RooflinePoint& p : points)
+    if (p.omitted.empty()) drawn.push_back(&p);
+  std::stable_sort(drawn.begin(), drawn.end(), [](const RooflinePoint* a, const RooflinePoint* b) {
+    return a->flop_per_s > b->flop_per_s;
+  });
+  for (const RooflinePoint* p : drawn)
+    svg += std::string("<circle class=\"point ") + (p->kernel ? "kernel" : "scope") + "\" data-name=\"" +
+           detail::html_escaped(p->label) + "\" cx=\"" + svg_number(x(p->intensity)) + "\" cy=\"" +
+           svg_number(y(p->flop_per_s)) + "\" r=\"" + (p->kernel ? "3.5" : "5") + "\" fill=\"" +
+           (p->kernel ? "#76b7b2" : "#4e79a7") + "\"><title>" + detail::html_escaped(p->label) + ": " +
+           svg_short_number(p->intensity) + " FLOP/B, " + svg_short_number(p->flop_per_s / 1e12) +
+           " TFLOP/s</title></circle>\n";
+  for (std::size_t i = 0; i < std::min(drawn.size(), options.max_labels); ++i) {
+    const RooflinePoint* p = drawn[i];
+    const double px = x(p->intensity), py = y(p->flop_per_s);
+    const std::string caption = detail::point_caption(*p);
     // Labels of points in the right third read leftwards, so they stay inside the frame.
-    const bool leftwards = px > left + 2 * (right - left) / 3;
-    svg += std::string("<text class=\"point-label\" x=\"") + svg_number(leftwards ? px - 7 : px + 7) +
-           "\" y=\"" + svg_number(py - 5) + (leftwards ? "\" text-anchor=\"end\">" : "\">") +
-           detail::html_escaped(p.label) + "</text>\n";
+    const detail::LabelPlacer::Spot label = placer.place_beside(px, px > left + 2 * (right - left) / 3, 7,
+                                                                detail::utf8_characters(caption), py - 5);
+    if (std::abs(label.baseline - (py - 5)) > 1)
+      svg += "<line class=\"leader\" x1=\"" + svg_number(px) + "\" y1=\"" + svg_number(py) + "\" x2=\"" +
+             svg_number(label.x) + "\" y2=\"" + svg_number(label.baseline - 4) + "\" stroke=\"#aab\"/>\n";
+    svg += std::string("<text class=\"point-label\" x=\"") + svg_number(label.x) + "\" y=\"" +
+           svg_number(label.baseline) + (label.anchor_end ? "\" text-anchor=\"end\">" : "\">") +
+           detail::html_escaped(caption) + "</text>\n";
     // The flag under the declaration's square where there is one, else under the point.
-    const bool square = p.declared_intensity > 0;
-    if (!p.flag.empty())
-      svg += "<text class=\"flag\" x=\"" + svg_number((square ? x(p.declared_intensity) : px) + 7) +
-             "\" y=\"" + svg_number((square ? y(p.declared_flop_per_s) : py) + 14) + "\" fill=\"#d62728\">" +
-             detail::html_escaped(p.flag) + "</text>\n";
+    if (p->flag.empty()) continue;
+    const bool square = p->declared_intensity > 0;
+    const double flag_x = (square ? x(p->declared_intensity) : px) + 7;
+    const double flag_y = placer.place(flag_x, false, detail::utf8_characters(p->flag),
+                                       (square ? y(p->declared_flop_per_s) : py) + 14);
+    svg += "<text class=\"flag\" x=\"" + svg_number(flag_x) + "\" y=\"" + svg_number(flag_y) +
+           "\" fill=\"#d62728\">" + detail::html_escaped(p->flag) + "</text>\n";
   }
   double line_y = bottom + 56;
+  if (unlabelled) {
+    svg += "<text class=\"unlabelled\" x=\"" + svg_number(left) + "\" y=\"" + svg_number(line_y) + "\">" +
+           std::to_string(drawn.size() - options.max_labels) + " point(s) without a label (over " +
+           std::to_string(options.max_labels) + "); their tooltips name them</text>\n";
+    line_y += 16;
+  }
   if (!omitted.empty())
     svg += "<text x=\"" + svg_number(left) + "\" y=\"" + svg_number(line_y) + "\">Not drawn:</text>\n";
   for (const RooflinePoint* p : omitted) {
