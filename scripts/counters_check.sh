@@ -17,6 +17,11 @@
 #     large model, forward and train step, counters per scope under the
 #     roofline). Writes $OUT/roofline.md; its reports and pictures go into the
 #     archive.
+#   counters_check.sh writeback  where each tool charges L2 write-backs: the
+#     512 MB copy then the FMA chain (1 MB written), with and without a read
+#     of 512 MB between them that evicts the copy's dirty lines, and with the
+#     GPU idle for 20 ms before that read; DRAM bytes per kernel from gpuprof
+#     (user replay) and ncu (application replay).
 #
 # Everything printed goes to $OUT/<phases>_summary.txt ($OUT/summary.txt for
 # tests alone), the logs and raw outputs to $OUT/<phases>.tgz
@@ -30,8 +35,8 @@ cd "$(dirname "$0")/.."
 PHASES=("${@:-tests}")
 for phase in "${PHASES[@]}"; do
   case "$phase" in
-    tests|transformer|profile) ;;
-    *) echo "usage: $0 [tests|transformer|profile]..." >&2; exit 2 ;;
+    tests|transformer|profile|writeback) ;;
+    *) echo "usage: $0 [tests|transformer|profile|writeback]..." >&2; exit 2 ;;
   esac
 done
 OUT=${OUT:-$PWD/out}
@@ -179,6 +184,31 @@ profile_phase() {
     echo "no roofline.md"
     status=1
   fi
+}
+
+# The FMA chain leaves its 1 MB output in L2 and writes nothing to DRAM
+# itself: DRAM writes during it are lines an earlier kernel left dirty. Both
+# tools replay the whole work, so a difference between them is where each
+# charges those write-backs, and the read between the kernels says whether
+# the copy's dirty lines are what the chain is charged for.
+writeback_phase() {
+  local probe="$BUILD/tests/gpuprof_counters_probe"
+  local metrics=dram__bytes_write.sum,dram__bytes_read.sum,gpu__time_duration.sum
+  step "build"
+  build gpuprof_counters_probe
+  for variant in "" --evict "--evict --gap-ms 20"; do
+    local name=writeback$(echo "$variant" | tr -d ' ')
+    step "write-backs${variant:+ with $variant}: gpuprof per kernel (user replay; launch 0 copy, ${variant:+1 evict, }last fma)"
+    timeout -s TERM 120 "$probe" --user-replay $variant >"$LOGS/$name.csv" 2>"$LOGS/$name.err" || status=1
+    cat "$LOGS/$name.err"
+    grep -E '^kernel,[0-9]+,(dram__bytes_(read|write)|gpu__time_duration)\.sum,' "$LOGS/$name.csv"
+    step "write-backs${variant:+ with $variant}: ncu (application replay)"
+    timeout -s TERM 120 "${NCU_MEASURE[@]}" --replay-mode application \
+      --kernel-name regex:'copy_kernel|evict_kernel|fma_kernel' --metrics "$metrics" \
+      "$probe" --plain $variant >"$LOGS/$name-ncu.csv" 2>"$LOGS/$name-ncu.err" || status=1
+    tail -3 "$LOGS/$name-ncu.err"
+    grep -E 'dram__bytes|gpu__time' "$LOGS/$name-ncu.csv" | awk -F'","' '{ print $5 ": " $(NF-2) " " $NF }'
+  done
 }
 
 SECONDS=0
