@@ -210,12 +210,13 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
 
   // The axes cover every drawn point, declaration and ridge.
   std::vector<double> xs, ys;
-  std::vector<const RooflinePoint*> omitted;
+  std::vector<const RooflinePoint*> drawn, omitted;
   for (const RooflinePoint& p : points) {
     if (!p.omitted.empty()) {
       omitted.push_back(&p);
       continue;
     }
+    drawn.push_back(&p);
     xs.push_back(p.intensity), ys.push_back(p.flop_per_s);
     if (p.declared_intensity > 0) xs.push_back(p.declared_intensity), ys.push_back(p.declared_flop_per_s);
   }
@@ -244,7 +245,7 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
   const double bottom = top + height;
   const auto x = [&](double v) { return left + (right - left) * (std::log10(v) - x_lo) / (x_hi - x_lo); };
   const auto y = [&](double v) { return bottom - height * (std::log10(v) - y_lo) / (y_hi - y_lo); };
-  const bool unlabelled = points.size() - omitted.size() > options.max_labels;
+  const bool unlabelled = drawn.size() > options.max_labels;
   const double total_height =
       bottom + 50 + 16.0 * static_cast<double>(omitted.size() + (omitted.empty() ? 0 : 1) + unlabelled);
 
@@ -339,9 +340,6 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
   }
   // Points, then their labels and flags, top of the picture first, each
   // moved off the ones placed before and joined to its point when moved.
-  std::vector<const RooflinePoint*> drawn;
-  for (const RooflinePoint& p : points)
-    if (p.omitted.empty()) drawn.push_back(&p);
   std::stable_sort(drawn.begin(), drawn.end(), [](const RooflinePoint* a, const RooflinePoint* b) {
     return a->flop_per_s > b->flop_per_s;
   });
