@@ -26,6 +26,7 @@
 #include "../atomic_file.hpp"
 #include "../detail/markup.hpp"
 #include "../report_model.hpp"
+#include "../table.hpp"
 #include "scope_counters.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -132,13 +133,6 @@ class LabelPlacer {
   double x_min_, x_max_;
   std::vector<Box> boxes_;
 };
-
-// UTF-8 characters in `text`, for a label's width.
-inline std::size_t utf8_characters(const std::string& text) {
-  std::size_t characters = 0;
-  for (const char c : text) characters += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return characters;
-}
 
 inline std::string work_flag(const char* what, const WorkCheck& check) {
   if (!check.flagged()) return "";
@@ -314,14 +308,14 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
     const std::string text =
         c.pipe + " " + format_significant(c.flop_per_s / 1e12) + " TFLOP/s" +
         (bandwidth > 0 ? ", ridge " + format_significant(c.flop_per_s / bandwidth) + " FLOP/B" : "");
-    const double label_y = placer.place(right - 4, true, detail::utf8_characters(text), y(c.flop_per_s) - 4);
+    const double label_y = placer.place(right - 4, true, display_width(text), y(c.flop_per_s) - 4);
     svg += "<text class=\"ceiling-label\" x=\"" + svg_number(right - 4) + "\" y=\"" + svg_number(label_y) +
            "\" text-anchor=\"end\">" + detail::html_escaped(text) + "</text>\n";
   }
   if (bandwidth > 0) {
     const std::string text = "DRAM " + format_significant(bandwidth / 1e9) + " GB/s (slope)";
     svg += "<text class=\"ceiling-label\" x=\"" + svg_number(left + 6) + "\" y=\"" +
-           svg_number(placer.place(left + 6, false, detail::utf8_characters(text), top + 14)) + "\">" +
+           svg_number(placer.place(left + 6, false, display_width(text), top + 14)) + "\">" +
            detail::html_escaped(text) + "</text>\n";
   }
 
@@ -355,8 +349,8 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
     const double px = x(p->intensity), py = y(p->flop_per_s);
     const std::string caption = detail::point_caption(*p);
     // Labels of points in the right third read leftwards, so they stay inside the frame.
-    const detail::LabelPlacer::Spot label = placer.place_beside(px, px > left + 2 * (right - left) / 3, 7,
-                                                                detail::utf8_characters(caption), py - 5);
+    const detail::LabelPlacer::Spot label =
+        placer.place_beside(px, px > left + 2 * (right - left) / 3, 7, display_width(caption), py - 5);
     if (std::abs(label.baseline - (py - 5)) > 1)
       svg += "<line class=\"leader\" x1=\"" + svg_number(px) + "\" y1=\"" + svg_number(py) + "\" x2=\"" +
              svg_number(label.x) + "\" y2=\"" + svg_number(label.baseline - 4) + "\" stroke=\"#aab\"/>\n";
@@ -367,8 +361,8 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
     if (p->flag.empty()) continue;
     const bool square = p->declared_intensity > 0;
     const double flag_x = (square ? x(p->declared_intensity) : px) + 7;
-    const double flag_y = placer.place(flag_x, false, detail::utf8_characters(p->flag),
-                                       (square ? y(p->declared_flop_per_s) : py) + 14);
+    const double flag_y =
+        placer.place(flag_x, false, display_width(p->flag), (square ? y(p->declared_flop_per_s) : py) + 14);
     svg += "<text class=\"flag\" x=\"" + svg_number(flag_x) + "\" y=\"" + svg_number(flag_y) +
            "\" fill=\"#d62728\">" + detail::html_escaped(p->flag) + "</text>\n";
   }
