@@ -28,8 +28,8 @@ constexpr const char* usage =
     "                  report must hold counters (gpuprof::CounterCapture)\n"
     "  --title TEXT    the page's or picture's title, UTF-8 (default: \"gpuprof report\"\n"
     "                  for the page, \"Roofline\" for the picture)\n"
-    "At least one of -o and --roofline.\n"
     "  -h, --help      this text\n"
+    "At least one of -o and --roofline.\n"
     "On success one line on standard error says what was written. Each option at most once.\n"
     "exit status: 0 written; 1 standard output could not be written; 2 bad arguments, an\n"
     "unreadable report or an unwritable output (nothing is left half-written)\n";

@@ -320,8 +320,9 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
   }
 
   // Declarations first, so the measured points are drawn over them.
-  for (const RooflinePoint& p : points) {
-    if (!p.omitted.empty() || p.declared_intensity <= 0) continue;
+  for (const RooflinePoint* drawn_point : drawn) {
+    const RooflinePoint& p = *drawn_point;
+    if (p.declared_intensity <= 0) continue;
     const char* colour = p.flag.empty() ? "#59a14f" : "#d62728";
     const double dx = x(p.declared_intensity), dy = y(p.declared_flop_per_s);
     svg += "<line class=\"declared-link\" x1=\"" + svg_number(x(p.intensity)) + "\" y1=\"" +
