@@ -18,10 +18,11 @@
 #     roofline). Writes $OUT/roofline.md; its reports and pictures go into the
 #     archive.
 #   counters_check.sh writeback  where each tool charges L2 write-backs: the
-#     512 MB copy then the FMA chain (1 MB written), with and without a read
-#     of 512 MB between them that evicts the copy's dirty lines, and with the
-#     GPU idle for 20 ms before that read; DRAM bytes per kernel from gpuprof
-#     (user replay) and ncu (application replay).
+#     512 MB copy then the FMA chain (1 MB written), with 0, 1 or 2 reads of
+#     512 MB between them (the first evicts the copy's dirty lines), and with
+#     the GPU idle for 20 ms before the read; DRAM bytes per kernel from
+#     gpuprof (user replay) and ncu (application replay), the same three
+#     metrics in both, then gpuprof's second read with the default metric set.
 #
 # Everything printed goes to $OUT/<phases>_summary.txt ($OUT/summary.txt for
 # tests alone), the logs and raw outputs to $OUT/<phases>.tgz
@@ -124,15 +125,18 @@ tests_phase() {
 # per pass), so each kernel finds the L2 as the step before it left it and
 # cache-dependent values (DRAM bytes, L2 hit rate, time) compare like for
 # like (kernel replay's save/restore of memory leaves other lines in L2).
-# ncu measures the forward ones up to the last of the first block (its
-# matching launches in order: RMSNorm, the QKV GEMM(s), attention, the output
-# GEMM, RMSNorm, the w1|w3 GEMM, SwiGLU, ...) and the first AdamW piece.
+# ncu measures every kernel from the step's first (the embedding) through
+# the first block and the next block's first GEMMs, as the probe does:
+# RMSNorm, the QKV GEMM, RoPE, attention, the output GEMM, RMSNorm, the
+# w1|w3 GEMM, SwiGLU, ...; then, in a second run, the first AdamW piece.
+# So no compared kernel is the first that ncu measures after unmeasured
+# ones, which the probe never has.
 transformer_phase() {
   local probe="$BUILD/examples/transformer/profile/transformer_counter_probe"
   # ctx 512 (COUNTERS_CTX): at 128 the norm and SwiGLU kernels last 4-5 us,
   # where a microsecond or an L2 write-back is more than 5 % of a value.
   local shape=(--ctx "${COUNTERS_CTX:-512}")
-  local forward='rmsnorm_forward_kernel|flash_forward_kernel|swiglu_forward_kernel|gemm|nvjet|xmma|cutlass'
+  local forward='embedding_forward_kernel|rmsnorm_forward_kernel|rope_split_heads_kernel|flash_forward_kernel|swiglu_forward_kernel|gemm|nvjet|xmma|cutlass'
   step "build"
   build transformer_counter_probe
 
@@ -152,7 +156,7 @@ transformer_phase() {
     status=1
   else
     timeout -s TERM 180 "${NCU_MEASURE[@]}" --replay-mode application --profile-from-start off \
-      --kernel-name regex:"$forward" --launch-count 16 --metrics "$metrics" "$probe" "${shape[@]}" --plain >"$LOGS/ncu_forward.csv" 2>"$LOGS/ncu_forward.err" || status=1
+      --kernel-name regex:"$forward" --launch-count 19 --metrics "$metrics" "$probe" "${shape[@]}" --plain >"$LOGS/ncu_forward.csv" 2>"$LOGS/ncu_forward.err" || status=1
     tail -3 "$LOGS/ncu_forward.err"
     timeout -s TERM 150 "${NCU_MEASURE[@]}" --replay-mode application --profile-from-start off \
       --kernel-name regex:adamw_kernel --launch-count 1 --metrics "$metrics" "$probe" "${shape[@]}" --plain >"$LOGS/ncu_adamw.csv" 2>"$LOGS/ncu_adamw.err" || status=1
@@ -188,26 +192,42 @@ profile_phase() {
 
 # The FMA chain leaves its 1 MB output in L2 and writes nothing to DRAM
 # itself: DRAM writes during it are lines an earlier kernel left dirty. Both
-# tools replay the whole work, so a difference between them is where each
-# charges those write-backs, and the read between the kernels says whether
-# the copy's dirty lines are what the chain is charged for.
+# tools replay the whole work with the same three metrics, so a difference
+# between them is where each charges those write-backs. The reads between
+# the copy and the chain say whether the copy's dirty lines are what the
+# chain is charged for; a second read finds only lines dirtied after the
+# first, by nothing of the work's own, so what it is charged is the
+# measurement's. gpuprof's second read is also measured with the chip's
+# default metric set and with fewer ranges per pass: does the profiler's own
+# traffic depend on either?
 writeback_phase() {
   local probe="$BUILD/tests/gpuprof_counters_probe"
   local metrics=dram__bytes_write.sum,dram__bytes_read.sum,gpu__time_duration.sum
+  local pattern='^kernel,[0-9]+,(dram__bytes_(read|write)|gpu__time_duration)\.sum,'
   step "build"
   build gpuprof_counters_probe
-  for variant in "" --evict "--evict --gap-ms 20"; do
-    local name=writeback$(echo "$variant" | tr -d ' ')
-    step "write-backs${variant:+ with $variant}: gpuprof per kernel (user replay; launch 0 copy, ${variant:+1 evict, }last fma)"
-    timeout -s TERM 120 "$probe" --user-replay $variant >"$LOGS/$name.csv" 2>"$LOGS/$name.err" || status=1
+  local variant name
+  for variant in "" "--reads 1" "--reads 1 --gap-ms 20" "--reads 2"; do
+    name=writeback$(echo "$variant" | tr -d ' -')
+    step "write-backs${variant:+ with $variant}: gpuprof per kernel (user replay; launch 0 copy, then the reads, last fma)"
+    timeout -s TERM 120 "$probe" --user-replay --metrics "$metrics" $variant >"$LOGS/$name.csv" 2>"$LOGS/$name.err" \
+      || status=1
     cat "$LOGS/$name.err"
-    grep -E '^kernel,[0-9]+,(dram__bytes_(read|write)|gpu__time_duration)\.sum,' "$LOGS/$name.csv"
+    grep -E "$pattern" "$LOGS/$name.csv"
     step "write-backs${variant:+ with $variant}: ncu (application replay)"
     timeout -s TERM 120 "${NCU_MEASURE[@]}" --replay-mode application \
       --kernel-name regex:'copy_kernel|evict_kernel|fma_kernel' --metrics "$metrics" \
       "$probe" --plain $variant >"$LOGS/$name-ncu.csv" 2>"$LOGS/$name-ncu.err" || status=1
     tail -3 "$LOGS/$name-ncu.err"
     grep -E 'dram__bytes|gpu__time' "$LOGS/$name-ncu.csv" | awk -F'","' '{ print $5 ": " $(NF-2) " " $NF }'
+  done
+  for variant in "--max-ranges 8" ""; do
+    name=writeback-reads2-default-metrics$(echo "$variant" | tr -d ' -')
+    step "write-backs with --reads 2, the default metric set${variant:+, $variant}: gpuprof only"
+    timeout -s TERM 120 "$probe" --user-replay --reads 2 $variant >"$LOGS/$name.csv" 2>"$LOGS/$name.err" || status=1
+    cat "$LOGS/$name.err"
+    grep '^# kernel' "$LOGS/$name.csv"
+    grep -E "$pattern" "$LOGS/$name.csv"
   done
 }
 

@@ -4,23 +4,28 @@
 // same order, for Nsight Compute to measure (ncu cannot profile a process
 // that holds the counters itself). scripts/counters_check.sh compares the two.
 //
-//   --user-replay  per kernel with user replay (the work once per pass), as
-//                  ncu's application replay, instead of CUPTI's kernel replay
-//   --evict        a read of the 512 MB source between the copy and the FMA
-//                  chain: the copy's dirty lines leave L2 before the chain runs
-//                  (the write-back check of counters_check.sh)
-//   --gap-ms N     the GPU left idle for N ms after the copy (synchronize,
-//                  then sleep): do dirty lines leave L2 while nothing runs?
+//   --user-replay    per kernel with user replay (the work once per pass), as
+//                    ncu's application replay, instead of CUPTI's kernel replay
+//   --reads N        N reads of the 512 MB source (0-4) between the copy and
+//                    the FMA chain: the first takes the copy's dirty lines out
+//                    of L2, a second finds only lines dirtied since the first
+//                    (the write-back check of counters_check.sh)
+//   --gap-ms N       the GPU left idle for N ms after the copy (synchronize,
+//                    then sleep): do dirty lines leave L2 while nothing runs?
+//   --metrics A,B    the per-kernel capture's metric set (default: the chip's)
+//   --max-ranges N   the per-kernel capture's ranges per pass (default 512)
 //
 // Exits 1 when counters cannot be collected, 2 on bad usage.
 #include <gpuprof/counters.hpp>
 #include <gpuprof/scope.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "counter_kernels.cuh"
 
@@ -41,9 +46,29 @@ __global__ void evict_kernel(const float4* in, std::size_t count, float* never_w
 }
 
 struct ProbeOptions {
-  bool plain = false, user_replay = false, evict = false;
-  int gap_ms = 0;
+  bool plain = false, user_replay = false;
+  int reads = 0, gap_ms = 0;
+  std::vector<std::string> metrics;
+  std::size_t max_ranges = 512;
 };
+
+// The value of a numeric flag, or -1 when it is not a whole number in [low, high].
+long number_in(const char* text, long low, long high) {
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  return end != text && *end == '\0' && value >= low && value <= high ? value : -1;
+}
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    items.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
 
 void print(const char* mode, const gpuprof::CounterSet& set,
            const std::vector<gpuprof::CounterRange>& ranges) {
@@ -59,23 +84,44 @@ void print(const char* mode, const gpuprof::CounterSet& set,
 int main(int argc, char** argv) {
   ProbeOptions probe;
   const auto usage = [&] {
-    std::fprintf(stderr, "usage: %s [--plain] [--user-replay] [--evict] [--gap-ms 1..1000]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s [--plain] [--user-replay] [--reads 0..4] [--gap-ms 1..1000] [--metrics A,B,...]"
+                 " [--max-ranges 1..65536]\n",
+                 argv[0]);
     return 2;
   };
+  bool seen_reads = false, seen_gap = false, seen_metrics = false, seen_max_ranges = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--gap-ms") == 0) {
-      char* end = nullptr;
-      const long gap = i + 1 < argc ? std::strtol(argv[++i], &end, 10) : 0;
-      if (probe.gap_ms != 0 || end == nullptr || *end != '\0' || gap < 1 || gap > 1000) return usage();
-      probe.gap_ms = static_cast<int>(gap);
+    const std::string flag = argv[i];
+    if (flag == "--plain" || flag == "--user-replay") {
+      bool& on = flag == "--plain" ? probe.plain : probe.user_replay;
+      if (on) return usage();
+      on = true;
       continue;
     }
-    bool* flag = std::strcmp(argv[i], "--plain") == 0         ? &probe.plain
-                 : std::strcmp(argv[i], "--user-replay") == 0 ? &probe.user_replay
-                 : std::strcmp(argv[i], "--evict") == 0       ? &probe.evict
-                                                              : nullptr;
-    if (flag == nullptr || *flag) return usage();
-    *flag = true;
+    if (i + 1 >= argc) return usage();
+    const char* value = argv[++i];
+    if (flag == "--reads" && !seen_reads) {
+      seen_reads = true;
+      probe.reads = static_cast<int>(number_in(value, 0, 4));
+      if (probe.reads < 0) return usage();
+    } else if (flag == "--gap-ms" && !seen_gap) {
+      seen_gap = true;
+      probe.gap_ms = static_cast<int>(number_in(value, 1, 1000));
+      if (probe.gap_ms < 0) return usage();
+    } else if (flag == "--metrics" && !seen_metrics) {
+      seen_metrics = true;
+      probe.metrics = split_commas(value);
+      for (const std::string& metric : probe.metrics)
+        if (metric.empty()) return usage();
+    } else if (flag == "--max-ranges" && !seen_max_ranges) {
+      seen_max_ranges = true;
+      const long ranges = number_in(value, 1, 65536);
+      if (ranges < 0) return usage();
+      probe.max_ranges = static_cast<std::size_t>(ranges);
+    } else {
+      return usage();
+    }
   }
   try {
     const counter_kernels::Buffers buffers(copy_bytes);
@@ -85,7 +131,7 @@ int main(int argc, char** argv) {
         GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
         std::this_thread::sleep_for(std::chrono::milliseconds(probe.gap_ms));
       }
-      if (probe.evict) {
+      for (int read = 0; read < probe.reads; ++read) {
         evict_kernel<<<132 * 16, 256>>>(buffers.in, copy_bytes / sizeof(float4), buffers.fma_out);
         GPUPROF_CUDA_CHECK(cudaGetLastError());
       }
@@ -100,6 +146,8 @@ int main(int argc, char** argv) {
     {
       gpuprof::CounterCaptureOptions options;
       options.ranges = gpuprof::CounterRanges::kernels;
+      options.metrics = probe.metrics;
+      options.max_ranges = probe.max_ranges;
       if (probe.user_replay) options.replay = gpuprof::CounterReplay::user;
       gpuprof::CounterCapture capture(options);
       gpuprof::CounterSet set;
