@@ -2,11 +2,18 @@
 """Side-by-side table of gpuprof's per-kernel counter values and Nsight Compute's.
 
 usage: counters_agreement.py PROBE_CSV NCU_CSV [NCU_CSV ...] [--names NAMES_CSV]
-                             [--pick LABEL=REGEX ...] [--tolerance PCT]
+                             [--pick LABEL=REGEX ...] [--sum] [--tolerance PCT]
 
 PROBE_CSV: the lines "kernel,<launch index>,<metric>,<value>" of a per-kernel
-CounterCapture (other lines are ignored). NCU_CSV: `ncu --csv --print-units base
---metrics ...` output; several files are read in turn.
+CounterCapture, or "range,<name>,<metric>,<value>" of a range around the work
+(other lines are ignored). NCU_CSV: `ncu --csv --print-units base --metrics
+...` output, per kernel or per range (--replay-mode app-range); several files
+are read in turn.
+
+--sum: one row per side instead of one per kernel, each value the sum over
+every kernel (or range) of that side, for the metrics that add up (the .sum
+counts, bytes and durations; not rates or percentages). A sum of per-kernel
+durations leaves out the gaps between kernels that a range's includes.
 
 Without --names, kernels are matched by launch order (the probe and ncu
 measured the same few kernels). With --names (lines "name,<launch index>,<base
@@ -42,7 +49,7 @@ def read_probe(path):
     with open(path) as f:
         for number, line in enumerate(f, 1):
             parts = line.rstrip("\n").split(",")
-            if len(parts) < 4 or parts[0] != "kernel":
+            if len(parts) < 4 or parts[0] not in ("kernel", "range"):
                 continue
             try:
                 value = float(parts[-1])
@@ -76,7 +83,8 @@ def read_ncu(path):
             value = float(row["Metric Value"].replace(",", ""))
         except (KeyError, ValueError):
             continue
-        entry = kernels.setdefault(kernel_id, (row.get("Kernel Name", ""), {}))
+        name = row.get("Kernel Name") or row.get("Range Name") or ""
+        entry = kernels.setdefault(kernel_id, (name, {}))
         entry[1][row["Metric Name"]] = value
     return [kernels[k] for k in sorted(kernels)]
 
@@ -112,6 +120,20 @@ def with_occurrence(kernels):
         out.append((base, seen.get(base, 0), values))
         seen[base] = seen.get(base, 0) + 1
     return out
+
+
+def adds_up(metric):
+    return metric.endswith(".sum") and "pct" not in metric and "per_second" not in metric
+
+
+def summed(kernels):
+    """{metric: sum over the kernels} for the metrics that add up."""
+    total = {}
+    for _, values in kernels:
+        for metric, value in values.items():
+            if adds_up(metric):
+                total[metric] = total.get(metric, 0.0) + value
+    return total
 
 
 def floor_of(metric, ncu_values):
@@ -151,11 +173,14 @@ def compare(label, ours, theirs, tolerance):
 
 
 def parse_args(argv):
-    files, names, picks, tolerance = [], None, [], 5.0
+    files, names, picks, tolerance, add = [], None, [], 5.0, False
     i = 1
     while i < len(argv):
         arg = argv[i]
-        if arg in ("--names", "--pick", "--tolerance"):
+        if arg == "--sum":
+            add = True
+            i += 1
+        elif arg in ("--names", "--pick", "--tolerance"):
             if i + 1 >= len(argv):
                 raise ValueError(f"{arg} needs a value")
             value = argv[i + 1]
@@ -176,12 +201,14 @@ def parse_args(argv):
             i += 1
     if len(files) < 2:
         raise ValueError("give the probe's CSV and at least one ncu CSV")
-    return files[0], files[1:], names, picks, tolerance
+    if add and (names or picks):
+        raise ValueError("--sum compares totals: it takes no --names or --pick")
+    return files[0], files[1:], names, picks, tolerance, add
 
 
 def main(argv):
     try:
-        probe, ncu_files, names_file, picks, tolerance = parse_args(argv)
+        probe, ncu_files, names_file, picks, tolerance, add = parse_args(argv)
     except (ValueError, re.error) as error:
         print(f"counters_agreement: {error}\n{__doc__}", file=sys.stderr)
         return 2
@@ -196,6 +223,13 @@ def main(argv):
         print(f"counters_agreement: no kernels in {'the probe output' if not ours else 'the ncu output'}",
               file=sys.stderr)
         return 2
+
+    if add:
+        print(f"{'kernel':<40} {'metric':<62} {'gpuprof':>14} {'ncu':>14} {'diff %':>8}  note")
+        label = f"sum: {len(ours)} gpuprof, {len(theirs)} ncu"
+        bad = compare(label[:40], summed(ours), summed(theirs), tolerance)
+        print(f"totals compared, {bad} value(s) outside {tolerance} % and the floors")
+        return 0 if bad == 0 else 1
 
     if names is None:
         if len(ours) != len(theirs):

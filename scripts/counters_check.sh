@@ -11,8 +11,10 @@
 #   counters_check.sh transformer  one small-model bf16 train step of the
 #     Transformer example: every kernel's counters (transformer_counter_probe),
 #     Nsight Compute on a GEMM, our attention, RMSNorm, SwiGLU and AdamW
-#     kernel of the same step, and the agreement table for those five. Writes
-#     $OUT/transformer_agreement.txt.
+#     kernel of the same step, and the agreement table for those five; then
+#     the whole step as one range in both tools, and every kernel's DRAM bytes
+#     and duration summed. Writes $OUT/transformer_agreement.txt,
+#     $OUT/transformer_step_agreement.txt and $OUT/transformer_totals.txt.
 #   counters_check.sh profile  transformer_profile --counters (small and
 #     large model, forward and train step, counters per scope under the
 #     roofline). Writes $OUT/roofline.md; its reports and pictures go into the
@@ -167,7 +169,49 @@ transformer_phase() {
       --pick RMSNorm=rmsnorm_forward_kernel --pick SwiGLU=swiglu_forward_kernel --pick AdamW=adamw_kernel \
       | tee "$OUT/transformer_agreement.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    step_totals "$probe" "${shape[@]}"
   fi
+}
+
+# The same step as one range in both tools: a user range around it (the
+# probe's --step) and ncu's application range replay of its profiler
+# start/stop range. Nothing runs between the kernels but the kernels, so
+# every write-back lands inside the range. The range compares what the step
+# did (DRAM bytes, L2 hit rate, tensor ops), not how fast: ncu's range
+# replay slows the host's launches and the step takes several times longer
+# under it, so durations and % of peak describe another run. ncu's range
+# replay has no SASS instruction counts either. Then the DRAM bytes and
+# duration of every kernel summed, in both tools (ncu measuring all of
+# them), and gpuprof's sum against ncu's range: where per-kernel values
+# differ, do the totals?
+step_totals() {
+  local probe=$1
+  shift
+  local sums=dram__bytes_write.sum,dram__bytes_read.sum,gpu__time_duration.sum
+  local range_metrics
+  range_metrics=$(tr , '\n' <<<"$metrics" | grep -E '^(dram__bytes|lts__t_sector_hit_rate|sm__ops_path_tensor)' \
+    | paste -sd, -)
+  step "counters: the step as one range (user range)"
+  timeout -s TERM 120 "$probe" "$@" --step >"$LOGS/step.csv" 2>"$LOGS/step.err" || status=1
+  cat "$LOGS/step.err"
+  grep '^#' "$LOGS/step.csv"
+  step "Nsight Compute: the step as one range (application range replay)"
+  timeout -s TERM 240 "${NCU_MEASURE[@]}" --replay-mode app-range --metrics "$range_metrics" \
+    "$probe" "$@" --plain >"$LOGS/ncu_step.csv" 2>"$LOGS/ncu_step.err" || status=1
+  tail -3 "$LOGS/ncu_step.err"
+  step "Nsight Compute: every kernel of the step, DRAM bytes and duration"
+  timeout -s TERM 240 "${NCU_MEASURE[@]}" --replay-mode application --profile-from-start off --metrics "$sums" \
+    "$probe" "$@" --plain >"$LOGS/ncu_all.csv" 2>"$LOGS/ncu_all.err" || status=1
+  tail -3 "$LOGS/ncu_all.err"
+  step "agreement (gpuprof vs ncu, the step as one range)"
+  python3 scripts/counters_agreement.py "$LOGS/step.csv" "$LOGS/ncu_step.csv" | tee "$OUT/transformer_step_agreement.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  # Totals, to read rather than to pass: a sum of per-kernel durations has
+  # no gaps, a range's has them.
+  step "totals: every kernel summed, gpuprof vs ncu per kernel"
+  python3 scripts/counters_agreement.py --sum "$LOGS/counters.csv" "$LOGS/ncu_all.csv" | tee "$OUT/transformer_totals.txt"
+  step "totals: every kernel summed in gpuprof vs ncu's range"
+  python3 scripts/counters_agreement.py --sum "$LOGS/counters.csv" "$LOGS/ncu_step.csv" | tee -a "$OUT/transformer_totals.txt"
 }
 
 # transformer_profile --counters with its defaults (small and large, one

@@ -129,6 +129,30 @@ class Agreement(unittest.TestCase):
         self.assertEqual(status, 0, out)
         self.assertIn("4 kernel(s) compared, 0 value(s)", out)
 
+    def test_sums_add_up_only_counts_bytes_and_durations(self):
+        # ncu measured every kernel; the hit rate (a percentage) does not add up and is left out.
+        status, out = self.run_script(self.probe(), self.ncu("all.csv", [0, 1, 2, 3]), "--sum")
+        self.assertEqual(status, 0, out)
+        self.assertNotIn(HIT, out)
+        row = next(line for line in out.splitlines() if WRITE in line)
+        self.assertIn(f"{2e5 + 4e6 + 2e5 + 6e8:.6g}", row)
+        # 5 % more written in AdamW is 5 % of the total: outside the tolerance and the floors.
+        status, out = self.run_script(self.probe(), self.ncu("far.csv", [0, 1, 2, 3], {(3, WRITE): 0.94}), "--sum")
+        self.assertEqual(status, 1, out)
+        self.assertIn("<-- over tolerance", out)
+        status, _ = self.run_script(self.probe(), self.ncu("f.csv", [0]), "--sum", "--names", self.names())
+        self.assertEqual(status, 2)
+
+    def test_a_range_compares_with_ncus_range(self):
+        values = {DURATION: 1e6, READ: 2e9, WRITE: 1e9, HIT: 55.0}
+        probe = self.write("step.csv", "# range: chip GH100, 13 pass(es), 1 range(s)\n" +
+                           "".join(f"range,step,{m},{v}\n" for m, v in values.items()))
+        rows = ['"ID","Range Name","Metric Name","Metric Unit","Metric Value"']
+        rows += [f'"0","range 0","{m}","unit","{v * 1.02:,.3f}"' for m, v in values.items()]
+        status, out = self.run_script(probe, self.write("range.csv", "\n".join(rows) + "\n"))
+        self.assertEqual(status, 0, out)
+        self.assertIn("1 kernel(s) compared, 0 value(s)", out)
+
 
 if __name__ == "__main__":
     unittest.main()

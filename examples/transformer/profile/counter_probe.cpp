@@ -7,6 +7,10 @@
 //               the caches as the step itself leaves them, as under
 //               `ncu --replay-mode application --cache-control none`):
 //               "kernel,<launch index>,<metric>,<value>" lines
+//   --step      the same counters for one range around the whole step
+//               (CounterCapture, a user range, as ncu's range replay
+//               measures the profiler start/stop range of --plain):
+//               "range,step,<metric>,<value>" lines
 //   --names     the step's kernels in launch order (KernelCapture):
 //               "name,<launch index>,<base name>" lines
 //   --plain     the step alone between cudaProfilerStart/Stop, for
@@ -36,7 +40,7 @@
 
 namespace {
 
-enum class ProbeMode { counters, names, plain };
+enum class ProbeMode { counters, step, names, plain };
 
 struct ProbeOptions {
   ProbeMode mode = ProbeMode::counters;
@@ -44,7 +48,8 @@ struct ProbeOptions {
 };
 
 int usage(const char* program, const char* problem) {
-  std::fprintf(stderr, "%s: %s\nusage: %s --counters|--names|--plain [--ctx N]\n", program, problem, program);
+  std::fprintf(stderr, "%s: %s\nusage: %s --counters|--step|--names|--plain [--ctx N]\n", program, problem,
+               program);
   return 2;
 }
 
@@ -70,6 +75,16 @@ std::unique_ptr<transformer::Backend> warm_model(int ctx) {
   return model;
 }
 
+void print_header(const char* mode, const gpuprof::CounterSet& set, std::size_t ranges) {
+  std::printf("# %s: chip %s, %d pass(es), %zu range(s)%s%s\n", mode, set.chip.c_str(), set.passes, ranges,
+              set.note.empty() ? "" : ", note: ", set.note.c_str());
+}
+
+void run_step(transformer::Backend& model) {
+  model.train_step();
+  model.synchronize();
+}
+
 int print_counters(transformer::Backend& model) {
   gpuprof::CounterCaptureOptions options;
   options.ranges = gpuprof::CounterRanges::kernels;
@@ -77,16 +92,26 @@ int print_counters(transformer::Backend& model) {
   options.max_ranges = 4096;  // a small-model step launches a few hundred kernels
   gpuprof::CounterCapture capture(options);
   if (!capture.active()) return 1;
-  const gpuprof::CounterSet set = capture.measure([&] {
-    model.train_step();
-    model.synchronize();
-  });
-  std::printf("# kernel: chip %s, %d pass(es), %zu range(s)%s%s\n", set.chip.c_str(), set.passes,
-              set.kernels.size(), set.note.empty() ? "" : ", note: ", set.note.c_str());
+  const gpuprof::CounterSet set = capture.measure([&] { run_step(model); });
+  print_header("kernel", set, set.kernels.size());
   for (std::size_t index = 0; index < set.kernels.size(); ++index)
     for (const gpuprof::MetricValue& value : set.kernels[index].values)
       std::printf("kernel,%zu,%s,%.17g\n", index, value.metric.c_str(), value.value);
   return set.note.empty() ? 0 : 1;
+}
+
+int print_step(transformer::Backend& model) {
+  gpuprof::CounterCaptureOptions options;  // scopes: user ranges
+  options.nesting_levels = 1;              // the outer range alone, not the model's own scopes
+  options.max_ranges = 4096;               // every scope the step opens is still pushed
+  gpuprof::CounterCapture capture(options);
+  if (!capture.active()) return 1;
+  const gpuprof::CounterSet set = capture.measure([&] { run_step(model); }, "step");
+  print_header("range", set, set.scopes.size());
+  for (const gpuprof::CounterRange& range : set.scopes)
+    for (const gpuprof::MetricValue& value : range.values)
+      std::printf("range,%s,%s,%.17g\n", range.name.c_str(), value.metric.c_str(), value.value);
+  return set.note.empty() && set.scopes.size() == 1 ? 0 : 1;
 }
 
 int print_names(transformer::Backend& model) {
@@ -94,8 +119,7 @@ int print_names(transformer::Backend& model) {
   options.copies = false;  // copies and memsets get no counter range, as in ncu
   gpuprof::KernelCapture capture(options);
   if (!capture.active()) return 1;
-  model.train_step();
-  model.synchronize();
+  run_step(model);
   std::vector<gpuprof::KernelRecord> kernels = capture.records();
   kernels.erase(
       std::remove_if(kernels.begin(), kernels.end(),
@@ -125,10 +149,11 @@ int main(int argc, char** argv) {
   bool mode_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--counters" || arg == "--names" || arg == "--plain") {
-      if (mode_given) return usage(argv[0], "give one of --counters, --names, --plain");
+    if (arg == "--counters" || arg == "--step" || arg == "--names" || arg == "--plain") {
+      if (mode_given) return usage(argv[0], "give one of --counters, --step, --names, --plain");
       mode_given = true;
       options.mode = arg == "--counters" ? ProbeMode::counters
+                     : arg == "--step"   ? ProbeMode::step
                      : arg == "--names"  ? ProbeMode::names
                                          : ProbeMode::plain;
     } else if (arg == "--ctx" && i + 1 < argc) {
@@ -141,7 +166,7 @@ int main(int argc, char** argv) {
       return usage(argv[0], ("unknown argument " + arg).c_str());
     }
   }
-  if (!mode_given) return usage(argv[0], "give one of --counters, --names, --plain");
+  if (!mode_given) return usage(argv[0], "give one of --counters, --step, --names, --plain");
   try {
     std::string why_not;
     if (!transformer::cuda_backend_available(&why_not)) {
@@ -151,11 +176,11 @@ int main(int argc, char** argv) {
     std::unique_ptr<transformer::Backend> model = warm_model(options.ctx);
     switch (options.mode) {
       case ProbeMode::counters: return print_counters(*model);
+      case ProbeMode::step: return print_step(*model);
       case ProbeMode::names: return print_names(*model);
       case ProbeMode::plain:
         GPUPROF_CUDA_CHECK(cudaProfilerStart());
-        model->train_step();
-        model->synchronize();
+        run_step(*model);
         GPUPROF_CUDA_CHECK(cudaProfilerStop());
         return 0;
     }
