@@ -24,7 +24,8 @@
 #     512 MB between them (the first evicts the copy's dirty lines), and with
 #     the GPU idle for 20 ms before the read; DRAM bytes per kernel from
 #     gpuprof (user replay) and ncu (application replay), the same three
-#     metrics in both, then gpuprof's second read with the default metric set.
+#     metrics in both; ncu with each kernel as a range; then gpuprof's second
+#     read with the default metric set.
 #
 # Everything printed goes to $OUT/<phases>_summary.txt ($OUT/summary.txt for
 # tests alone), the logs and raw outputs to $OUT/<phases>.tgz
@@ -265,6 +266,15 @@ writeback_phase() {
     tail -3 "$LOGS/$name-ncu.err"
     grep -E 'dram__bytes|gpu__time' "$LOGS/$name-ncu.csv" | awk -F'","' '{ print $5 ": " $(NF-2) " " $NF }'
   done
+  # ncu with each kernel as a range of its own (the probe's --profiler-ranges,
+  # range replay): does a window other than ncu's kernel window see what
+  # that one does not?
+  step "write-backs with --reads 1: ncu, each kernel a range (application range replay)"
+  timeout -s TERM 120 "${NCU_MEASURE[@]}" --replay-mode app-range --metrics "$metrics" \
+    "$probe" --plain --reads 1 --profiler-ranges >"$LOGS/writeback-ranges-ncu.csv" 2>"$LOGS/writeback-ranges-ncu.err" \
+    || status=1
+  tail -3 "$LOGS/writeback-ranges-ncu.err"
+  grep -E 'dram__bytes|gpu__time' "$LOGS/writeback-ranges-ncu.csv" | awk -F'","' '{ print "range " $1 ": " $(NF-2) " " $NF }' | tr -d '"'
   for variant in "--max-ranges 8" ""; do
     name=writeback-reads2-default-metrics$(echo "$variant" | tr -d ' -')
     step "write-backs with --reads 2, the default metric set${variant:+, $variant}: gpuprof only"

@@ -14,8 +14,12 @@
 //                    then sleep): do dirty lines leave L2 while nothing runs?
 //   --metrics A,B    the per-kernel capture's metric set (default: the chip's)
 //   --max-ranges N   the per-kernel capture's ranges per pass (default 512)
+//   --profiler-ranges  with --plain: each kernel between cudaProfilerStart and
+//                    cudaProfilerStop, so ncu's range replay measures each
+//                    kernel as a range of its own
 //
 // Exits 1 when counters cannot be collected, 2 on bad usage.
+#include <cuda_profiler_api.h>
 #include <gpuprof/counters.hpp>
 #include <gpuprof/scope.hpp>
 
@@ -46,7 +50,7 @@ __global__ void evict_kernel(const float4* in, std::size_t count, float* never_w
 }
 
 struct ProbeOptions {
-  bool plain = false, user_replay = false;
+  bool plain = false, user_replay = false, profiler_ranges = false;
   int reads = 0, gap_ms = 0;
   std::vector<std::string> metrics;
   std::size_t max_ranges = 512;
@@ -86,15 +90,17 @@ int main(int argc, char** argv) {
   const auto usage = [&] {
     std::fprintf(stderr,
                  "usage: %s [--plain] [--user-replay] [--reads 0..4] [--gap-ms 1..1000] [--metrics A,B,...]"
-                 " [--max-ranges 1..65536]\n",
+                 " [--max-ranges 1..65536] [--profiler-ranges]\n",
                  argv[0]);
     return 2;
   };
   bool seen_reads = false, seen_gap = false, seen_metrics = false, seen_max_ranges = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--plain" || flag == "--user-replay") {
-      bool& on = flag == "--plain" ? probe.plain : probe.user_replay;
+    if (flag == "--plain" || flag == "--user-replay" || flag == "--profiler-ranges") {
+      bool& on = flag == "--plain"         ? probe.plain
+                 : flag == "--user-replay" ? probe.user_replay
+                                           : probe.profiler_ranges;
       if (on) return usage();
       on = true;
       continue;
@@ -123,19 +129,30 @@ int main(int argc, char** argv) {
       return usage();
     }
   }
+  if (probe.profiler_ranges && !probe.plain) return usage();
   try {
     const counter_kernels::Buffers buffers(copy_bytes);
+    // A kernel's launch, inside a profiler start/stop range of its own when asked.
+    auto launch = [&](auto&& kernel) {
+      if (probe.profiler_ranges) GPUPROF_CUDA_CHECK(cudaProfilerStart());
+      kernel();
+      GPUPROF_CUDA_CHECK(cudaGetLastError());
+      if (probe.profiler_ranges) {
+        GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
+        GPUPROF_CUDA_CHECK(cudaProfilerStop());
+      }
+    };
     auto work = [&] {
-      buffers.copy();
+      launch([&] { buffers.copy(); });
       if (probe.gap_ms > 0) {
         GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
         std::this_thread::sleep_for(std::chrono::milliseconds(probe.gap_ms));
       }
-      for (int read = 0; read < probe.reads; ++read) {
-        evict_kernel<<<132 * 16, 256>>>(buffers.in, copy_bytes / sizeof(float4), buffers.fma_out);
-        GPUPROF_CUDA_CHECK(cudaGetLastError());
-      }
-      buffers.fma();
+      for (int read = 0; read < probe.reads; ++read)
+        launch([&] {
+          evict_kernel<<<132 * 16, 256>>>(buffers.in, copy_bytes / sizeof(float4), buffers.fma_out);
+        });
+      launch([&] { buffers.fma(); });
       GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
     };
     if (probe.plain) {
