@@ -21,9 +21,10 @@
 // counters than one run can read takes several passes, and each pass runs
 // the whole work again, so the work must give the same GPU work each time
 // (a benchmark step does). Each scope that opens on the measuring thread
-// while measure() runs pushes a range named after it; nested scopes are
-// measured down to `nesting_levels` deep (each level is measured in its own
-// passes) and named by their path ("step/forward"). Kernel ranges use auto
+// while measure() runs, down to `nesting_levels` deep, pushes a range named
+// after it (each level is measured in its own passes; ranges are named by
+// their path, "step/forward"). Deeper scopes push none: CUPTI would not
+// measure them, and they would count against max_ranges. Kernel ranges use auto
 // ranges and kernel replay: CUPTI saves and restores the memory a kernel
 // touches and replays each kernel itself, so any program works, at the cost
 // of serializing kernels — and each replayed kernel finds the L2 as the
@@ -54,7 +55,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -302,6 +302,7 @@ class CounterCapture final : public ScopeObserver {
                               __LINE__);
         start_pass();
         const bool outer_pushed = scopes && !outer.empty() && push_range(outer);
+        outer_levels_ = outer_pushed ? 1 : 0;
         work();
         if (outer_pushed) pop_range();
         submitted = stop_pass();
@@ -338,17 +339,35 @@ class CounterCapture final : public ScopeObserver {
     return set;
   }
 
-  // ScopeObserver: a range per scope of the measuring thread, by its name.
+  // ScopeObserver: a range per scope of the measuring thread, by its name,
+  // down to nesting_levels. A scope inside one that got no range gets none
+  // either, so CUPTI's nesting stays the scopes' own; below a scope refused
+  // by max_ranges it is counted as refused too.
   void on_scope_begin(std::uint64_t instance_id) override {
     if (!running_ || std::this_thread::get_id() != thread_) return;
     detail::ThreadState* thread = detail::this_thread_state;
     if (!thread) return;
-    detail::Recorder& recorder = detail::recorder();
-    if (push_range(recorder.names().text(recorder.node_name(thread->current.load()))))
-      pushed_.insert(instance_id);
+    const int level = outer_levels_ + static_cast<int>(open_scopes_.size()) + 1;
+    bool pushed = false;
+    if (level <= options_.nesting_levels) {
+      if (open_scopes_.empty() || open_scopes_.back().pushed) {
+        detail::Recorder& recorder = detail::recorder();
+        pushed = push_range(recorder.names().text(recorder.node_name(thread->current.load())));
+      } else {
+        ++ranges_refused_;
+      }
+    }
+    open_scopes_.push_back({instance_id, pushed});
   }
   void on_scope_end(std::uint64_t instance_id) override {
-    if (pushed_.erase(instance_id) == 0) return;
+    // Scopes nest on a thread, so the one ending is the last opened; one
+    // opened before measure() began was never recorded.
+    if (std::this_thread::get_id() != thread_ || open_scopes_.empty() ||
+        open_scopes_.back().instance_id != instance_id)
+      return;
+    const bool pushed = open_scopes_.back().pushed;
+    open_scopes_.pop_back();
+    if (!pushed) return;
     try {
       pop_range();
     } catch (const std::exception& error) {  // a scope's end must not throw
@@ -545,7 +564,7 @@ class CounterCapture final : public ScopeObserver {
     close();
   }
   void close() noexcept {
-    pushed_.clear();
+    open_scopes_.clear();
     host_.reset();
     if (object_) {
       auto disable = detail::cupti_params<CUpti_RangeProfiler_Disable_Params>(
@@ -572,9 +591,14 @@ class CounterCapture final : public ScopeObserver {
   std::unique_ptr<detail::CounterHost> host_;
   std::vector<std::uint8_t> counter_data_;
   std::thread::id thread_;
-  std::unordered_set<std::uint64_t> pushed_;
-  std::size_t ranges_this_pass_ = 0;  // pushed in this run of the work
-  std::size_t ranges_refused_ = 0;    // beyond max_ranges in this run
+  struct OpenScope {
+    std::uint64_t instance_id;
+    bool pushed;  // has a CUPTI range to pop
+  };
+  std::vector<OpenScope> open_scopes_;  // the measuring thread's scopes opened in this run, innermost last
+  int outer_levels_ = 0;                // 1 while measure()'s `outer` range is pushed
+  std::size_t ranges_this_pass_ = 0;    // pushed in this run of the work
+  std::size_t ranges_refused_ = 0;      // beyond max_ranges in this run
 };
 
 // For BenchOptions::counters: each bench() call measures fn's scopes with a

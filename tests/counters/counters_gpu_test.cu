@@ -166,6 +166,28 @@ TEST_CASE("per scope: scopes beyond max_ranges are not measured, and the note sa
         4 * counter_kernels::fma_instructions);
 }
 
+TEST_CASE("per scope: scopes below nesting_levels push no range and use up none of max_ranges") {
+  const counter_kernels::Buffers buffers(copy_bytes);
+  gpuprof::CounterCaptureOptions options;
+  options.nesting_levels = 2;
+  options.max_ranges = 2;  // "step" and "step/fma": three deeper ranges would be refused
+  gpuprof::CounterCapture capture(options);
+  require_active(capture);
+  const gpuprof::CounterSet set = capture.measure([&] {
+    GPUPROF_SCOPE("step");
+    GPUPROF_SCOPE("fma");
+    for (int i = 0; i < 3; ++i) {
+      GPUPROF_SCOPE("one chain");
+      buffers.fma();
+    }
+  });
+  INFO("note: " << set.note);
+  CHECK(set.note.empty());
+  REQUIRE(set.scopes.size() == 2);
+  CHECK(value(find_range(set.scopes, "step/fma"), gpuprof::metric::fp32_ffma) ==
+        3 * counter_kernels::fma_instructions);
+}
+
 TEST_CASE("per scope: a cuBLAS BF16 GEMM does 2mnk tensor operations") {
   const int n = 4096;
   __nv_bfloat16* a = nullptr;
