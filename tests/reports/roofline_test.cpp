@@ -375,6 +375,15 @@ TEST_CASE("roofline labels: none overlaps another, each beside its point or join
   // At the frame's right edge there is no room right of the point: every label left of it.
   gpuprof::detail::LabelPlacer edge(0, 1000);
   for (int i = 0; i < 4; ++i) CHECK(edge.place_beside(995, true, 7, 10, 500).anchor_end);
+  // A marker kept clear is not covered: a label asked over another point moves off it.
+  gpuprof::detail::LabelPlacer markers(0, 1000);
+  markers.keep_clear(520, 495, 5);
+  const gpuprof::detail::LabelPlacer::Spot off = markers.place_beside(500, false, 7, 10, 500);
+  CHECK_FALSE((!off.anchor_end && off.baseline == 500));
+  // Within a vertical range, a label that finds no room above goes below.
+  gpuprof::detail::LabelPlacer low(0, 1000, 490, 1000);
+  CHECK(low.place(100, false, 10, 500) == 500);
+  CHECK(low.place(100, false, 10, 500) == 512);
   // Fixed-anchor text (the ceilings) moves only up or down.
   gpuprof::detail::LabelPlacer fixed(0, 1000);
   CHECK(fixed.place(990, true, 20, 100) == 100);

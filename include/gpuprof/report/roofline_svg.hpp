@@ -69,10 +69,12 @@ inline std::string point_caption(const RooflinePoint& point) {
   return slash == std::string::npos ? point.label : point.label.substr(slash + 1);
 }
 
-// Places text boxes inside the frame [x_min, x_max] so that none overlaps
-// one placed before: where asked if that is free, else at the nearest free
-// offset up or down, in steps of one line (a label beside a point may also
-// change sides); when none is free within `max_lines`, where asked.
+// Places text boxes inside the frame ([x_min, x_max], and [y_min, y_max]
+// when given) so that none overlaps
+// one placed before or a marker kept clear: where asked if that is free,
+// else at the nearest free offset up or down, in steps of one line (a label
+// beside a point may also change sides); when none is free within
+// `max_lines`, where asked.
 class LabelPlacer {
  public:
   struct Spot {
@@ -80,7 +82,13 @@ class LabelPlacer {
     bool anchor_end;  // the text ends at x (else starts there)
     double baseline;
   };
-  LabelPlacer(double x_min, double x_max) : x_min_(x_min), x_max_(x_max) {}
+  LabelPlacer(double x_min, double x_max, double y_min = -1e300, double y_max = 1e300)
+      : x_min_(x_min), x_max_(x_max), y_min_(y_min), y_max_(y_max) {}
+
+  // A marker `half` px either side of (x, y) that no text may cover.
+  void keep_clear(double x, double y, double half) {
+    boxes_.push_back({x - half, x + half, y - half, y + half});
+  }
 
   // Text of `characters` characters anchored at x, asked at `baseline`.
   double place(double x, bool anchor_end, std::size_t characters, double baseline) {
@@ -107,7 +115,7 @@ class LabelPlacer {
     return {x0, x0 + width, spot.baseline - ascent, spot.baseline + descent};
   }
   bool free(const Box& box) const {
-    if (box.x0 < x_min_ || box.x1 > x_max_) return false;
+    if (box.x0 < x_min_ || box.x1 > x_max_ || box.top < y_min_ || box.bottom > y_max_) return false;
     for (const Box& b : boxes_)
       if (box.x0 < b.x1 && b.x0 < box.x1 && box.top < b.bottom && b.top < box.bottom) return false;
     return true;
@@ -130,7 +138,7 @@ class LabelPlacer {
     return asked;
   }
 
-  double x_min_, x_max_;
+  double x_min_, x_max_, y_min_, y_max_;
   std::vector<Box> boxes_;
 };
 
@@ -302,8 +310,14 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
              " ridge: " + svg_short_number(ridge) + " FLOP/B</title></circle>\n";
   }
   svg += "</g>\n";
-  // Every label goes through one placer, the ceilings' first, so that no two overlap.
-  detail::LabelPlacer placer(left, right);
+  // Every label goes through one placer, the ceilings' first, so that no two overlap and none
+  // covers a point or a declaration's square.
+  // A line above the frame is free for the top ceiling's label; nothing goes higher, into the title.
+  detail::LabelPlacer placer(left, right, top - 12, bottom);
+  for (const RooflinePoint* p : drawn) {
+    placer.keep_clear(x(p->intensity), y(p->flop_per_s), p->kernel ? 3.5 : 5);
+    if (p->declared_intensity > 0) placer.keep_clear(x(p->declared_intensity), y(p->declared_flop_per_s), 4);
+  }
   for (const PipeCeiling& c : roofs) {
     const std::string text =
         c.pipe + " " + format_significant(c.flop_per_s / 1e12) + " TFLOP/s" +
