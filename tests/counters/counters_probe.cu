@@ -23,10 +23,10 @@
 #include <gpuprof/counters.hpp>
 #include <gpuprof/scope.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,14 +63,15 @@ long number_in(const char* text, long low, long high) {
   return end != text && *end == '\0' && value >= low && value <= high ? value : -1;
 }
 
-std::vector<std::string> split_commas(const std::string& list) {
+// The items of "A,B,C"; empty when the list is empty or has an empty item.
+std::vector<std::string> metric_list(const std::string& list) {
   std::vector<std::string> items;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    items.push_back(list.substr(start, comma - start));
-    start = comma + 1;
+  std::istringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty()) return {};
+    items.push_back(item);
   }
+  if (list.empty() || list.back() == ',') return {};
   return items;
 }
 
@@ -117,9 +118,8 @@ int main(int argc, char** argv) {
       if (probe.gap_ms < 0) return usage();
     } else if (flag == "--metrics" && !seen_metrics) {
       seen_metrics = true;
-      probe.metrics = split_commas(value);
-      for (const std::string& metric : probe.metrics)
-        if (metric.empty()) return usage();
+      probe.metrics = metric_list(value);
+      if (probe.metrics.empty()) return usage();
     } else if (flag == "--max-ranges" && !seen_max_ranges) {
       seen_max_ranges = true;
       const long ranges = number_in(value, 1, 65536);
