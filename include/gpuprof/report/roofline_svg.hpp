@@ -70,11 +70,10 @@ inline std::string point_caption(const RooflinePoint& point) {
 }
 
 // Places text boxes inside the frame ([x_min, x_max], and [y_min, y_max]
-// when given) so that none overlaps
-// one placed before or a marker kept clear: where asked if that is free,
-// else at the nearest free offset up or down, in steps of one line (a label
-// beside a point may also change sides); when none is free within
-// `max_lines`, where asked.
+// when given) so that none overlaps one placed before or a marker kept
+// clear: where asked if that is free, else at the nearest free offset up or
+// down, in steps of one line (a label beside a point may also change sides);
+// when none is free within `max_lines`, where asked.
 class LabelPlacer {
  public:
   struct Spot {
