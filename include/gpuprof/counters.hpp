@@ -24,14 +24,17 @@
 // while measure() runs, down to `nesting_levels` deep, pushes a range named
 // after it (each level is measured in its own passes; ranges are named by
 // their path, "step/forward"). Deeper scopes push none: CUPTI would not
-// measure them, and they would count against max_ranges. Kernel ranges use auto
-// ranges and kernel replay: CUPTI saves and restores the memory a kernel
-// touches and replays each kernel itself, so any program works, at the cost
-// of serializing kernels — and each replayed kernel finds the L2 as the
-// save/restore left it, not as the kernels before it left it. Kernel ranges
-// with CounterReplay::user instead run the work once per pass (measure()),
-// like scope ranges: every kernel then sees the cache state of the program
-// itself, as `ncu --replay-mode application --cache-control none` does.
+// measure them, and they would count against max_ranges. Each pass opens
+// with an empty kernel in a range of its own, dropped from the set, so that
+// CUPTI's set-up of the pass is not charged to its first scope. Kernel
+// ranges use auto ranges and kernel replay: CUPTI saves and restores the
+// memory a kernel touches and replays each kernel itself, so any program
+// works, at the cost of serializing kernels — and each replayed kernel finds
+// the L2 as the save/restore left it, not as the kernels before it left it.
+// Kernel ranges with CounterReplay::user instead run the work once per pass
+// (measure()), like scope ranges: every kernel then sees the cache state of
+// the program itself, as `ncu --replay-mode application --cache-control
+// none` does.
 //
 // When counters cannot be read (no profiling permission, an unsupported GPU,
 // a metric this GPU lacks, another profiler holding the counters), active()
@@ -48,7 +51,9 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -108,6 +113,10 @@ struct CounterCaptureOptions {
   // Ranges per run of the work (measure()) or per collect(): scopes beyond it
   // are not measured, and the set's note says how many.
   std::size_t max_ranges = 512;
+  // Scopes mode: each pass opens with a range of its own that takes CUPTI's
+  // set-up of the pass, and is dropped. Off, that set-up is charged to the
+  // pass's first scope (60-110 us on an H200); kept to show the difference.
+  bool warm_up_range = true;
 };
 
 namespace detail {
@@ -301,6 +310,7 @@ class CounterCapture final : public ScopeObserver {
           detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__,
                               __LINE__);
         start_pass();
+        if (scopes) warm_up_pass();
         const bool outer_pushed = scopes && !outer.empty() && push_range(outer);
         outer_levels_ = outer_pushed ? 1 : 0;
         work();
@@ -457,8 +467,9 @@ class CounterCapture final : public ScopeObserver {
     size.pRangeProfilerObject = object_;
     size.pMetricNames = const_cast<const char**>(host_->metric_names().data());
     size.numMetrics = host_->metric_names().size();
-    size.maxNumOfRanges = options_.max_ranges;
-    size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(options_.max_ranges);
+    if (options_.ranges == CounterRanges::scopes && options_.warm_up_range) load_warm_up_kernel();
+    size.maxNumOfRanges = cupti_ranges();
+    size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(cupti_ranges());
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
     counter_data_.resize(size.counterDataSize);
     reset_counter_data();
@@ -482,7 +493,7 @@ class CounterCapture final : public ScopeObserver {
     config.range = scopes ? CUPTI_UserRange : CUPTI_AutoRange;
     config.replayMode =
         scopes || options_.replay == CounterReplay::user ? CUPTI_UserReplay : CUPTI_KernelReplay;
-    config.maxRangesPerPass = options_.max_ranges;
+    config.maxRangesPerPass = cupti_ranges();
     config.numNestingLevels = static_cast<std::uint16_t>(scopes ? options_.nesting_levels : 1);
     config.minNestingLevel = 1;
     config.passIndex = 0;
@@ -508,19 +519,55 @@ class CounterCapture final : public ScopeObserver {
       ++ranges_refused_;
       return false;
     }
+    push_cupti_range(name.c_str());
+    ++ranges_this_pass_;
+    return true;
+  }
+  void push_cupti_range(const char* name) {
     auto push = detail::cupti_params<CUpti_RangeProfiler_PushRange_Params>(
         CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
     push.pRangeProfilerObject = object_;
-    push.pRangeName = name.c_str();
+    push.pRangeName = name;
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
-    ++ranges_this_pass_;
-    return true;
   }
   void pop_range() {
     auto pop = detail::cupti_params<CUpti_RangeProfiler_PopRange_Params>(
         CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
     pop.pRangeProfilerObject = object_;
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
+  }
+
+  // cuptiRangeProfilerStart leaves part of a pass's set-up to its first
+  // range: without this, the first scope of a pass read 60-110 us more than
+  // its kernels on an H200 (docs/counters.md). So the pass opens with a range
+  // of its own at every level measured (each level has its own passes),
+  // around an empty kernel, and the device is synchronised before the work's
+  // first scope. decode() drops these ranges.
+  void warm_up_pass() {
+    if (!warm_up_kernel_) return;
+    for (int level = 0; level < options_.nesting_levels; ++level) push_cupti_range(warm_up_name);
+    GPUPROF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(warm_up_kernel_), dim3(1), dim3(1),
+                                        nullptr, 0, nullptr));
+    for (int level = 0; level < options_.nesting_levels; ++level) pop_range();
+    GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  // The warm-up's empty kernel, from PTX, so that a host compiler builds this
+  // header (the driver compiles it for the GPU).
+  void load_warm_up_kernel() {
+    static constexpr char ptx[] =
+        ".version 6.3\n.target sm_75\n.address_size 64\n.visible .entry gpuprof_pass_set_up() { ret; }\n";
+    GPUPROF_CUDA_CHECK(cudaLibraryLoadData(&warm_up_library_, ptx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    GPUPROF_CUDA_CHECK(cudaLibraryGetKernel(&warm_up_kernel_, warm_up_library_, "gpuprof_pass_set_up"));
+  }
+  // The warm-up's ranges: "(gpuprof pass set-up)" and the ones nested in it.
+  static bool is_warm_up(const CounterRange& range) {
+    const std::size_t length = std::strlen(warm_up_name);
+    return range.name.compare(0, length, warm_up_name) == 0 &&
+           (range.name.size() == length || range.name[length] == '/');
+  }
+  // Ranges per pass that CUPTI keeps room for: the work's and the warm-up's.
+  std::size_t cupti_ranges() const {
+    return options_.max_ranges + (warm_up_kernel_ ? static_cast<std::size_t>(options_.nesting_levels) : 0);
   }
 
   void start_pass() {
@@ -554,6 +601,7 @@ class CounterCapture final : public ScopeObserver {
       note = std::to_string(decode.numOfRangeDropped) + " range(s) dropped: more than max_ranges (" +
              std::to_string(options_.max_ranges) + ")";
     std::vector<CounterRange> ranges = host_->ranges(counter_data_);
+    ranges.erase(std::remove_if(ranges.begin(), ranges.end(), is_warm_up), ranges.end());
     reset_counter_data();
     return ranges;
   }
@@ -566,6 +614,11 @@ class CounterCapture final : public ScopeObserver {
   void close() noexcept {
     open_scopes_.clear();
     host_.reset();
+    if (warm_up_library_) {
+      (void)cudaLibraryUnload(warm_up_library_);  // teardown: nothing to do about a failure
+      warm_up_library_ = nullptr;
+      warm_up_kernel_ = nullptr;
+    }
     if (object_) {
       auto disable = detail::cupti_params<CUpti_RangeProfiler_Disable_Params>(
           CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
@@ -590,6 +643,9 @@ class CounterCapture final : public ScopeObserver {
   CUpti_RangeProfiler_Object* object_ = nullptr;
   std::unique_ptr<detail::CounterHost> host_;
   std::vector<std::uint8_t> counter_data_;
+  static constexpr const char* warm_up_name = "(gpuprof pass set-up)";
+  cudaLibrary_t warm_up_library_ = nullptr;
+  cudaKernel_t warm_up_kernel_ = nullptr;  // null: no warm-up range (kernels mode, or warm_up_range off)
   std::thread::id thread_;
   struct OpenScope {
     std::uint64_t instance_id;
