@@ -28,12 +28,14 @@ constexpr int fma_blocks = 1024;
 constexpr int fma_threads = 256;
 constexpr int fma_iterations = 4096;
 constexpr double fma_instructions = double(fma_blocks) * fma_threads * fma_iterations;
+// A chain of 2 us or so: a scope around it reads mostly what else lands in it.
+constexpr int tiny_fma_iterations = 64;
 
 inline void launch_copy(const float4* in, float4* out, std::size_t bytes, cudaStream_t stream) {
   copy_kernel<<<132 * 16, 256, 0, stream>>>(in, out, bytes / sizeof(float4));
 }
-inline void launch_fma(float* out, cudaStream_t stream) {
-  fma_kernel<<<fma_blocks, fma_threads, 0, stream>>>(out, 0.999f, 0.001f, fma_iterations);
+inline void launch_fma(float* out, cudaStream_t stream, int iterations = fma_iterations) {
+  fma_kernel<<<fma_blocks, fma_threads, 0, stream>>>(out, 0.999f, 0.001f, iterations);
 }
 
 // The copy's source (filled) and destination, and the FMA chain's output.
@@ -59,7 +61,9 @@ struct Buffers {
   Buffers& operator=(const Buffers&) = delete;
 
   void copy(cudaStream_t stream = nullptr) const { launch_copy(in, out, copy_bytes, stream); }
+  void copy_back(cudaStream_t stream = nullptr) const { launch_copy(out, in, copy_bytes, stream); }
   void fma(cudaStream_t stream = nullptr) const { launch_fma(fma_out, stream); }
+  void tiny_fma(cudaStream_t stream = nullptr) const { launch_fma(fma_out, stream, tiny_fma_iterations); }
 };
 
 }  // namespace counter_kernels
