@@ -1,8 +1,10 @@
 // Prints hardware counter values as CSV lines "mode,range,metric,value" for
-// the known kernels of counter_kernels.cuh: per kernel (auto ranges) and per
-// scope (user ranges). With --plain it only runs the kernels, once, in the
-// same order, for Nsight Compute to measure (ncu cannot profile a process
-// that holds the counters itself). scripts/counters_check.sh compares the two.
+// the known kernels of counter_kernels.cuh: per kernel (auto ranges), per
+// scope nested in a step (mode "scope": step, step/copy, step/fma) and per
+// flat scope (mode "flat": copy, copy back, fma; user ranges). With --plain
+// it only runs the kernels, once, in the same order, for Nsight Compute to
+// measure (ncu cannot profile a process that holds the counters itself).
+// scripts/counters_check.sh compares the two.
 //
 //   --user-replay    per kernel with user replay (the work once per pass), as
 //                    ncu's application replay, instead of CUPTI's kernel replay
@@ -17,6 +19,11 @@
 //   --profiler-ranges  with --plain: each kernel between cudaProfilerStart and
 //                    cudaProfilerStop, so ncu's range replay measures each
 //                    kernel as a range of its own
+//   --tiny-first     the flat scopes open with a scope "tiny" around a 2 us
+//                    FMA chain
+//   --no-warm-up     scopes measured without the warm-up range
+//                    (CounterCaptureOptions::warm_up_range): each pass's first
+//                    scope then carries the pass's set-up, as it used to
 //
 // Exits 1 when counters cannot be collected, 2 on bad usage.
 #include <cuda_profiler_api.h>
@@ -50,7 +57,7 @@ __global__ void evict_kernel(const float4* in, std::size_t count, float* never_w
 }
 
 struct ProbeOptions {
-  bool plain = false, user_replay = false, profiler_ranges = false;
+  bool plain = false, user_replay = false, profiler_ranges = false, tiny_first = false, no_warm_up = false;
   int reads = 0, gap_ms = 0;
   std::vector<std::string> metrics;
   std::size_t max_ranges = 512;
@@ -91,17 +98,20 @@ int main(int argc, char** argv) {
   const auto usage = [&] {
     std::fprintf(stderr,
                  "usage: %s [--plain] [--user-replay] [--reads 0..4] [--gap-ms 1..1000] [--metrics A,B,...]"
-                 " [--max-ranges 1..65536] [--profiler-ranges]\n",
+                 " [--max-ranges 1..65536] [--profiler-ranges] [--tiny-first] [--no-warm-up]\n",
                  argv[0]);
     return 2;
   };
   bool seen_reads = false, seen_gap = false, seen_metrics = false, seen_max_ranges = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--plain" || flag == "--user-replay" || flag == "--profiler-ranges") {
-      bool& on = flag == "--plain"         ? probe.plain
-                 : flag == "--user-replay" ? probe.user_replay
-                                           : probe.profiler_ranges;
+    if (flag == "--plain" || flag == "--user-replay" || flag == "--profiler-ranges" ||
+        flag == "--tiny-first" || flag == "--no-warm-up") {
+      bool& on = flag == "--plain"             ? probe.plain
+                 : flag == "--user-replay"     ? probe.user_replay
+                 : flag == "--profiler-ranges" ? probe.profiler_ranges
+                 : flag == "--tiny-first"      ? probe.tiny_first
+                                               : probe.no_warm_up;
       if (on) return usage();
       on = true;
       continue;
@@ -130,6 +140,7 @@ int main(int argc, char** argv) {
     }
   }
   if (probe.profiler_ranges && !probe.plain) return usage();
+  if ((probe.tiny_first || probe.no_warm_up) && probe.plain) return usage();
   try {
     const counter_kernels::Buffers buffers(copy_bytes);
     // A kernel's launch, inside a profiler start/stop range of its own when asked.
@@ -177,20 +188,34 @@ int main(int argc, char** argv) {
       print("kernel", set, set.kernels);
       if (!capture.active()) status = 1;
     }
-    {
-      gpuprof::CounterCapture capture;
+    // The copy and the chain, with the copy back between them in the flat
+    // scopes (and the tiny chain first with --tiny-first).
+    auto scopes = [&](bool flat) {
+      if (flat && probe.tiny_first) {
+        GPUPROF_SCOPE("tiny");
+        buffers.tiny_fma();
+      }
+      {
+        GPUPROF_SCOPE("copy");
+        buffers.copy();
+      }
+      if (flat) {
+        GPUPROF_SCOPE("copy back");
+        buffers.copy_back();
+      }
+      GPUPROF_SCOPE("fma");
+      buffers.fma();
+    };
+    gpuprof::CounterCaptureOptions scope_options;
+    scope_options.warm_up_range = !probe.no_warm_up;
+    for (const bool flat : {false, true}) {
+      gpuprof::CounterCapture capture(scope_options);
       const gpuprof::CounterSet set = capture.measure([&] {
+        if (flat) return scopes(true);
         GPUPROF_SCOPE("step");
-        {
-          GPUPROF_SCOPE("copy");
-          buffers.copy();
-        }
-        {
-          GPUPROF_SCOPE("fma");
-          buffers.fma();
-        }
+        scopes(false);
       });
-      print("scope", set, set.scopes);
+      print(flat ? "flat" : "scope", set, set.scopes);
       if (!capture.active()) status = 1;
     }
     return status;
