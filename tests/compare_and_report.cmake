@@ -14,6 +14,18 @@ if(TARGET gpuprof_compare)
   add_dependencies(gpuprof_tests gpuprof_compare)
 endif()
 
+# The page's script and style are edited as html_page.js and html_page.css
+# and embedded through a checked-in header (why: cmake/gpuprofEmbedHtmlAssets.cmake).
+# The test fails while that header is stale; the target rewrites it.
+set(gpuprof_html_assets ${PROJECT_SOURCE_DIR}/include/gpuprof/detail/html_page_assets.hpp)
+add_test(NAME gpuprof_html_assets_in_sync
+         COMMAND ${CMAKE_COMMAND} -DCHECK=${gpuprof_html_assets}
+                 -P ${PROJECT_SOURCE_DIR}/cmake/gpuprofEmbedHtmlAssets.cmake)
+add_custom_target(gpuprof_html_assets
+                  COMMAND ${CMAKE_COMMAND} -DOUTPUT=${gpuprof_html_assets}
+                          -P ${PROJECT_SOURCE_DIR}/cmake/gpuprofEmbedHtmlAssets.cmake
+                  COMMENT "Embedding html_page.js and html_page.css into ${gpuprof_html_assets}")
+
 # The page in a real browser (Debian's chromium; .ci/run installs it).
 # Skipped, with a message, where no browser is installed.
 if(TARGET gpuprof_report)

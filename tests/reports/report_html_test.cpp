@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "support/occurrences.hpp"
@@ -121,27 +122,63 @@ TEST_CASE("environment: captured at report time, written and read back, differen
   CHECK_FALSE(gpuprof::ClockSample{1980, 2619, gpuprof::throttle_reason::gpu_idle}.throttled());
 }
 
-TEST_CASE("HTML page: self-contained, data embedded so no scope name can end the script") {
+TEST_CASE("HTML page: self-contained, static markup, every name escaped") {
   gpuprof::Report report = gpuprof_test::synthetic_training_report();
   report.nodes[6].name = "</script><img src=x onerror=alert(1)>";
   report.nodes[6].path = report.nodes[6].name;
   const std::string page = gpuprof::html_report(report, "a <b> title");
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
-  CHECK(occurrences(page, "</script>") == 2);  // the data block and the drawing script
+  CHECK(occurrences(page, "</script>") == 1);  // the page's own script, nothing else
   CHECK(occurrences(page, "<img") == 0);
-  CHECK(page.find("\\u003c/script>\\u003cimg src=x") != std::string::npos);
+  CHECK(page.find("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
   CHECK(page.find("<title>a &lt;b&gt; title</title>") != std::string::npos);
   // Nothing is fetched: no external scripts, styles or images.
   CHECK(page.find("<script src") == std::string::npos);
   CHECK(page.find("<link") == std::string::npos);
   CHECK(page.find("https://") == std::string::npos);
   CHECK(page.find("//cdn") == std::string::npos);
-  const std::size_t data = page.find("<script id=\"gpuprof-data\" type=\"application/json\">");
-  REQUIRE(data != std::string::npos);
-  const std::size_t begin = page.find('>', data) + 1;
-  const gpuprof::Report back = gpuprof::detail::report_from_json(
-      gpuprof::detail::parse_json(page.substr(begin, page.find("</script>", begin) - begin)));
-  CHECK(back.nodes[6].name == report.nodes[6].name);
+  // The content is markup, not data for a script to draw: one chart element
+  // and one table row per scope, the kernels, the memory picture.
+  CHECK(occurrences(page, "<rect class=\"flame-node\"") == report.nodes.size());
+  CHECK(occurrences(page, "<tr data-node=") == report.nodes.size());
+  CHECK(page.find("<td class=\"name\">sm90_xmma_gemm_bf16") != std::string::npos);
+  CHECK(page.find("<polygon class=\"allocation\"") != std::string::npos);
+  CHECK(page.find("gpuprof-data") == std::string::npos);
+}
+
+TEST_CASE("HTML page: samples as at most 24 bins per scope, so the page does not grow with them") {
+  gpuprof::Report report = gpuprof_test::synthetic_training_report();
+  const auto page_with = [&](std::size_t samples) {
+    std::vector<double> ms;
+    for (std::size_t i = 0; i < samples; ++i) ms.push_back(1.0 + 0.001 * static_cast<double>(i % 97));
+    report.nodes[0].gpu_ms = gpuprof::summarize(ms);
+    return gpuprof::html_report(report);
+  };
+  const std::string small = page_with(10), large = page_with(100000);
+  CHECK(large.size() < small.size() + 200);  // a few longer numbers, not 100000 samples
+
+  const std::size_t row = large.find("<tr data-node=\"0\" data-bins=\"");
+  REQUIRE(row != std::string::npos);
+  const std::size_t begin = large.find("data-bins=\"", row) + 11;
+  std::istringstream bins(large.substr(begin, large.find('"', begin) - begin));
+  std::string scale;
+  double low = 0, high = 0;
+  bins >> scale >> low >> high;
+  CHECK(scale == "linear");  // max under 4 x min
+  CHECK(low == Approx(1.0));
+  CHECK(high == Approx(1.096));
+  std::size_t count = 0, total = 0, n = 0;
+  while (bins >> count) {
+    total += count;
+    ++n;
+  }
+  CHECK(n == 24);
+  CHECK(total == 100000);
+
+  // A long tail (max 16 x min): bins equal in log(time), 5 samples in 5 bins,
+  // one in each (linear bins would put 1, 2 and 4 ms into the first two).
+  report.nodes[0].gpu_ms = gpuprof::summarize({1, 2, 4, 8, 16});
+  CHECK(gpuprof::html_report(report).find("data-bins=\"log 1 16 1 1 1 1 1\"") != std::string::npos);
 }
 
 TEST_CASE("markdown report names the machine under its heading") {

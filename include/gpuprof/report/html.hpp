@@ -1,264 +1,108 @@
 // gpuprof/report/html.hpp: the report as one self-contained HTML page a
 // person opens in a browser.
 //
-//   gpuprof::write_html(report, "report.html");   // or html_report(report)
+// ```cpp
+// #include <gpuprof/report/html.hpp>
+// void save_page(const gpuprof::Report& report) {
+//   gpuprof::write_html(report, "report.html");  // or html_report(report) for the text
+// }
+// ```
 //
-// The page holds the report's JSON (report_json) and a small script of our
-// own that draws it: no network, no CDN, no other file. Sections: where it
-// ran (environment), the scope tree as an icicle chart sized by time (GPU
-// time where the scope was GPU-timed, host time otherwise; click a scope to
-// filter the kernel tables), the statistics table, the kernels of the chosen
-// scope and their categories when kernels were captured, and the memory
-// timeline (live allocations stacked over time, device memory in use, the
-// largest allocations with the scope that made them) when the report has one,
-// and with hardware counters their table and the roofline picture
-// (roofline_svg.hpp, drawn here rather than by the script).
-// Once drawn, <body> carries data-render-status="ok"; a script error sets
-// data-render-error instead (tests/reports/html_browser_test.cmake reads both).
+// Static markup that reads whole without JavaScript: where it ran, the scope
+// tree as an icicle chart sized by time, the statistics table, the hardware
+// counters and their roofline, the kernels (all, and per scope), and the
+// memory timeline. A small script of our own (detail/html_page.js; no
+// network, no CDN) adds sorting, zoom and each scope's distribution, drawn
+// from at most 24 histogram bins per scope rather than every sample.
+// docs/compare-and-html.md describes the page.
 #pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../atomic_file.hpp"
-#include "json.hpp"
+#include "../detail/html_page_assets.hpp"
 #include "../detail/markup.hpp"
-#include "roofline_svg.hpp"
+#include "../detail/number_text.hpp"
+#include "../environment.hpp"
+#include "../kernel_summary.hpp"
+#include "../memory_timeline.hpp"
+#include "memory_timeline_svg.hpp"
 #include "../report_model.hpp"
+#include "roofline_svg.hpp"
+#include "scope_counters.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
 namespace detail {
 
-// '<' inside JSON can only occur in strings, where "\u003c" means the same:
-// no "</script>" or "<!--" can end the data block early.
-inline std::string json_for_script_element(const std::string& json) {
-  std::string out;
-  out.reserve(json.size());
-  for (char c : json) {
-    if (c == '<') out += "\\u003c";
-    else out += c;
+// A table the script can sort. Cells are text (escaped here); `attributes`
+// go into the row's <tr>, and a non-empty `first_cell_sort_key` into its
+// first cell as data-sort (the scope column sorts back into tree order).
+struct HtmlTableRow {
+  std::vector<std::string> cells;
+  std::string attributes;
+  std::string first_cell_sort_key;
+};
+
+inline std::string html_table(const std::vector<std::string>& headers, const std::vector<HtmlTableRow>& rows,
+                              const std::vector<std::size_t>& name_columns, const std::string& id = "") {
+  const auto is_name = [&](std::size_t column) {
+    return std::find(name_columns.begin(), name_columns.end(), column) != name_columns.end();
+  };
+  std::string table =
+      "<table class=\"sortable\"" + (id.empty() ? "" : " id=\"" + id + "\"") + ">\n<thead><tr>";
+  for (std::size_t c = 0; c < headers.size(); ++c)
+    table += (is_name(c) ? "<th class=\"name\">" : "<th>") + html_escaped(headers[c]) + "</th>";
+  table += "</tr></thead>\n<tbody>\n";
+  for (const HtmlTableRow& row : rows) {
+    table += "<tr" + row.attributes + ">";
+    for (std::size_t c = 0; c < row.cells.size(); ++c) {
+      table += is_name(c) ? "<td class=\"name\"" : "<td";
+      if (c == 0 && !row.first_cell_sort_key.empty())
+        table += " data-sort=\"" + row.first_cell_sort_key + "\"";
+      table += ">" + html_escaped(row.cells[c]) + "</td>";
+    }
+    table += "</tr>\n";
   }
-  return out;
+  return table + "</tbody>\n</table>\n";
 }
 
-inline const char* html_report_style() {
-  return R"CSS(
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1d2330; background: #fff; }
-h1 { font-size: 1.4em; margin: 0 0 .3em; } h2 { font-size: 1.15em; margin: 1.6em 0 .5em; }
-.muted { color: #667; } .warn { color: #a33; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
-th, td { padding: 2px 8px; border-bottom: 1px solid #e4e6eb; text-align: right; white-space: nowrap; }
-th { background: #f3f4f7; position: sticky; top: 0; } td.name, th.name { text-align: left; }
-table.env td { text-align: left; } table.env td:first-child { color: #667; }
-svg text { font: 11px system-ui, sans-serif; pointer-events: none; }
-.flame-node { stroke: #fff; stroke-width: 1; cursor: pointer; }
-.flame-node.selected { stroke: #000; stroke-width: 2; }
-.bar { display: flex; height: 18px; width: 640px; border: 1px solid #ccd; }
-.legend span { display: inline-block; margin-right: 1em; } .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
-)CSS";
+// Four significant digits, "" for what is unknown (negative by convention).
+inline std::string html_number(double value) { return value >= 0 ? format_significant(value) : ""; }
+
+inline std::string html_signed_percent(const WorkCheck& check) {
+  if (!check.known()) return "";
+  return (check.difference_pct() > 0 ? "+" : "") + format_significant(check.difference_pct()) + "%";
 }
 
-inline const char* html_report_script() {
-  return R"JS(
-"use strict";
-window.addEventListener("error", (e) => { document.body.dataset.renderError = String(e.message); });
-(function () {
-  const report = JSON.parse(document.getElementById("gpuprof-data").textContent);
-  const SVG = "http://www.w3.org/2000/svg";
-  const main = document.getElementById("report");
-  const make = (tag, attrs, ...children) => {
-    const node = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
-    for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-    return node;
+// A scope's samples as at most html_histogram_bins bins over [min, max]:
+// "linear|log low high count...", the row's data-bins attribute. The page
+// carries this instead of the samples, so its size does not grow with them.
+// Timings have a long right tail: where max is 4 or more times min, the bins
+// are equally wide in log(time), so the bulk is not squeezed into one bin.
+constexpr std::size_t html_histogram_bins = 24;
+
+inline std::string html_histogram(const Summary& samples) {
+  const std::vector<double>& sorted = samples.sorted;
+  if (sorted.empty()) return "";
+  const double low = sorted.front(), high = sorted.back();
+  const bool log_scale = low > 0 && high >= 4 * low;
+  const auto position = [&](double x) {
+    return log_scale ? std::log(x / low) / std::log(high / low) : high > low ? (x - low) / (high - low) : 0.0;
   };
-  const fmt = (x, digits = 4) => (x === null || x === undefined || !isFinite(x)) ? "" : Number(x).toPrecision(digits);
-  const mib = (bytes) => (bytes / 1048576).toFixed(1);
-  const hue = (text) => { let h = 0; for (const ch of text) h = (h * 31 + ch.charCodeAt(0)) % 360; return h; };
-  const categoryColour = { gemm: "#4e79a7", attention: "#f28e2b", softmax: "#e15759", norm: "#76b7b2",
-    reduction: "#59a14f", elementwise: "#edc948", memory: "#b07aa1", communication: "#ff9da7", other: "#9c755f" };
-  const table = (headers, rows, nameColumns = [0]) => {
-    const t = make("table", {}, make("thead", {}, make("tr", {}, ...headers.map((h, i) =>
-      make("th", nameColumns.includes(i) ? { class: "name" } : {}, h)))));
-    const body = make("tbody");
-    for (const row of rows) body.append(make("tr", {}, ...row.map((c, i) =>
-      make("td", nameColumns.includes(i) ? { class: "name" } : {}, c))));
-    t.append(body);
-    return t;
-  };
-  const section = (title, ...content) => main.append(make("h2", {}, title), ...content);
-  const nodes = report.nodes;
-  const primary = (n) => n.gpu_ms || n.host_ms;
-
-  // --- icicle chart of the scope tree -----------------------------------------
-  const kernelSection = make("div");
-  let selected = -1;
-  const width = 1200, rowHeight = 22;
-  const depth = nodes.reduce((d, n) => Math.max(d, n.depth + 1), 0);
-  const chart = make("svg:svg", { id: "flame", width, height: Math.max(1, depth) * rowHeight, viewBox: `0 0 ${width} ${Math.max(1, depth) * rowHeight}` });
-  const children = nodes.map(() => []);
-  const roots = [];
-  nodes.forEach((n, i) => (n.parent >= 0 ? children[n.parent] : roots).push(i));
-  const layout = (indices, x0, available, scale) => {
-    // Children may add up to more than their parent (several threads, mixed clocks): then they share its width.
-    const sum = indices.reduce((s, i) => s + nodes[i].total_ms, 0);
-    const k = sum * scale > available ? available / sum : scale;
-    let x = x0;
-    for (const i of indices) {
-      const w = nodes[i].total_ms * k;
-      const n = nodes[i];
-      const rect = make("svg:rect", { class: "flame-node", "data-path": n.path, "data-node": i, x, y: n.depth * rowHeight,
-        width: Math.max(w, 0.5), height: rowHeight - 1, fill: `hsl(${hue(n.name)}, 55%, 62%)` },
-        make("svg:title", {}, `${n.path}\n${fmt(n.total_ms)} ms total (${n.timing}), ${n.count} call(s)` +
-          (n.percent_of_parent !== null ? `, ${fmt(n.percent_of_parent, 3)}% of parent` : "")));
-      rect.addEventListener("click", () => { selected = selected === i ? -1 : i; drawKernels(); });
-      chart.append(rect);
-      if (w > 40) chart.append(make("svg:text", { x: x + 4, y: n.depth * rowHeight + 15 }, n.name.length * 6.5 > w - 8 ? n.name.slice(0, Math.max(1, Math.floor((w - 8) / 6.5) - 1)) + "…" : n.name));
-      layout(children[i], x, w, k);
-      x += w;
-    }
-  };
-  const rootSum = roots.reduce((s, i) => s + nodes[i].total_ms, 0);
-  layout(roots, 0, width, rootSum > 0 ? width / rootSum : 0);
-  section("Scopes", make("p", { class: "muted" }, "Width: total time of the scope (GPU time where GPU-timed, host time otherwise)." +
-    (report.kernels.length > 0 ? " Click a scope to show its kernels." : "")), chart);
-
-  // --- statistics table ---------------------------------------------------------
-  const statRows = nodes.map((n) => {
-    const s = primary(n);
-    return ["\u00a0\u00a0".repeat(n.depth) + n.name, n.count, fmt(n.total_ms), fmt(s.mean), fmt(s.stddev), fmt(s.median),
-      fmt(s.p90), fmt(s.min), fmt(s.max), n.percent_of_parent === null ? "" : fmt(n.percent_of_parent, 3),
-      n.timing === "cuda_events" ? "GPU" : "host", n.peak_device_bytes === null ? "" : mib(n.peak_device_bytes),
-      s.unstable ? s.unstable_reason : ""];
-  });
-  section("Statistics (ms)", table(["scope", "count", "total", "mean", "std", "median", "p90", "min", "max", "% parent",
-    "clock", "peak MiB", "unstable"], statRows, [0, 12]));
-
-  // --- hardware counters per scope (the roofline picture follows the page) -------
-  if (report.counters && report.counters.scopes.length > 0) {
-    const rows = nodes.filter((n) => n.counters).map((n) => {
-      const c = n.counters, diff = (d) => d === null ? "" : (d > 0 ? "+" : "") + fmt(d, 3) + "%";
-      return [n.path, c.dram_bytes === null ? "" : fmt(c.dram_bytes / 1e9), fmt(c.flops_per_byte), c.flop_per_s === null ? "" : fmt(c.flop_per_s / 1e12),
-        fmt(c.percent_of_roof, 3), c.bound === "unknown" ? "" : c.bound, c.pipe, fmt(c.l2_hit_pct, 3), fmt(c.occupancy_pct, 3),
-        diff(c.declared_flops_difference_pct), diff(c.declared_bytes_difference_pct), c.declared_work_flagged ? "over 20%" : ""];
-    });
-    section("Hardware counters", make("p", { class: "muted" }, `${report.counters.metrics.length} metric(s), ${report.counters.passes} replay pass(es)` +
-      (report.counters.chip ? ` on ${report.counters.chip}` : "") + (report.counters.note ? `; ${report.counters.note}` : "")),
-      table(["scope", "DRAM GB", "FLOP/B", "TFLOP/s", "% roof", "bound", "pipe", "L2 hit %", "occupancy %", "declared FLOPs", "declared bytes", "flag"], rows, [0, 5, 6, 11]));
-  }
-
-  // --- kernels per scope ----------------------------------------------------------
-  const nodeOfInstance = new Map(report.instances.map((x) => [x.id, x.node]));
-  const within = (node, ancestor) => { for (let n = node; n >= 0; n = nodes[n].parent) if (n === ancestor) return true; return false; };
-  function drawKernels() {
-    chart.querySelectorAll(".flame-node").forEach((r) => r.classList.toggle("selected", Number(r.dataset.node) === selected));
-    kernelSection.replaceChildren();
-    const kernels = report.kernels.filter((k) => selected < 0 ||
-      (nodeOfInstance.has(k.scope_instance) && within(nodeOfInstance.get(k.scope_instance), selected)));
-    kernelSection.append(make("p", { class: "muted" }, selected < 0 ? `All ${kernels.length} GPU activities.` :
-      `${kernels.length} GPU activities launched inside ${nodes[selected].path}.`));
-    const byName = new Map(), byCategory = new Map();
-    let total = 0;
-    for (const k of kernels) {
-      const ms = k.duration_ns / 1e6;
-      total += ms;
-      if (!byName.has(k.name)) byName.set(k.name, { base: k.base_name || k.name, category: k.category, samples: [] });
-      byName.get(k.name).samples.push(ms);
-      byCategory.set(k.category, (byCategory.get(k.category) || 0) + ms);
-    }
-    const bar = make("div", { class: "bar" });
-    const legend = make("div", { class: "legend" });
-    for (const [category, ms] of [...byCategory].sort((a, b) => b[1] - a[1])) {
-      const colour = categoryColour[category] || "#999";
-      bar.append(make("div", { style: `width:${100 * ms / total}%;background:${colour}`, title: `${category}: ${fmt(ms)} ms` }));
-      legend.append(make("span", {}, make("span", { class: "swatch", style: `background:${colour}` }), `${category} ${fmt(100 * ms / total, 3)}%`));
-    }
-    if (total > 0) kernelSection.append(bar, legend);
-    const rows = [...byName.values()].map((k) => {
-      const s = k.samples.slice().sort((a, b) => a - b), sum = s.reduce((a, b) => a + b, 0);
-      return [fmt(100 * sum / total, 3), fmt(sum), s.length, fmt(sum / s.length), fmt(s[Math.floor((s.length - 1) / 2)]), fmt(s[0]), fmt(s[s.length - 1]), k.category, k.base];
-    }).sort((a, b) => Number(b[1]) - Number(a[1]));
-    kernelSection.append(table(["time %", "total ms", "instances", "avg ms", "med ms", "min ms", "max ms", "category", "name"], rows.slice(0, 200), [7, 8]));
-  }
-  if (report.kernels.length > 0) { section("Kernels", kernelSection); drawKernels(); }
-
-  // --- memory timeline ------------------------------------------------------------
-  const timeline = report.memory_timeline || { in_use: [], allocations: [] };
-  if (timeline.in_use.length > 0 || timeline.allocations.length > 0) {
-    const times = [...timeline.in_use.map((p) => p[0]), ...timeline.allocations.flatMap((a) => a.free_ns === null ? [a.alloc_ns] : [a.alloc_ns, a.free_ns])];
-    const t0 = Math.min(...times), t1 = Math.max(...times, t0 + 1);
-    const w = 1200, h = 320, left = 60, bottom = 20;
-    const x = (t) => left + (t - t0) / (t1 - t0) * (w - left - 40);
-    const axis = (svg, maxBytes, y) => {
-      svg.append(make("svg:line", { x1: left, y1: h - bottom, x2: w - 40, y2: h - bottom, stroke: "#889" }));
-      for (let i = 0; i <= 4; ++i) {
-        const b = maxBytes * i / 4;
-        svg.append(make("svg:text", { x: 2, y: y(b) + 4 }, mib(b) + " MiB"));
-        svg.append(make("svg:text", { x: x(t0 + (t1 - t0) * i / 4) - 10, y: h - 4 }, fmt((t1 - t0) * i / 4 / 1e6, 3) + " ms"));
-      }
-    };
-    const parts = [];
-    if (timeline.allocations.length > 0) {
-      // PyTorch's picture: live allocations stacked in allocation order; a free lets the ones above drop.
-      const events = [];
-      timeline.allocations.forEach((a, i) => { events.push([a.alloc_ns, 1, i]); events.push([a.free_ns === null ? t1 : a.free_ns, 0, i]); });
-      events.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
-      const live = [], outline = timeline.allocations.map(() => []);
-      // Scopes in order of first allocation, hues a golden angle apart so neighbours differ.
-      const scopeColours = new Map();
-      const scopeColour = (scope) => {
-        if (!scopeColours.has(scope)) scopeColours.set(scope, scope ? `hsl(${(scopeColours.size * 137.5 + 190) % 360}, 55%, 58%)` : "#b8bcc6");
-        return scopeColours.get(scope);
-      };
-      let peak = 0;
-      for (const [t, isAlloc, i] of events) {
-        let below = 0;
-        if (isAlloc) live.push(i); else live.splice(live.indexOf(i), 1);
-        for (const j of live) {
-          const pts = outline[j];
-          if (pts.length === 0 || pts[pts.length - 1][1] !== below) pts.push([t, below]);
-          below += timeline.allocations[j].bytes;
-        }
-        if (!isAlloc) outline[i].push([t, null]);
-        peak = Math.max(peak, below);
-      }
-      const y = (b) => h - bottom - b / Math.max(peak, 1) * (h - bottom - 10);
-      const svg = make("svg:svg", { id: "memory-allocations", width: w, height: h, viewBox: `0 0 ${w} ${h}` });
-      timeline.allocations.forEach((a, i) => {
-        const pts = outline[i];
-        const top = [], base = [];
-        for (let k = 0; k < pts.length; ++k) {
-          const [t, off] = pts[k];
-          if (off === null) break;
-          const next = k + 1 < pts.length ? pts[k + 1][0] : t1;
-          base.push(`${x(t)},${y(off)}`, `${x(next)},${y(off)}`);
-          top.push(`${x(t)},${y(off + a.bytes)}`, `${x(next)},${y(off + a.bytes)}`);
-        }
-        svg.append(make("svg:polygon", { class: "allocation", points: [...top, ...base.reverse()].join(" "),
-          fill: scopeColour(a.scope), stroke: "#fff", "stroke-width": 0.5 },
-          make("svg:title", {}, `${mib(a.bytes)} MiB by ${a.scope || "(no scope)"}`)));
-      });
-      axis(svg, peak, y);
-      const legend = make("div", { class: "legend" });
-      for (const [scope, colour] of scopeColours)
-        legend.append(make("span", {}, make("span", { class: "swatch", style: `background:${colour}` }), scope || "(no scope)"));
-      parts.push(make("p", { class: "muted" }, `Live allocations seen by kernel capture, stacked (peak ${mib(peak)} MiB of allocations). Colour: the scope that made them.`), svg, legend);
-      const largest = timeline.allocations.slice().sort((a, b) => b.bytes - a.bytes).slice(0, 15);
-      parts.push(make("h3", {}, "Largest allocations"), table(["MiB", "allocated at ms", "freed at ms", "scope"],
-        largest.map((a) => [mib(a.bytes), fmt((a.alloc_ns - t0) / 1e6), a.free_ns === null ? "live" : fmt((a.free_ns - t0) / 1e6), a.scope || "(no scope)"]), [3]));
-    }
-    if (timeline.in_use.length > 0) {
-      const peak = Math.max(...timeline.in_use.map((p) => p[1]), 1);
-      const y = (b) => h - bottom - b / peak * (h - bottom - 10);
-      const svg = make("svg:svg", { id: "memory-in-use", width: w, height: h, viewBox: `0 0 ${w} ${h}` });
-      svg.append(make("svg:polyline", { points: timeline.in_use.map((p) => `${x(p[0])},${y(p[1])}`).join(" "), fill: "none", stroke: "#4e79a7", "stroke-width": 2 }));
-      axis(svg, peak, y);
-      parts.unshift(make("p", { class: "muted" }, `Device memory in use (whole device, cudaMemGetInfo) at scope boundaries; peak ${mib(peak)} MiB.`), svg);
-    }
-    section("Memory timeline", ...parts);
-  }
-  document.body.dataset.renderStatus = "ok";
-})();
-)JS";
+  const std::size_t bins = std::min(html_histogram_bins, sorted.size());
+  std::vector<std::size_t> counts(bins, 0);
+  for (const double x : sorted)
+    ++counts[std::min(bins - 1, static_cast<std::size_t>(position(x) * static_cast<double>(bins)))];
+  std::string text =
+      std::string(log_scale ? "log " : "linear ") + shortest_decimal(low) + " " + shortest_decimal(high);
+  for (const std::size_t count : counts) text += " " + std::to_string(count);
+  return text;
 }
 
 // Where it ran, as the same labelled lines the markdown heading uses.
@@ -274,6 +118,222 @@ inline std::string html_environment_table(const Report& report) {
   return table + "</table>\n";
 }
 
+// A stable colour per scope name, so one name looks the same everywhere.
+inline int name_hue(const std::string& name) {
+  int hue = 0;
+  for (const char c : name) hue = (hue * 31 + static_cast<unsigned char>(c)) % 360;
+  return hue;
+}
+
+// A label that fits in `width` px (6.5 px a character), cut on a UTF-8
+// character boundary and ended with an ellipsis; "" when nothing fits.
+inline std::string fitted_label(const std::string& name, double width) {
+  if (width <= 40) return "";
+  if (static_cast<double>(name.size()) * 6.5 <= width - 8) return name;
+  std::size_t keep = static_cast<std::size_t>(std::max(1.0, (width - 8) / 6.5 - 1));
+  while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
+  return name.substr(0, keep) + "\u2026";
+}
+
+// The scope tree as an icicle chart: one <g class="flame"> per node, as wide
+// as its total time. Children that add up to more than their parent (several
+// threads, mixed clocks) share its width. The group's data-x and data-w keep
+// this layout for the script's zoom.
+inline std::string html_icicle(const Report& report) {
+  constexpr double width = 1200, row_height = 22;
+  const std::vector<ScopeNode>& nodes = report.nodes;
+  std::vector<std::vector<std::size_t>> children(nodes.size());
+  std::vector<std::size_t> roots;
+  int depth = 1;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    (nodes[i].parent >= 0 ? children[static_cast<std::size_t>(nodes[i].parent)] : roots).push_back(i);
+    depth = std::max(depth, nodes[i].depth + 1);
+  }
+  const std::string height = svg_number(depth * row_height);
+  std::string svg = "<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" width=\"1200\" height=\"" +
+                    height + "\" viewBox=\"0 0 1200 " + height + "\">\n";
+  const auto layout = [&](const auto& self, const std::vector<std::size_t>& indices, double x,
+                          double available, double scale) -> void {
+    double sum = 0;
+    for (const std::size_t i : indices) sum += nodes[i].total_ms();
+    const double k = sum * scale > available ? available / sum : scale;
+    for (const std::size_t i : indices) {
+      const ScopeNode& n = nodes[i];
+      const double w = n.total_ms() * k;
+      const double share = report.percent_of_parent(i);
+      svg +=
+          "<g class=\"flame\" data-node=\"" + std::to_string(i) + "\" data-parent=\"" +
+          std::to_string(n.parent) + "\" data-x=\"" + svg_number(x) + "\" data-w=\"" + svg_number(w) +
+          "\" data-name=\"" + html_escaped(n.name) + "\" data-path=\"" + html_escaped(n.path) +
+          "\"><rect class=\"flame-node\" x=\"" + svg_number(x) + "\" y=\"" +
+          svg_number(n.depth * row_height) + "\" width=\"" + svg_number(std::max(w, 0.5)) + "\" height=\"" +
+          svg_number(row_height - 1) + "\" fill=\"hsl(" + std::to_string(name_hue(n.name)) +
+          ",55%,62%)\"><title>" + html_escaped(n.path) + "\n" + format_significant(n.total_ms()) +
+          " ms total (" + (n.gpu_timed() ? "GPU" : "host") + "), " + std::to_string(n.count) + " call(s)" +
+          (share >= 0 ? ", " + format_significant(share) + "% of parent" : "") + "</title></rect><text x=\"" +
+          svg_number(x + 4) + "\" y=\"" + svg_number(n.depth * row_height + 15) + "\">" +
+          html_escaped(fitted_label(n.name, w)) + "</text></g>\n";
+      self(self, children[i], x, w, k);
+      x += w;
+    }
+  };
+  double root_sum = 0;
+  for (const std::size_t i : roots) root_sum += nodes[i].total_ms();
+  layout(layout, roots, 0, width, root_sum > 0 ? width / root_sum : 0);
+  return svg + "</svg>\n";
+}
+
+inline std::string html_statistics(const Report& report) {
+  std::vector<HtmlTableRow> rows;
+  for (std::size_t i = 0; i < report.nodes.size(); ++i) {
+    const ScopeNode& n = report.nodes[i];
+    const Summary& s = n.primary_ms();
+    const double share = report.percent_of_parent(i);
+    std::string indent;
+    for (int d = 0; d < n.depth; ++d) indent += "\u00a0\u00a0";
+    const std::string bins = html_histogram(s);
+    rows.push_back(
+        {{indent + n.name, std::to_string(n.count), format_significant(n.total_ms()),
+          format_significant(s.mean), format_significant(s.stddev), format_significant(s.median),
+          format_significant(s.percentile(90)), format_significant(s.min), format_significant(s.max),
+          html_number(share), n.gpu_timed() ? "GPU" : "host",
+          n.peak_device_bytes < 0 ? "" : format_fixed(static_cast<double>(n.peak_device_bytes) / 1048576, 1),
+          s.unstable ? s.unstable_reason : ""},
+         " data-node=\"" + std::to_string(i) + "\"" + (bins.empty() ? "" : " data-bins=\"" + bins + "\""),
+         std::to_string(i)});
+  }
+  return "<h2>Statistics (ms)</h2>\n" +
+         html_table({"scope", "count", "total", "mean", "std", "median", "p90", "min", "max", "% parent",
+                     "clock", "peak MiB", "unstable"},
+                    rows, {0, 12}, "statistics");
+}
+
+inline std::string html_counters(const Report& report) {
+  std::vector<HtmlTableRow> rows;
+  for (std::size_t i = 0; i < report.nodes.size(); ++i) {
+    const ScopeCounters c = scope_counters(report, i);
+    if (c.range == nullptr) continue;
+    const RangeMeasures& m = c.measured;
+    rows.push_back(
+        {{report.nodes[i].path, m.dram_bytes < 0 ? "" : format_significant(m.dram_bytes / 1e9),
+          m.intensity() > 0 ? format_significant(m.intensity()) : "",
+          m.flop_per_s() > 0 ? format_significant(m.flop_per_s() / 1e12) : "",
+          html_number(c.placement.percent_of_roof),
+          c.placement.bound == Bound::unknown ? "" : bound_name(c.placement.bound), c.placement.pipe,
+          html_number(m.l2_hit_pct), html_number(m.occupancy_pct), html_signed_percent(c.flops),
+          html_signed_percent(c.bytes), c.flops.flagged() || c.bytes.flagged() ? "over 20%" : ""},
+         "",
+         ""});
+  }
+  const CounterSet& set = report.counters;
+  return "<h2>Hardware counters</h2>\n<p class=\"muted\">" + std::to_string(set.metrics.size()) +
+         " metric(s), " + std::to_string(set.passes) + " replay pass(es)" +
+         (set.chip.empty() ? "" : " on " + html_escaped(set.chip)) +
+         (set.note.empty() ? "" : "; " + html_escaped(set.note)) + "</p>\n" +
+         html_table({"scope", "DRAM GB", "FLOP/B", "TFLOP/s", "% roof", "bound", "pipe", "L2 hit %",
+                     "occupancy %", "declared FLOPs", "declared bytes", "flag"},
+                    rows, {0, 5, 6, 11}) +
+         "<h2>Roofline</h2>\n" + roofline_svg(report);
+}
+
+inline const char* category_colour(const std::string& category) {
+  static const std::pair<const char*, const char*> colours[] = {
+      {"gemm", "#4e79a7"},   {"attention", "#f28e2b"},     {"softmax", "#e15759"},
+      {"norm", "#76b7b2"},   {"reduction", "#59a14f"},     {"elementwise", "#edc948"},
+      {"memory", "#b07aa1"}, {"communication", "#ff9da7"}, {"other", "#9c755f"}};
+  for (const auto& [name, colour] : colours)
+    if (category == name) return colour;
+  return "#999";
+}
+
+// One set of GPU activities: the category bar with its legend, and the
+// longest kernels by name (at most 200 rows).
+inline std::string html_kernel_table(const std::vector<KernelRecord>& records) {
+  constexpr std::size_t most_rows = 200;
+  std::string html = "<div class=\"bar\">";
+  std::string legend = "<div class=\"legend\">";
+  std::vector<CategoryShare> shares = category_breakdown(records);
+  std::stable_sort(shares.begin(), shares.end(),
+                   [](const CategoryShare& a, const CategoryShare& b) { return a.total_ns > b.total_ns; });
+  for (const CategoryShare& share : shares) {
+    if (share.total_ns <= 0) continue;
+    const std::string colour = category_colour(share.category);
+    html += "<div style=\"width:" + format_fixed(share.percent, 3) + "%;background:" + colour +
+            "\" title=\"" + html_escaped(share.category) + ": " +
+            format_significant(static_cast<double>(share.total_ns) / 1e6) + " ms\"></div>";
+    legend += "<span><span class=\"swatch\" style=\"background:" + colour + "\"></span>" +
+              html_escaped(share.category) + " " + format_significant(share.percent) + "%</span>";
+  }
+  html += "</div>\n" + legend + "</div>\n";
+  std::vector<KernelSummaryRow> summary = kern_sum(records);
+  std::stable_sort(summary.begin(), summary.end(), [](const KernelSummaryRow& a, const KernelSummaryRow& b) {
+    return a.total_ns > b.total_ns;
+  });
+  if (summary.size() > most_rows) {
+    html += "<p class=\"muted\">The " + std::to_string(most_rows) + " longest of " +
+            std::to_string(summary.size()) + " kernels by total time.</p>\n";
+    summary.resize(most_rows);
+  }
+  std::vector<HtmlTableRow> rows;
+  for (const KernelSummaryRow& k : summary)
+    rows.push_back(
+        {{format_significant(k.time_percent), format_significant(static_cast<double>(k.total_ns) / 1e6),
+          std::to_string(k.instances), format_significant(k.avg_ns / 1e6),
+          format_significant(k.median_ns / 1e6), format_significant(static_cast<double>(k.min_ns) / 1e6),
+          format_significant(static_cast<double>(k.max_ns) / 1e6), k.category, k.name},
+         "",
+         ""});
+  return html + html_table({"time %", "total ms", "instances", "avg ms", "med ms", "min ms", "max ms",
+                            "category", "name"},
+                           rows, {7, 8});
+}
+
+// Every GPU activity, then those inside each scope (kernels of its
+// descendants included) folded away; the script shows the chosen scope's.
+inline std::string html_kernels(const Report& report) {
+  std::string html =
+      "<h2>Kernels</h2>\n<section class=\"kernels\" data-node=\"-1\">\n<p class=\"muted\">All " +
+      std::to_string(report.kernels.size()) +
+      " GPU activities.<span class=\"with-script\"> Click a scope in the chart to show only its "
+      "own.</span></p>\n" +
+      html_kernel_table(report.kernels) + "</section>\n";
+  const ScopeIndex index(report);
+  const RecordsByNode grouped = records_by_node(report, index, Activities::all);
+  for (std::size_t i = 0; i < report.nodes.size(); ++i) {
+    const std::vector<KernelRecord>& records = grouped.inclusive[i];
+    if (records.empty()) continue;
+    std::int64_t total_ns = 0;
+    for (const KernelRecord& record : records) total_ns += record.duration_ns();
+    html += "<details class=\"kernels\" data-node=\"" + std::to_string(i) + "\"><summary>" +
+            html_escaped(report.nodes[i].path) + ": " + std::to_string(records.size()) + " GPU activities, " +
+            format_significant(static_cast<double>(total_ns) / 1e6) + " ms</summary>\n" +
+            html_kernel_table(records) + "</details>\n";
+  }
+  return html + "<p id=\"no-kernels\" class=\"muted\" hidden></p>\n";
+}
+
+// The stacked allocations and the memory in use as one picture
+// (memory_timeline_svg.hpp), and the largest allocations.
+inline std::string html_memory_timeline(const MemoryTimeline& timeline) {
+  MemoryTimelineSvgOptions options;
+  options.title = "Device memory over time";
+  options.width = 1200;
+  std::string html = "<h2>Memory timeline</h2>\n" + memory_timeline_svg(timeline, options);
+  if (timeline.allocations.empty()) return html;
+  const std::pair<std::int64_t, std::int64_t> extent = timeline_extent(timeline, {});
+  std::vector<HtmlTableRow> rows;
+  for (const TimelineAllocation& a : largest_allocations(timeline, 15))
+    rows.push_back(
+        {{format_fixed(static_cast<double>(a.bytes) / 1048576, 1),
+          format_significant(static_cast<double>(a.alloc_ns - extent.first) / 1e6),
+          a.free_ns < 0 ? "live" : format_significant(static_cast<double>(a.free_ns - extent.first) / 1e6),
+          a.scope_path.empty() ? "(no scope)" : a.scope_path},
+         "",
+         ""});
+  return html + "<h3>Largest allocations</h3>\n" +
+         html_table({"MiB", "allocated at ms", "freed at ms", "scope"}, rows, {3});
+}
+
 }  // namespace detail
 
 // The whole page as text.
@@ -282,17 +342,23 @@ inline std::string html_report(const Report& report, const std::string& title = 
   std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
   page += escaped_title;
   page += "</title>\n<style>";
-  page += detail::html_report_style();
+  page += detail::html_page_style();
   page += "</style>\n</head>\n<body>\n<h1>";
   page += escaped_title;
   page += "</h1>\n" + detail::html_environment_table(report);
   page +=
-      "<div id=\"report\"><noscript>The charts and tables below are drawn by JavaScript.</noscript></div>\n";
-  if (!report.counters.empty()) page += "<h2>Roofline</h2>\n" + roofline_svg(report);
-  page += "<script id=\"gpuprof-data\" type=\"application/json\">";
-  page += detail::json_for_script_element(report_json(report));
-  page += "</script>\n<script>";
-  page += detail::html_report_script();
+      "<h2>Scopes</h2>\n<p class=\"muted\">Width: total time of the scope (GPU time where GPU-timed, host "
+      "time otherwise).<span class=\"with-script\"> Click a scope to zoom into it";
+  page += report.kernels.empty() ? "" : " and show its kernels";
+  page += "; click it again for the whole run.</span></p>\n";
+  page += detail::html_icicle(report);
+  page += detail::html_statistics(report);
+  if (!report.counters.empty()) page += detail::html_counters(report);
+  if (!report.kernels.empty()) page += detail::html_kernels(report);
+  if (!report.memory_timeline.in_use.empty() || !report.memory_timeline.allocations.empty())
+    page += detail::html_memory_timeline(report.memory_timeline);
+  page += "<script>";
+  page += detail::html_page_script();
   page += "</script>\n</body>\n</html>\n";
   return page;
 }

@@ -5,10 +5,15 @@
 // stretches of the run (phases such as forward and backward) as a ribbon
 // above the plot with their beginnings marked across it.
 //
+// ```cpp
+// #include <gpuprof/report/memory_timeline_svg.hpp>
+// void draw(const gpuprof::Report& report) {
 //   gpuprof::MemoryTimelineSvgOptions options;
 //   options.title = "2.7B ctx 512 train step";
 //   options.spans = gpuprof::scope_spans(report, {"forward", "backward", "optimizer step"});
 //   gpuprof::write_memory_timeline_svg(report.memory_timeline, "memory.svg", options);
+// }
+// ```
 //
 // The file is self-contained (no script, no font, no network): any browser
 // or image viewer opens it, and a markdown page can show it as an image.
@@ -26,7 +31,6 @@
 
 #include "../atomic_file.hpp"
 #include "../memory_timeline.hpp"
-#include "html.hpp"
 #include "../detail/markup.hpp"
 #include "../report_model.hpp"
 
