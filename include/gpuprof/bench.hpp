@@ -1,9 +1,16 @@
 // gpuprof/bench.hpp: bench(fn, options), timing a function the honest way.
 //
-//   gpuprof::BenchOptions options;
-//   options.stream = stream;
-//   auto result = gpuprof::bench([&] { step(stream); }, options);
+// ```cpp
+// #include <gpuprof/bench.hpp>
+// #include <iostream>
+// int main() {
+//   gpuprof::BenchOptions options;  // options.stream = s: GPU work timed with CUDA events
+//   options.iters = 20;
+//   double sum = 0;
+//   auto result = gpuprof::bench([&] { for (int i = 0; i < 10000; ++i) sum += i * 1e-9; }, options);
 //   std::cout << result.summary() << '\n';
+// }
+// ```
 //
 // The protocol: one cold call (timed, reported apart), warm-up calls (by
 // count, then by time), then samples. Scopes that fn opens in the cold call

@@ -2,7 +2,14 @@
 // boundary samples and allocation records, attributing each allocation to
 // the scope that made it.
 //
-//   report.memory_timeline = gpuprof::build_memory_timeline(report, in_use, capture.allocations());
+// ```cpp
+// #include <gpuprof/build_memory_timeline.hpp>
+// // allocations: KernelCapture::allocations()
+// void add_timeline(gpuprof::Report& report, const std::vector<gpuprof::MemoryUsePoint>& in_use,
+//                   const std::vector<gpuprof::AllocationRecord>& allocations) {
+//   report.memory_timeline = gpuprof::build_memory_timeline(report, in_use, allocations);
+// }
+// ```
 //
 // Allocations are paired with their release by (device, address): a release
 // closes the latest open allocation at that address. An allocation belongs to

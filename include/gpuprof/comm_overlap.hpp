@@ -2,8 +2,15 @@
 // from captured kernels (Report::kernels), as Holistic Trace Analysis's
 // comm/comp overlap measures it for PyTorch traces.
 //
+// ```cpp
+// #include <gpuprof/comm_overlap.hpp>
+// #include <iostream>
+// void print_overlap(const gpuprof::Report& report) {
 //   for (const gpuprof::CommComputeTime& step : gpuprof::comm_compute_by_step(report, "step"))
-//     step.communication_ms, step.computation_ms, step.overlap_ms, step.exposed_communication_ms()
+//     std::cout << step.communication_ms << " ms communication, " << step.overlap_ms << " ms of it hidden, "
+//               << step.exposed_communication_ms() << " ms exposed\n";
+// }
+// ```
 //
 // Communication is every kernel of category "communication" (NCCL's
 // ncclKernel_* / ncclDevKernel_*, kernel_names.hpp); computation every other

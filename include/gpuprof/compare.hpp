@@ -1,9 +1,15 @@
 // gpuprof/compare.hpp: did it get faster, and can we trust that? Two runs
 // compared row by row with a verdict.
 //
+// ```cpp
+// #include <gpuprof/compare.hpp>
+// #include <iostream>
+// int verdict(const gpuprof::Report& base_report, const gpuprof::Report& new_report) {
 //   gpuprof::Comparison c = gpuprof::compare(base_report, new_report);
-//   std::cout << gpuprof::comparison_text(c);      // or comparison_markdown(c)
-//   if (c.regressed()) return 1;                    // something got slower beyond the threshold
+//   std::cout << gpuprof::comparison_text(c);  // or comparison_markdown(c)
+//   return c.regressed() ? 1 : 0;              // something got slower beyond the threshold
+// }
+// ```
 //
 // Rows: scopes matched by path, kernels by full name (one sample per kernel
 // execution), and benchmark rows by name (read_measured_run reads reports

@@ -2,20 +2,28 @@
 // gpuprof scope or per kernel, through CUPTI's Range Profiler. Needs the
 // gpuprof::cupti CMake target.
 //
-//   gpuprof::CounterCapture counters;          // default metrics, one range per scope
-//   gpuprof::CounterSet set = counters.measure([&] {
-//     GPUPROF_SCOPE("forward", stream); model.forward();
-//   });                                        // runs the work once per replay pass
+// ```cpp
+// #include <gpuprof/counters.hpp>
+// #include <functional>
+// void measure(const std::function<void()>& forward, const std::function<void()>& train_step) {
+//   gpuprof::CounterCapture counters;  // default metrics, one range per scope
+//   gpuprof::CounterSet per_scope = counters.measure([&] {
+//     GPUPROF_SCOPE("forward");
+//     forward();
+//   });  // runs the work once per replay pass
 //
 //   gpuprof::CounterCaptureOptions per_kernel;
 //   per_kernel.ranges = gpuprof::CounterRanges::kernels;
-//   gpuprof::CounterCapture kernels(per_kernel); // every kernel from here on
-//   model.forward();
-//   gpuprof::CounterSet set = kernels.collect();
-//
+//   {
+//     gpuprof::CounterCapture kernels(per_kernel);  // every kernel from here on
+//     forward();
+//     gpuprof::CounterSet replayed = kernels.collect();
+//   }
 //   per_kernel.replay = gpuprof::CounterReplay::user;
 //   gpuprof::CounterCapture step_kernels(per_kernel);
-//   gpuprof::CounterSet set = step_kernels.measure([&] { train_step(); });
+//   gpuprof::CounterSet in_program_order = step_kernels.measure(train_step);
+// }
+// ```
 //
 // Scope ranges use user ranges and user replay: a metric set that needs more
 // counters than one run can read takes several passes, and each pass runs

@@ -3,10 +3,19 @@
 // the innermost gpuprof scope that launched it. Needs the gpuprof::cupti CMake
 // target (links CUPTI, defines GPUPROF_WITH_CUPTI=1).
 //
-//   gpuprof::KernelCapture capture;            // subscribe, enable, observe scopes
-//   { GPUPROF_SCOPE("forward", stream); model.forward(); }
-//   auto report = gpuprof::profiler().report(); // report.kernels filled by capture
+// ```cpp
+// #include <gpuprof/cupti.hpp>
+// #include <gpuprof/report/kernel_summary_writers.hpp>
+// void profile(cudaStream_t stream, void (*forward)(cudaStream_t)) {
+//   gpuprof::KernelCapture capture;  // subscribe, enable, observe scopes
+//   {
+//     GPUPROF_SCOPE("forward", stream);
+//     forward(stream);
+//   }
+//   auto report = gpuprof::profiler().report();  // report.kernels filled by capture
 //   gpuprof::write_kern_sum(gpuprof::kern_sum(report, "forward"), "forward.csv");
+// }
+// ```
 //
 // How (CUPTI Activity API): CONCURRENT_KERNEL (and MEMCPY, MEMSET) records
 // carry GPU times; RUNTIME and DRIVER records carry the launching call's host

@@ -1,8 +1,14 @@
 // gpuprof/environment.hpp: where a run happened, so every report and every
 // benchmark file says which machine, driver, clocks and build produced it.
 //
+// ```cpp
+// #include <gpuprof/environment.hpp>
+// #include <iostream>
+// int main() {
 //   gpuprof::Environment env = gpuprof::capture_environment();
-//   env.gpu_name, env.driver_version, env.sm_clock_mhz_end, env.git_revision ...
+//   std::cout << gpuprof::environment_summary(env) << '\n';  // GPU, driver, clocks, host, build ...
+// }
+// ```
 //
 // The build's facts (flags, build type, git revision) are compile-time
 // definitions (GPUPROF_BUILD_CXX_FLAGS, GPUPROF_BUILD_TYPE,

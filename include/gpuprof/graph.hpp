@@ -1,10 +1,18 @@
 // gpuprof/graph.hpp: launching a CUDA graph that holds gpuprof scopes.
 //
-//   cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
-//   step(s);                                   // GPUPROF_SCOPE(..., s) inside
-//   cudaStreamEndCapture(s, &graph);
-//   cudaGraphInstantiate(&exec, graph, 0);
-//   for (...) gpuprof::launch_graph(exec, s);  // or cudaGraphLaunch
+// ```cpp
+// #include <cuda_runtime.h>
+// #include <gpuprof/graph.hpp>
+// void replay(cudaStream_t s, void (*step)(cudaStream_t)) {  // GPUPROF_SCOPE(..., s) inside step
+//   cudaGraph_t graph;
+//   cudaGraphExec_t exec;
+//   GPUPROF_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+//   step(s);
+//   GPUPROF_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+//   GPUPROF_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+//   for (int i = 0; i < 100; ++i) gpuprof::launch_graph(exec, s);  // or cudaGraphLaunch
+// }
+// ```
 //
 // Scopes captured into a graph are timed on every replay, whoever launches
 // it (detail/graph_timing.hpp; under a capturing KernelCapture, from its

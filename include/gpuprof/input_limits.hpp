@@ -3,7 +3,10 @@
 // checked against the limit while it is read, so /dev/zero or a huge array
 // ends in gpuprof::InputError, never in exhausted memory.
 //
-//   gpuprof::set_max_input_bytes(256 << 20);   // or GPUPROF_MAX_INPUT_MB=256 in the environment
+// ```cpp
+// #include <gpuprof/input_limits.hpp>
+// int main() { gpuprof::set_max_input_bytes(256 << 20); }  // or GPUPROF_MAX_INPUT_MB=256 in the environment
+// ```
 //
 // Bytes: the file's size, default 64 MiB. Values: a document may hold at most one JSON
 // value per 8 bytes of the byte limit (8 Mi values at 64 MiB; reports as

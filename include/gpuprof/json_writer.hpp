@@ -8,12 +8,18 @@
 //   * numbers: shortest text that reads back to the same double; NaN and
 //     infinities (which JSON cannot express) are written as null.
 //
+// ```cpp
+// #include <gpuprof/atomic_file.hpp>
+// #include <gpuprof/json_writer.hpp>
+// int main() {
 //   gpuprof::JsonWriter json;
 //   json.begin_object().member("name", "gemm").key("samples_ms");
 //   json.begin_array(gpuprof::JsonWriter::one_line);
-//   for (double x : samples) json.value(x);
+//   for (double x : {1.25, 1.5}) json.value(x);
 //   json.end_array().end_object();
 //   gpuprof::write_file_atomically("out.json", json.str());
+// }
+// ```
 //
 // Misuse (a value where a key is due, unbalanced ends, str() before the
 // document is complete) throws gpuprof::Error.

@@ -3,10 +3,18 @@
 // code (no CUDA, no CUPTI) so the kernel-capture layer and the summaries share
 // one definition and CPU tests pin it down.
 //
-//   demangle("_Z14softmax_kernelPfi")                  -> "softmax_kernel(float*, int)"
-//   base_name("void at::native::vectorized_elementwise_kernel<4, F>(int, T2, T3)")
-//                                                      -> "at::native::vectorized_elementwise_kernel"
-//   CategoryRules::defaults().categorize(record)       -> "elementwise"
+// ```cpp
+// #include <gpuprof/kernel_names.hpp>
+// int main() {
+//   const std::string full = gpuprof::demangle("_Z14softmax_kernelPfi");
+//   const std::string base =
+//       gpuprof::base_name("void at::native::vectorized_elementwise_kernel<4, F>(int, T2, T3)");
+//   return full == "softmax_kernel(float*, int)" && base == "at::native::vectorized_elementwise_kernel"
+//              ? 0
+//              : 1;
+// }
+// ```
+// and CategoryRules::defaults().categorize(record) calls that kernel "elementwise".
 #pragma once
 #include <cxxabi.h>
 

@@ -1,9 +1,18 @@
 // gpuprof/memory.hpp: device-memory high-water mark per scope, reported in
 // ScopeNode::peak_device_bytes (the highest over the node's executions).
 //
-//   gpuprof::MemoryWatch memory;              // observes every scope from now on
-//   { GPUPROF_SCOPE("train_step", s); ... }
-//   auto report = gpuprof::profiler().report();  // nodes[i].peak_device_bytes
+// ```cpp
+// #include <gpuprof/memory.hpp>
+// #include <gpuprof/profiler.hpp>
+// gpuprof::Report watched(void (*train_step)()) {
+//   gpuprof::MemoryWatch memory;  // observes every scope from now on
+//   {
+//     GPUPROF_SCOPE("train_step");
+//     train_step();
+//   }
+//   return gpuprof::profiler().report();  // nodes[i].peak_device_bytes
+// }
+// ```
 //
 // The number is "device memory in use" in cudaMemGetInfo's sense (total - free:
 // the whole device, CUDA context and other processes included), and each

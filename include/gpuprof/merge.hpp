@@ -2,10 +2,20 @@
 // one per rank, combined: which rank is the straggler, by how much per step,
 // and how much of the communication computation hides.
 //
-//   std::vector<gpuprof::Report> reports = {read_report_json("rank0.json"), ...};
-//   gpuprof::MergedReport merged = gpuprof::merge(reports);        // or {step_scope: "train/step"}
-//   merged.scopes[i].per_rank[r], .across_ranks (min/median/max of the rank means)
-//   merged.steps[s].skew_ms, .slowest_rank;  merged.slowest_count[r]
+// ```cpp
+// #include <gpuprof/merge.hpp>
+// #include <gpuprof/report/read_json.hpp>
+// #include <iostream>
+// void straggler() {
+//   std::vector<gpuprof::Report> reports = {gpuprof::read_report_json("rank0.json"),
+//                                           gpuprof::read_report_json("rank1.json")};
+//   gpuprof::MergedReport merged = gpuprof::merge(reports);  // or merge(reports, {"train/step"})
+//   for (const gpuprof::MergedStep& step : merged.steps)
+//     std::cout << "rank " << step.slowest_rank << " slowest by " << step.skew_ms << " ms\n";
+// }
+// ```
+// Per scope, merged.scopes[i].per_rank[r] and .across_ranks (min/median/max
+// of the rank means); per rank, merged.slowest_count[r].
 //
 // Ranks come from each report's RankInfo (Profiler::set_rank, or RANK /
 // WORLD_SIZE / LOCAL_RANK at report time); reports without any rank are taken

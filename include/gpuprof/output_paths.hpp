@@ -2,8 +2,16 @@
 // together before any work, so that a long run is never lost to a bad path
 // and no output lands on an input or on another output.
 //
-//   gpuprof::check_output_files({{"--json", json_path}, {"--csv", csv_path}}, {input_path});
-//   std::ostream& table = gpuprof::any_to_standard_output(outputs) ? std::cerr : std::cout;
+// ```cpp
+// #include <gpuprof/output_paths.hpp>
+// #include <iostream>
+// std::ostream& text_stream(const std::string& json_path, const std::string& csv_path,
+//                           const std::string& input) {
+//   const std::vector<gpuprof::OutputFile> outputs = {{"--json", json_path}, {"--csv", csv_path}};
+//   gpuprof::check_output_files(outputs, {input});  // throws gpuprof::Error naming the flag
+//   return gpuprof::any_to_standard_output(outputs) ? std::cerr : std::cout;
+// }
+// ```
 //
 // A path is refused (gpuprof::Error "FLAG 'PATH': why") when it is empty, a
 // directory, a loop of symbolic links or a link write_file_atomically would

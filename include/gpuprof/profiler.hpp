@@ -1,7 +1,15 @@
 // gpuprof/profiler.hpp: the process-wide profiler that scopes record into.
 //
-//   gpuprof::Report r = gpuprof::profiler().report();   // call tree + statistics
-//   gpuprof::print_table(r, std::cout);                  // writers: report.hpp
+// ```cpp
+// #include <gpuprof/profiler.hpp>
+// #include <gpuprof/report.hpp>
+// #include <iostream>
+// int main() {
+//   { GPUPROF_SCOPE("work"); }
+//   gpuprof::Report r = gpuprof::profiler().report();  // call tree + statistics
+//   gpuprof::print_table(r, std::cout);                // writers: report.hpp
+// }
+// ```
 //
 // report() reads back every pending CUDA-event pair (one device
 // synchronization, and only if some pair is still pending), then builds the

@@ -1,9 +1,12 @@
 // gpuprof/rank.hpp: which process of a multi-process (data-parallel) run a
 // report came from, so reports of one run can be merged (merge.hpp).
 //
-//   gpuprof::profiler().set_rank(rank, world_size);   // or, unset, from the
-//   // environment at report time: RANK, WORLD_SIZE, LOCAL_RANK (torchrun,
-//   // mpirun wrappers and SLURM-style launchers export them)
+// ```cpp
+// #include <gpuprof/profiler.hpp>
+// void set_rank(int rank, int world_size) { gpuprof::profiler().set_rank(rank, world_size); }
+// ```
+// Or, unset, from the environment at report time: RANK, WORLD_SIZE,
+// LOCAL_RANK (torchrun, mpirun wrappers and SLURM-style launchers export them).
 //
 // Unknown values are -1; a single-process run has no rank at all. Variables
 // that contradict each other (RANK=5 WORLD_SIZE=2) are left out of the

@@ -5,8 +5,14 @@
 // supplies): memory- or compute-bound, and how far below its roof; and the
 // work a scope declared (work.hpp) checked against the measured work.
 //
+// ```cpp
+// #include <gpuprof/roofline.hpp>
+// gpuprof::Bound bound(const gpuprof::CounterRange& range, const gpuprof::RooflineCeilings& ceilings) {
 //   gpuprof::RangeMeasures m = gpuprof::measure_range(range);
 //   gpuprof::RooflinePlacement p = gpuprof::place_on_roofline(m, ceilings);
+//   return p.bound;  // memory or compute; p.percent_of_roof says how far below the roof
+// }
+// ```
 //
 // Plain arithmetic, no CUPTI: the collection side, the reports and their
 // CPU tests share it.

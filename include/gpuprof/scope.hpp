@@ -1,8 +1,15 @@
 // gpuprof/scope.hpp: GPUPROF_SCOPE, the RAII measurement of a block of code.
 //
-//   GPUPROF_SCOPE("forward");                          // host clock (+ events on stream 0)
-//   GPUPROF_SCOPE("forward", stream);                  // CUDA events on `stream`
+// ```cpp
+// #include <gpuprof/scope.hpp>
+// void forward(gpuprof::Stream stream, double flops, double bytes, double tokens) {
+//   GPUPROF_SCOPE("forward");  // host clock (+ events on stream 0)
+//   {
+//     GPUPROF_SCOPE("embed", stream);  // CUDA events on `stream`
+//   }
 //   GPUPROF_SCOPE("attention", stream, gpuprof::Work{flops, bytes, tokens});
+// }
+// ```
 //
 // A scope opens an NVTX range (domain "gpuprof"), records a pair of CUDA
 // events on the stream (pooled: nothing is created or synchronized per scope;

@@ -1,11 +1,15 @@
 // gpuprof/standard_output.hpp: a program's standard output that cannot fail
 // silently.
 //
-//   int main(...) {
-//     gpuprof::guard_standard_streams();   // first thing
-//     ... print to std::cout ...
-//     return gpuprof::finish_standard_output("myprog", status);
-//   }
+// ```cpp
+// #include <gpuprof/standard_output.hpp>
+// #include <iostream>
+// int main() {
+//   gpuprof::guard_standard_streams();  // first thing
+//   std::cout << "results\n";
+//   return gpuprof::finish_standard_output("myprog", 0);  // 1 when the output was lost
+// }
+// ```
 //
 // Writes to a full device (`>/dev/full`) or a closed stream (`>&-`) fail in
 // stdio's buffer, long after the program printed, and a plain `return 0`

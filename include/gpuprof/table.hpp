@@ -2,11 +2,16 @@
 // text for a terminal, as a GitHub markdown table or as CSV. The report, the
 // kernel summaries and the examples all print their tables through it.
 //
+// ```cpp
+// #include <gpuprof/table.hpp>
+// #include <iostream>
+// int main() {
 //   gpuprof::Table table({{"kernel"}, {"ms", gpuprof::Align::right}});
 //   table.add_row({"gemm", gpuprof::format_fixed(1.25, 2)});
-//   table.print(std::cout);          // columns padded to their widest cell
-//   std::string md = table.markdown();
-//   std::string csv = table.csv();
+//   table.print(std::cout);  // columns padded to their widest cell
+//   std::cout << table.markdown() << table.csv();
+// }
+// ```
 //
 // Widths count code points, not bytes, so cells with UTF-8 symbols (→, ±, ²)
 // line up; no wide (two-column) glyphs are expected.

@@ -1,7 +1,7 @@
 # cmake -DREADME=... -DFILE=... -P check_cuda_block.cmake: README.md has
 # exactly one ```cuda block, and it is FILE character for character.
 cmake_minimum_required(VERSION 3.25)  # policies for script mode
-include(${CMAKE_CURRENT_LIST_DIR}/readme_blocks.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/code_blocks.cmake)
 gpuprof_readme_blocks(${README} cuda blocks)
 list(LENGTH blocks count)
 if(NOT count EQUAL 1)

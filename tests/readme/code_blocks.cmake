@@ -37,13 +37,15 @@ function(gpuprof_readme_blocks path language out)
 endfunction()
 
 # Whether a C++ block can be built here: kernel capture and counters need
-# CUPTI, and CUDA runtime calls the toolkit; such blocks are built where the
-# toolkit is (the test preset), not in the CUDA-off sanitizer builds.
+# CUPTI; the memory watch, graph launches and CUDA runtime calls need the
+# toolkit (memory.hpp and graph.hpp declare them only with it). Such blocks
+# are built where the toolkit is (the test preset), not in the CUDA-off
+# sanitizer builds.
 function(gpuprof_block_buildable block out)
   set(buildable TRUE)
   if(block MATCHES "gpuprof/(cupti|counters)\\.hpp" AND NOT TARGET gpuprof::cupti)
     set(buildable FALSE)
-  elseif(block MATCHES "<cuda_runtime(_api)?\\.h>" AND NOT GPUPROF_HAVE_CUDA)
+  elseif(block MATCHES "gpuprof/(memory|graph)\\.hpp|<cuda_runtime(_api)?\\.h>" AND NOT GPUPROF_HAVE_CUDA)
     set(buildable FALSE)
   endif()
   set(${out} ${buildable} PARENT_SCOPE)

@@ -1,9 +1,14 @@
 // gpuprof/report/bench_json.hpp: bench() results as a file, in gpuprof's own
 // JSON (schema "gpuprof.bench", which gpuprof-compare reads).
 //
+// ```cpp
+// #include <gpuprof/report/bench_json.hpp>
+// void save(const gpuprof::BenchResult& result) {
 //   std::vector<gpuprof::NamedBenchResult> runs = {{"train_step", result}};
 //   runs[0].fields = {{"tokens_per_s", 2.1e5}, {"precision", std::string("bf16")}};
-//   gpuprof::write_bench_json("bench.json", runs);
+//   gpuprof::write_bench_json(runs, "bench.json");
+// }
+// ```
 //
 // For CI dashboards that read Google Benchmark's format, see gbench_json.hpp.
 #pragma once

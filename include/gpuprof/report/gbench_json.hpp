@@ -2,7 +2,12 @@
 // format (--benchmark_out_format=json), which CI dashboards such as
 // github-action-benchmark and Google Benchmark's own compare.py read.
 //
-//   gpuprof::write_google_benchmark_json("gbench.json", {{"train_step", result}});
+// ```cpp
+// #include <gpuprof/report/gbench_json.hpp>
+// void save(const gpuprof::BenchResult& result) {
+//   gpuprof::write_google_benchmark_json({{"train_step", result}}, "gbench.json");
+// }
+// ```
 //
 // The mapping: each sample is one repetition (run_type "iteration",
 // iterations 1) with the GPU time as real_time and the host time as

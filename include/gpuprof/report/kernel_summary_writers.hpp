@@ -2,9 +2,15 @@
 // column headers, so scripts written for `nsys stats --format csv` read them),
 // markdown and JSON, written whole or not at all.
 //
+// ```cpp
+// #include <gpuprof/report/kernel_summary_writers.hpp>
+// #include <iostream>
+// void summarise(const gpuprof::Report& report) {
 //   auto rows = gpuprof::kern_sum(report, "forward");
-//   gpuprof::write_kern_sum("forward_kern_sum.csv", rows);   // .csv, .md or .json
-//   std::cout << gpuprof::kern_sum_table(rows).markdown();   // a gpuprof::Table
+//   gpuprof::write_kern_sum(rows, "forward_kern_sum.csv");  // .csv, .md or .json
+//   std::cout << gpuprof::kern_sum_table(rows).markdown();  // a gpuprof::Table
+// }
+// ```
 //
 // JSON members (all times in nanoseconds, numbers at full precision):
 //   {"kern_sum": [{"time_percent", "total_ns", "instances", "avg_ns", "median_ns",

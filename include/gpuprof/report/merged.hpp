@@ -2,9 +2,15 @@
 // terminal table or GitHub markdown, JSON (schema "gpuprof.merged", see
 // docs/ranks.md) and a Chrome/Perfetto trace with one set of tracks per rank.
 //
+// ```cpp
+// #include <gpuprof/report/merged.hpp>
+// #include <iostream>
+// void write(const std::vector<gpuprof::Report>& reports, const gpuprof::MergedReport& merged) {
 //   std::cout << gpuprof::merged_text(merged);
 //   gpuprof::write_merged_json(merged, "merged.json");
 //   gpuprof::write_merged_chrome_trace(reports, merged, "merged_trace.json");
+// }
+// ```
 #pragma once
 #include <algorithm>
 #include <cstdint>

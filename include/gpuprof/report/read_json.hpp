@@ -2,7 +2,10 @@
 // so tools (gpuprof-compare, gpuprof-report) work on files the same way the
 // library works on reports in memory.
 //
-//   gpuprof::Report report = gpuprof::read_report_json("profile.json");
+// ```cpp
+// #include <gpuprof/report/read_json.hpp>
+// gpuprof::Report load() { return gpuprof::read_report_json("profile.json"); }  // gpuprof::InputError if bad
+// ```
 //
 // Statistics are recomputed from each summary's samples (summarize() on
 // samples_ms), so a report read back has the same numbers it was written

@@ -9,7 +9,10 @@
 // the measured time, joined to the measured point, in red with the
 // difference when it is over the 20 % tolerance (roofline.hpp).
 //
-//   gpuprof::write_roofline_svg(report, "roofline.svg");
+// ```cpp
+// #include <gpuprof/report/roofline_svg.hpp>
+// void draw(const gpuprof::Report& report) { gpuprof::write_roofline_svg(report, "roofline.svg"); }
+// ```
 //
 // Self-contained like memory_timeline_svg.hpp; html.hpp shows the same
 // picture. Ranges that cannot be placed (no FLOPs, bytes or time measured)
