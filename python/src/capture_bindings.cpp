@@ -69,9 +69,10 @@ class PyKernelCapture : public ObserverContext {
 
   void enter() {
     begin();
-    // Another CUPTI client in this process that gpuprof cannot see from
-    // CUPTI's side (torch.profiler while it records): gpuprof._cupti_refusal
-    // asks torch, if torch is imported.
+    // No CUPTI to load (gpuprof.load_cupti says what it tried), or another
+    // CUPTI client in this process that gpuprof cannot see from CUPTI's side
+    // (torch.profiler while it records): gpuprof._cupti_refusal asks torch,
+    // if torch is imported.
     const std::string refusal = py::module_::import("gpuprof").attr("_cupti_refusal")().cast<std::string>();
     if (!refusal.empty()) return refuse(refusal);
 #if GPUPROF_WITH_CUPTI
@@ -88,8 +89,6 @@ class PyKernelCapture : public ObserverContext {
         std::cerr << "gpuprof: " << hint << "\n";
       }
     }
-#else
-    refuse("this gpuprof module was built without CUPTI (the CUDA toolkit was not found)");
 #endif
   }
   void exit() {

@@ -106,6 +106,33 @@ def test_gpuprof_imported_before_torch_leaves_torch_working():
     assert done.stdout.strip().splitlines()[-1] == "4.0"
 
 
+@pytest.mark.skipif(not gpuprof.with_cupti, reason="gpuprof built without CUPTI")
+@pytest.mark.parametrize("torch_first", [False, True])
+def test_capture_and_torch_share_one_cupti_whichever_loads_first(torch_first):
+    # Its own process: which of the two opens CUPTI first is the point.
+    script = textwrap.dedent(f"""
+        import json, os, sys
+        if {torch_first}:
+            import torch
+        import gpuprof
+        with gpuprof.KernelCapture() as capture:
+            import torch
+            with gpuprof.scope("matmul"):
+                x = torch.ones(256, 256, device="cuda")
+                (x @ x).sum().item()
+        mapped = sorted({{os.path.realpath(l.split(None, 5)[5].strip()) for l in open("/proc/self/maps")
+                         if "libcupti" in l and len(l.split(None, 5)) == 6}})
+        print(json.dumps([os.path.realpath(gpuprof.load_cupti()), capture.active, capture.why_inactive,
+                          len(capture.report.kernels_in("matmul")), mapped]))
+        """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    loaded, active, why, kernels, mapped = json.loads(done.stdout.strip().splitlines()[-1])
+    assert active, why
+    assert kernels >= 1
+    assert mapped == [loaded]
+
+
 def test_kernel_capture_under_torch_profiler_says_so_and_loses_nothing(tmp_path):
     # Its own process: once torch.profiler has run, Kineto keeps CUPTI for the process's life.
     script = textwrap.dedent("""
