@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Python module on the GPU machine, in one call (about 5 minutes on one
 # H100): builds gpuprof._gpuprof for the PyTorch environment's python3 and
-# pybind11 (build/python-gpu), runs the host and GPU pytest suites, the
-# overhead benchmark, the four examples/python scripts at small sizes and the
-# agreement with torch.profiler, and writes $OUT/python/:
+# pip's pybind11, which CMake finds itself (build/python-gpu), runs the host
+# and GPU pytest suites, the overhead benchmark, the four examples/python
+# scripts at small sizes and the agreement with torch.profiler, and writes
+# $OUT/python/:
 #   summary.txt (every step's exit status and tables)  logs.txt (full output)
 #   overhead.json end_to_end.json nsys_questions.json mixed_precision.json
 #   peak_memory.json kineto_agreement.json
@@ -44,14 +45,12 @@ step() {
 
 say "python3: $PY ($("$PY" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1))"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$SUMMARY" 2>&1
-PYBIND11_DIR=$("$PY" -m pybind11 --cmakedir 2>/dev/null) || PYBIND11_DIR=
-[ -n "$PYBIND11_DIR" ] || say "no pip pybind11 for $PY: trying the system's"
 "$PY" -c "import pytest" 2>/dev/null || say "WARNING: no pytest for $PY: the pytest steps will report skipped"
 
 TAIL=15 step "configure + build" bash -c "
   cmake --preset device -B $BUILD -DGPUPROF_BUILD_PYTHON=ON \
     -DGPUPROF_BUILD_TESTS=OFF -DGPUPROF_BUILD_EXAMPLES=OFF -DGPUPROF_BUILD_BENCH=OFF -DGPUPROF_BUILD_TOOLS=OFF \
-    -DPython_EXECUTABLE=$PY ${PYBIND11_DIR:+-Dpybind11_DIR=$PYBIND11_DIR} \
+    -DPython_EXECUTABLE=$PY \
   && cmake --build $BUILD -t gpuprof_python -j ${JOBS:-16}" || { cat "$SUMMARY"; exit 1; }
 export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONDONTWRITEBYTECODE=1
