@@ -22,9 +22,8 @@
 #     archive.
 #   counters_check.sh durations  each scope's duration in the probe: flat
 #     scopes (copy, copy back, fma), the same with a 2 us scope first, and
-#     scopes nested in a step, each measured with and without the warm-up
-#     range (--no-warm-up: each pass's first scope carries the pass's
-#     set-up), beside the kernels' own durations. Writes $OUT/durations.txt.
+#     scopes nested in a step, beside the kernels' own durations. Writes
+#     $OUT/durations.txt.
 #   counters_check.sh writeback  where each tool charges L2 write-backs: the
 #     512 MB copy then the FMA chain (1 MB written), with 0, 1 or 2 reads of
 #     512 MB between them (the first evicts the copy's dirty lines), and with
@@ -246,24 +245,22 @@ profile_phase() {
 }
 
 # The probe's scope durations, in us, one line per range: per kernel (kernel
-# replay: the kernel alone) and per scope, with the warm-up range and without.
+# replay: the kernel alone) and per scope.
 durations_phase() {
   local probe="$BUILD/tests/gpuprof_counters_probe"
-  local tiny warm name
+  local tiny name
   step "build"
   build gpuprof_counters_probe
   : >"$OUT/durations.txt"
   for tiny in "" --tiny-first; do
-    for warm in --no-warm-up ""; do
-      name=durations$(echo "$tiny$warm" | tr -d ' -')
-      step "durations${tiny:+ $tiny}${warm:+ $warm}"
-      timeout -s TERM 120 "$probe" --metrics gpu__time_duration.sum $tiny $warm >"$LOGS/$name.csv" \
-        2>"$LOGS/$name.err" || status=1
-      cat "$LOGS/$name.err"
-      awk -F, -v variant="${warm:-warm-up range}${tiny:+, $tiny}" '$3 == "gpu__time_duration.sum" {
-        printf "%-32s %-6s %-10s %9.1f us\n", variant, $1, $2, $4 / 1000 }' "$LOGS/$name.csv" \
-        | tee -a "$OUT/durations.txt"
-    done
+    name=durations$(echo "$tiny" | tr -d ' -')
+    step "durations${tiny:+ $tiny}"
+    timeout -s TERM 120 "$probe" --metrics gpu__time_duration.sum $tiny >"$LOGS/$name.csv" 2>"$LOGS/$name.err" \
+      || status=1
+    cat "$LOGS/$name.err"
+    awk -F, -v variant="${tiny:-flat}" '$3 == "gpu__time_duration.sum" {
+      printf "%-14s %-6s %-10s %9.1f us\n", variant, $1, $2, $4 / 1000 }' "$LOGS/$name.csv" \
+      | tee -a "$OUT/durations.txt"
   done
 }
 

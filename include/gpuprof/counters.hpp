@@ -32,9 +32,15 @@
 // while measure() runs, down to `nesting_levels` deep, pushes a range named
 // after it (each level is measured in its own passes; ranges are named by
 // their path, "step/forward"). Deeper scopes push none: CUPTI would not
-// measure them, and they would count against max_ranges. Each pass opens
-// with an empty kernel in a range of its own, dropped from the set, so that
-// CUPTI's set-up of the pass is not charged to its first scope. Kernel
+// measure them, and they would count against max_ranges. A range's push and
+// pop are commands in the GPU's stream order, so its duration is the GPU's
+// time from one to the other, as CUDA events around the scope would read it:
+// time the GPU waits for the host inside the scope counts (a host
+// synchronisation, a sleep, launches slower than the kernels). Each pass
+// holds the GPU in a waiting kernel until the host has pushed its first
+// scope whole (or for 10 ms at most), so that CUPTI's slow first launches of
+// a pass, which the host makes while the GPU has nothing queued, are not
+// charged to that scope (docs/counters.md). Kernel
 // ranges use auto ranges and kernel replay: CUPTI saves and restores the
 // memory a kernel touches and replays each kernel itself, so any program
 // works, at the cost of serializing kernels — and each replayed kernel finds
@@ -59,9 +65,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
-#include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -121,10 +125,6 @@ struct CounterCaptureOptions {
   // Ranges per run of the work (measure()) or per collect(): scopes beyond it
   // are not measured, and the set's note says how many.
   std::size_t max_ranges = 512;
-  // Scopes mode: each pass opens with a range of its own that takes CUPTI's
-  // set-up of the pass, and is dropped. Off, that set-up is charged to the
-  // pass's first scope (60-110 us on an H200); kept to show the difference.
-  bool warm_up_range = true;
 };
 
 namespace detail {
@@ -318,11 +318,12 @@ class CounterCapture final : public ScopeObserver {
           detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__,
                               __LINE__);
         start_pass();
-        if (scopes) warm_up_pass();
+        if (scopes) hold_gpu();
         const bool outer_pushed = scopes && !outer.empty() && push_range(outer);
         outer_levels_ = outer_pushed ? 1 : 0;
         work();
         if (outer_pushed) pop_range();
+        release_gpu();
         submitted = stop_pass();
       }
     } catch (const std::exception& error) {
@@ -388,6 +389,7 @@ class CounterCapture final : public ScopeObserver {
     if (!pushed) return;
     try {
       pop_range();
+      release_gpu();
     } catch (const std::exception& error) {  // a scope's end must not throw
       std::cerr << "gpuprof: counter capture: " << error.what() << "\n";
     }
@@ -475,13 +477,13 @@ class CounterCapture final : public ScopeObserver {
     size.pRangeProfilerObject = object_;
     size.pMetricNames = const_cast<const char**>(host_->metric_names().data());
     size.numMetrics = host_->metric_names().size();
-    if (options_.ranges == CounterRanges::scopes && options_.warm_up_range) load_warm_up_kernel();
-    size.maxNumOfRanges = cupti_ranges();
-    size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(cupti_ranges());
+    size.maxNumOfRanges = options_.max_ranges;
+    size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(options_.max_ranges);
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
     counter_data_.resize(size.counterDataSize);
     reset_counter_data();
 
+    if (options_.ranges == CounterRanges::scopes) load_hold_kernel();
     if (options_.ranges == CounterRanges::kernels && options_.replay == CounterReplay::kernel) {
       configure();
       start_pass();
@@ -501,7 +503,7 @@ class CounterCapture final : public ScopeObserver {
     config.range = scopes ? CUPTI_UserRange : CUPTI_AutoRange;
     config.replayMode =
         scopes || options_.replay == CounterReplay::user ? CUPTI_UserReplay : CUPTI_KernelReplay;
-    config.maxRangesPerPass = cupti_ranges();
+    config.maxRangesPerPass = options_.max_ranges;
     config.numNestingLevels = static_cast<std::uint16_t>(scopes ? options_.nesting_levels : 1);
     config.minNestingLevel = 1;
     config.passIndex = 0;
@@ -527,16 +529,13 @@ class CounterCapture final : public ScopeObserver {
       ++ranges_refused_;
       return false;
     }
-    push_cupti_range(name.c_str());
-    ++ranges_this_pass_;
-    return true;
-  }
-  void push_cupti_range(const char* name) {
     auto push = detail::cupti_params<CUpti_RangeProfiler_PushRange_Params>(
         CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
     push.pRangeProfilerObject = object_;
-    push.pRangeName = name;
+    push.pRangeName = name.c_str();
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
+    ++ranges_this_pass_;
+    return true;
   }
   void pop_range() {
     auto pop = detail::cupti_params<CUpti_RangeProfiler_PopRange_Params>(
@@ -545,37 +544,52 @@ class CounterCapture final : public ScopeObserver {
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
   }
 
-  // cuptiRangeProfilerStart leaves part of a pass's set-up to its first
-  // range: without this, the first scope of a pass read 60-110 us more than
-  // its kernels on an H200 (docs/counters.md). So the pass opens with a range
-  // of its own at every level measured (each level has its own passes),
-  // around an empty kernel, and the device is synchronised before the work's
-  // first scope. decode() drops these ranges.
-  void warm_up_pass() {
-    if (!warm_up_kernel_) return;
-    for (int level = 0; level < options_.nesting_levels; ++level) push_cupti_range(warm_up_name);
-    GPUPROF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(warm_up_kernel_), dim3(1), dim3(1),
-                                        nullptr, 0, nullptr));
-    for (int level = 0; level < options_.nesting_levels; ++level) pop_range();
-    GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
-  }
-  // The warm-up's empty kernel, from PTX, so that a host compiler builds this
-  // header (the driver compiles it for the GPU).
-  void load_warm_up_kernel() {
+  // The host's first launches of a pass are slow (CUPTI's set-up), and the
+  // GPU, idle since the last pass ended, would run the first scope's push at
+  // once and wait for them inside that scope's range: its duration read
+  // 10-80 us more than its kernels on an H200 (docs/counters.md). So each
+  // pass opens with a kernel, outside any range, that waits until the host
+  // has pushed and popped the pass's first range (release_gpu()) and only
+  // then lets the ranges' commands, queued behind it, run back to back. The
+  // timeout bounds the wait for a scope that synchronises with the GPU
+  // before it ends (that host call waits for the timeout, once a pass). The
+  // kernel is PTX, so that a host compiler builds this header (the driver
+  // compiles it for the GPU); the release count sits in mapped host memory.
+  static constexpr std::uint64_t hold_timeout_ns = 10'000'000;
+  void load_hold_kernel() {
+    // Returns once *released >= ticket, or after timeout ns.
     static constexpr char ptx[] =
-        ".version 6.3\n.target sm_75\n.address_size 64\n.visible .entry gpuprof_pass_set_up() { ret; }\n";
-    GPUPROF_CUDA_CHECK(cudaLibraryLoadData(&warm_up_library_, ptx, nullptr, nullptr, 0, nullptr, nullptr, 0));
-    GPUPROF_CUDA_CHECK(cudaLibraryGetKernel(&warm_up_kernel_, warm_up_library_, "gpuprof_pass_set_up"));
+        ".version 6.3\n.target sm_75\n.address_size 64\n"
+        ".visible .entry gpuprof_hold(.param .u64 released, .param .u64 ticket, .param .u64 timeout) {\n"
+        "  .reg .pred %p<3>;\n  .reg .b64 %rd<8>;\n"
+        "  ld.param.u64 %rd1, [released];\n  ld.param.u64 %rd2, [ticket];\n  ld.param.u64 %rd3, [timeout];\n"
+        "  mov.u64 %rd4, %globaltimer;\n"
+        "WAIT:\n"
+        "  ld.volatile.u64 %rd5, [%rd1];\n  setp.ge.u64 %p1, %rd5, %rd2;\n  @%p1 bra DONE;\n"
+        "  mov.u64 %rd6, %globaltimer;\n  sub.u64 %rd7, %rd6, %rd4;\n  setp.lt.u64 %p2, %rd7, %rd3;\n"
+        "  @%p2 bra WAIT;\n"
+        "DONE:\n  ret;\n}\n";
+    GPUPROF_CUDA_CHECK(cudaLibraryLoadData(&hold_library_, ptx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    GPUPROF_CUDA_CHECK(cudaLibraryGetKernel(&hold_kernel_, hold_library_, "gpuprof_hold"));
+    void* released = nullptr;
+    GPUPROF_CUDA_CHECK(cudaHostAlloc(&released, sizeof(std::uint64_t), cudaHostAllocMapped));
+    released_ = static_cast<volatile std::uint64_t*>(released);
+    *released_ = 0;
+    GPUPROF_CUDA_CHECK(cudaHostGetDevicePointer(&released_on_gpu_, released, 0));
   }
-  // The warm-up's ranges: "(gpuprof pass set-up)" and the ones nested in it.
-  static bool is_warm_up(const CounterRange& range) {
-    const std::size_t length = std::strlen(warm_up_name);
-    return range.name.compare(0, length, warm_up_name) == 0 &&
-           (range.name.size() == length || range.name[length] == '/');
+  // Each hold waits for its own ticket, so the count never goes back.
+  void hold_gpu() {
+    std::uint64_t ticket = ++holds_;
+    std::uint64_t timeout = hold_timeout_ns;
+    void* args[] = {&released_on_gpu_, &ticket, &timeout};
+    GPUPROF_CUDA_CHECK(
+        cudaLaunchKernel(reinterpret_cast<const void*>(hold_kernel_), dim3(1), dim3(1), args, 0, nullptr));
+    holding_ = true;
   }
-  // Ranges per pass that CUPTI keeps room for: the work's and the warm-up's.
-  std::size_t cupti_ranges() const {
-    return options_.max_ranges + (warm_up_kernel_ ? static_cast<std::size_t>(options_.nesting_levels) : 0);
+  void release_gpu() noexcept {
+    if (!holding_) return;
+    *released_ = holds_;
+    holding_ = false;
   }
 
   void start_pass() {
@@ -609,7 +623,6 @@ class CounterCapture final : public ScopeObserver {
       note = std::to_string(decode.numOfRangeDropped) + " range(s) dropped: more than max_ranges (" +
              std::to_string(options_.max_ranges) + ")";
     std::vector<CounterRange> ranges = host_->ranges(counter_data_);
-    ranges.erase(std::remove_if(ranges.begin(), ranges.end(), is_warm_up), ranges.end());
     reset_counter_data();
     return ranges;
   }
@@ -622,10 +635,17 @@ class CounterCapture final : public ScopeObserver {
   void close() noexcept {
     open_scopes_.clear();
     host_.reset();
-    if (warm_up_library_) {
-      (void)cudaLibraryUnload(warm_up_library_);  // teardown: nothing to do about a failure
-      warm_up_library_ = nullptr;
-      warm_up_kernel_ = nullptr;
+    if (released_) {
+      // Teardown: nothing to do about a failure. A pass cut short may leave
+      // its hold waiting: released, it ends before the memory goes.
+      release_gpu();
+      (void)cudaDeviceSynchronize();
+      (void)cudaFreeHost(const_cast<std::uint64_t*>(released_));
+      released_ = nullptr;
+    }
+    if (hold_library_) {
+      (void)cudaLibraryUnload(hold_library_);
+      hold_library_ = nullptr;
     }
     if (object_) {
       auto disable = detail::cupti_params<CUpti_RangeProfiler_Disable_Params>(
@@ -651,9 +671,12 @@ class CounterCapture final : public ScopeObserver {
   CUpti_RangeProfiler_Object* object_ = nullptr;
   std::unique_ptr<detail::CounterHost> host_;
   std::vector<std::uint8_t> counter_data_;
-  static constexpr const char* warm_up_name = "(gpuprof pass set-up)";
-  cudaLibrary_t warm_up_library_ = nullptr;
-  cudaKernel_t warm_up_kernel_ = nullptr;  // null: no warm-up range (kernels mode, or warm_up_range off)
+  cudaLibrary_t hold_library_ = nullptr;  // scopes mode: each pass's hold kernel
+  cudaKernel_t hold_kernel_ = nullptr;
+  volatile std::uint64_t* released_ = nullptr;  // mapped host memory: the last hold released
+  void* released_on_gpu_ = nullptr;
+  std::uint64_t holds_ = 0;  // holds launched, the last one's ticket
+  bool holding_ = false;
   std::thread::id thread_;
   struct OpenScope {
     std::uint64_t instance_id;

@@ -80,9 +80,10 @@ struct KnownScope {
   double ffma;
 };
 
-// Durations in us of each scope's work, timed by CUDA events the way a replay
-// pass runs it: from an idle GPU (a pass's first scope starts on one), the
-// kernels one after another, an event between each two.
+// Durations in us of each scope's work, timed by CUDA events as a program
+// would time it alone: from an idle GPU (the first event then also takes the
+// host's few us to launch the first kernel), the kernels one after another,
+// an event between each two.
 std::vector<std::vector<double>> event_durations_us(const std::vector<KnownScope>& scopes, int runs) {
   std::vector<cudaEvent_t> events(scopes.size() + 1);
   for (cudaEvent_t& event : events) GPUPROF_CUDA_CHECK(cudaEventCreate(&event));
@@ -295,10 +296,9 @@ TEST_CASE("bench() drives the replay passes and says how many it took") {
 
 TEST_CASE("per scope: every scope's duration, the first of each pass included, agrees with CUDA events") {
   const counter_kernels::Buffers buffers(copy_bytes);
-  // The first scope of a pass is the one that used to carry the pass's set-up
-  // (60-110 us). It is a whole FMA chain (about 75 us), not a 2 us kernel: 5 %
-  // of 2 us is below what CUDA events resolve, and a scope that starts on an
-  // idle GPU includes the host's few microseconds to launch its kernel
+  // The first scope of a pass is the one that used to carry the host's slow
+  // first launches of the pass (10-80 us). It is a whole FMA chain (about
+  // 75 us), not a 2 us kernel: 5 % of 2 us is below what CUDA events resolve
   // (gpuprof_counters_probe --tiny-first prints that case). The last scope
   // runs the same chain, behind other work.
   const std::vector<KnownScope> scopes = {
@@ -332,38 +332,31 @@ TEST_CASE("per scope: every scope's duration, the first of each pass included, a
   std::vector<std::vector<double>> events = event_durations_us(scopes, event_runs);
 
   // Each measure() gives one duration per scope (from the pass that reads
-  // time): the median of several, with and without the warm-up range.
-  auto measure = [&](bool warm_up_range, std::vector<std::vector<double>>& durations) {
-    gpuprof::CounterCaptureOptions options;
-    options.metrics = {gpuprof::metric::duration_ns, gpuprof::metric::dram_bytes_read,
-                       gpuprof::metric::fp32_ffma};
-    options.nesting_levels = 1;
-    options.warm_up_range = warm_up_range;
-    gpuprof::CounterCapture capture(options);
-    require_active(capture);
-    durations.assign(scopes.size(), {});
-    for (int repeat = 0; repeat < captures; ++repeat) {
-      const gpuprof::CounterSet set = capture.measure(work);
-      INFO("note: " << set.note);
-      CHECK(set.note.empty());
-      REQUIRE(set.scopes.size() == scopes.size());  // the warm-up's ranges are not in the set
-      for (std::size_t i = 0; i < scopes.size(); ++i) {
-        const gpuprof::CounterRange& range = set.scopes[i];
-        CAPTURE(range.name);
-        CHECK(range.name == scopes[i].name);
-        durations[i].push_back(value(range, gpuprof::metric::duration_ns) / 1000.0);
-        if (!warm_up_range) continue;  // the earlier behaviour is printed, not checked
-        // Within 1 % of the bytes the kernel reads; a chain reads none, and a
-        // floor of 1 MB (docs/counters.md) takes instruction fetches.
-        const double read = value(range, gpuprof::metric::dram_bytes_read);
-        CHECK(std::abs(read - scopes[i].dram_read) <= std::max(0.01 * scopes[i].dram_read, 1e6));
-        CHECK(value(range, gpuprof::metric::fp32_ffma) == scopes[i].ffma);
-      }
+  // time): the median of several.
+  gpuprof::CounterCaptureOptions options;
+  options.metrics = {gpuprof::metric::duration_ns, gpuprof::metric::dram_bytes_read,
+                     gpuprof::metric::fp32_ffma};
+  options.nesting_levels = 1;
+  gpuprof::CounterCapture capture(options);
+  require_active(capture);
+  std::vector<std::vector<double>> measured(scopes.size());
+  for (int repeat = 0; repeat < captures; ++repeat) {
+    const gpuprof::CounterSet set = capture.measure(work);
+    INFO("note: " << set.note);
+    CHECK(set.note.empty());
+    REQUIRE(set.scopes.size() == scopes.size());
+    for (std::size_t i = 0; i < scopes.size(); ++i) {
+      const gpuprof::CounterRange& range = set.scopes[i];
+      CAPTURE(range.name);
+      CHECK(range.name == scopes[i].name);
+      measured[i].push_back(value(range, gpuprof::metric::duration_ns) / 1000.0);
+      // Within 1 % of the bytes the kernel reads; a chain reads none, and a
+      // floor of 1 MB (docs/counters.md) takes instruction fetches.
+      const double read = value(range, gpuprof::metric::dram_bytes_read);
+      CHECK(std::abs(read - scopes[i].dram_read) <= std::max(0.01 * scopes[i].dram_read, 1e6));
+      CHECK(value(range, gpuprof::metric::fp32_ffma) == scopes[i].ffma);
     }
-  };
-  std::vector<std::vector<double>> before, after;
-  measure(false, before);
-  measure(true, after);
+  }
 
   const std::vector<std::vector<double>> events_after = event_durations_us(scopes, event_runs);
   for (std::size_t i = 0; i < scopes.size(); ++i)
@@ -371,9 +364,9 @@ TEST_CASE("per scope: every scope's duration, the first of each pass included, a
   for (std::size_t i = 0; i < scopes.size(); ++i) {
     CAPTURE(scopes[i].name);
     const double reference = median(events[i]);
-    const double measured = median(after[i]);
-    MESSAGE(scopes[i].name << ": CUDA events " << reference << " us; counters " << measured
-                           << " us; without the warm-up range " << median(before[i]) << " us");
-    CHECK(measured == doctest::Approx(reference).epsilon(0.05));
+    const double counters = median(measured[i]);
+    MESSAGE(std::string(scopes[i].name)
+            << ": CUDA events " << reference << " us; counters " << counters << " us");
+    CHECK(counters == doctest::Approx(reference).epsilon(0.05));
   }
 }

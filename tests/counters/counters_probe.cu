@@ -21,9 +21,6 @@
 //                    kernel as a range of its own
 //   --tiny-first     the flat scopes open with a scope "tiny" around a 2 us
 //                    FMA chain
-//   --no-warm-up     scopes measured without the warm-up range
-//                    (CounterCaptureOptions::warm_up_range): each pass's first
-//                    scope then carries the pass's set-up, as it used to
 //
 // Exits 1 when counters cannot be collected, 2 on bad usage.
 #include <cuda_profiler_api.h>
@@ -57,7 +54,7 @@ __global__ void evict_kernel(const float4* in, std::size_t count, float* never_w
 }
 
 struct ProbeOptions {
-  bool plain = false, user_replay = false, profiler_ranges = false, tiny_first = false, no_warm_up = false;
+  bool plain = false, user_replay = false, profiler_ranges = false, tiny_first = false;
   int reads = 0, gap_ms = 0;
   std::vector<std::string> metrics;
   std::size_t max_ranges = 512;
@@ -98,7 +95,7 @@ int main(int argc, char** argv) {
   const auto usage = [&] {
     std::fprintf(stderr,
                  "usage: %s [--plain] [--user-replay] [--reads 0..4] [--gap-ms 1..1000] [--metrics A,B,...]"
-                 " [--max-ranges 1..65536] [--profiler-ranges] [--tiny-first] [--no-warm-up]\n",
+                 " [--max-ranges 1..65536] [--profiler-ranges] [--tiny-first]\n",
                  argv[0]);
     return 2;
   };
@@ -106,12 +103,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--plain" || flag == "--user-replay" || flag == "--profiler-ranges" ||
-        flag == "--tiny-first" || flag == "--no-warm-up") {
+        flag == "--tiny-first") {
       bool& on = flag == "--plain"             ? probe.plain
                  : flag == "--user-replay"     ? probe.user_replay
                  : flag == "--profiler-ranges" ? probe.profiler_ranges
-                 : flag == "--tiny-first"      ? probe.tiny_first
-                                               : probe.no_warm_up;
+                                               : probe.tiny_first;
       if (on) return usage();
       on = true;
       continue;
@@ -140,7 +136,7 @@ int main(int argc, char** argv) {
     }
   }
   if (probe.profiler_ranges && !probe.plain) return usage();
-  if ((probe.tiny_first || probe.no_warm_up) && probe.plain) return usage();
+  if (probe.tiny_first && probe.plain) return usage();
   try {
     const counter_kernels::Buffers buffers(copy_bytes);
     // A kernel's launch, inside a profiler start/stop range of its own when asked.
@@ -206,10 +202,8 @@ int main(int argc, char** argv) {
       GPUPROF_SCOPE("fma");
       buffers.fma();
     };
-    gpuprof::CounterCaptureOptions scope_options;
-    scope_options.warm_up_range = !probe.no_warm_up;
     for (const bool flat : {false, true}) {
-      gpuprof::CounterCapture capture(scope_options);
+      gpuprof::CounterCapture capture;
       const gpuprof::CounterSet set = capture.measure([&] {
         if (flat) return scopes(true);
         GPUPROF_SCOPE("step");
