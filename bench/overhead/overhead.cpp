@@ -7,10 +7,12 @@
 //   steady_clock pair       two steady_clock reads, for reference
 //   host tick pair (raw)    the two time stamps a timed scope takes
 //   scope, host clock       set_gpu_timing(false)      goal: raw tick pair + 20 ns
+//   handle scope, host      begin_scope() ... end(), timed with the block scope
 //                           (20k scopes a run, as for events: the log stays in
 //                           cache; 200k, a 17 MB log, is printed for reference)
 //   cudaEventRecord pair    the two raw event records a GPU-timed scope adds
 //   scope, CUDA events      the default on a GPU        goal: raw event pair + 300 ns
+//   handle scope, events    begin_scope(name, stream) ... end(), beside it
 //   cudaStreamIsCapturing   the capture check a GPU-timed scope makes, for reference
 //   captured scope, GPU     GPU ns a scope captured into a graph adds to each
 //                           replay (its two stamp kernels), for reference
@@ -105,6 +107,15 @@ void scope_loop(long iterations) {
   }
 }
 
+// The same scope through a handle (gpuprof::begin_scope), ended by a call.
+void handle_scope_loop(long iterations) {
+  for (long i = 0; i < iterations; ++i) {
+    gpuprof::ScopeHandle scope = gpuprof::begin_scope("overhead");
+    compiler_barrier();
+    scope.end();
+  }
+}
+
 void raw_nvtx_loop(long iterations) {
   static const gpuprof::NvtxName name("overhead raw");
   for (long i = 0; i < iterations; ++i) {
@@ -129,6 +140,13 @@ void event_scope_loop(long iterations, gpuprof::Stream stream) {
   for (long i = 0; i < iterations; ++i) {
     GPUPROF_SCOPE("overhead", stream);
     compiler_barrier();
+  }
+}
+void event_handle_scope_loop(long iterations, gpuprof::Stream stream) {
+  for (long i = 0; i < iterations; ++i) {
+    gpuprof::ScopeHandle scope = gpuprof::begin_scope("overhead", stream);
+    compiler_barrier();
+    scope.end();
   }
 }
 void raw_event_loop(long iterations, const gpuprof::EventPair& pair, gpuprof::Stream stream) {
@@ -236,9 +254,11 @@ int main(int argc, char** argv) {
       steady_pair,
       tick_pair,
       host_scope,
+      host_handle_scope,
       host_scope_big_log,
       raw_events,
       event_scope,
+      event_handle_scope,
       capture_check,
       captured_gpu
     };
@@ -248,9 +268,11 @@ int main(int argc, char** argv) {
                           {"steady_clock::now() pair (raw)"},
                           {"host tick pair (raw)"},
                           {"scope, host clock (set_gpu_timing(false))", tick_pair, 20},
+                          {"handle scope, host clock (begin_scope/end)"},
                           {"scope, host clock, 200k records (17 MB log)"},
                           {"cudaEventRecord pair (raw)"},
                           {"scope, NVTX + CUDA event pair", raw_events, 300},
+                          {"handle scope, NVTX + CUDA event pair"},
                           {"cudaStreamIsCapturing (raw)"},
                           {"captured scope: GPU ns added per replay"}};
     rows[disabled].goal_ns = 1;
@@ -260,7 +282,8 @@ int main(int argc, char** argv) {
              {rows[nvtx_only], 2'000'000, scope_loop, nvtx_only_mode}});
     measure({{rows[steady_pair], 2'000'000, clock_pair_loop<gpuprof::host_now_ns>},
              {rows[tick_pair], 2'000'000, clock_pair_loop<gpuprof::detail::host_ticks>},
-             {rows[host_scope], 20'000, scope_loop, host_clock_mode}});
+             {rows[host_scope], 20'000, scope_loop, host_clock_mode},
+             {rows[host_handle_scope], 20'000, handle_scope_loop, host_clock_mode}});
     rows[tick_pair].note = gpuprof::detail::ticks_are_tsc() ? "TSC" : "steady_clock (no invariant TSC)";
     measure({{rows[host_scope_big_log], 200'000, scope_loop, host_clock_mode}});
     rows[host_scope_big_log].note = "a log beyond the caches: the loop waits on DRAM writes";
@@ -270,7 +293,8 @@ int main(int argc, char** argv) {
       GPUPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
       const gpuprof::ScopedEventPair pair;
       measure({{rows[raw_events], 20'000, [&](long n) { raw_event_loop(n, *pair, stream); }},
-               {rows[event_scope], 20'000, [stream](long n) { event_scope_loop(n, stream); }}});
+               {rows[event_scope], 20'000, [stream](long n) { event_scope_loop(n, stream); }},
+               {rows[event_handle_scope], 20'000, [stream](long n) { event_handle_scope_loop(n, stream); }}});
       measure({{rows[capture_check], 200'000, [stream](long n) { capture_check_loop(n, stream); }}});
       const double added = captured_scope_gpu_ns(stream);
       rows[captured_gpu].min_ns = rows[captured_gpu].median_ns = added;
@@ -279,8 +303,8 @@ int main(int argc, char** argv) {
       GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
 #endif
     } else {
-      rows[raw_events].note = rows[event_scope].note = rows[capture_check].note = rows[captured_gpu].note =
-          "not available: " + profiler.timing_note();
+      rows[raw_events].note = rows[event_scope].note = rows[event_handle_scope].note =
+          rows[capture_check].note = rows[captured_gpu].note = "not available: " + profiler.timing_note();
     }
     for (Row& row : rows)
       if (row.reference >= 0 && rows[static_cast<std::size_t>(row.reference)].min_ns)

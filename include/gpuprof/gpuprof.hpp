@@ -32,6 +32,7 @@
 #include "report/roofline_svg.hpp"
 #include "roofline.hpp"
 #include "scope.hpp"
+#include "scope_handle.hpp"
 #include "stats.hpp"
 #include "table.hpp"
 #include "work.hpp"

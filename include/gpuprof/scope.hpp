@@ -72,13 +72,7 @@ class Scope {
     begin(site, name, nullptr, &work);
   }
 
-  ~Scope() {
-    if (mode_ & (detail::mode_nvtx_only | detail::mode_inert)) {
-      if (mode_ & detail::mode_nvtx_only) nvtx_pop();
-    } else {
-      finish();
-    }
-  }
+  ~Scope() { end(); }
 
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
@@ -86,11 +80,29 @@ class Scope {
   Scope& operator=(Scope&&) = delete;
 
   // 0 in NVTX-only mode
-  std::uint64_t instance_id() const noexcept {
-    return (mode_ & (detail::mode_nvtx_only | detail::mode_inert)) ? 0 : s_.id;
-  }
+  std::uint64_t instance_id() const noexcept { return timed() ? s_.id : 0; }
 
  private:
+  friend class ScopeHandle;  // scope_handle.hpp: the same scope, ended by a call
+  // A handle's scope that has ended (or was moved from): it ends nothing.
+  Scope() noexcept : mode_(detail::mode_ended) {}
+  // Takes over `other`'s open scope (its state is plain data), leaving it ended.
+  void take(Scope& other) noexcept {
+    mode_ = other.mode_;
+    if (other.timed()) new (&s_) detail::ScopeState(other.s_);
+    other.mode_ = detail::mode_ended;
+  }
+  bool timed() const noexcept {
+    return !(mode_ & (detail::mode_nvtx_only | detail::mode_inert | detail::mode_ended));
+  }
+  void end() noexcept {
+    if (mode_ & (detail::mode_nvtx_only | detail::mode_inert | detail::mode_ended)) {
+      if (mode_ & detail::mode_nvtx_only) nvtx_pop();
+    } else {
+      finish();
+    }
+  }
+
   // One relaxed load of the mode word decides everything; NVTX-only mode is
   // then the call site's cached range name and the push, inline.
   template <class Name>
@@ -146,37 +158,76 @@ class Scope {
   }
 
   // Allocates nothing and throws nothing: what could fail (room for the
-  // record, an event pair, a graph site) was taken at entry.
+  // record, an event pair, a graph site) was taken at entry. A scope that is
+  // not its thread's innermost (scopes opened inside it are still open: only
+  // a ScopeHandle makes that possible) stops its clocks now and leaves the
+  // tree after them (detail::DeferredClose).
   GPUPROF_DETAIL_NOINLINE void finish() noexcept {
-    const std::int64_t end_ticks = detail::scope_ticks(mode_);
-    detail::ThreadState& thread = *s_.thread;
-    thread.last_exit_ticks = end_ticks;
-    bool gpu_pending = false;
+    detail::DeferredClose ended;
+    ended.end_ticks = detail::scope_ticks(mode_);
+    s_.thread->last_exit_ticks = ended.end_ticks;
+    ended.gpu_pending = false;
 #if GPUPROF_WITH_CUDA
-    if (mode_ & detail::mode_gpu) {
-      gpu_pending = detail::installed_backend().finish_gpu_timing(s_);
-      if (s_.captured) {
-        // Captured, not executed: the graph's replays are the instances.
-        detail::close_scope(s_, mode_);
-        return;
-      }
+    if (mode_ & detail::mode_gpu) ended.gpu_pending = detail::installed_backend().finish_gpu_timing(s_);
+#endif
+    if (s_.thread->current_instance != s_.id) {
+      ended.state = s_;
+      ended.mode = mode_;
+      if (detail::installed_backend().defer_close(ended)) return;
+      // Out of memory: leaving the tree now is all that is left to do.
+    }
+    close_and_record(s_, mode_, ended.end_ticks, ended.gpu_pending);
+  }
+
+  static void close_and_record(detail::ScopeState& s, std::uint32_t mode, std::int64_t end_ticks,
+                               bool gpu_pending) noexcept {
+    detail::ThreadState& thread = *s.thread;
+    detail::close_scope(s, mode);
+#if GPUPROF_WITH_CUDA
+    if ((mode & detail::mode_gpu) && s.captured) {
+      // Captured, not executed: the graph's replays are the instances.
+      after_exit(thread);
+      return;
     }
 #endif
-    detail::close_scope(s_, mode_);
     // Taken only now: an observer's on_scope_end may itself have used scopes.
     detail::InstanceRecord& record = thread.records.next_slot();
-    record.id = s_.id;
-    record.node = s_.node;
-    record.host_begin_ticks = s_.begin_ticks;
+    record.id = s.id;
+    record.node = s.node;
+    record.host_begin_ticks = s.begin_ticks;
     record.host_end_ticks = end_ticks;
-    record.work = s_.work;
+    record.work = s.work;
     record.gpu_ms = -1;
     record.gpu_pending = gpu_pending;
 #if GPUPROF_WITH_CUDA
-    if (gpu_pending) record.events = s_.events;
+    if (gpu_pending) record.events = s.events;
 #endif
     thread.records.publish_next();
-    detail::reclaim_after_reset(thread);
+    after_exit(thread);
+  }
+
+  // What a scope's exit does besides itself: one load when there is nothing.
+  static void after_exit(detail::ThreadState& thread) noexcept {
+    const std::uint8_t work = thread.exit_work.load(std::memory_order_acquire);
+    if (work == 0) return;
+    if (work & detail::exit_reclaim) detail::reclaim_discarded(thread);
+    if (work & detail::exit_deferred) close_deferred(thread);
+  }
+
+  // The out-of-order ended scope that is now the thread's innermost, if one
+  // is: it leaves the tree and is recorded (and the next one after it).
+  GPUPROF_DETAIL_NOINLINE static void close_deferred(detail::ThreadState& thread) noexcept {
+    for (detail::DeferredClose** link = &thread.deferred; *link; link = &(*link)->next) {
+      if ((*link)->state.id != thread.current_instance) continue;
+      detail::DeferredClose* const ready = *link;
+      *link = ready->next;
+      if (!thread.deferred)
+        thread.exit_work.fetch_and(static_cast<std::uint8_t>(~detail::exit_deferred),
+                                   std::memory_order_relaxed);
+      close_and_record(ready->state, ready->mode, ready->end_ticks, ready->gpu_pending);
+      delete ready;
+      return;
+    }
   }
 
   std::uint32_t mode_;  // detail::scope_mode as this scope read it (or mode_inert)

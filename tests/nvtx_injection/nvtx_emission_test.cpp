@@ -11,6 +11,7 @@
 
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
+#include <gpuprof/scope_handle.hpp>
 
 #include "nvtx_recorder.hpp"
 
@@ -98,4 +99,23 @@ TEST_CASE("GPU timing off leaves the NVTX ranges on") {
   { GPUPROF_SCOPE("host only"); }
   gpuprof::profiler().set_gpu_timing(true);
   CHECK(sequence(nvtx_recorder::events()) == std::vector<std::string>{"+host only", "-"});
+}
+
+TEST_CASE("a handle scope pushes the range GPUPROF_SCOPE pushes, and ends out of order nested") {
+  nvtx_recorder::clear();
+  {
+    gpuprof::ScopeHandle step = gpuprof::begin_scope("step");
+    { GPUPROF_SCOPE("forward"); }
+    step.end();
+    step.end();  // nothing more
+  }
+  {
+    gpuprof::ScopeHandle outer = gpuprof::begin_scope("outer");
+    gpuprof::ScopeHandle inner = gpuprof::begin_scope("inner");
+    outer.end();  // early: its range is popped after inner's
+    inner.end();
+  }
+  REQUIRE(nvtx_recorder::attached());
+  CHECK(sequence(nvtx_recorder::events()) ==
+        std::vector<std::string>{"+step", "+forward", "-", "-", "+outer", "+inner", "-", "-"});
 }

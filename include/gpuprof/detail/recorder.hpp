@@ -17,10 +17,12 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -193,6 +195,11 @@ class Recorder {
 
   // --- errors a destructor could not throw ---------------------------------------
   void note_lost_gpu_time(const char* what) noexcept;
+  // True the first time for the name `name_id`: scopes ended out of order say so once per name.
+  bool first_out_of_order_end(std::uint32_t name_id) {
+    const std::lock_guard<std::mutex> lock(errors_mutex_);
+    return out_of_order_names_.insert(name_id).second;
+  }
   std::pair<std::uint64_t, std::string> lost_gpu_time() const;
 
   // --- readers (report, reset) -------------------------------------------------------
@@ -249,6 +256,7 @@ class Recorder {
   mutable std::mutex errors_mutex_;
   std::uint64_t lost_gpu_time_ = 0;
   std::string first_lost_gpu_time_reason_;
+  std::unordered_set<std::uint32_t> out_of_order_names_;
 };
 
 inline void Recorder::add_observer(ScopeObserver* observer) {
@@ -369,6 +377,31 @@ inline void notify_end(ScopeState& s) noexcept {
       if (ScopeObserver* observer = recorder.observer(slot)) observer->on_scope_end(s.id);
 }
 
+// A scope ended before the scopes opened inside it: kept on its thread's list
+// until they have left (Scope::close_deferred), said once per name.
+inline bool defer_close(const DeferredClose& ended) noexcept {
+  auto* kept = new (std::nothrow) DeferredClose(ended);
+  if (!kept) return false;
+  ThreadState& thread = *ended.state.thread;
+  kept->next = thread.deferred;
+  thread.deferred = kept;
+  thread.exit_work.fetch_or(exit_deferred, std::memory_order_relaxed);
+  try {
+    Recorder& recorder = detail::recorder();
+    const std::uint32_t name = recorder.node_name(ended.state.node);
+    if (recorder.first_out_of_order_end(name)) {
+      const std::uint32_t inner = recorder.node_name(thread.current.load(std::memory_order_relaxed));
+      std::fprintf(stderr,
+                   "gpuprof: scope \"%s\" ended while \"%s\", opened inside it, was still open: its time "
+                   "stops now and it leaves the call tree after the scopes inside it (scopes end innermost "
+                   "first; docs/headers.md#scopes-without-a-block)\n",
+                   recorder.names().text(name).c_str(), recorder.names().text(inner).c_str());
+    }
+  } catch (...) {  // the message could not be made: the scope is kept all the same
+  }
+  return true;
+}
+
 #if GPUPROF_WITH_CUDA
 // An eager stream gets an event pair. A capturing stream gets stamp nodes
 // in the graph (graph_timing.hpp), or with kernel capture on, only a note
@@ -462,7 +495,7 @@ inline const ScopeBackend& scope_backend_functions() noexcept {
   static constexpr ScopeBackend functions {
     scope_backend_impl::register_thread, scope_backend_impl::take_instance_ids,
         scope_backend_impl::resolve_unbound_name, scope_backend_impl::child_node_slow,
-        scope_backend_impl::open_rest, scope_backend_impl::notify_end,
+        scope_backend_impl::open_rest, scope_backend_impl::notify_end, scope_backend_impl::defer_close,
 #if GPUPROF_WITH_CUDA
         scope_backend_impl::finish_gpu_timing,
 #endif

@@ -27,8 +27,15 @@
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
 
-struct ThreadTables;  // recorder.hpp: the maps behind a thread's caches
-struct GraphSite;     // graph_timing.hpp
+struct ThreadTables;   // recorder.hpp: the maps behind a thread's caches
+struct GraphSite;      // graph_timing.hpp
+struct DeferredClose;  // below: a scope ended before the scopes opened inside it
+
+// ThreadState::exit_work: what a scope's exit has to do besides recording itself.
+enum ExitWork : std::uint8_t {
+  exit_reclaim = 1u,   // reset() discarded records: compact the log (reclaim_discarded())
+  exit_deferred = 2u,  // scopes ended out of order wait to leave the tree (close_deferred())
+};
 
 inline constexpr std::uint32_t root_node = 0;  // global and local id of the virtual root
 inline constexpr std::uint32_t no_node = 0xFFFFFFFFu;
@@ -45,6 +52,9 @@ enum ScopeMode : std::uint32_t {
   // Never in scope_mode: a scope's own note that no backend was installed
   // (no translation unit includes detail/recorder.hpp), so it does nothing.
   mode_inert = 32u,
+  // Never in scope_mode either: a ScopeHandle that has ended or was moved
+  // from, so it ends nothing more.
+  mode_ended = 64u,
 };
 inline std::atomic<std::uint32_t> scope_mode{mode_unready};
 
@@ -78,7 +88,9 @@ struct alignas(64) ThreadState {
   std::uint64_t instance_id_end = 0;
   std::int64_t last_exit_ticks = 0;  // the tick clock is calibrated at entry from this
   std::int64_t calibration_due = 0;  // TickClock::next_due() as this thread last read it
-  std::atomic<bool> reset_pending{false};
+  // ExitWork bits, read by every scope's exit with one load: reset() sets
+  // exit_reclaim from any thread, the owner sets exit_deferred.
+  std::atomic<std::uint8_t> exit_work{0};
   const std::uint32_t thread_id;
   RecordLog records;
 
@@ -96,6 +108,7 @@ struct alignas(64) ThreadState {
   // reset(): records before this index are gone; the owner compacts the log
   // when it next can (see reclaim_after_reset() in thread_ops.hpp).
   std::atomic<std::uint64_t> discard_before{0};
+  DeferredClose* deferred = nullptr;  // scopes ended out of order, still in the tree (owner only)
 #if GPUPROF_WITH_CUDA
   EventPool events;
 #endif
@@ -127,6 +140,19 @@ struct ScopeState {
 #endif
 };
 
+// A scope that ended while scopes opened inside it were still open (a
+// ScopeHandle ended early, or a block around a handle that outlives it).
+// Its time was taken when it ended; it leaves the call tree, and is
+// recorded, when the scopes inside it have left: NVTX push/pop ranges and
+// CUPTI's ranges are stacks, and the tree's parent links must stay whole.
+struct DeferredClose {
+  ScopeState state;
+  std::uint32_t mode;
+  std::int64_t end_ticks;
+  bool gpu_pending;
+  DeferredClose* next;
+};
+
 // The out-of-line half of a scope (defined in recorder.hpp): first sights
 // (a thread, a name, a node, a block of instance ids) and whatever a plain
 // host-clock scope skips (observers, GPU timing, clock calibration).
@@ -138,6 +164,9 @@ struct ScopeBackend {
   std::uint32_t (*child_node_slow)(ThreadState& thread, std::uint64_t key);
   void (*open_rest)(ScopeState& scope, std::uint32_t mode);  // may throw, leaving the scope closed
   void (*notify_end)(ScopeState& scope) noexcept;
+  // Keeps an out-of-order end (DeferredClose) on the thread's list and says so
+  // once per scope name; false if it could not be kept (out of memory).
+  bool (*defer_close)(const DeferredClose& ended) noexcept;
 #if GPUPROF_WITH_CUDA
   bool (*finish_gpu_timing)(ScopeState& scope) noexcept;  // true: the event pair is in flight
 #endif

@@ -89,7 +89,7 @@ class OwnerGuard {
 
 // After reset(): drop the discarded records (handing their event pairs back)
 // and keep the ones that finished since. Postponed while a report reads.
-// Every scope asks (reclaim_after_reset); only one after a reset does this.
+// Every scope asks (ThreadState::exit_work); only one after a reset does this.
 GPUPROF_DETAIL_NOINLINE inline void reclaim_discarded(ThreadState& thread) {
   const OwnerGuard guard(thread.records);
   if (!guard.held()) return;
@@ -104,10 +104,7 @@ GPUPROF_DETAIL_NOINLINE inline void reclaim_discarded(ThreadState& thread) {
   thread.records.drop_front(discard);
   thread.resolve_from = thread.resolve_from > discard ? thread.resolve_from - discard : 0;
   thread.discard_before.store(0, std::memory_order_relaxed);
-  thread.reset_pending.store(false, std::memory_order_release);
-}
-inline void reclaim_after_reset(ThreadState& thread) {
-  if (thread.reset_pending.load(std::memory_order_acquire)) reclaim_discarded(thread);
+  thread.exit_work.fetch_and(static_cast<std::uint8_t>(~exit_reclaim), std::memory_order_release);
 }
 
 #if GPUPROF_WITH_CUDA
