@@ -18,8 +18,9 @@
 // finished, and a pair such a scope published after that synchronization is
 // waited for by itself (report() may run on a monitoring thread). Scopes
 // still open are listed with their open instances (ScopeNode::open_instances),
-// not counted. Instances that began in a bench() cold call or warm-up are
-// left out and counted apart (Report::warmup_instances_left_out).
+// not counted. Instances that began in a bench() cold call or warm-up, and
+// the first set_warmup(n) instances of each root scope with everything inside
+// them, are left out and counted apart (Report::warmup_instances_left_out).
 // ScopeObserver (scope_observer.hpp) lets kernel capture
 // and memory tracking follow scopes and add to the report.
 #pragma once
@@ -34,6 +35,7 @@
 #include "config.hpp"
 #include "detail/build_report.hpp"
 #include "detail/recorder.hpp"
+#include "detail/root_warmup.hpp"
 #include "detail/time_spans.hpp"
 #include "report_model.hpp"
 #include "scope.hpp"
@@ -62,6 +64,13 @@ class Profiler {
   // true: scopes only push and pop their NVTX range (no clock, no record, no
   // report), the cheapest way to name ranges for Nsight Systems.
   void set_nvtx_only(bool enabled) { detail::recorder().set_nvtx_only(enabled); }
+  // The first n instances of each root scope (a training loop's cold first
+  // steps), with everything inside them, are left out of report()'s
+  // statistics and counted in warmup_instances_left_out; each node's first
+  // left-out time stays as ScopeNode::cold_ms. Wins over GPUPROF_WARMUP=n
+  // (read at start). gpuprof::Error for n < 0. See detail/root_warmup.hpp.
+  void set_warmup(long n) { warmup_.set(n); }
+  long warmup() const { return warmup_.count(); }
   // This process's place in a multi-process run, written into every report
   // (merge.hpp combines them). Unset (or set to a negative rank), reports read
   // RANK, WORLD_SIZE and LOCAL_RANK from the environment at report time.
@@ -94,6 +103,7 @@ class Profiler {
 #endif
   friend Profiler& profiler();
   std::optional<RankInfo> rank_;
+  detail::RootWarmup warmup_;
   // Probes the device (and says so) up front; the clocks at start go into reports.
   Profiler() {
     detail::recorder();
@@ -221,6 +231,11 @@ inline Report Profiler::report() {
   }
 #endif
 
+  // Taken after the threads' innermost nodes were read, so it holds them.
+  const std::vector<detail::GlobalNode> nodes = recorder.nodes_snapshot();
+  std::vector<double> cold_ms;  // by global node
+  left_out += warmup_.leave_out(instances, nodes, cold_ms);
+
   Report report;
   report.timing_source = timing_source();
   report.device_name = recorder.device().name;
@@ -228,6 +243,7 @@ inline Report Profiler::report() {
   report.environment = capture_environment();
   report.rank = rank_ ? *rank_ : rank_from_environment();
   report.warmup_instances_left_out = left_out;
+  report.warmup_root_instances = static_cast<std::uint64_t>(warmup_.count());
   const std::size_t host_only = static_cast<std::size_t>(std::count_if(
       instances.begin(), instances.end(), [](const detail::InstanceSnapshot& i) { return i.gpu_ms < 0; }));
   if (report.timing_source == TimingSource::cuda_events && host_only > 0) {
@@ -249,11 +265,9 @@ inline Report Profiler::report() {
         " scope instance(s) captured into a replayed CUDA graph ran no kernel, copy or memset: "
         "with kernel capture on, such a scope has no GPU time (none is made up)";
 #endif
-  // Taken after the threads' innermost nodes were read, so it holds them.
-  const std::vector<detail::GlobalNode> nodes = recorder.nodes_snapshot();
   detail::build_scope_tree(
       nodes, [&](std::uint32_t id) { return recorder.names().text(id); }, std::move(instances), report,
-      detail::open_instance_counts(nodes, innermost_open));
+      detail::open_instance_counts(nodes, innermost_open), cold_ms);
 
   recorder.for_each_observer([&report](ScopeObserver& observer) { observer.contribute(report); });
   return report;
@@ -304,9 +318,10 @@ inline void Profiler::reset() {
   detail::recorder().for_each_thread([](detail::ThreadState& thread) {
     const detail::ReadingGuard guard(thread.records);
     thread.discard_before.store(thread.records.published(), std::memory_order_relaxed);
-    thread.reset_pending.store(true, std::memory_order_release);
+    thread.exit_work.fetch_or(detail::exit_reclaim, std::memory_order_release);
   });
   detail::recorder().forget_left_out();
+  warmup_.forget_instances();
 #if GPUPROF_WITH_CUDA
   detail::recorder().graph_timings().reset();
 #endif

@@ -42,6 +42,9 @@ struct ScopeNode {
   Summary host_ms;  // host-clock durations, always present
   Summary gpu_ms;   // CUDA-event durations; n == 0 when not GPU-timed
   Work work;        // mean declared work per instance (zeros if none)
+  // The first instance left out as warm-up (Profiler::set_warmup), ms of its
+  // primary time: the cold step; -1 when none was left out.
+  double cold_ms = -1;
   // Device memory high-water mark seen inside this scope, bytes; -1 if unknown.
   std::int64_t peak_device_bytes = -1;
 
@@ -83,8 +86,12 @@ struct Report {
   std::vector<KernelRecord> kernels;     // empty unless kernel capture ran
   std::uint64_t dropped_kernel_records = 0;
   // Scope instances that began during a bench() cold call or warm-up
-  // (BenchOptions::keep_warmup_scopes off), left out of nodes and instances.
+  // (BenchOptions::keep_warmup_scopes off), or were the first
+  // warmup_root_instances instances of a root scope or inside one
+  // (Profiler::set_warmup), left out of nodes and instances.
   std::uint64_t warmup_instances_left_out = 0;
+  // Profiler::set_warmup's count in force (0: none).
+  std::uint64_t warmup_root_instances = 0;
   Environment environment;         // where it ran (environment.hpp)
   RankInfo rank;                   // which process of a multi-process run (rank.hpp)
   MemoryTimeline memory_timeline;  // empty unless built (build_memory_timeline.hpp)

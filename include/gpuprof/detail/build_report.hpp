@@ -44,17 +44,24 @@ inline std::vector<std::uint64_t> open_instance_counts(const std::vector<GlobalN
 }
 
 // Fills report.nodes and report.instances. `name_of` maps a name id to its
-// text; `open` (by global node, empty: none) counts instances still running.
+// text; `open` (by global node, empty: none) counts instances still running;
+// `cold_ms` (by global node, -1 or empty: none) is each node's first warm-up
+// time: such a node is kept even when no instance is left to count.
 inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
                              const std::function<std::string(std::uint32_t)>& name_of,
                              std::vector<InstanceSnapshot> instances, Report& report,
-                             const std::vector<std::uint64_t>& open = {}) {
+                             const std::vector<std::uint64_t>& open = {},
+                             const std::vector<double>& cold_ms = {}) {
   const std::size_t node_count = global_nodes.size();
   constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
   std::vector<std::vector<std::size_t>> instances_of(node_count);
   std::vector<std::int64_t> first_begin(node_count, never);
   for (std::uint32_t node = 1; node < node_count && node < open.size(); ++node)
     if (open[node] > 0) first_begin[node] = never - 1;  // kept, after siblings that ran
+  for (std::uint32_t node = 1; node < node_count && node < cold_ms.size(); ++node)
+    if (cold_ms[node] >= 0)
+      for (std::uint32_t up = node; up != root_node && first_begin[up] == never; up = global_nodes[up].parent)
+        first_begin[up] = never - 1;
 
   std::sort(instances.begin(), instances.end(), [](const InstanceSnapshot& a, const InstanceSnapshot& b) {
     return std::tie(a.host_begin_ns, a.id) < std::tie(b.host_begin_ns, b.id);
@@ -96,6 +103,7 @@ inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
     const std::vector<std::size_t>& mine = instances_of[node];
     out.count = mine.size();
     if (node < open.size()) out.open_instances = open[node];
+    if (node < cold_ms.size()) out.cold_ms = cold_ms[node];
     std::vector<double> host_ms, gpu_ms;
     host_ms.reserve(mine.size());
     for (const std::size_t i : mine) {

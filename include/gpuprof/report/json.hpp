@@ -98,6 +98,7 @@ inline void write_node_json(JsonWriter& json, const Report& report, std::size_t 
   write_known(json, "flops_per_byte", node.flops_per_byte(), node.flops_per_byte() > 0);
   json.end_object();
   write_known(json, "peak_device_bytes", node.peak_device_bytes, node.peak_device_bytes >= 0);
+  write_known(json, "cold_ms", node.cold_ms, node.cold_ms >= 0);
   json.key("counters");
   write_scope_counters_json(json, report, index);
   json.end_object();
@@ -193,6 +194,7 @@ inline std::string report_json(const Report& report) {
   json.end_array();
   json.member("dropped_kernel_records", report.dropped_kernel_records)
       .member("warmup_instances_left_out", report.warmup_instances_left_out)
+      .member("warmup_root_instances", report.warmup_root_instances)
       .key("memory_timeline");
   detail::write_memory_timeline_json(json, report.memory_timeline);
   json.key("counters");

@@ -173,6 +173,11 @@ inline ScopeNode scope_node_from_json(const Json& entry, const std::vector<Scope
   const Json& peak = entry["peak_device_bytes"];
   node.peak_device_bytes = peak.is_null() ? -1 : peak.as_int64();
   require(node.peak_device_bytes >= -1, "node " + node.path + " has a negative peak_device_bytes");
+  if (const Json* cold = entry.find("cold_ms"); cold && !cold->is_null()) {
+    node.cold_ms = cold->as_number();
+    require(std::isfinite(node.cold_ms) && node.cold_ms >= 0,
+            "node " + node.path + " has a negative or non-finite cold_ms");
+  }
   return node;
 }
 
@@ -274,6 +279,8 @@ inline Report report_from_json(const Json& json) {
   report.dropped_kernel_records = integer_of<std::uint64_t>(json, "dropped_kernel_records");
   if (json.contains("warmup_instances_left_out"))
     report.warmup_instances_left_out = integer_of<std::uint64_t>(json, "warmup_instances_left_out");
+  if (json.contains("warmup_root_instances"))
+    report.warmup_root_instances = integer_of<std::uint64_t>(json, "warmup_root_instances");
   if (const Json* timeline = json.find("memory_timeline"))
     report.memory_timeline = memory_timeline_from_json(*timeline);
   if (const Json* counters = json.find("counters")) report.counters = counter_set_from_json(*counters);

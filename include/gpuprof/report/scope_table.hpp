@@ -104,8 +104,27 @@ inline std::vector<std::string> unstable_notes(const Report& report) {
   return notes;
 }
 
+// "cold (first warm-up instance): step 723.1 ms, ...": each node's cold_ms,
+// the first few, so that the cold step stays in sight.
+inline std::string cold_times(const Report& report) {
+  constexpr int shown_at_most = 8;
+  std::string text;
+  int shown = 0, more = 0;
+  for (const ScopeNode& node : report.nodes) {
+    if (node.cold_ms < 0) continue;
+    if (shown == shown_at_most) {
+      ++more;
+      continue;
+    }
+    text += (shown++ ? ", " : "cold (first warm-up instance, left out): ") + node.path + " " +
+            format_fixed(node.cold_ms, 3) + " ms";
+  }
+  if (more > 0) text += " and " + std::to_string(more) + " more (cold_ms in the JSON report)";
+  return text;
+}
+
 // One line each: scopes still open, scopes that ran once (or only are open),
-// and instances bench() left out.
+// instances left out as warm-up and their cold times.
 inline std::vector<std::string> report_remarks(const Report& report) {
   std::vector<std::string> remarks;
   const auto count_nodes = [&](auto predicate) {
@@ -118,10 +137,17 @@ inline std::vector<std::string> report_remarks(const Report& report) {
   if (const auto once = count_nodes(ran_fewer_than_twice); once > 0)
     remarks.push_back(std::to_string(once) + " of " + std::to_string(report.nodes.size()) +
                       " scope(s) finished fewer than 2 times: no spread can be estimated for them");
-  if (report.warmup_instances_left_out > 0)
+  if (report.warmup_instances_left_out > 0 && report.warmup_root_instances == 0)
     remarks.push_back(
         std::to_string(report.warmup_instances_left_out) +
         " scope instance(s) from bench() cold calls and warm-up are left out of the statistics");
+  if (report.warmup_instances_left_out > 0 && report.warmup_root_instances > 0)
+    remarks.push_back(std::to_string(report.warmup_instances_left_out) +
+                      " scope instance(s) are left out of the statistics as warm-up: the first " +
+                      std::to_string(report.warmup_root_instances) +
+                      " instance(s) of each root scope with everything inside them (set_warmup, "
+                      "GPUPROF_WARMUP), and any from bench() cold calls and warm-up");
+  if (std::string cold = cold_times(report); !cold.empty()) remarks.push_back(std::move(cold));
   for (std::string& remark : counter_remarks(report)) remarks.push_back(std::move(remark));
   return remarks;
 }
