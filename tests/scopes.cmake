@@ -89,3 +89,44 @@ foreach(mode IN ITEMS package subdirectory fetchcontent)
       -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake_consumer/run_consumer.cmake)
   set_tests_properties(gpuprof_consumer_${mode} PROPERTIES LABELS package)
 endforeach()
+
+# Profiler::set_warmup in the shared binary; GPUPROF_WARMUP in programs of
+# their own (the variable is read when the profiler starts).
+target_sources(gpuprof_tests PRIVATE scopes/scope_handle_test.cpp scopes/warmup/set_warmup_test.cpp)
+add_executable(gpuprof_warmup_environment_test scopes/warmup/environment_test.cpp)
+target_link_libraries(gpuprof_warmup_environment_test PRIVATE gpuprof::gpuprof gpuprof_test_main)
+gpuprof_strict_warnings(gpuprof_warmup_environment_test)
+add_test(NAME gpuprof_warmup_environment COMMAND gpuprof_warmup_environment_test -tc=*GPUPROF_WARMUP=1*)
+set_tests_properties(gpuprof_warmup_environment PROPERTIES ENVIRONMENT GPUPROF_WARMUP=1)
+# A value that is not a count is said at start and ignored: the run keeps its report.
+add_test(NAME gpuprof_warmup_environment_refused COMMAND gpuprof_warmup_environment_test -tc=*not a count*)
+set_tests_properties(gpuprof_warmup_environment_refused PROPERTIES ENVIRONMENT GPUPROF_WARMUP=ten
+  PASS_REGULAR_EXPRESSION "GPUPROF_WARMUP='ten' is not a whole number.*ignored.*Status: SUCCESS")
+
+# nvcc without GPUPROF_WITH_CUDA: a compile-time warning that names the fix
+# (config.hpp, docs/configuration.md); none once the switch is defined.
+if(CMAKE_CUDA_COMPILER)
+  list(GET CUDAToolkit_INCLUDE_DIRS 0 gpuprof_cuda_include)
+  add_test(NAME gpuprof_nvcc_without_switch_warns
+           COMMAND ${CMAKE_COMMAND} -DNVCC=${CMAKE_CUDA_COMPILER} -DINCLUDE_DIR=${PROJECT_SOURCE_DIR}/include
+                   -DCUDA_INCLUDE_DIR=${gpuprof_cuda_include}
+                   -DWORK=${CMAKE_CURRENT_BINARY_DIR}/nvcc_message
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/scopes/nvcc_message/nvcc_message_test.cmake)
+endif()
+
+# The package without CMake: a fresh install moved elsewhere, pkg-config's
+# flags, examples/makefile (g++, and nvcc as CUDA where there is one) and
+# README.md's "Without CMake" lines. The gpu variant requires the example's
+# report to read cuda_events.
+set(gpuprof_pkg_config_consumer
+    ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DGENERATOR=${CMAKE_GENERATOR}
+    -DCXX_COMPILER=${CMAKE_CXX_COMPILER} -DUSE_CUDA=${GPUPROF_USE_CUDA} -DNVCC=${CMAKE_CUDA_COMPILER})
+add_test(NAME gpuprof_consumer_pkg_config
+         COMMAND ${gpuprof_pkg_config_consumer} -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/pkg_config_consumer/cpu
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/pkg_config_consumer/run_pkg_config_consumer.cmake)
+set_tests_properties(gpuprof_consumer_pkg_config PROPERTIES LABELS package)
+gpuprof_add_gpu_test(gpuprof_consumer_pkg_config_gpu
+                     ${gpuprof_pkg_config_consumer} -DGPU=ON
+                     -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/pkg_config_consumer/gpu
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/pkg_config_consumer/run_pkg_config_consumer.cmake)
+set_tests_properties(gpuprof_consumer_pkg_config_gpu PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: no usable CUDA device")
