@@ -1,11 +1,24 @@
 // gpuprof/config.hpp: compile-time switches and the versioned namespace.
 //
-// The CMake targets set the feature switches (gpuprof::gpuprof sets
-// GPUPROF_WITH_CUDA and GPUPROF_WITH_NVTX when the toolkit is found,
-// gpuprof::cupti adds GPUPROF_WITH_CUPTI). They are never guessed from
-// __CUDACC__, so a plain g++ translation unit gets GPU timing too.
-// GPUPROF_DISABLE compiles every GPUPROF_* macro to nothing.
+// The CMake targets and pkg-config files set the feature switches
+// (gpuprof::gpuprof and gpuprof.pc set GPUPROF_WITH_CUDA and GPUPROF_WITH_NVTX
+// when the toolkit is found, gpuprof::cupti and gpuprof-cupti.pc add
+// GPUPROF_WITH_CUPTI). They are never guessed from __CUDACC__: a program's
+// .cu files (nvcc) and .cpp files (g++) share the recorder, whose layout
+// depends on GPUPROF_WITH_CUDA, so a switch guessed per compiler would give
+// one program two layouts. nvcc without the switch gets a warning instead
+// (docs/configuration.md). GPUPROF_DISABLE compiles every GPUPROF_* macro to
+// nothing.
 #pragma once
+
+// nvcc compiling gpuprof with no word on CUDA: most likely a build that
+// passed only -I<prefix>/include, which would time GPU code with the host
+// clock. Said once per translation unit (the host pass: __CUDA_ARCH__ is
+// unset there); defining GPUPROF_WITH_CUDA (0 or 1) silences it.
+#if defined(__CUDACC__) && !defined(__CUDA_ARCH__) && !defined(GPUPROF_WITH_CUDA) && !defined(GPUPROF_DISABLE)
+#warning \
+    "gpuprof: compiled by nvcc without GPUPROF_WITH_CUDA: scopes will time with the host clock and push no NVTX ranges. Use `pkg-config --cflags --libs gpuprof` or CMake's gpuprof::gpuprof, or define GPUPROF_WITH_CUDA=1 (and link cudart); define GPUPROF_WITH_CUDA=0 to keep host timing and silence this."
+#endif
 
 #define GPUPROF_VERSION_MAJOR 0
 #define GPUPROF_VERSION_MINOR 1

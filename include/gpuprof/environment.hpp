@@ -137,7 +137,7 @@ inline ClockSample read_gpu_clocks(const std::string& uuid, std::string& why_not
   return nvml.clocks(uuid);
 #else
   (void)uuid;
-  why_not = "built without the CUDA toolkit";
+  why_not = "built with GPUPROF_WITH_CUDA=0";
   return {};
 #endif
 }

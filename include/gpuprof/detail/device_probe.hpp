@@ -42,7 +42,12 @@ inline DeviceStatus probe_device() {
   status.usable = true;
   status.name = properties.name;
 #else
-  status.reason = "built without the CUDA toolkit (GPUPROF_WITH_CUDA=0)";
+  // The macro, not the toolkit: nvcc or an installed toolkit do not turn it
+  // on (config.hpp says why), so the note names the switch and the fix.
+  status.reason =
+      "GPUPROF_WITH_CUDA is 0 in this build, so gpuprof's CUDA timing and NVTX ranges are off, toolkit "
+      "installed or not: define GPUPROF_WITH_CUDA=1 and link cudart (pkg-config --cflags --libs gpuprof, "
+      "or CMake's gpuprof::gpuprof)";
 #endif
   return status;
 }
