@@ -122,6 +122,9 @@ void bind_reports(py::module_& m) {
       .def_readonly("gpu_ms", &gpuprof::ScopeNode::gpu_ms)
       .def_readonly("work", &gpuprof::ScopeNode::work)
       .def_readonly("peak_device_bytes", &gpuprof::ScopeNode::peak_device_bytes)
+      .def_readonly("open_instances", &gpuprof::ScopeNode::open_instances)
+      .def_readonly("cold_ms", &gpuprof::ScopeNode::cold_ms,
+                    "The first instance left out as warm-up (profiler().set_warmup), ms; -1: none")
       .def_property_readonly("gpu_timed", &gpuprof::ScopeNode::gpu_timed)
       .def_property_readonly("primary_ms", &gpuprof::ScopeNode::primary_ms)
       .def_property_readonly("total_ms", &gpuprof::ScopeNode::total_ms)
@@ -196,6 +199,8 @@ void bind_reports(py::module_& m) {
       .def_readonly("instances", &Report::instances)
       .def_readonly("kernels", &Report::kernels)
       .def_readonly("dropped_kernel_records", &Report::dropped_kernel_records)
+      .def_readonly("warmup_instances_left_out", &Report::warmup_instances_left_out)
+      .def_readonly("warmup_root_instances", &Report::warmup_root_instances)
       .def(
           "node",
           [](const Report& r, const std::string& path) -> py::object {

@@ -1,10 +1,12 @@
-// python/src/scope_bindings.cpp: gpuprof.scope, gpuprof.Work, the profiler
-// switches and gpuprof.bench.
+// python/src/scope_bindings.cpp: gpuprof.scope, gpuprof.begin_scope,
+// gpuprof.Work, the profiler switches (gpuprof.profiler()) and gpuprof.bench.
 //
 // A scope is this C++ class, its __enter__ and __exit__ open and close a
 // gpuprof::Scope directly: no Python frame runs between the `with` and the
 // recorder. The stream is resolved at entry and only when the scope records
 // CUDA events: NVTX-only and host-clock scopes never ask torch for it.
+// begin_scope returns a gpuprof::ScopeHandle, ended by .end() or when the
+// object is collected.
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,6 +19,7 @@
 #include <gpuprof/bench.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
+#include <gpuprof/scope_handle.hpp>
 
 #include "bindings.hpp"
 
@@ -124,6 +127,12 @@ bool records_events() {
   return (mode & gpuprof::detail::mode_gpu) && !(mode & gpuprof::detail::mode_nvtx_only);
 }
 
+// The stream a scope opened now records on: the given one, or with None the
+// current torch stream when it records CUDA events.
+gpuprof::Stream scope_stream(bool current, gpuprof::Stream given) {
+  return current && records_events() ? current_stream() : given;
+}
+
 class PyScope {
  public:
   PyScope(std::string name, const py::object& stream, const py::object& work)
@@ -166,7 +175,7 @@ class PyScope {
 
  private:
   void open(std::optional<gpuprof::Scope>& slot) {
-    const gpuprof::Stream stream = current_stream_ && records_events() ? current_stream() : stream_;
+    const gpuprof::Stream stream = scope_stream(current_stream_, stream_);
     if (has_work_) slot.emplace(*site_, name_, stream, work_);
     else slot.emplace(*site_, name_, stream);
   }
@@ -359,6 +368,34 @@ void bind_scopes(py::module_& m) {
   PyTypeObject* scope_type = ready_scope_type();
   Py_INCREF(scope_type);
   m.add_object("scope", py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(scope_type)));
+
+  py::class_<gpuprof::ScopeHandle>(m, "ScopeHandle",
+                                   "A scope begun by gpuprof.begin_scope: .end() ends it (again: nothing); "
+                                   "it also ends when the object is collected")
+      .def("end", &gpuprof::ScopeHandle::end,
+           "End the scope; gpuprof.Error on a thread other than the one that began it")
+      .def_property_readonly("active", &gpuprof::ScopeHandle::active, "begun and not ended")
+      .def_property_readonly("instance_id", &gpuprof::ScopeHandle::instance_id);
+  m.def(
+      "begin_scope",
+      [](const std::string& name, const py::object& stream, const py::object& work) {
+        const gpuprof::Stream resolved = scope_stream(stream.is_none(), stream_of(stream));
+        if (work.is_none()) return gpuprof::begin_scope(name, resolved);
+        return gpuprof::begin_scope(name, resolved, work_of(work));
+      },
+      py::arg("name"), py::arg("stream") = py::none(), py::arg("work") = py::none(),
+      "The scope gpuprof.scope(name, stream, work) opens, for code where `with` does not fit: returns a "
+      "ScopeHandle; call .end() on the thread that began it. Scopes end innermost first; one ended "
+      "early stops its time then and leaves the tree after the scopes inside it.");
+
+  py::class_<gpuprof::Profiler, std::unique_ptr<gpuprof::Profiler, py::nodelete>>(
+      m, "Profiler", "The process's profiler: gpuprof.profiler()")
+      .def("set_warmup", &gpuprof::Profiler::set_warmup, py::arg("n"),
+           "Leave the first n instances of each root scope, with everything inside them, out of the "
+           "statistics (counted in warmup_instances_left_out; each node keeps its first as cold_ms). "
+           "Wins over GPUPROF_WARMUP.")
+      .def("warmup", &gpuprof::Profiler::warmup, "The warm-up count in force");
+  m.def("profiler", &gpuprof::profiler, py::return_value_policy::reference, "The process's profiler");
 
   m.def(
       "set_gpu_timing", [](bool on) { gpuprof::profiler().set_gpu_timing(on); }, py::arg("enabled"),
