@@ -33,6 +33,7 @@ function(gpuprof_write_pkg_config)
   endif()
   # From <prefix>/<libdir>/pkgconfig back to <prefix>: "../.." for lib/pkgconfig.
   file(RELATIVE_PATH GPUPROF_PC_PREFIX_FROM_PCDIR "/prefix/${pc_dir}" "/prefix")
+  string(REGEX REPLACE "/$" "" GPUPROF_PC_PREFIX_FROM_PCDIR "${GPUPROF_PC_PREFIX_FROM_PCDIR}")
   set(GPUPROF_PC_CFLAGS "")
   set(GPUPROF_PC_LIBS "")
   if(GPUPROF_HAVE_CUDA)

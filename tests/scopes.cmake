@@ -125,8 +125,11 @@ add_test(NAME gpuprof_consumer_pkg_config
          COMMAND ${gpuprof_pkg_config_consumer} -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/pkg_config_consumer/cpu
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/pkg_config_consumer/run_pkg_config_consumer.cmake)
 set_tests_properties(gpuprof_consumer_pkg_config PROPERTIES LABELS package)
-gpuprof_add_gpu_test(gpuprof_consumer_pkg_config_gpu
-                     ${gpuprof_pkg_config_consumer} -DGPU=ON
-                     -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/pkg_config_consumer/gpu
-                     -P ${CMAKE_CURRENT_SOURCE_DIR}/pkg_config_consumer/run_pkg_config_consumer.cmake)
-set_tests_properties(gpuprof_consumer_pkg_config_gpu PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: no usable CUDA device")
+if(GPUPROF_HAVE_CUDA)
+  gpuprof_add_gpu_test(gpuprof_consumer_pkg_config_gpu
+                       ${gpuprof_pkg_config_consumer} -DGPU=ON
+                       -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/pkg_config_consumer/gpu
+                       -P ${CMAKE_CURRENT_SOURCE_DIR}/pkg_config_consumer/run_pkg_config_consumer.cmake)
+  set_tests_properties(gpuprof_consumer_pkg_config_gpu PROPERTIES
+    SKIP_REGULAR_EXPRESSION "SKIPPED: no usable CUDA device")
+endif()

@@ -9,6 +9,7 @@
 #     build and run (nvcc, the plain defines with the toolkit, meson when found).
 # GPU=ON builds the example only and requires its report to read cuda_events
 # ("SKIPPED" where no GPU can be: no driver or device, unless GPUPROF_REQUIRE_GPU=1).
+cmake_minimum_required(VERSION 3.25)  # policies of a script: while(TRUE) in readme_blocks.cmake
 foreach(variable SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER USE_CUDA)
   if(NOT DEFINED ${variable})
     message(FATAL_ERROR "run_pkg_config_consumer.cmake: -D${variable}=... is required")

@@ -2,6 +2,7 @@
 # nvcc without GPUPROF_WITH_CUDA must warn, naming the macro, pkg-config and
 # the CMake target; GPUPROF_WITH_CUDA=0 (host timing on purpose) and =1 must
 # not. Each case compiles scoped_kernel.cu and must succeed.
+cmake_minimum_required(VERSION 3.25)  # the policies of a script
 foreach(variable NVCC INCLUDE_DIR CUDA_INCLUDE_DIR WORK)
   if(NOT DEFINED ${variable})
     message(FATAL_ERROR "nvcc_message_test.cmake: -D${variable}=... is required")
