@@ -99,7 +99,7 @@ gpuprof_strict_warnings(gpuprof_warmup_environment_test)
 add_test(NAME gpuprof_warmup_environment COMMAND gpuprof_warmup_environment_test -tc=*GPUPROF_WARMUP=1*)
 set_tests_properties(gpuprof_warmup_environment PROPERTIES ENVIRONMENT GPUPROF_WARMUP=1)
 # A value that is not a count is said at start and ignored: the run keeps its report.
-add_test(NAME gpuprof_warmup_environment_refused COMMAND gpuprof_warmup_environment_test -tc=*not a count*)
+add_test(NAME gpuprof_warmup_environment_refused COMMAND gpuprof_warmup_environment_test "-tc=*not a count*")
 set_tests_properties(gpuprof_warmup_environment_refused PROPERTIES ENVIRONMENT GPUPROF_WARMUP=ten
   PASS_REGULAR_EXPRESSION "GPUPROF_WARMUP='ten' is not a whole number.*ignored.*Status: SUCCESS")
 

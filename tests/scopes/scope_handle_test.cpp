@@ -76,13 +76,14 @@ TEST_CASE("a handle moves: into an optional, a container, out of a function; eac
     moved.end();  // twice: nothing
     CHECK(moved.instance_id() == 0);
     gpuprof::ScopeHandle assigned = gpuprof::begin_scope(std::string("first"));
-    // Ends "first", then takes "second", which ends at destruction.
+    // "second" begins inside "first"; the assignment then ends "first" (early:
+    // it leaves the tree after "second") and takes "second", ended at destruction.
     assigned = gpuprof::begin_scope(std::string("second"));
   }
   const gpuprof::Report report = profiler.report();
   const auto counts = counts_by_path(report);
-  CHECK(counts ==
-        std::map<std::string, std::uint64_t>{{"step", 1}, {"step/forward", 1}, {"first", 1}, {"second", 1}});
+  CHECK(counts == std::map<std::string, std::uint64_t>{
+                      {"step", 1}, {"step/forward", 1}, {"first", 1}, {"first/second", 1}});
   CHECK(report.nodes.at(0).work.tokens == 8);
   CHECK(innermost_node() == gpuprof::detail::root_node);
 }

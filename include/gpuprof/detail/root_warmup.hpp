@@ -10,8 +10,8 @@
 // inside it (same thread, beginning within it) go with it. Their ids are
 // kept, so later reports leave out the same instances; how many were taken
 // per root survives reset() (the warm-up has happened), the ids do not (their
-// records are gone). The first left-out instance of each node keeps its time
-// (ScopeNode::cold_ms): the cold step stays visible.
+// records are gone). Setting another count starts over on the records held. The first left-out instance of
+// each node keeps its time (ScopeNode::cold_ms): the cold step stays visible.
 #pragma once
 #include <algorithm>
 #include <cerrno>
@@ -70,6 +70,8 @@ class RootWarmup {
   void set(long n) {
     if (n < 0) throw Error("gpuprof: set_warmup(" + std::to_string(n) + "): the count must be >= 0");
     const std::lock_guard<std::mutex> lock(mutex_);
+    // Another count starts over: the records still held are sorted out anew.
+    if (n != count_locked()) forget_all_locked();
     set_ = n;
   }
   // reset(): the records are gone; what was taken per root stays taken.
@@ -133,6 +135,11 @@ class RootWarmup {
 
  private:
   long count_locked() const { return set_ >= 0 ? set_ : environment_ >= 0 ? environment_ : 0; }
+  void forget_all_locked() {
+    taken_.clear();
+    left_out_ids_.clear();
+    cold_ms_.clear();
+  }
 
   mutable std::mutex mutex_;
   long set_ = -1;          // set_warmup's count; -1: not called
