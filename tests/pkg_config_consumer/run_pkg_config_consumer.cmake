@@ -9,7 +9,7 @@
 #     build and run (nvcc, the plain defines with the toolkit, meson when found).
 # GPU=ON builds the example only and requires its report to read cuda_events
 # ("SKIPPED" where no GPU can be: no driver or device, unless GPUPROF_REQUIRE_GPU=1).
-cmake_minimum_required(VERSION 3.25)  # policies of a script: while(TRUE) in readme_blocks.cmake
+cmake_minimum_required(VERSION 3.25)  # policies of a script: while(TRUE) in code_blocks.cmake
 foreach(variable SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER USE_CUDA)
   if(NOT DEFINED ${variable})
     message(FATAL_ERROR "run_pkg_config_consumer.cmake: -D${variable}=... is required")
@@ -134,11 +134,10 @@ string(FIND "${rest}" "\n## " end)
 if(NOT end EQUAL -1)
   string(SUBSTRING "${rest}" 0 ${end} section)
 endif()
-file(WRITE "${WORK_DIR}/without_cmake.md" "${section}")
-include("${SOURCE_DIR}/tests/readme/readme_blocks.cmake")
-gpuprof_readme_blocks("${WORK_DIR}/without_cmake.md" make make_blocks)
-gpuprof_readme_blocks("${WORK_DIR}/without_cmake.md" sh sh_blocks)
-gpuprof_readme_blocks("${WORK_DIR}/without_cmake.md" meson meson_blocks)
+include("${SOURCE_DIR}/tests/readme/code_blocks.cmake")
+gpuprof_fenced_blocks("${section}" make make_blocks)
+gpuprof_fenced_blocks("${section}" sh sh_blocks)
+gpuprof_fenced_blocks("${section}" meson meson_blocks)
 list(LENGTH make_blocks make_count)
 list(LENGTH sh_blocks sh_count)
 list(LENGTH meson_blocks meson_count)
