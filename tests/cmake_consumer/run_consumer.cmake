@@ -4,20 +4,8 @@
 # with the step's output if anything goes wrong. Starts from an empty WORK_DIR.
 # The consumer is copied into a git repository of its own there, so that its
 # report must name the consumer's revision, build type and flags.
-foreach(variable MODE SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER USE_CUDA)
-  if(NOT DEFINED ${variable})
-    message(FATAL_ERROR "run_consumer.cmake: -D${variable}=... is required")
-  endif()
-endforeach()
-
-function(run_step description)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE output)
-  if(NOT status EQUAL 0)
-    message(FATAL_ERROR "${description} failed (${status}):\n${output}")
-  endif()
-  message(STATUS "${description}: ok")
-  set(step_output "${output}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../support/script_steps.cmake)
+gpuprof_require_defined(run_consumer.cmake MODE SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER USE_CUDA)
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(common -G "${GENERATOR}" -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release

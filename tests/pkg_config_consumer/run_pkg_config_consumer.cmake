@@ -10,20 +10,8 @@
 # GPU=ON builds the example only and requires its report to read cuda_events
 # ("SKIPPED" where no GPU can be: no driver or device, unless GPUPROF_REQUIRE_GPU=1).
 cmake_minimum_required(VERSION 3.25)  # policies of a script: while(TRUE) in code_blocks.cmake
-foreach(variable SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER USE_CUDA)
-  if(NOT DEFINED ${variable})
-    message(FATAL_ERROR "run_pkg_config_consumer.cmake: -D${variable}=... is required")
-  endif()
-endforeach()
-
-function(run_step description)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE output)
-  if(NOT status EQUAL 0)
-    message(FATAL_ERROR "${description} failed (${status}):\n${output}")
-  endif()
-  message(STATUS "${description}: ok")
-  set(step_output "${output}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../support/script_steps.cmake)
+gpuprof_require_defined(run_pkg_config_consumer.cmake SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER USE_CUDA)
 
 function(require_in text expected what)
   string(FIND "${text}" "${expected}" at)

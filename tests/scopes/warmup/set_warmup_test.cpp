@@ -4,6 +4,7 @@
 // report, which readers, merge and compare still take.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -18,10 +19,10 @@
 namespace {
 
 const gpuprof::ScopeNode& node_at(const gpuprof::Report& report, const std::string& path) {
-  for (const auto& node : report.nodes)
-    if (node.path == path) return node;
-  FAIL("no node " << path);
-  return report.nodes.front();
+  const auto found = std::find_if(report.nodes.begin(), report.nodes.end(),
+                                  [&path](const gpuprof::ScopeNode& node) { return node.path == path; });
+  REQUIRE_MESSAGE(found != report.nodes.end(), "no node " << path);
+  return *found;
 }
 
 }  // namespace
