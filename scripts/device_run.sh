@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU machine, in one call, so a lease is spent on
 # measuring rather than on start-ups. Usage:
-#   scripts/device_run.sh [build] [test | cputest gputest] [agreement] [mutation]
+#   scripts/device_run.sh [preset] [build] [test | cputest gputest] [agreement] [mutation]
 #                         [bench] [torch] [profile] [precision] [overhead] [studies]
+# With no phase named it runs `preset`: the README's own test command,
+# `cmake --workflow --preset test` (build/default, every test but the
+# benchmark), then `ctest --preset test` until $PRESET_REPEAT runs in all
+# (default 1) have passed or one fails. The other phases use build/device.
 # Results go to $OUT (default ./out): logs, JSON, and the tables printed last.
 # The PyTorch yardstick (examples/transformer/scripts/torch_reference.py) runs
 # in the same call as our benchmark, so a comparison is a ratio from one run.
@@ -25,7 +29,7 @@ trap pack EXIT
 BUILD=build/device
 B="$BUILD"/examples/transformer/bench/transformer_bench
 JOBS=$(nproc)
-phases=${*:-build test}
+phases=${*:-preset}
 want() { [[ " $phases " == *" $1 "* ]]; }
 log() { echo "== $(date +%T) $*" | tee -a "$RESULTS/summary.txt"; }
 export GPUPROF_REQUIRE_GPU=1
@@ -46,7 +50,7 @@ allowed_skips() {
 # ctest's exit status, then every skipped test not in allowed_skips: a failure.
 check_ctest() {  # log file, ctest's exit status
   local allowed name
-  [ "$2" -eq 0 ] || fail "ctest failed, see $(basename "$1")"
+  [ "$2" -eq 0 ] || fail "the run failed (build or tests), see $(basename "$1")"
   allowed=" $(allowed_skips | tr '\n' ' ') "
   for name in $(sed -n 's/^[[:space:]]*[0-9]* - \([^ ]*\) (Skipped)$/\1/p' "$1" | sort -u); do
     if [[ "$allowed" == *" $name "* ]]; then
@@ -56,6 +60,18 @@ check_ctest() {  # log file, ctest's exit status
     fi
   done
 }
+
+if want preset; then
+  repeat=${PRESET_REPEAT:-1}
+  log "the README's test command: cmake --workflow --preset test, then ctest --preset test ($repeat run(s) in all)"
+  cmake --workflow --preset test >"$RESULTS/preset.log" 2>&1
+  check_ctest "$RESULTS/preset.log" $?
+  if [ "$repeat" -gt 1 ] && [ "$status" -eq 0 ]; then
+    ctest --preset test --repeat until-fail:$((repeat - 1)) >"$RESULTS/preset-repeat.log" 2>&1
+    check_ctest "$RESULTS/preset-repeat.log" $?
+  fi
+  grep -h -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout|error:' "$RESULTS"/preset*.log | tail -20
+fi
 
 if want build; then
   log "configure (cmake --preset device) + build"

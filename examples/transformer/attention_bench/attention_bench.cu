@@ -64,8 +64,8 @@ constexpr const char* kUsage =
     "                    no file); \"-\" is standard output, and the table then goes to standard error\n"
     "  -h, --help        this text\n"
     "Each flag at most once.\n"
-    "exit status: 0 done; 1 no usable CUDA device, a failed run, or an output (standard output\n"
-    "included) that could not be written; 2 bad arguments\n";
+    "exit status: 0 done; 1 a failed run, or an output (standard output included) that could\n"
+    "not be written; 2 bad arguments; 3 no usable GPU\n";
 
 struct Options {
   bool help = false;
@@ -249,7 +249,7 @@ int run(const Options& o) {
   std::string why_not;
   if (!transformer::cuda_backend_available(&why_not)) {
     std::fprintf(stderr, "attention_bench: no usable GPU: %s\n", why_not.c_str());
-    return 1;
+    return 3;
   }
   int device = 0;
   GPUPROF_CUDA_CHECK(cudaGetDevice(&device));

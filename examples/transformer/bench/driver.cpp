@@ -101,6 +101,9 @@ int run_driver(DriverOptions options) {
   gpuprof::profiler();  // probes the device now, so its one-time notice precedes the progress lines
   const harness::Device device = harness::Device::select(options.device);
   if (!device.notice().empty()) std::fprintf(stderr, "notice: %s\n", device.notice().c_str());
+  // The CPU backend's work is timed by the host clock, also where a GPU is
+  // present: CUDA events around host work would time nothing of it.
+  if (!device.is_cuda()) gpuprof::profiler().set_gpu_timing(false);
   resolve_defaults(options, device.is_cuda());
   if (*options.graph && !device.is_cuda())
     throw harness::UsageError(std::string("--graph needs the CUDA backend; this run uses the ") +

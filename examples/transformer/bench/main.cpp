@@ -1,6 +1,7 @@
 // bench/main.cpp: transformer_bench, the CS336 end-to-end benchmark of the
 // Transformer LM (see --help). Exit status: 0 done, 1 a run failed or an
-// output (standard output included) could not be written, 2 bad input.
+// output (standard output included) could not be written, 2 bad input,
+// 3 --device cuda without a usable GPU.
 #include <gpuprof/standard_output.hpp>
 
 #include <cstdio>
@@ -9,6 +10,7 @@
 
 #include "bench/driver.hpp"
 #include "bench/options.hpp"
+#include "harness/device.hpp"
 
 int main(int argc, char** argv) {
   using namespace transformer::bench;
@@ -23,6 +25,9 @@ int main(int argc, char** argv) {
   } catch (const transformer::harness::UsageError& error) {
     std::fprintf(stderr, "transformer_bench: %s\n(see transformer_bench --help)\n", error.what());
     return 2;
+  } catch (const transformer::harness::DeviceUnavailable& error) {
+    std::fprintf(stderr, "transformer_bench: %s\n", error.what());
+    return 3;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "transformer_bench: error: %s\n", error.what());
     return 1;

@@ -73,8 +73,8 @@ std::string usage_text() {
          "                     where built; fused where it runs; naive otherwise\n"
          "  --device D         auto (default: CUDA when usable, else CPU), cuda, cpu\n"
          "  --seed N           parameters and token ids (default 0)\n"
-         "  --json PATH        write every row as JSON (schema gpuprof.transformer_bench);\n"
-         "                     default: no file\n"
+         "  --json PATH        write every row as JSON (schema gpuprof.bench: one benchmark per\n"
+         "                     configuration, its columns as fields); default: no file\n"
          "  --csv PATH         the same rows as CSV; default: no file\n"
          "  --torch-jsonl PATH join rows of scripts/torch_reference.py (speedup = torch median / "
          "ours);\n"
@@ -95,7 +95,7 @@ std::string usage_text() {
          "go to standard error. Outputs are checked before anything runs: none may be empty,\n"
          "name an input or another output. Each flag at most once; --flag=value works too.\n"
          "Exit status: 0 done, 1 a run failed or an output (standard output included) could\n"
-         "not be written, 2 bad input.\n";
+         "not be written, 2 bad input, 3 --device cuda without a usable GPU.\n";
 }
 
 std::vector<RunConfig> sweep_configurations(const DriverOptions& options) {

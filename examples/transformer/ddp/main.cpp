@@ -1,6 +1,6 @@
 // ddp/main.cpp: transformer_ddp, data-parallel training of the Transformer LM
 // over NCCL (see --help). Exit status: 0 done, 1 a rank failed or standard
-// output could not be written, 2 bad input.
+// output could not be written, 2 bad input, 3 no usable GPU.
 #include <gpuprof/standard_output.hpp>
 
 #include <chrono>
@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
     }
     const int visible = visible_gpus();
     if (visible == 0) {
-      std::fprintf(stderr, "transformer_ddp: no CUDA device visible\n");
-      return 2;
+      std::fprintf(stderr, "transformer_ddp: no usable GPU (no CUDA device visible)\n");
+      return 3;
     }
     if (options.gpus > visible)
       throw harness::UsageError("--gpus " + std::to_string(options.gpus) + ": only " +

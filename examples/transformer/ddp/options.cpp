@@ -128,8 +128,8 @@ std::string ddp_usage_text() {
          "                    (default off)\n"
          "  --reports DIR     every rank's gpuprof report, DIR/transformer_ddp.rank<R>.json\n"
          "                    (combine with gpuprof-merge; default: none)\n"
-         "  --json PATH       the run's figures as JSON (default: none); \"-\" is standard output,\n"
-         "                    and the table then goes to standard error\n"
+         "  --json PATH       the run's figures as JSON, schema gpuprof.transformer_ddp (default:\n"
+         "                    none); \"-\" is standard output, and the table then goes to standard error\n"
          "  --timeout S       terminate every rank after S seconds (default 1800)\n"
          "  --id-file PATH    launched ranks only: where rank 0 leaves NCCL's unique id\n"
          "  -h, --help        this text\n"
@@ -138,7 +138,7 @@ std::string ddp_usage_text() {
          "--id-file or GPUPROF_DDP_ID_FILE; then the process is that one rank.\n"
          "Each flag at most once; --flag=value works too.\n"
          "Exit status: 0 done, 1 a rank failed or standard output could not be written, 2 bad\n"
-         "input (e.g. more GPUs than visible, no GPU at all).\n";
+         "input (e.g. more GPUs than visible), 3 no usable GPU.\n";
 }
 
 }  // namespace transformer::ddp

@@ -146,7 +146,10 @@ int run_rank(const DdpOptions& options, const gpuprof::RankInfo& me, IdChannel& 
 int visible_gpus() {
   const std::string answer = run_in_child([] {
     int count = 0;
-    GPUPROF_CUDA_CHECK(cudaGetDeviceCount(&count));
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    // No device, or no driver: none visible (exit 3), not a failed run.
+    if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) return std::string("0");
+    GPUPROF_CUDA_CHECK(status);
     return std::to_string(count);
   });
   return std::stoi(answer);

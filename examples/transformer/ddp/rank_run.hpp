@@ -14,7 +14,7 @@ namespace transformer::ddp {
 int run_rank(const DdpOptions& options, const gpuprof::RankInfo& me, IdChannel& ids);
 
 // Every visible CUDA device, counted in a child process (the parent must not
-// initialise CUDA before it forks the ranks).
+// initialise CUDA before it forks the ranks); 0 without a device or driver.
 int visible_gpus();
 
 }  // namespace transformer::ddp

@@ -21,7 +21,8 @@ Device Device::select(DeviceChoice choice) {
 #endif
       return device;
     }
-    if (choice == DeviceChoice::cuda) throw UsageError("--device cuda: no usable GPU (" + why_not + ")");
+    if (choice == DeviceChoice::cuda)
+      throw DeviceUnavailable("--device cuda: no usable GPU (" + why_not + ")");
     device.notice_ = "no usable GPU (" + why_not + "): running on the CPU backend, fp32 only";
   }
   device.name_ = "CPU (Eigen backend)";

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "harness/options.hpp"
@@ -11,9 +12,16 @@
 
 namespace transformer::harness {
 
+// The GPU a program needs is not there: no usable device, or CUPTI cannot
+// capture (another profiler attached, ...). The programs print what() and
+// exit with status 3, as the README's exit-status table says.
+struct DeviceUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class Device {
  public:
-  // --device cuda without a usable GPU throws UsageError (exit 2); auto falls
+  // --device cuda without a usable GPU throws DeviceUnavailable; auto falls
   // back to the CPU and says why in notice().
   static Device select(DeviceChoice choice);
 

@@ -21,8 +21,8 @@
 // client: CUPTI's auto ranges are numbered, not named, and the step launches
 // the same kernels in the same order every time. Each run makes the model,
 // runs one warm-up step (lazy module loading, cuBLAS's first calls), then
-// the measured step. Exit 1 when counters or names cannot be collected, 2 on
-// bad usage.
+// the measured step. Exit status: 0 done, 1 a run failed, 2 bad usage, 3 no
+// usable GPU, or counters or names cannot be collected.
 #include <cuda_profiler_api.h>
 #include <gpuprof/counters.hpp>
 #include <gpuprof/cupti.hpp>
@@ -47,9 +47,21 @@ struct ProbeOptions {
   int ctx = 128;
 };
 
-int usage(const char* program, const char* problem) {
-  std::fprintf(stderr, "%s: %s\nusage: %s --counters|--step|--names|--plain [--ctx N]\n", program, problem,
-               program);
+constexpr const char* usage_text =
+    "usage: transformer_counter_probe --counters|--step|--names|--plain [--ctx N]\n"
+    "One small-model bf16 train step, for the comparison with Nsight Compute\n"
+    "(scripts/counters_check.sh):\n"
+    "  --counters  every kernel's counters: \"kernel,<launch index>,<metric>,<value>\" lines\n"
+    "  --step      the same counters for one range around the step: \"range,step,...\" lines\n"
+    "  --names     the step's kernels in launch order: \"name,<launch index>,<base name>\" lines\n"
+    "  --plain     the step alone between cudaProfilerStart/Stop, for ncu\n"
+    "  --ctx N     context length, 1 to 8192 (default 128)\n"
+    "  -h, --help  this text\n"
+    "exit status: 0 done; 1 a run failed; 2 bad arguments; 3 no usable GPU, or counters or\n"
+    "names cannot be collected\n";
+
+int usage(const char* problem) {
+  std::fprintf(stderr, "transformer_counter_probe: %s\n%s", problem, usage_text);
   return 2;
 }
 
@@ -91,7 +103,7 @@ int print_counters(transformer::Backend& model) {
   options.replay = gpuprof::CounterReplay::user;
   options.max_ranges = 4096;  // a small-model step launches a few hundred kernels
   gpuprof::CounterCapture capture(options);
-  if (!capture.active()) return 1;
+  if (!capture.active()) return 3;  // the capture said why on stderr
   const gpuprof::CounterSet set = capture.measure([&] { run_step(model); });
   print_header("kernel", set, set.kernels.size());
   for (std::size_t index = 0; index < set.kernels.size(); ++index)
@@ -104,7 +116,7 @@ int print_step(transformer::Backend& model) {
   gpuprof::CounterCaptureOptions options;  // scopes: user ranges
   options.nesting_levels = 1;              // the outer range alone: the model's own scopes push none
   gpuprof::CounterCapture capture(options);
-  if (!capture.active()) return 1;
+  if (!capture.active()) return 3;  // the capture said why on stderr
   const gpuprof::CounterSet set = capture.measure([&] { run_step(model); }, "step");
   print_header("range", set, set.scopes.size());
   for (const gpuprof::CounterRange& range : set.scopes)
@@ -117,7 +129,7 @@ int print_names(transformer::Backend& model) {
   gpuprof::KernelCaptureOptions options;
   options.copies = false;  // copies and memsets get no counter range, as in ncu
   gpuprof::KernelCapture capture(options);
-  if (!capture.active()) return 1;
+  if (!capture.active()) return 3;  // the capture said why on stderr
   run_step(model);
   std::vector<gpuprof::KernelRecord> kernels = capture.records();
   kernels.erase(
@@ -148,8 +160,12 @@ int main(int argc, char** argv) {
   bool mode_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(usage_text, stdout);
+      return 0;
+    }
     if (arg == "--counters" || arg == "--step" || arg == "--names" || arg == "--plain") {
-      if (mode_given) return usage(argv[0], "give one of --counters, --step, --names, --plain");
+      if (mode_given) return usage("give one of --counters, --step, --names, --plain");
       mode_given = true;
       options.mode = arg == "--counters" ? ProbeMode::counters
                      : arg == "--step"   ? ProbeMode::step
@@ -158,19 +174,18 @@ int main(int argc, char** argv) {
     } else if (arg == "--ctx" && i + 1 < argc) {
       char* end = nullptr;
       const long ctx = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || ctx < 1 || ctx > 8192)
-        return usage(argv[0], "--ctx needs a whole number from 1 to 8192");
+      if (*end != '\0' || ctx < 1 || ctx > 8192) return usage("--ctx needs a whole number from 1 to 8192");
       options.ctx = static_cast<int>(ctx);
     } else {
-      return usage(argv[0], ("unknown argument " + arg).c_str());
+      return usage(("unknown argument " + arg).c_str());
     }
   }
-  if (!mode_given) return usage(argv[0], "give one of --counters, --step, --names, --plain");
+  if (!mode_given) return usage("give one of --counters, --step, --names, --plain");
   try {
     std::string why_not;
     if (!transformer::cuda_backend_available(&why_not)) {
       std::fprintf(stderr, "transformer_counter_probe: no usable GPU: %s\n", why_not.c_str());
-      return 1;
+      return 3;
     }
     std::unique_ptr<transformer::Backend> model = warm_model(options.ctx);
     switch (options.mode) {

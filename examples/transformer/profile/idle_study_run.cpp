@@ -83,7 +83,7 @@ IdleStudy run_idle_study(const ProfileOptions& options) {
 
   const gpuprof::KernelCapture capture;  // a scope observer and the graph scopes' timer while it lives
   if (!capture.active())
-    throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
+    throw harness::DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
   for (StudyRun& run : runs)
     guarded(run, "capture on", [&] {
       const std::optional<StepTimes> eager =

@@ -8,7 +8,7 @@ namespace transformer::profile {
 
 // Every configuration x mode of `options`: eager and graph with capture off
 // first (no CUPTI subscription exists yet), then both again under one
-// KernelCapture for the idle shares. Throws DeviceUnavailable (profile_run.hpp)
+// KernelCapture for the idle shares. Throws harness::DeviceUnavailable
 // without a GPU or CUPTI.
 IdleStudy run_idle_study(const ProfileOptions& options);
 

@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
   } catch (const transformer::harness::UsageError& error) {
     std::fprintf(stderr, "transformer_profile: %s\n(see transformer_profile --help)\n", error.what());
     return exit_usage;
-  } catch (const DeviceUnavailable& error) {
+  } catch (const transformer::harness::DeviceUnavailable& error) {
     std::fprintf(stderr, "transformer_profile: %s\n", error.what());
     return exit_no_device;
   } catch (const std::exception& error) {

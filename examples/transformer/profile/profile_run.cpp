@@ -68,7 +68,7 @@ StepTimes step_times(const harness::ResultRow& row) {
 
 void check_gpu() {
   std::string why_not;
-  if (!cuda_backend_available(&why_not)) throw DeviceUnavailable("no usable GPU: " + why_not);
+  if (!cuda_backend_available(&why_not)) throw harness::DeviceUnavailable("no usable GPU: " + why_not);
 }
 
 harness::Device require_gpu() {
@@ -315,7 +315,7 @@ ProfileResults run_profile(const ProfileOptions& options) {
   // Registered as a scope observer for as long as it lives: every captured run below.
   gpuprof::KernelCapture capture;
   if (!capture.active())
-    throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
+    throw harness::DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
   bool first = true;
   for (ConfigurationProfile& c : results.configurations) {
     if (c.status != RunStatus::ok) continue;
@@ -335,9 +335,10 @@ MemoryTimelineResults run_memory_timelines(const ProfileOptions& options) {
   capture_options.allocations = true;
   gpuprof::KernelCapture capture(capture_options);
   if (!capture.active())
-    throw DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
+    throw harness::DeviceUnavailable("kernel capture (CUPTI) is unavailable: " + capture.why_inactive());
   gpuprof::MemoryWatch watch;
-  if (!watch.active()) throw DeviceUnavailable("memory watch is unavailable: " + watch.why_inactive());
+  if (!watch.active())
+    throw harness::DeviceUnavailable("memory watch is unavailable: " + watch.why_inactive());
   watch.use_allocations([&capture] { return capture.allocations(); });
   for (const ConfigurationProfile& c : configurations(options, results.notes))
     for (const Mode mode : {Mode::fwd, Mode::step})

@@ -16,22 +16,16 @@
 
 namespace transformer::profile {
 
-// No usable GPU, or CUPTI cannot capture (another profiler attached, ...):
-// main() prints what() and exits with exit_no_device.
-struct DeviceUnavailable : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 // Runs everything `options` asks for. Writes the per-configuration kern_sum
 // CSVs (and the trace) under options.out_dir as it goes, when one is given;
 // the caller writes profile.md and profile.json from the result.
 ProfileResults run_profile(const ProfileOptions& options);
 
-// Throws DeviceUnavailable without a usable GPU; touches nothing else, so
+// Throws harness::DeviceUnavailable without a usable GPU; touches nothing else, so
 // main() calls it before creating any output directory.
 void check_gpu();
 // Shared by the profile's runs (here and idle_study_run.cpp):
-// throws DeviceUnavailable without a usable GPU, and probes it; then the
+// throws harness::DeviceUnavailable without a usable GPU, and probes it; then the
 // device to run on. `describe` copies what every result file's header says.
 harness::Device require_gpu();
 template <class Results>
