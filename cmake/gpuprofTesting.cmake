@@ -41,7 +41,7 @@ endfunction()
 # Lists are passed through as "|"-joined text: keep "|" out of the values.
 set(GPUPROF_RUN_AND_CHECK ${CMAKE_CURRENT_LIST_DIR}/../tests/cli/run_and_check.cmake)
 function(gpuprof_add_cli_test)
-  cmake_parse_arguments(cli "STDOUT_JSON" "NAME;PROGRAM;EXIT;JSON_FILE;STDERR_REGEX;WORKING_DIRECTORY"
+  cmake_parse_arguments(cli "STDOUT_JSON" "NAME;PROGRAM;EXIT;JSON_FILE;STDOUT_REGEX;STDERR_REGEX;WORKING_DIRECTORY"
                         "ARGS;CHECKS;ENV;ABSENT" ${ARGN})
   set(defines -DPROGRAM=${cli_PROGRAM} -DEXIT=${cli_EXIT} -DSTDOUT_JSON=${cli_STDOUT_JSON})
   foreach(list ARGS CHECKS ENV ABSENT)
@@ -50,7 +50,7 @@ function(gpuprof_add_cli_test)
       list(APPEND defines "-D${list}=${joined}")
     endif()
   endforeach()
-  foreach(single JSON_FILE STDERR_REGEX WORKING_DIRECTORY)
+  foreach(single JSON_FILE STDOUT_REGEX STDERR_REGEX WORKING_DIRECTORY)
     if(DEFINED cli_${single})
       list(APPEND defines "-D${single}=${cli_${single}}")
     endif()
@@ -59,6 +59,22 @@ function(gpuprof_add_cli_test)
     file(MAKE_DIRECTORY ${cli_WORKING_DIRECTORY})
   endif()
   add_test(NAME ${cli_NAME} COMMAND ${CMAKE_COMMAND} ${defines} -P ${GPUPROF_RUN_AND_CHECK})
+endfunction()
+
+# The README's promise for every program: `--help` prints the usage (which
+# names --help itself) on standard output and exits 0, before any work and
+# without a device (none is made visible), as <target>_help.
+function(gpuprof_add_help_test target)
+  gpuprof_add_cli_test(NAME ${target}_help PROGRAM $<TARGET_FILE:${target}> EXIT 0 ARGS --help
+    ENV CUDA_VISIBLE_DEVICES=-1 STDOUT_REGEX "--help")
+endfunction()
+
+# A program that needs a GPU, run where none is visible (the same on every
+# machine): a message naming why and exit status 3, the README's "no usable
+# GPU", as <target>_no_gpu. ARGS: a command line that would otherwise run.
+function(gpuprof_add_no_gpu_test target)
+  gpuprof_add_cli_test(NAME ${target}_no_gpu PROGRAM $<TARGET_FILE:${target}> EXIT 3 ARGS ${ARGN}
+    ENV CUDA_VISIBLE_DEVICES=-1 STDERR_REGEX "no usable (GPU|CUDA device)")
 endfunction()
 
 # Two tests that standard output which cannot be written is exit status 1

@@ -3,12 +3,13 @@
 // FMA chain, 20 small kernels, inside scopes) uninstrumented, measured per
 // scope (user replay: the step runs once per pass and nesting level) and
 // measured per kernel (kernel replay: CUPTI replays each kernel itself).
-// Prints a table; --json PATH writes it. Exits 1 when counters cannot be
-// collected, 2 on bad usage.
+// Prints a table; --json PATH writes it. Exit status: 0 done, 1 a run
+// failed, 2 bad usage, 3 no usable GPU or counters cannot be collected.
 //
 // Usage: counter_cost [--json PATH]
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/counters.hpp>
+#include <gpuprof/device.hpp>
 #include <gpuprof/json_writer.hpp>
 #include <gpuprof/scope.hpp>
 
@@ -86,13 +87,30 @@ void write_json(const std::string& path, const std::string& chip, const std::vec
 
 }  // namespace
 
+constexpr const char* usage =
+    "usage: counter_cost [--json PATH]\n"
+    "What hardware counters cost: replay passes per metric set, and the wall time of one step\n"
+    "plain, measured per scope and measured per kernel.\n"
+    "  --json PATH  also write the table as JSON\n"
+    "  -h, --help   this text\n"
+    "exit status: 0 done; 1 a run failed; 2 bad arguments; 3 no usable GPU, or counters cannot\n"
+    "be collected\n";
+
 int main(int argc, char** argv) {
   std::string json_path;
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::fputs(usage, stdout);
+    return 0;
+  }
   if (argc == 3 && std::strcmp(argv[1], "--json") == 0) {
     json_path = argv[2];
   } else if (argc != 1) {
-    std::fprintf(stderr, "usage: %s [--json PATH]\n", argv[0]);
+    std::fprintf(stderr, "counter_cost: bad arguments\n%s", usage);
     return 2;
+  }
+  if (const gpuprof::DeviceStatus device = gpuprof::device_status(); !device.usable) {
+    std::fprintf(stderr, "counter_cost: %s\n", device.reason.c_str());
+    return 3;
   }
   try {
     const counter_kernels::Buffers buffers(copy_bytes);
@@ -120,7 +138,7 @@ int main(int argc, char** argv) {
       gpuprof::CounterCapture probe;
       if (!probe.active()) {
         std::fprintf(stderr, "counter_cost: %s\n", probe.why_inactive().c_str());
-        return 1;
+        return 3;
       }
       chip = probe.chip();
     }

@@ -19,7 +19,10 @@
 // them?). --sync-each waits for every replay before launching the next (as a
 // benchmark timing each step does), so the host's time to launch is in the
 // replay's time. Every run prints the mean host time spent in launch_graph.
+// Exit status: 0 done, 1 a CUDA or CUPTI call failed, 2 bad arguments, 3 no
+// usable GPU or kernel capture unavailable.
 #include <gpuprof/cupti.hpp>
+#include <gpuprof/device.hpp>
 #include <gpuprof/graph.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
@@ -52,7 +55,25 @@ __global__ void work_kernel(float* data, long long spin_ns) {
   data[threadIdx.x] += 1.0f;
 }
 
+constexpr const char* usage =
+    "usage: gpuprof_graph_capture_overhead [--capture] [--kernel-ns N] [--replays R] [--batches B]\n"
+    "         [--buffer-mb M] [--device-buffer-mb D] [--blocks K] [--sync-each]\n"
+    "Wall time per replay of a 300-kernel CUDA graph in nested scopes; run once with and once\n"
+    "without --capture (separate processes) to see what kernel capture costs.\n"
+    "  --capture             capture every kernel with a KernelCapture\n"
+    "  --kernel-ns N         each kernel spins N ns of GPU time (default 0: almost nothing)\n"
+    "  --replays R           replays per batch (default 200)\n"
+    "  --batches B           batches, one synchronisation each (default 7)\n"
+    "  --buffer-mb M         KernelCaptureOptions::buffer_bytes in MiB (default: its default)\n"
+    "  --device-buffer-mb D  CUPTI's device buffer in MiB (default: CUPTI's)\n"
+    "  --blocks K            blocks per kernel (default 1)\n"
+    "  --sync-each           wait for every replay before launching the next\n"
+    "  -h, --help            this text\n"
+    "exit status: 0 done; 1 a CUDA or CUPTI call failed; 2 bad arguments; 3 no usable GPU, or\n"
+    "kernel capture unavailable\n";
+
 struct Options {
+  bool help = false;
   bool capture = false;
   long long kernel_ns = 0;
   int replays = 200;
@@ -68,13 +89,14 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto value = [&]() -> long long {
-      if (i + 1 >= argc) throw std::runtime_error(arg + " needs a value");
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       char* end = nullptr;
       const long long parsed = std::strtoll(argv[++i], &end, 10);
-      if (*end != '\0' || parsed < 0) throw std::runtime_error(arg + " needs a non-negative integer");
+      if (*end != '\0' || parsed < 0) throw std::invalid_argument(arg + " needs a non-negative integer");
       return parsed;
     };
-    if (arg == "--capture") options.capture = true;
+    if (arg == "--help" || arg == "-h") options.help = true;
+    else if (arg == "--capture") options.capture = true;
     else if (arg == "--sync-each") options.sync_each = true;
     else if (arg == "--kernel-ns") options.kernel_ns = value();
     else if (arg == "--replays") options.replays = static_cast<int>(std::max(1LL, value()));
@@ -82,7 +104,7 @@ Options parse(int argc, char** argv) {
     else if (arg == "--buffer-mb") options.buffer_mb = value();
     else if (arg == "--device-buffer-mb") options.device_buffer_mb = value();
     else if (arg == "--blocks") options.blocks = static_cast<int>(std::max(1LL, value()));
-    else throw std::runtime_error("unknown argument " + arg);
+    else throw std::invalid_argument("unknown argument " + arg);
   }
   return options;
 }
@@ -126,7 +148,7 @@ int run(const Options& options) {
     if (options.buffer_mb > 0)
       capture_options.buffer_bytes = static_cast<std::size_t>(options.buffer_mb) << 20;
     capture = std::make_unique<gpuprof::KernelCapture>(capture_options);
-    if (!capture->active()) return 2;
+    if (!capture->active()) return 3;  // the capture said why on stderr
   }
   float* data = nullptr;
   GPUPROF_CUDA_CHECK(cudaMalloc(&data, 32 * sizeof(float)));
@@ -196,7 +218,19 @@ int run(const Options& options) {
 
 int main(int argc, char** argv) {
   try {
-    return run(parse(argc, argv));
+    const Options options = parse(argc, argv);
+    if (options.help) {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+    if (const gpuprof::DeviceStatus device = gpuprof::device_status(); !device.usable) {
+      std::fprintf(stderr, "gpuprof_graph_capture_overhead: %s\n", device.reason.c_str());
+      return 3;
+    }
+    return run(options);
+  } catch (const std::invalid_argument& error) {
+    std::fprintf(stderr, "gpuprof_graph_capture_overhead: %s\n%s", error.what(), usage);
+    return 2;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gpuprof_graph_capture_overhead: %s\n", error.what());
     return 1;

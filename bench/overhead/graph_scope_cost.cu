@@ -9,14 +9,17 @@
 //   event record node pair       cudaEventRecordWithFlags(External): cheap,
 //                                but every replay overwrites the last one
 // Prints GPU ns added per wrapped memset per replay (median of 7).
+// Exit status: 0 done, 1 a CUDA call failed, 2 bad arguments, 3 no usable GPU.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 
+#include <gpuprof/device.hpp>
 #include <gpuprof/graph.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
@@ -66,9 +69,28 @@ double replay_ns(cudaStream_t stream, void* scratch,
   return 1e6 * ms / replays;
 }
 
+constexpr const char* usage =
+    "usage: graph_scope_cost\n"
+    "GPU ns a scope inside a CUDA graph adds to each replay, against the other ways it could\n"
+    "be timed (no options; prints a table).\n"
+    "  -h, --help  this text\n"
+    "exit status: 0 done; 1 a CUDA call failed; 2 bad arguments; 3 no usable GPU\n";
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::fputs(usage, stdout);
+    return 0;
+  }
+  if (argc != 1) {
+    std::fprintf(stderr, "graph_scope_cost: unknown argument %s\n%s", argv[1], usage);
+    return 2;
+  }
+  if (const gpuprof::DeviceStatus device = gpuprof::device_status(); !device.usable) {
+    std::fprintf(stderr, "graph_scope_cost: %s\n", device.reason.c_str());
+    return 3;
+  }
   cudaStream_t stream = nullptr;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   void* scratch = nullptr;

@@ -236,11 +236,22 @@ void write_json(const std::string& path, const std::vector<Row>& rows) {
 
 int main(int argc, char** argv) {
   std::string json_path;
+  const char* usage =
+      "usage: scope_overhead [--json PATH]\n"
+      "What a GPUPROF_SCOPE costs the host thread, per way of building and running it, against\n"
+      "the raw operations it is built from (without a GPU the event rows are not available).\n"
+      "  --json PATH  also write the table as JSON\n"
+      "  -h, --help   this text\n"
+      "exit status: 0 done; 1 a run failed; 2 bad arguments\n";
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::cout << usage;
+      return 0;
+    }
     if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
       json_path = argv[++i];
     } else {
-      std::cerr << "usage: scope_overhead [--json PATH]\n";
+      std::cerr << "scope_overhead: bad arguments\n" << usage;
       return 2;
     }
   }

@@ -1,6 +1,7 @@
 // examples/readme/minimal.cu: one kernel, timed by a scope and by bench().
 #include <exception>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include <gpuprof/gpuprof.hpp>
@@ -10,7 +11,13 @@ __global__ void scale(float* x, int n, float factor) {
   if (i < n) x[i] *= factor;
 }
 
-int main() try {
+int main(int argc, char** argv) try {
+  if (argc > 1) {  // no options but --help: anything else is refused, not ignored
+    const bool help = std::string(argv[1]) == "--help" && argc == 2;
+    (help ? std::cout : std::cerr) << "usage: readme_minimal [--help]\n"
+                                      "times a kernel over 64 MiB with a scope and bench(), then reports\n";
+    return help ? 0 : 2;
+  }
   const int n = 1 << 24;  // 64 MiB of floats, read and written once per call
   const bool gpu = gpuprof::device_status().usable;
   std::vector<float> host(gpu ? 0 : n, 1.0f);  // no GPU: the same work on the host clock

@@ -106,8 +106,11 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     const std::string failure = open_session();
     if (!failure.empty()) {
       why_inactive_ = failure;
-      std::fprintf(stderr, "gpuprof: kernel capture is off: %s. Scopes still time with CUDA events.\n",
-                   failure.c_str());
+      // Says how scopes time now, as the recorder's own notice does: without
+      // a device that is the host clock, never CUDA events.
+      std::fprintf(
+          stderr, "gpuprof: kernel capture is off: %s; scopes %s\n", failure.c_str(),
+          detail::recorder().gpu_timing() ? "still time with CUDA events" : "time with the host clock");
       return;
     }
     if (!options_.start) return;

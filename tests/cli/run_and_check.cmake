@@ -3,7 +3,7 @@
 #
 #   cmake -DPROGRAM=path "-DARGS=--json|-" -DEXIT=0 -DSTDOUT_JSON=ON
 #         "-DCHECKS=schema=^gpuprof\\.bench$|benchmarks.0.fields.status=^oom$"
-#         [-DJSON_FILE=path] [-DSTDERR_REGEX=...] [-DENV=RANK=5|WORLD_SIZE=2]
+#         [-DJSON_FILE=path] [-DSTDOUT_REGEX=...] [-DSTDERR_REGEX=...] [-DENV=RANK=5|WORLD_SIZE=2]
 #         [-DWORKING_DIRECTORY=dir] -P run_and_check.cmake
 #
 # Lists use "|" (a ";" does not survive add_test). ARGS: the arguments.
@@ -13,7 +13,8 @@
 # the value (a JSON number, string or literal as text) must match the regex.
 # A path ending in "#" checks the length of the array or object there, one
 # ending in "@" its type (NULL, NUMBER, STRING, BOOLEAN, ARRAY, OBJECT).
-# STDERR_REGEX: must match standard error. ENV: variables set for the run.
+# STDOUT_REGEX, STDERR_REGEX: must match standard output, standard error.
+# ENV: variables set for the run.
 # ABSENT: paths (relative to WORKING_DIRECTORY) that must not exist afterwards.
 cmake_minimum_required(VERSION 3.19)  # string(JSON)
 
@@ -43,6 +44,9 @@ execute_process(COMMAND "${PROGRAM}" ${args}
 set(what "${PROGRAM} ${args}")
 if(NOT "${status}" STREQUAL "${EXIT}")
   message(FATAL_ERROR "${what}: exit status ${status}, expected ${EXIT}\nstderr:\n${err}")
+endif()
+if(DEFINED STDOUT_REGEX AND NOT out MATCHES "${STDOUT_REGEX}")
+  message(FATAL_ERROR "${what}: stdout does not match '${STDOUT_REGEX}':\n${out}")
 endif()
 if(DEFINED STDERR_REGEX AND NOT err MATCHES "${STDERR_REGEX}")
   message(FATAL_ERROR "${what}: stderr does not match '${STDERR_REGEX}':\n${err}")

@@ -7,12 +7,7 @@
 // gpuprof, so nothing may run before stderr is captured here.
 #include <doctest/doctest.h>
 
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
-
-#include <unistd.h>
 
 #include <gpuprof/bench.hpp>
 #include <gpuprof/profiler.hpp>
@@ -23,38 +18,12 @@
 #endif
 
 #include "support/occurrences.hpp"
+#include "support/stderr_capture.hpp"
 
 using gpuprof_test::occurrences;
+using gpuprof_test::StderrCapture;
 
 namespace {
-
-// Redirects file descriptor 2 into a temporary file until read().
-class StderrCapture {
- public:
-  StderrCapture() {
-    std::fflush(stderr);
-    saved_ = dup(2);
-    file_ = std::tmpfile();
-    REQUIRE(saved_ >= 0);
-    REQUIRE(file_ != nullptr);
-    REQUIRE(dup2(fileno(file_), 2) >= 0);
-  }
-  std::string read() {
-    std::fflush(stderr);
-    dup2(saved_, 2);
-    close(saved_);
-    std::rewind(file_);
-    std::string text;
-    char buffer[4096];
-    for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, file_)) > 0;) text.append(buffer, got);
-    std::fclose(file_);
-    return text;
-  }
-
- private:
-  int saved_ = -1;
-  std::FILE* file_ = nullptr;
-};
 
 bool device_present() {
 #if GPUPROF_WITH_CUDA
