@@ -13,3 +13,14 @@ if(GPUPROF_HAVE_CUDA AND CMAKE_CUDA_COMPILER)
   gpuprof_strict_warnings(gpuprof_kernel_capture_tests)
   gpuprof_add_gpu_test(gpuprof_kernel_capture_tests gpuprof_kernel_capture_tests)
 endif()
+
+# The notice of a capture that cannot capture, on any machine: no device is
+# made visible, so the GPU machine runs the same case as CI (a CPU test).
+if(TARGET gpuprof::cupti)
+  add_executable(gpuprof_capture_notice_test ${CMAKE_CURRENT_LIST_DIR}/kernels/capture_notice_test.cpp)
+  target_link_libraries(gpuprof_capture_notice_test PRIVATE gpuprof::cupti gpuprof_test_main)
+  target_include_directories(gpuprof_capture_notice_test PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+  gpuprof_strict_warnings(gpuprof_capture_notice_test)
+  add_test(NAME gpuprof_capture_notice COMMAND gpuprof_capture_notice_test)
+  set_tests_properties(gpuprof_capture_notice PROPERTIES ENVIRONMENT CUDA_VISIBLE_DEVICES=-1)
+endif()
