@@ -2,9 +2,18 @@
 // where a block does not fit (values made inside the step are used after it;
 // the end is in another function).
 //
+// ```cpp
+// #include <gpuprof/profiler.hpp>
+// #include <gpuprof/scope_handle.hpp>
+// int main() {
+//   gpuprof::Stream stream = nullptr;
 //   gpuprof::ScopeHandle step = gpuprof::begin_scope("step", stream);
-//   ...
+//   double loss = 0;  // made inside the step, used after it
+//   for (int i = 1; i <= 1000; ++i) loss += 1.0 / i;
 //   step.end();  // or let it be destroyed
+//   return loss > 0 ? 0 : 1;
+// }
+// ```
 //
 // begin_scope(name[, stream][, work]) takes GPUPROF_SCOPE's arguments and
 // opens the same scope: the same NVTX range, timing and place in the call
