@@ -56,8 +56,16 @@ if(GPUPROF_HAVE_CUDA)
   # nsys, say) would take precedence, so the variable is removed for the test.
   add_library(gpuprof_nvtx_recorder OBJECT nvtx_injection/nvtx_recorder.cpp)
   target_link_libraries(gpuprof_nvtx_recorder PRIVATE CUDA::nvtx3)
+  set_target_properties(gpuprof_nvtx_recorder PROPERTIES POSITION_INDEPENDENT_CODE ON)
   gpuprof_strict_warnings(gpuprof_nvtx_recorder)
-  add_executable(gpuprof_nvtx_test nvtx_injection/nvtx_emission_test.cpp)
+  # The same recorder as a tool library, loaded through NVTX_INJECTION64_PATH
+  # (the package consumers' scope_only program, below).
+  add_library(gpuprof_nvtx_injection MODULE nvtx_injection/injection_library.cpp)
+  # gpuprof's headers only for nvtx_colour(): no cudart in a tool library.
+  target_include_directories(gpuprof_nvtx_injection PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  target_link_libraries(gpuprof_nvtx_injection PRIVATE CUDA::nvtx3 gpuprof_nvtx_recorder)
+  gpuprof_strict_warnings(gpuprof_nvtx_injection)
+  add_executable(gpuprof_nvtx_test nvtx_injection/nvtx_emission_test.cpp nvtx_injection/static_injection.cpp)
   target_link_libraries(gpuprof_nvtx_test PRIVATE gpuprof::gpuprof gpuprof_test_main gpuprof_nvtx_recorder)
   gpuprof_strict_warnings(gpuprof_nvtx_test)
   add_test(NAME gpuprof_nvtx COMMAND gpuprof_nvtx_test)
@@ -77,6 +85,10 @@ endif()
 
 # The package as a consumer sees it: installed + find_package, add_subdirectory,
 # FetchContent from a local path. Each configures and builds a tiny project.
+set(nvtx_injection "")
+if(TARGET gpuprof_nvtx_injection)
+  set(nvtx_injection $<TARGET_FILE:gpuprof_nvtx_injection>)
+endif()
 foreach(mode IN ITEMS package subdirectory fetchcontent)
   add_test(NAME gpuprof_consumer_${mode}
     COMMAND ${CMAKE_COMMAND}
@@ -86,6 +98,7 @@ foreach(mode IN ITEMS package subdirectory fetchcontent)
       -DGENERATOR=${CMAKE_GENERATOR}
       -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
       -DUSE_CUDA=${GPUPROF_USE_CUDA}
+      -DNVTX_INJECTION=${nvtx_injection}
       -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake_consumer/run_consumer.cmake)
   set_tests_properties(gpuprof_consumer_${mode} PROPERTIES LABELS package)
 endforeach()

@@ -77,6 +77,15 @@ inline nvtxDomainHandle_t nvtx_domain() {
   static const nvtxDomainHandle_t domain = nvtxDomainCreateA(nvtx_domain_name);
   return domain;
 }
+// A range's attributes but its message: version, size and the colour.
+inline nvtxEventAttributes_t nvtx_attributes(std::uint32_t argb) noexcept {
+  nvtxEventAttributes_t attributes{};
+  attributes.version = NVTX_VERSION;
+  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attributes.colorType = NVTX_COLOR_ARGB;
+  attributes.color = argb;
+  return attributes;
+}
 }  // namespace detail
 
 // A range name registered once with the NVTX tool (if one is attached) plus
@@ -84,15 +93,12 @@ inline nvtxDomainHandle_t nvtx_domain() {
 // expensive part, pushing it afterwards is not.
 class NvtxName {
  public:
-  explicit NvtxName(const std::string& text) : domain_(detail::nvtx_domain()), argb_(nvtx_colour(text)) {
-    attributes_.version = NVTX_VERSION;
-    attributes_.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    attributes_.colorType = NVTX_COLOR_ARGB;
-    attributes_.color = argb_;
+  explicit NvtxName(const std::string& text)
+      : domain_(detail::nvtx_domain()), attributes_(detail::nvtx_attributes(nvtx_colour(text))) {
     attributes_.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
     attributes_.message.registered = nvtxDomainRegisterStringA(domain_, text.c_str());
   }
-  std::uint32_t argb() const noexcept { return argb_; }
+  std::uint32_t argb() const noexcept { return attributes_.color; }
 
   // The attributes are built once, here: a push is the NVTX call and nothing
   // else (a scope pushes one per instance).
@@ -100,9 +106,18 @@ class NvtxName {
 
  private:
   nvtxDomainHandle_t domain_;
-  nvtxEventAttributes_t attributes_{};
-  std::uint32_t argb_;
+  nvtxEventAttributes_t attributes_;
 };
+
+// A range named by its text, unregistered (the tool copies the text): for
+// a scope in a program with no recorder, which keeps no registered names
+// (detail/scope_state.hpp). Same domain and colour as an NvtxName's.
+inline void nvtx_push_text(const char* text) noexcept {
+  nvtxEventAttributes_t attributes = detail::nvtx_attributes(nvtx_colour(text));
+  attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  attributes.message.ascii = text;
+  nvtxDomainRangePushEx(detail::nvtx_domain(), &attributes);
+}
 
 inline void nvtx_pop() noexcept { nvtxDomainRangePop(detail::nvtx_domain()); }
 
@@ -118,6 +133,7 @@ class NvtxName {
   std::uint32_t argb_;
 };
 
+inline void nvtx_push_text(const char*) noexcept {}
 inline void nvtx_pop() noexcept {}
 
 #endif

@@ -34,8 +34,10 @@
 // or node) is reached through detail::ScopeBackend, which detail/recorder.hpp
 // installs. Every header that reads what scopes record includes it
 // (profiler.hpp, gpuprof.hpp, bench.hpp, graph.hpp, cupti.hpp), so a program
-// that asks for a report has it; in a program where no translation unit
-// includes one of them, scopes do nothing. See docs/compile-cost.md.
+// that asks for a report has it. A program in which no source file includes
+// one of them still gets every scope's NVTX range, for Nsight Systems, but
+// records no timing, and says so once on stderr: to record, #include
+// <gpuprof/profiler.hpp> in one source file. See docs/compile-cost.md.
 //
 // With GPUPROF_DISABLE defined every macro here compiles to nothing and its
 // arguments are not evaluated. Works from plain C++17 translation units.
@@ -79,7 +81,7 @@ class Scope {
   Scope(Scope&&) = delete;
   Scope& operator=(Scope&&) = delete;
 
-  // 0 in NVTX-only mode
+  // 0 in NVTX-only mode and in a program with no recorder
   std::uint64_t instance_id() const noexcept { return timed() ? s_.id : 0; }
 
  private:
@@ -93,11 +95,11 @@ class Scope {
     other.mode_ = detail::mode_ended;
   }
   bool timed() const noexcept {
-    return !(mode_ & (detail::mode_nvtx_only | detail::mode_inert | detail::mode_ended));
+    return !(mode_ & (detail::mode_nvtx_only | detail::mode_unrecorded | detail::mode_ended));
   }
   void end() noexcept {
-    if (mode_ & (detail::mode_nvtx_only | detail::mode_inert | detail::mode_ended)) {
-      if (mode_ & detail::mode_nvtx_only) nvtx_pop();
+    if (mode_ & (detail::mode_nvtx_only | detail::mode_unrecorded | detail::mode_ended)) {
+      if (mode_ & (detail::mode_nvtx_only | detail::mode_unrecorded)) nvtx_pop();
     } else {
       finish();
     }
@@ -122,8 +124,9 @@ class Scope {
   GPUPROF_DETAIL_NOINLINE void open(detail::CallSite& site, const Name& name, Stream stream,
                                     const Work* work) {
     detail::ThreadState* const state = detail::scope_thread();  // creates the Recorder on the first scope
-    if (!state) {  // no backend in this program (see detail/scope_state.hpp)
-      mode_ = detail::mode_inert;
+    if (!state) {  // no backend in this program: the range alone (detail/scope_state.hpp)
+      detail::push_unrecorded_range(name);
+      mode_ = detail::mode_unrecorded;
       return;
     }
     detail::ThreadState& thread = *state;
@@ -230,7 +233,7 @@ class Scope {
     }
   }
 
-  std::uint32_t mode_;  // detail::scope_mode as this scope read it (or mode_inert)
+  std::uint32_t mode_;  // detail::scope_mode as this scope read it (or mode_unrecorded)
   // Constructed by open(), in a union so that NVTX-only mode constructs none
   // of it; trivially destructible.
   union {

@@ -9,34 +9,42 @@
 #include <deque>
 #include <mutex>
 
-#include <nvtx3/nvToolsExt.h>
-
 namespace nvtx_recorder {
 namespace {
 
-std::mutex mutex;
-std::deque<std::string> owned_strings;  // domain names and registered strings
-std::vector<RangeEvent> recorded;
-bool initialized = false;
+struct State {
+  std::mutex mutex;
+  std::deque<std::string> owned_strings;  // domain names and registered strings
+  std::vector<RangeEvent> recorded;
+  bool initialized = false;
+};
+// Created on first use, whatever the order of static initializers, and
+// never destroyed: ranges may be pushed, and the events read, while static
+// destructors run.
+State& state() {
+  static State* const instance = new State;
+  return *instance;
+}
 
-const std::string& own(const char* text) { return owned_strings.emplace_back(text ? text : ""); }
+const std::string& own(const char* text) { return state().owned_strings.emplace_back(text ? text : ""); }
 std::string domain_name(nvtxDomainHandle_t domain) {
   return domain ? *reinterpret_cast<const std::string*>(domain) : std::string();
 }
 
 nvtxDomainHandle_t NVTX_API domain_create(const char* name) {
-  const std::lock_guard<std::mutex> lock(mutex);
+  const std::lock_guard<std::mutex> lock(state().mutex);
   return reinterpret_cast<nvtxDomainHandle_t>(const_cast<std::string*>(&own(name)));
 }
 
 nvtxStringHandle_t NVTX_API register_string(nvtxDomainHandle_t, const char* text) {
-  const std::lock_guard<std::mutex> lock(mutex);
+  const std::lock_guard<std::mutex> lock(state().mutex);
   return reinterpret_cast<nvtxStringHandle_t>(const_cast<std::string*>(&own(text)));
 }
 
 int NVTX_API range_push(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes) {
-  const std::lock_guard<std::mutex> lock(mutex);
-  RangeEvent event{RangeEvent::Kind::push, domain_name(domain), "", false, false, 0};
+  const std::lock_guard<std::mutex> lock(state().mutex);
+  RangeEvent event{RangeEvent::Kind::push,    domain_name(domain), "", false, false, 0,
+                   std::this_thread::get_id()};
   if (attributes) {
     event.argb = attributes->colorType == NVTX_COLOR_ARGB;
     event.colour = attributes->color;
@@ -47,13 +55,14 @@ int NVTX_API range_push(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* 
       event.message = attributes->message.ascii;
     }
   }
-  recorded.push_back(event);
+  state().recorded.push_back(event);
   return 0;
 }
 
 int NVTX_API range_pop(nvtxDomainHandle_t domain) {
-  const std::lock_guard<std::mutex> lock(mutex);
-  recorded.push_back({RangeEvent::Kind::pop, domain_name(domain), "", false, false, 0});
+  const std::lock_guard<std::mutex> lock(state().mutex);
+  state().recorded.push_back(
+      {RangeEvent::Kind::pop, domain_name(domain), "", false, false, 0, std::this_thread::get_id()});
   return 0;
 }
 
@@ -61,6 +70,8 @@ template <class Function>
 void install(NvtxFunctionTable table, unsigned int size, unsigned int slot, Function function) {
   if (slot < size && table[slot]) *table[slot] = reinterpret_cast<NvtxFunctionPointer>(function);
 }
+
+}  // namespace
 
 int NVTX_API initialize(NvtxGetExportTableFunc_t get_export_table) {
   const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
@@ -72,30 +83,22 @@ int NVTX_API initialize(NvtxGetExportTableFunc_t get_export_table) {
   install(table, size, NVTX_CBID_CORE2_DomainRegisterStringA, &register_string);
   install(table, size, NVTX_CBID_CORE2_DomainRangePushEx, &range_push);
   install(table, size, NVTX_CBID_CORE2_DomainRangePop, &range_pop);
-  const std::lock_guard<std::mutex> lock(mutex);
-  initialized = true;
+  const std::lock_guard<std::mutex> lock(state().mutex);
+  state().initialized = true;
   return 1;
 }
 
-}  // namespace
-
 bool attached() {
-  const std::lock_guard<std::mutex> lock(mutex);
-  return initialized;
+  const std::lock_guard<std::mutex> lock(state().mutex);
+  return state().initialized;
 }
 std::vector<RangeEvent> events() {
-  const std::lock_guard<std::mutex> lock(mutex);
-  return recorded;
+  const std::lock_guard<std::mutex> lock(state().mutex);
+  return state().recorded;
 }
 void clear() {
-  const std::lock_guard<std::mutex> lock(mutex);
-  recorded.clear();
+  const std::lock_guard<std::mutex> lock(state().mutex);
+  state().recorded.clear();
 }
 
 }  // namespace nvtx_recorder
-
-// NVTX's loader looks for this symbol (it declares it weak, as null) after the
-// NVTX_INJECTION64_PATH variable: defining it links the recorder in statically.
-extern "C" {
-NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = &nvtx_recorder::initialize;
-}

@@ -11,11 +11,16 @@
 // program that can ask for a report always has it. A scope that finds no
 // backend (no such header anywhere in the program, a program built with
 // GPUPROF_RECORDER_IN_ONE_UNIT whose recorder unit is missing, or a scope in
-// a static initializer that runs first) does nothing, and is counted.
+// a static initializer that runs first) still pushes and pops its NVTX range,
+// so Nsight sees it, records nothing, and is counted; the first one says so
+// on stderr, naming the header that would record it.
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "../config.hpp"
 #include "../cuda_events.hpp"
@@ -50,8 +55,9 @@ enum ScopeMode : std::uint32_t {
   mode_unready = 8u,    // no Recorder yet: the first scope creates it, then reads the word again
   mode_tsc = 16u,       // ticks_are_tsc(): scope_ticks() reads the TSC without asking again
   // Never in scope_mode: a scope's own note that no backend was installed
-  // (no translation unit includes detail/recorder.hpp), so it does nothing.
-  mode_inert = 32u,
+  // (no translation unit includes detail/recorder.hpp), so it pushed its
+  // NVTX range and records nothing.
+  mode_unrecorded = 32u,
   // Never in scope_mode either: a ScopeHandle that has ended or was moved
   // from, so it ends nothing more.
   mode_ended = 64u,
@@ -180,17 +186,47 @@ inline const ScopeBackend& installed_backend() noexcept {
   return *scope_backend.load(std::memory_order_acquire);
 }
 
+// Said once per process, by the first scope that finds no backend.
+GPUPROF_DETAIL_NOINLINE inline void say_scopes_unrecorded() noexcept {
+#ifdef GPUPROF_RECORDER_IN_ONE_UNIT
+  const char* const header = "<gpuprof/recorder_unit.hpp> (GPUPROF_RECORDER_IN_ONE_UNIT is defined)";
+#else
+  const char* const header = "<gpuprof/profiler.hpp> (or gpuprof.hpp)";
+#endif
+  std::fprintf(
+      stderr,
+      "gpuprof: no recorder is installed, so %s; to record their timings, #include %s in one "
+      "source file of the program\n",
+      GPUPROF_WITH_NVTX ? "scopes only push their NVTX ranges" : "scopes do nothing (a build without NVTX)",
+      header);
+}
+
 // The calling thread's state, registered (and the Recorder created) on its
 // first scope; null without a backend (and the scope is counted).
 GPUPROF_DETAIL_NOINLINE inline ThreadState* register_scope_thread() {
   const ScopeBackend* backend = scope_backend.load(std::memory_order_acquire);
   if (backend) return &backend->register_thread();
-  scopes_without_backend.fetch_add(1, std::memory_order_relaxed);
+  if (scopes_without_backend.fetch_add(1, std::memory_order_relaxed) == 0) say_scopes_unrecorded();
   return nullptr;
 }
+
 inline ThreadState* scope_thread() {
   if (ThreadState* state = this_thread_state) return state;
   return register_scope_thread();
+}
+
+// A scope without a backend: its NVTX range, named by its text (nothing
+// interns names in such a program). A string literal or C string is passed
+// as it is; anything else is copied to end it with a NUL. Out of line:
+// Scope::open() stays as short on its usual path as it was.
+template <class Name>
+GPUPROF_DETAIL_NOINLINE void push_unrecorded_range(const Name& name) {
+  if constexpr (std::is_convertible_v<const Name&, const char*>) {
+    nvtx_push_text(name);
+  } else {
+    const std::string text{std::string_view(name)};
+    nvtx_push_text(text.c_str());
+  }
 }
 
 // The scope's instance id: from the thread's block, a new block when it is used up.
