@@ -29,6 +29,16 @@ struct EventPair {
 
   void record_begin(Stream stream) const { GPUPROF_CUDA_CHECK(cudaEventRecord(begin, stream)); }
   void record_end(Stream stream) const { GPUPROF_CUDA_CHECK(cudaEventRecord(end, stream)); }
+  // Whether the end record has completed, and so the begin record before it
+  // on the same stream. Polled with cudaEventQuery, whose cudaErrorNotReady
+  // is a status: compute-sanitizer reports it from cudaEventElapsedTime as
+  // an API error.
+  bool completed() const {
+    const cudaError_t status = cudaEventQuery(end);
+    if (status == cudaErrorNotReady) return false;
+    GPUPROF_CUDA_CHECK(status);
+    return true;
+  }
   // Milliseconds between the two records; both must have completed.
   float elapsed_ms() const {
     float milliseconds = 0;

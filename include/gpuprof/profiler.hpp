@@ -285,14 +285,8 @@ inline Report Profiler::report() {
 inline float Profiler::read_pending_pair(const EventPair& pair, bool& synchronized) {
   if (!synchronized) GPUPROF_CUDA_CHECK(cudaDeviceSynchronize());
   synchronized = true;
-  float milliseconds = 0;
-  cudaError_t status = cudaEventElapsedTime(&milliseconds, pair.begin, pair.end);
-  if (status == cudaErrorNotReady) {
-    GPUPROF_CUDA_CHECK(cudaEventSynchronize(pair.end));
-    status = cudaEventElapsedTime(&milliseconds, pair.begin, pair.end);
-  }
-  GPUPROF_CUDA_CHECK(status);
-  return milliseconds;
+  if (!pair.completed()) GPUPROF_CUDA_CHECK(cudaEventSynchronize(pair.end));
+  return pair.elapsed_ms();
 }
 
 inline std::string Profiler::graph_replays_lost_note() const {

@@ -109,9 +109,7 @@ GPUPROF_DETAIL_NOINLINE inline void reclaim_discarded(ThreadState& thread) {
 
 #if GPUPROF_WITH_CUDA
 // Reads back, oldest first, the pairs that have completed, and returns them
-// to the pool; stops at the first one still in flight. One call per pair:
-// cudaEventElapsedTime says cudaErrorNotReady for a pair still in flight, so
-// no cudaEventQuery is needed first.
+// to the pool; stops at the first one still in flight.
 inline void resolve_completed(ThreadState& thread) {
   const OwnerGuard guard(thread.records);
   if (!guard.held()) return;
@@ -120,11 +118,8 @@ inline void resolve_completed(ThreadState& thread) {
   for (; i < published; ++i) {
     InstanceRecord& record = thread.records.at(i);
     if (!record.gpu_pending) continue;
-    float milliseconds = 0;
-    const cudaError_t status = cudaEventElapsedTime(&milliseconds, record.events.begin, record.events.end);
-    if (status == cudaErrorNotReady) break;
-    GPUPROF_CUDA_CHECK(status);
-    record.gpu_ms = milliseconds;
+    if (!record.events.completed()) break;
+    record.gpu_ms = record.events.elapsed_ms();
     record.gpu_pending = false;
     thread.events.release(record.events);
   }
