@@ -382,8 +382,11 @@ __global__ void __launch_bounds__(32 * kForwardWarps)
 
   // Normalise, stage the warp's rows in its own part of the Q tile (only
   // this warp read it), then write 16-byte pieces of merged-heads rows.
+  // A lane overwrites Q rows that other lanes' ldmatrix loads read in tile
+  // 0; with one key tile no barrier came between, so order the reads first.
   const int batch = head / heads, h = head % heads;
   bf16* const staged = q_tile + warp * 16 * M * S;
+  __syncwarp();
 #pragma unroll
   for (int m = 0; m < M; ++m)
 #pragma unroll
