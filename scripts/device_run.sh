@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU machine, in one call, so a lease is spent on
 # measuring rather than on start-ups. Usage:
-#   scripts/device_run.sh [preset] [build] [test | cputest gputest] [agreement] [mutation]
-#                         [bench] [torch] [profile] [precision] [overhead] [studies]
-# With no phase named it runs `preset`: the README's own test command,
-# `cmake --workflow --preset test` (build/default, every test but the
+#   scripts/device_run.sh [preset] [build] [test | cputest gputest] [sanitize] [agreement]
+#                         [mutation] [bench] [torch] [profile] [precision] [overhead] [studies]
+# With no phase named it runs `preset sanitize`. preset: the README's own test
+# command, `cmake --workflow --preset test` (build/default, every test but the
 # benchmark), then `ctest --preset test` until $PRESET_REPEAT runs in all
-# (default 1) have passed or one fails. The other phases use build/device.
+# (default 1) have passed or one fails. sanitize: the CUDA tests under
+# compute-sanitizer's four tools (scripts/gpu_sanitize.sh); any finding fails.
+# The other phases use build/device.
 # Results go to $OUT (default ./out): logs, JSON, and the tables printed last.
 # The PyTorch yardstick (examples/transformer/scripts/torch_reference.py) runs
 # in the same call as our benchmark, so a comparison is a ratio from one run.
@@ -29,7 +31,7 @@ trap pack EXIT
 BUILD=build/device
 B="$BUILD"/examples/transformer/bench/transformer_bench
 JOBS=$(nproc)
-phases=${*:-preset}
+phases=${*:-preset sanitize}
 want() { [[ " $phases " == *" $1 "* ]]; }
 log() { echo "== $(date +%T) $*" | tee -a "$RESULTS/summary.txt"; }
 export GPUPROF_REQUIRE_GPU=1
@@ -98,6 +100,11 @@ if want test || want gputest; then
   grep -E 'tests passed|\*\*\*Failed|Skipped|Not Run|Timeout' "$RESULTS/ctest-gpu.log" | tail -12
   # The first failures in full, so the reply carries them.
   grep -E -B3 -A25 'ERROR|FAILED|Assertion|error:' "$RESULTS"/ctest-gpu.log | head -150
+fi
+
+if want sanitize; then
+  log "compute-sanitizer: memcheck, racecheck, initcheck, synccheck (scripts/gpu_sanitize.sh)"
+  OUT="$RESULTS" BUILD="$BUILD" scripts/gpu_sanitize.sh || fail "compute-sanitizer: see sanitize/summary.txt"
 fi
 
 if want agreement; then
