@@ -1,5 +1,6 @@
 // tools/arguments.hpp: the little argument parsing the command-line tools share.
 #pragma once
+#include <gpuprof/detail/terminal_text.hpp>
 #include <gpuprof/error.hpp>
 #include <gpuprof/standard_output.hpp>
 
@@ -50,6 +51,8 @@ inline void reject_option(const std::string& arg) {
 // prints the message and the usage, from running the message alone; both
 // exit 2. Any other exception (out of memory among them) is exit 1 with its
 // message, as is standard output that could not be written (full, closed).
+// Messages may quote the command line or a file: they are printed as
+// terminal_safe() writes them.
 template <class Parse, class Check, class Run>
 int run_tool(const char* name, const char* usage, int argc, char** argv, Parse parse, Check check, Run run) {
   gpuprof::guard_standard_streams();
@@ -68,22 +71,22 @@ int run_tool(const char* name, const char* usage, int argc, char** argv, Parse p
     }
     check();
   } catch (const gpuprof::Error& error) {
-    std::cerr << name << ": " << error.what() << "\n" << usage;
+    std::cerr << name << ": " << gpuprof::detail::terminal_safe(error.what()) << "\n" << usage;
     return 2;
   } catch (const std::exception& error) {  // out of memory among them: never an abort
-    std::cerr << name << ": " << error.what() << "\n";
+    std::cerr << name << ": " << gpuprof::detail::terminal_safe(error.what()) << "\n";
     return 1;
   }
   try {
     return gpuprof::finish_standard_output(name, run());
   } catch (const gpuprof::Error& error) {  // bad input (gpuprof::InputError) among them
-    std::cerr << name << ": " << error.what() << "\n";
+    std::cerr << name << ": " << gpuprof::detail::terminal_safe(error.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << name << ": out of memory\n";
     return 1;
   } catch (const std::exception& error) {  // a failure of ours, never an abort
-    std::cerr << name << ": " << error.what() << "\n";
+    std::cerr << name << ": " << gpuprof::detail::terminal_safe(error.what()) << "\n";
     return 1;
   }
 }
@@ -108,11 +111,12 @@ inline double parse_fraction(const std::string& text, const std::string& option)
   return percent ? value / 100 : value;
 }
 
+// A count written as plain digits: no sign, space, exponent or hex, which
+// strtoll alone would take (" 5", "+5").
 inline std::size_t parse_count(const std::string& text, const std::string& option) {
-  char* end = nullptr;
   errno = 0;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || value < 1)
+  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || errno != 0 || value < 1)
     throw gpuprof::Error(option + ": not a positive integer: \"" + text + "\"");
   return static_cast<std::size_t>(value);
 }

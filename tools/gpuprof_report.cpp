@@ -75,8 +75,10 @@ int main(int argc, char** argv) {
         if (!roofline.empty() && report.counters.empty())
           throw gpuprof::Error(input + " holds no hardware counters: no roofline to draw (--roofline)");
         const auto written = [&](const std::string& path) {
-          std::cerr << "gpuprof-report: wrote " << (path == "-" ? "standard output" : path) << " ("
-                    << report.nodes.size() << " scopes from " << input << ")\n";
+          std::cerr << "gpuprof-report: wrote "
+                    << (path == "-" ? "standard output" : gpuprof::detail::terminal_safe(path)) << " ("
+                    << report.nodes.size() << " scopes from " << gpuprof::detail::terminal_safe(input)
+                    << ")\n";
         };
         if (!output.empty()) {
           gpuprof::write_html(report, output, title.empty() ? "gpuprof report" : title);

@@ -34,37 +34,12 @@
 
 #include "config.hpp"
 #include "detail/number_text.hpp"
+#include "detail/terminal_text.hpp"
 #include "error.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
 namespace detail {
-// Length of the well-formed UTF-8 sequence at text[at], 0 if it is not one
-// (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
-inline std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(at);
-  std::size_t length = 0;
-  unsigned char second_low = 0x80, second_high = 0xBF;  // range allowed for the 2nd byte
-  if (lead < 0x80) return 1;
-  if (lead >= 0xC2 && lead <= 0xDF) length = 2;
-  else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) second_low = 0xA0;   // overlong
-    if (lead == 0xED) second_high = 0x9F;  // surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) second_low = 0x90;   // overlong
-    if (lead == 0xF4) second_high = 0x8F;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (at + length > text.size()) return 0;
-  if (byte(at + 1) < second_low || byte(at + 1) > second_high) return 0;
-  for (std::size_t i = 2; i < length; ++i)
-    if (byte(at + i) < 0x80 || byte(at + i) > 0xBF) return 0;
-  return length;
-}
 
 // `text` as a JSON string literal, quotes included.
 inline std::string json_quoted(std::string_view text) {

@@ -26,6 +26,7 @@
 
 #include "config.hpp"
 #include "detail/number_text.hpp"
+#include "detail/terminal_text.hpp"
 #include "error.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -76,55 +77,35 @@ inline std::string csv_field(const std::string& text, bool force_quotes = false)
   return quoted + "\"";
 }
 
-// Text safe to print on a terminal: control characters (C0, DEL, and C1
-// written as UTF-8) become visible escapes ("\x1b", "\u009b"), and so does
-// every byte that is not part of valid UTF-8 ("\xff"), so a name read from a
-// file cannot retitle the window, move the cursor or clear the screen.
-inline std::string terminal_safe(std::string_view text) {
-  static const char hex[] = "0123456789abcdef";
-  std::string out;
-  const auto escape = [&](const char* prefix, unsigned char byte) {
-    out += prefix;
-    out += hex[byte >> 4];
-    out += hex[byte & 15];
-  };
-  const auto byte_at = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  for (std::size_t i = 0; i < text.size();) {
-    const unsigned char lead = byte_at(i);
-    const std::size_t length = lead < 0x80                    ? 1
-                               : lead >= 0xC2 && lead <= 0xDF ? 2
-                               : lead >= 0xE0 && lead <= 0xEF ? 3
-                               : lead >= 0xF0 && lead <= 0xF4 ? 4
-                                                              : 0;
-    bool valid = length > 0 && i + length <= text.size();
-    for (std::size_t k = 1; valid && k < length; ++k) valid = (byte_at(i + k) & 0xC0) == 0x80;
-    if (!valid || lead < 0x20 || lead == 0x7F) {
-      escape("\\x", lead);
-      ++i;
-    } else if (lead == 0xC2 && byte_at(i + 1) < 0xA0) {
-      escape("\\u00", byte_at(i + 1));
-      i += 2;
-    } else {
-      out.append(text.substr(i, length));
-      i += length;
-    }
-  }
-  return out;
+// A tree's row name, indented one `indent` per level of `depth`. Past
+// max_indent_levels the indentation stops growing and the depth is written
+// out ("[depth 40] name"), so n nested scopes print in O(n) text, not
+// O(n * depth).
+inline constexpr int max_indent_levels = 16;
+inline std::string indented_name(const std::string& name, int depth, const std::string& indent) {
+  std::string text;
+  for (int level = 0; level < depth && level < max_indent_levels; ++level) text += indent;
+  if (depth > max_indent_levels) text += "[depth " + std::to_string(depth) + "] ";
+  return text + name;
 }
 
 // A markdown cell: line breaks as spaces, other control characters as
-// terminal_safe writes them, pipes and backslashes escaped, and '<' and '>'
-// as entities so a name cannot become HTML in the rendered page ('&' stays,
-// so writers may use &nbsp;).
+// terminal_safe writes them, pipes and backslashes escaped, '<' and '>' as
+// entities so a name cannot become HTML in the rendered page ('&' stays, so
+// writers may use &nbsp;), and brackets and "://" escaped so that a name
+// cannot become a live link or image ("[c](url)", "![t](url)", a bare URL).
 inline std::string markdown_cell(const std::string& text) {
   std::string lines_joined = text;
   for (char& c : lines_joined)
     if (c == '\n' || c == '\r') c = ' ';
+  const std::string safe = terminal_safe(lines_joined);
   std::string escaped;
-  for (char c : terminal_safe(lines_joined)) {
+  for (std::size_t at = 0; at < safe.size(); ++at) {
+    const char c = safe[at];
     if (c == '<') escaped += "&lt;";
     else if (c == '>') escaped += "&gt;";
-    else if (c == '|' || c == '\\') escaped += std::string("\\") + c;
+    else if (c == '|' || c == '\\' || c == '[' || c == ']') escaped += std::string("\\") + c;
+    else if (c == ':' && safe.compare(at + 1, 2, "//") == 0) escaped += ":\\";  // ":\//": no autolink
     else escaped += c;
   }
   return escaped;
@@ -153,7 +134,11 @@ class Table {
   const std::vector<Column>& columns() const { return columns_; }
   const std::vector<std::vector<std::string>>& rows() const { return rows_; }
 
-  // Cells as terminal_safe writes them: a table is for a terminal.
+  // Cells as terminal_safe writes them: a table is for a terminal. Columns
+  // are padded to their widest cell up to max_padded_width code points; a
+  // wider cell overflows its row alone, so one long name cannot pad every
+  // row of a long table.
+  static constexpr std::size_t max_padded_width = 160;
   std::string text(const TextLayout& layout = {}) const {
     std::vector<std::string> headers;
     for (const Column& column : columns_) headers.push_back(detail::terminal_safe(column.header));
@@ -166,7 +151,8 @@ class Table {
     for (std::size_t c = 0; c < columns_.size(); ++c)
       widths.push_back(std::max(columns_[c].min_width, display_width(headers[c])));
     for (const auto& row : rows)
-      for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], display_width(row[c]));
+      for (std::size_t c = 0; c < row.size(); ++c)
+        widths[c] = std::max(widths[c], std::min(display_width(row[c]), max_padded_width));
 
     std::string out;
     const auto add_line = [&](std::string line) {
@@ -177,7 +163,8 @@ class Table {
       std::string line = layout.indent;
       for (std::size_t c = 0; c < columns_.size(); ++c) {
         const std::string& cell = cell_of(c);
-        const std::string padding(widths[c] - display_width(cell), ' ');
+        const std::size_t width = display_width(cell);
+        const std::string padding(width < widths[c] ? widths[c] - width : 0, ' ');
         if (c > 0) line += layout.gap;
         line += columns_[c].align == Align::right ? padding + cell : cell + padding;
       }

@@ -76,8 +76,9 @@ for command in "$compare $work/names.json $quickstart" "$merge $work/names.json 
   [ "$status" = 0 ] || fail "$command exited $status: $(cat "$work/err")"
   if grep -q $'\x1b\|\x07' "$work/out"; then fail "$command printed a raw control character"; fi
   if [[ $command == *--markdown ]]; then
-    # Markdown doubles the escapes' backslashes, so they show as written.
-    grep -qF 'x\\x1b]0;owned\\x07\\x1b[2J&lt;img src=x onerror=alert(1)&gt;' "$work/out" ||
+    # Markdown doubles the escapes' backslashes, so they show as written,
+    # and escapes brackets, so they make no link.
+    grep -qF 'x\\x1b\]0;owned\\x07\\x1b\[2J&lt;img src=x onerror=alert(1)&gt;' "$work/out" ||
       fail "$command did not print the name escaped"
     if grep -qF '<img' "$work/out"; then fail "$command passed HTML through"; fi
   else
