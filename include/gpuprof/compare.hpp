@@ -51,6 +51,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -311,13 +312,21 @@ inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next,
     if (versions.first != versions.second)
       comparison.warnings.push_back("the runs differ in " +
                                     difference_text(name, versions.first, versions.second));
-  std::map<std::pair<std::string, std::string>, const Measurement*> in_next;
-  for (const MeasuredRow& row : next.rows)
-    in_next.emplace(std::make_pair(row.kind, row.key), &row.measurement);
+  // A row named twice in one run is refused: comparing only one of the two
+  // would hide the other's regression.
+  const auto rows_by_id = [](const MeasuredRun& run, const char* which) {
+    std::map<std::pair<std::string, std::string>, const Measurement*> rows;
+    for (const MeasuredRow& row : run.rows)
+      if (!rows.emplace(std::make_pair(row.kind, row.key), &row.measurement).second)
+        throw InputError(std::string(which) + (run.source.empty() ? "" : " " + run.source) + " has two " +
+                         row.kind + " rows named " + detail::terminal_safe(row.key));
+    return rows;
+  };
+  rows_by_id(base, "base");
+  const auto in_next = rows_by_id(next, "new");
   std::map<std::pair<std::string, std::string>, bool> seen;
   for (const MeasuredRow& row : base.rows) {
     const auto id = std::make_pair(row.kind, row.key);
-    if (seen[id]) continue;
     seen[id] = true;
     const auto found = in_next.find(id);
     std::optional<Measurement> other;
@@ -325,9 +334,7 @@ inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next,
     comparison.rows.push_back(compare_measurements(row.kind, row.key, row.measurement, other, options));
   }
   for (const MeasuredRow& row : next.rows) {
-    const auto id = std::make_pair(row.kind, row.key);
-    if (seen[id]) continue;
-    seen[id] = true;
+    if (seen.count(std::make_pair(row.kind, row.key))) continue;
     comparison.rows.push_back(
         compare_measurements(row.kind, row.key, std::nullopt, row.measurement, options));
   }
@@ -369,15 +376,27 @@ namespace detail {
 
 // gpuprof.bench files (write_bench_json): one row per named benchmark, with
 // samples; one without (it did not run) has its stop reason as the note. The
-// benchmarks' "fields" are the writer's own and not compared.
+// benchmarks' "fields" are the writer's own and not compared. Read as
+// strictly as reports: a version this reader knows, members of their own
+// type, a known timing source, non-negative samples and each name once.
 inline MeasuredRun measured_run_from_bench_results(const Json& doc) {
+  const std::int64_t version = integer_of<std::int64_t>(doc, "version");
+  if (version < 1 || version > bench_json_version)
+    throw InputError("gpuprof.bench version " + std::to_string(version) +
+                     " is not one this reader knows (1 to " + std::to_string(bench_json_version) + ")");
   MeasuredRun run;
-  if (const Json* env = doc.find("environment")) run.environment = environment_from_json(*env);
+  if (const Json* env = optional_member(doc, "environment"))
+    run.environment =
+        read_member(*env, "environment", [](const Json& value) { return environment_from_json(value); });
+  std::set<std::string> names;
   for (const Json& entry : doc["benchmarks"].elements()) {
-    const bool gpu = entry["timing_source"].as_string() == "cuda_events";
-    const Summary s = summary_from_json(entry[gpu ? "gpu_ms" : "host_ms"]);
-    const std::string note = s.n == 0 ? entry["stop_reason"].as_string() : gpu ? "" : "host clock";
-    run.rows.push_back({"bench", entry["name"].as_string(), Measurement::from_samples(s.sorted, note)});
+    const std::string& name = string_of(entry, "name");
+    require(names.insert(name).second, "two benchmarks are named " + name);
+    const bool gpu = timing_source_from_name(string_of(entry, "timing_source")) == TimingSource::cuda_events;
+    const Summary s =
+        gpu ? summary_from_json(entry["gpu_ms"], "gpu_ms") : summary_from_json(entry["host_ms"], "host_ms");
+    const std::string note = s.n == 0 ? string_of(entry, "stop_reason") : gpu ? "" : "host clock";
+    run.rows.push_back({"bench", name, Measurement::from_samples(s.sorted, note)});
   }
   return run;
 }
@@ -406,7 +425,7 @@ inline MeasuredRun read_measured_run(const std::string& path) {
     run.source = path;
     return run;
   } catch (const Error& error) {
-    throw InputError(path + ": " + error.what());
+    throw InputError(detail::terminal_safe(path + ": " + error.what()));
   }
 }
 

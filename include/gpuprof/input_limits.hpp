@@ -37,10 +37,12 @@ inline std::atomic<std::size_t>& max_input_bytes_setting() {
 inline std::size_t max_input_bytes_from_environment() {
   const char* text = std::getenv("GPUPROF_MAX_INPUT_MB");
   if (text == nullptr || *text == '\0') return default_max_input_bytes;
-  char* end = nullptr;
+  // Plain digits only: strtoull alone would take " 5", "+5" and "-5".
+  const std::string digits = text;
   errno = 0;
-  const unsigned long long mib = std::strtoull(text, &end, 10);
-  if (*end != '\0' || errno != 0 || text[0] == '-' || mib == 0 || mib > (std::size_t{1} << 24))
+  const unsigned long long mib = std::strtoull(text, nullptr, 10);
+  if (digits.find_first_not_of("0123456789") != std::string::npos || errno != 0 || mib == 0 ||
+      mib > (std::size_t{1} << 24))
     throw InputError(std::string("GPUPROF_MAX_INPUT_MB: not a size in MiB from 1 to 16777216: \"") + text +
                      "\"");
   return static_cast<std::size_t>(mib) << 20;

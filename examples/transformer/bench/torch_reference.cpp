@@ -1,10 +1,12 @@
 // bench/torch_reference.cpp: the flat JSON-lines reader and the join.
 #include "bench/torch_reference.hpp"
 
+#include <gpuprof/detail/json_reader.hpp>
+
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace transformer::bench {
@@ -139,12 +141,17 @@ std::optional<double> optional_number(const FlatJsonObject& object, const std::s
 
 FlatJsonObject parse_flat_json_object(const std::string& line) { return FlatObjectReader(line).read(); }
 
+// Read like every file gpuprof's tools take: bounded by GPUPROF_MAX_INPUT_MB,
+// so /dev/zero or a directory is an error, and a file with no row is one too
+// (a run that joins nothing would look like a run without --torch-jsonl).
 TorchReference TorchReference::read(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
+  const std::string text = gpuprof::detail::read_text_file(path);
   std::vector<std::string> lines;
+  std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return from_lines(lines, path);
+  TorchReference reference = from_lines(lines, path);
+  if (reference.figures_.empty()) throw std::runtime_error(path + ": no torch_reference.py rows");
+  return reference;
 }
 
 TorchReference TorchReference::from_lines(const std::vector<std::string>& lines, const std::string& origin) {

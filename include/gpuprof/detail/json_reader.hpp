@@ -12,7 +12,9 @@
 // errors, so a writer bug cannot slip through a lenient reader. So are
 // duplicate keys (readers disagree on which one wins), nesting deeper than
 // 256, and more bytes or values than the limits of input_limits.hpp. Errors
-// and wrong-type access throw gpuprof::InputError saying where and what.
+// and wrong-type access throw gpuprof::InputError saying where and what; the
+// file readers' messages show the path and the file's text as
+// terminal_safe() writes them.
 #pragma once
 #include <algorithm>
 #include <cerrno>
@@ -21,6 +23,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 #include <memory>
 #include <new>
 #include <string>
@@ -32,6 +35,7 @@
 #include "../config.hpp"
 #include "../error.hpp"
 #include "../input_limits.hpp"
+#include "terminal_text.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -350,21 +354,27 @@ class JsonParser {
 inline Json parse_json(std::string_view text) { return JsonParser(text).parse_document(); }
 
 // The whole file, read in blocks and refused as soon as it passes
-// `max_bytes`, so a device (/dev/zero) or a huge file never fills memory.
-// Errors say why (the system's reason: a directory, no permission).
+// `max_bytes`, so a device (/dev/zero) or a huge file never fills memory; a
+// directory is refused by name. Errors say why (the system's reason: no
+// permission, no file). Every file named on a command line (reports, bench
+// files, a tool's reference data) is read through here.
 inline std::string read_text_file(const std::string& path, std::size_t max_bytes = max_input_bytes()) {
+  const std::string shown = terminal_safe(path);
   const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) throw InputError("cannot open " + path + ": " + std::strerror(errno));
+  if (!file) throw InputError("cannot open " + shown + ": " + std::strerror(errno));
+  struct stat status {};
+  if (::fstat(::fileno(file.get()), &status) == 0 && S_ISDIR(status.st_mode))
+    throw InputError("cannot read " + shown + ": " + std::strerror(EISDIR));
   std::string text;
   char block[1 << 16];
   while (true) {
     const std::size_t got = std::fread(block, 1, sizeof block, file.get());
     if (got > max_bytes - text.size())
-      throw InputError(path + ": larger than the input limit of " + std::to_string(max_bytes) +
+      throw InputError(shown + ": larger than the input limit of " + std::to_string(max_bytes) +
                        " bytes (GPUPROF_MAX_INPUT_MB raises it)");
     text.append(block, got);
     if (got == sizeof block) continue;
-    if (std::ferror(file.get())) throw InputError("cannot read " + path + ": " + std::strerror(errno));
+    if (std::ferror(file.get())) throw InputError("cannot read " + shown + ": " + std::strerror(errno));
     return text;
   }
 }
@@ -378,10 +388,10 @@ inline Json parse_json_file(const std::string& path) {
     try {
       return JsonParser(text, max_input_values(max_bytes)).parse_document();
     } catch (const Error& error) {
-      throw InputError(path + ": " + error.what());
+      throw InputError(terminal_safe(path + ": " + error.what()));
     }
   } catch (const std::bad_alloc&) {
-    throw InputError(path + ": too large to read into memory");
+    throw InputError(terminal_safe(path) + ": too large to read into memory");
   }
 }
 

@@ -50,8 +50,6 @@ struct NamedBenchResult {
   BenchFields fields;  // written in order under "fields"
 };
 
-constexpr int bench_json_version = 1;
-
 namespace detail {
 
 inline void write_bench_field(JsonWriter& json, const BenchField& field) {

@@ -54,15 +54,25 @@ inline void write_rank_json(JsonWriter& json, const RankInfo& info) {
 
 namespace detail {
 
-// Reads what write_environment_json wrote; missing keys keep their defaults,
-// so files from older writers read as "unknown".
+// Reads what write_environment_json wrote; missing (or null) keys keep their
+// defaults, so files from older writers read as "unknown". A key of the wrong
+// type is an error naming it, never silently "unknown".
 inline Environment environment_from_json(const Json& json) {
   Environment env;
+  const auto member = [&](const char* key, auto read) {
+    const Json* value = json.find(key);
+    if (value == nullptr || value->is_null()) return;
+    try {
+      read(*value);
+    } catch (const InputError& error) {
+      throw InputError(std::string("environment ") + key + ": " + error.what());
+    }
+  };
   const auto text = [&](const char* key, std::string& out) {
-    if (const Json* value = json.find(key); value && value->is_string()) out = value->as_string();
+    member(key, [&out](const Json& value) { out = value.as_string(); });
   };
   const auto integer = [&](const char* key, int& out) {
-    if (const Json* value = json.find(key); value && value->is_number()) out = value->as_integer<int>();
+    member(key, [&out](const Json& value) { out = value.as_integer<int>(); });
   };
   text("gpu_name", env.gpu_name);
   text("gpu_uuid", env.gpu_uuid);
@@ -85,13 +95,18 @@ inline Environment environment_from_json(const Json& json) {
 }
 
 // Reads what write_rank_json wrote. Unknown values are null; a number must
-// be a non-negative int (world_size positive, rank inside it), else
+// be a non-negative int (world_size positive, rank and local_rank inside it), else
 // gpuprof::InputError.
 inline RankInfo rank_from_json(const Json& json) {
   const auto count = [&json](const char* key) {
     const Json* value = json.find(key);
     if (value == nullptr || value->is_null()) return -1;
-    const int number = value->as_integer<int>();
+    int number = 0;
+    try {
+      number = value->as_integer<int>();
+    } catch (const InputError& error) {
+      throw InputError(std::string(key) + ": " + error.what());
+    }
     if (number < 0) throw InputError(std::string(key) + " " + std::to_string(number) + " is negative");
     return number;
   };
@@ -99,6 +114,9 @@ inline RankInfo rank_from_json(const Json& json) {
   if (info.world_size == 0) throw InputError("world_size 0: a run has at least one process");
   if (info.known() && info.world_size > 0 && info.rank >= info.world_size)
     throw InputError("rank " + std::to_string(info.rank) + " is outside a world of " +
+                     std::to_string(info.world_size));
+  if (info.local_rank >= 0 && info.world_size > 0 && info.local_rank >= info.world_size)
+    throw InputError("local_rank " + std::to_string(info.local_rank) + " is outside a world of " +
                      std::to_string(info.world_size));
   return info;
 }

@@ -17,6 +17,9 @@
 GPUPROF_NAMESPACE_BEGIN
 
 constexpr int report_json_version = 1;
+// The version of gpuprof.bench files (bench_json.hpp), beside the report's so
+// that their reader (compare.hpp) checks it without the writer's includes.
+constexpr int bench_json_version = 1;
 
 // A Summary as a JSON object (all fields; the samples as "samples_ms",
 // ascending). Public so that benchmarks write their summaries the same way.

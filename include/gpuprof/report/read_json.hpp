@@ -48,33 +48,70 @@ inline void require(bool valid, const std::string& what) {
   if (!valid) throw InputError(what);
 }
 
-inline Summary summary_from_json(const Json& json) {
+// `read(value)` for the member `key`; a value of the wrong type or range is
+// an error that names the member.
+template <class Read>
+auto read_member(const Json& value, const char* key, Read read) -> decltype(read(value)) {
+  try {
+    return read(value);
+  } catch (const InputError& error) {
+    throw InputError(std::string(key) + ": " + error.what());
+  }
+}
+
+// An optional member: nullptr when absent or null, the value otherwise.
+inline const Json* optional_member(const Json& object, const char* key) {
+  const Json* value = object.find(key);
+  return value && !value->is_null() ? value : nullptr;
+}
+
+inline const std::string& string_of(const Json& object, const char* key) {
+  return read_member(object[key], key,
+                     [](const Json& value) -> const std::string& { return value.as_string(); });
+}
+
+// Durations in milliseconds: finite and never negative.
+inline Summary summary_from_json(const Json& json, const char* key) {
   if (json.is_null()) return {};
   std::vector<double> samples;
-  for (const Json& sample : json["samples_ms"].elements()) samples.push_back(sample.as_number());
+  for (const Json& sample : read_member(json, key, [](const Json& value) -> const std::vector<Json>& {
+         return value["samples_ms"].elements();
+       })) {
+    const double ms = read_member(sample, key, [](const Json& value) { return value.as_number(); });
+    require(ms >= 0, std::string(key) + ": sample " + shortest_decimal(ms) + " ms is negative");
+    samples.push_back(ms);
+  }
   return summarize(std::move(samples));
 }
 
+// An optional number: `fallback` when absent or null, an error when of another type.
 inline double number_or(const Json& object, const char* key, double fallback) {
-  const Json* value = object.find(key);
-  return value && value->is_number() ? value->as_number() : fallback;
+  const Json* value = optional_member(object, key);
+  return value ? read_member(*value, key, [](const Json& v) { return v.as_number(); }) : fallback;
 }
 
 template <class Integer>
 Integer integer_of(const Json& object, const char* key) {
-  return object[key].as_integer<Integer>();
+  return read_member(object[key], key, [](const Json& value) { return value.as_integer<Integer>(); });
 }
 
-// An optional integer member: `fallback` when absent or not a number.
+// An optional integer member: `fallback` when absent or null, an error when of another type.
 template <class Integer>
 Integer integer_or(const Json& object, const char* key, Integer fallback) {
-  const Json* value = object.find(key);
-  return value && value->is_number() ? value->as_integer<Integer>() : fallback;
+  const Json* value = optional_member(object, key);
+  return value ? read_member(*value, key, [](const Json& v) { return v.as_integer<Integer>(); }) : fallback;
+}
+
+// A non-negative amount of work (flops, bytes, tokens).
+inline double work_of(const Json& object, const char* key) {
+  const double value = read_member(object[key], key, [](const Json& v) { return v.as_number(); });
+  require(value >= 0, std::string("work ") + key + " " + shortest_decimal(value) + " is negative");
+  return value;
 }
 
 // A member holding a time stamp (or a size) from 0 to max_time_ns.
 inline std::int64_t time_of(const Json& object, const char* key) {
-  const std::int64_t value = object[key].as_int64();
+  const std::int64_t value = integer_of<std::int64_t>(object, key);
   require(value >= 0 && value <= max_time_ns,
           std::string(key) + " " + std::to_string(value) + " is outside 0 .. 2^62");
   return value;
@@ -87,18 +124,24 @@ inline void require_order(std::int64_t begin, std::int64_t end, const std::strin
 }
 
 inline ActivityKind activity_kind_from_name(const std::string& name) {
-  if (name == "memcpy") return ActivityKind::memcpy;
-  if (name == "memset") return ActivityKind::memset;
-  return ActivityKind::kernel;
+  for (const ActivityKind kind : {ActivityKind::kernel, ActivityKind::memcpy, ActivityKind::memset})
+    if (name == report_activity_kind_name(kind)) return kind;
+  throw InputError("kind \"" + name + "\" is none of kernel, memcpy, memset");
+}
+
+inline TimingSource timing_source_from_name(const std::string& name) {
+  for (const TimingSource source : {TimingSource::cuda_events, TimingSource::host_clock})
+    if (name == timing_source_name(source)) return source;
+  throw InputError("timing_source \"" + name + "\" is neither cuda_events nor host_clock");
 }
 
 // `node_count`: the report's nodes, which scope_node indexes.
 inline KernelRecord kernel_from_json(const Json& json, std::size_t node_count) {
   KernelRecord kernel;
-  kernel.kind = activity_kind_from_name(json["kind"].as_string());
-  kernel.name = json["name"].as_string();
-  kernel.base_name = json["base_name"].as_string();
-  kernel.category = json["category"].as_string();
+  kernel.kind = activity_kind_from_name(string_of(json, "kind"));
+  kernel.name = string_of(json, "name");
+  kernel.base_name = string_of(json, "base_name");
+  kernel.category = string_of(json, "category");
   kernel.start_ns = time_of(json, "start_ns");
   kernel.end_ns = time_of(json, "end_ns");
   require_order(kernel.start_ns, kernel.end_ns, "kernel " + kernel.name);
@@ -141,8 +184,9 @@ inline MemoryTimeline memory_timeline_from_json(const Json& json) {
     allocation.free_ns = entry["free_ns"].is_null() ? -1 : time_of(entry, "free_ns");
     if (allocation.free_ns >= 0) require_order(allocation.alloc_ns, allocation.free_ns, "an allocation");
     allocation.scope_instance = integer_of<std::uint64_t>(entry, "scope_instance");
-    allocation.scope_path = entry["scope"].as_string();
-    allocation.from_pool = entry["from_pool"].as_bool();
+    allocation.scope_path = string_of(entry, "scope");
+    allocation.from_pool =
+        read_member(entry["from_pool"], "from_pool", [](const Json& v) { return v.as_bool(); });
     timeline.allocations.push_back(std::move(allocation));
   }
   return timeline;
@@ -153,8 +197,8 @@ inline MemoryTimeline memory_timeline_from_json(const Json& json) {
 // indent by depth without trusting the file.
 inline ScopeNode scope_node_from_json(const Json& entry, const std::vector<ScopeNode>& earlier) {
   ScopeNode node;
-  node.path = entry["path"].as_string();
-  node.name = entry["name"].as_string();
+  node.path = string_of(entry, "path");
+  node.name = string_of(entry, "name");
   node.parent = integer_of<int>(entry, "parent");
   require(node.parent >= -1 && node.parent < static_cast<std::int64_t>(earlier.size()),
           "node " + node.path + " names parent " + std::to_string(node.parent) + ", not an earlier node");
@@ -166,12 +210,11 @@ inline ScopeNode scope_node_from_json(const Json& entry, const std::vector<Scope
   node.count = integer_of<std::uint64_t>(entry, "count");
   if (entry.contains("open_instances"))
     node.open_instances = integer_of<std::uint64_t>(entry, "open_instances");
-  node.host_ms = summary_from_json(entry["host_ms"]);
-  node.gpu_ms = summary_from_json(entry["gpu_ms"]);
+  node.host_ms = summary_from_json(entry["host_ms"], "host_ms");
+  node.gpu_ms = summary_from_json(entry["gpu_ms"], "gpu_ms");
   const Json& work = entry["work"];
-  node.work = {work["flops"].as_number(), work["bytes"].as_number(), work["tokens"].as_number()};
-  const Json& peak = entry["peak_device_bytes"];
-  node.peak_device_bytes = peak.is_null() ? -1 : peak.as_int64();
+  node.work = {work_of(work, "flops"), work_of(work, "bytes"), work_of(work, "tokens")};
+  node.peak_device_bytes = integer_or<std::int64_t>(entry, "peak_device_bytes", -1);
   require(node.peak_device_bytes >= -1, "node " + node.path + " has a negative peak_device_bytes");
   if (const Json* cold = entry.find("cold_ms"); cold && !cold->is_null()) {
     node.cold_ms = cold->as_number();
@@ -194,6 +237,8 @@ inline ScopeInstance scope_instance_from_json(const Json& entry, std::size_t nod
   require_order(instance.host_begin_ns, instance.host_end_ns,
                 "scope instance " + std::to_string(instance.id));
   instance.gpu_ms = number_or(entry, "gpu_ms", -1);
+  require(instance.gpu_ms >= 0 || instance.gpu_ms == -1,
+          "scope instance " + std::to_string(instance.id) + " has a negative gpu_ms");
   return instance;
 }
 
@@ -263,15 +308,23 @@ inline Report report_from_json(const Json& json) {
     throw InputError("gpuprof report version " + std::to_string(version) +
                      " is not one this reader knows (1 to " + std::to_string(report_json_version) + ")");
   Report report;
-  report.timing_source = json["timing_source"].as_string() == "cuda_events" ? TimingSource::cuda_events
-                                                                            : TimingSource::host_clock;
-  report.timing_note = json["timing_note"].as_string();
-  report.device_name = json["device"].as_string();
-  if (const Json* env = json.find("environment")) report.environment = environment_from_json(*env);
-  if (const Json* rank = json.find("rank"); rank && rank->is_object()) report.rank = rank_from_json(*rank);
+  report.timing_source = timing_source_from_name(string_of(json, "timing_source"));
+  report.timing_note = string_of(json, "timing_note");
+  report.device_name = string_of(json, "device");
+  if (const Json* env = optional_member(json, "environment"))
+    report.environment =
+        read_member(*env, "environment", [](const Json& value) { return environment_from_json(value); });
+  if (const Json* rank = optional_member(json, "rank"))
+    report.rank = read_member(*rank, "rank", [](const Json& value) { return rank_from_json(value); });
 
-  for (const Json& entry : json["nodes"].elements())
+  // Rows are matched by path (compare, merge): a path given twice would
+  // hide one of its rows.
+  std::set<std::string> paths;
+  for (const Json& entry : json["nodes"].elements()) {
     report.nodes.push_back(scope_node_from_json(entry, report.nodes));
+    require(paths.insert(report.nodes.back().path).second,
+            "two scope nodes have the path " + report.nodes.back().path);
+  }
   for (const Json& entry : json["instances"].elements())
     report.instances.push_back(scope_instance_from_json(entry, report.nodes.size()));
   for (const Json& entry : json["kernels"].elements())
@@ -289,13 +342,14 @@ inline Report report_from_json(const Json& json) {
 }
 }  // namespace detail
 
-// Reads a report file; errors name the path.
+// Reads a report file; errors name the path, escaped as terminal_safe()
+// writes it (names in them come from the file).
 inline Report read_report_json(const std::string& path) {
   const detail::Json json = detail::parse_json_file(path);
   try {
     return detail::report_from_json(json);
   } catch (const Error& error) {
-    throw InputError(path + ": " + error.what());
+    throw InputError(detail::terminal_safe(path + ": " + error.what()));
   }
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <gpuprof/input_limits.hpp>
+
 #include "bench/torch_reference.hpp"
 
 using namespace transformer;
@@ -98,6 +100,16 @@ TEST_CASE("a bad torch_reference.py line is reported with its file and line numb
     CHECK(std::string(error.what()).find("runs.jsonl:2:") != std::string::npos);
   }
   CHECK_THROWS_AS(TorchReference::read("/nonexistent/torch.jsonl"), std::runtime_error);
+}
+
+TEST_CASE("the reference file is read like any input: bounded, a regular file, holding rows") {
+  gpuprof::set_max_input_bytes(std::size_t{1} << 20);
+  CHECK_THROWS_WITH_AS(TorchReference::read("/dev/zero"), doctest::Contains("larger than the input limit"),
+                       std::runtime_error);
+  gpuprof::set_max_input_bytes(0);
+  CHECK_THROWS_WITH_AS(TorchReference::read("/"), doctest::Contains("Is a directory"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(TorchReference::read("/dev/null"), doctest::Contains("no torch_reference.py rows"),
+                       std::runtime_error);
 }
 
 TEST_CASE("a row that states its batch joins rows of that batch") {
