@@ -9,10 +9,17 @@
 //   - a symbolic link is followed: the temporary goes beside the file the link
 //     names and the rename lands there, so the link stays a link. Because the
 //     program, not the kernel, follows it, the kernel's protected-symlinks
-//     rule is applied here: a link in a sticky world-writable directory (/tmp)
-//     is followed only when its owner is the writer or the directory's owner,
-//     so a link planted by another user cannot redirect the output. A loop of
-//     links is an error; a dangling link creates the file it names;
+//     rule is applied here, to every component of the path (directories
+//     too): a link in a sticky world-writable directory (/tmp) is followed
+//     only when its owner is the writer or the directory's owner, so a link
+//     planted by another user cannot redirect the output. A loop of links is
+//     an error; a dangling link creates the file it names;
+//   - a file the writer may not write (mode 0444 for a user other than root)
+//     is refused, as a shell's `>` would refuse it, rather than renamed over;
+//   - a file with several hard links is replaced by a new file under this
+//     name: the other names keep the old contents (as editors that save by
+//     rename do). Writing in place instead would lose the all-or-nothing
+//     guarantee, which matters more for results;
 //   - "-" is standard output, and a path that is the file our standard output
 //     or error already writes (`/dev/stdout` redirected to a file) goes
 //     through that stream, at its current offset;
@@ -22,7 +29,12 @@
 // Any failure (no space, a short write, a failed fsync or close) throws
 // gpuprof::Error naming the path and the system's reason, after removing the
 // temporary; the previous file, if any, is untouched. A failed in-place write
-// cannot be undone: what reached the device or pipe stays there. POSIX only
+// cannot be undone: what reached the device or pipe stays there.
+// A temporary being written is removed when SIGINT, SIGTERM or SIGHUP ends
+// the process: each write installs a handler for those of the three
+// that still have their default action; it unlinks the temporaries
+// registered at that moment (nothing else: unlink is async-signal-safe) and
+// raises the signal again, so the process ends as it would have. POSIX only
 // (like the CUDA targets we serve).
 #pragma once
 #include <fcntl.h>
@@ -32,11 +44,14 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "config.hpp"
 #include "error.hpp"
@@ -50,13 +65,84 @@ namespace detail {
               std::error_code(error_number, std::generic_category()).message());
 }
 
-// A name no other writer (thread or process) uses at the same moment. O_EXCL
-// at creation guards against the rest (a stale file left by a killed process).
-inline std::string temporary_name_beside(const std::string& path) {
-  static std::atomic<unsigned long> counter{0};
-  return path + ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" +
-         std::to_string(counter.fetch_add(1));
+// The temporary's name: the file's own name, cut short where needed so that
+// the name with its suffix stays within NAME_MAX, then ".tmp-PID-N". The
+// process id and a counter make it a name no other writer (thread or
+// process) uses at the same moment; O_EXCL at creation guards against the
+// rest (a stale file left by a killed process).
+inline constexpr std::size_t temporary_suffix_max = 36;  // ".tmp-" + 10 digits + "-" + 20 digits
+inline std::string temporary_name_beside(const std::string& path,
+                                         unsigned long long number = static_cast<unsigned long long>(-1)) {
+  static std::atomic<unsigned long long> counter{0};
+  if (number == static_cast<unsigned long long>(-1)) number = counter.fetch_add(1);
+  const std::string suffix =
+      ".tmp-" + std::to_string(static_cast<long>(::getpid())) + "-" + std::to_string(number);
+  const std::size_t slash = path.rfind('/');
+  const std::size_t name_begins = slash == std::string::npos ? 0 : slash + 1;
+  const std::size_t name_fits = NAME_MAX - suffix.size();
+  return path.substr(0, name_begins + std::min(path.size() - name_begins, name_fits)) + suffix;
 }
+
+// The temporaries being written, for the signal handler: fixed slots that
+// need no allocation or lock to read. A slot is free (0), being filled (1)
+// or holds a path (2).
+struct TemporarySlot {
+  std::atomic<int> state{0};
+  char path[PATH_MAX];
+};
+inline constexpr int temporary_slot_count = 16;
+inline TemporarySlot temporary_slots[temporary_slot_count];
+
+inline void remove_temporaries_and_raise(int signal_number) {
+  for (TemporarySlot& slot : temporary_slots)
+    if (slot.state.load() == 2) ::unlink(slot.path);
+  // SA_RESETHAND restored the default action; the signal is blocked until
+  // this handler returns, then ends the process as it would have.
+  ::raise(signal_number);
+}
+
+// Checked at every write (three sigaction calls), not once: a program that
+// puts a signal back to its default action later is covered again.
+inline void install_temporary_removal() {
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction current {};
+    if (::sigaction(signal_number, nullptr, &current) != 0 || (current.sa_flags & SA_SIGINFO) ||
+        current.sa_handler != SIG_DFL)
+      continue;  // ignored, ours already, or the program's own handler: left as it is
+    struct sigaction removal {};
+    removal.sa_handler = &remove_temporaries_and_raise;
+    sigemptyset(&removal.sa_mask);
+    removal.sa_flags = SA_RESETHAND;
+    ::sigaction(signal_number, &removal, nullptr);
+  }
+}
+
+// Registers a temporary for removal on a signal while it lives. Without a
+// free slot (more than 16 writes at once) the temporary goes unregistered:
+// it is still removed on every error, only not on a signal.
+class RegisteredTemporary {
+ public:
+  explicit RegisteredTemporary(const std::string& path) {
+    install_temporary_removal();
+    if (path.size() >= PATH_MAX) return;
+    for (TemporarySlot& candidate : temporary_slots) {
+      int free = 0;
+      if (!candidate.state.compare_exchange_strong(free, 1)) continue;
+      std::memcpy(candidate.path, path.c_str(), path.size() + 1);
+      candidate.state.store(2);
+      slot_ = &candidate;
+      return;
+    }
+  }
+  ~RegisteredTemporary() {
+    if (slot_) slot_->state.store(0);
+  }
+  RegisteredTemporary(const RegisteredTemporary&) = delete;
+  RegisteredTemporary& operator=(const RegisteredTemporary&) = delete;
+
+ private:
+  TemporarySlot* slot_ = nullptr;
+};
 
 // write(2) until everything is out, retrying partial writes and EINTR. A
 // write that makes no progress counts as a failure (ENOSPC), never a loop.
@@ -87,34 +173,52 @@ inline std::string directory_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// The file a chain of symbolic links ends at, the link's own directory
-// prepended to relative targets. Works for dangling links (the file the
-// rename will create); a path that is no link comes back unchanged. Throws
-// for a loop and for a link may_follow_link() refuses.
-inline std::string follow_symlinks(std::string path) {
-  const std::string given = path;
-  for (int hops = 0; hops < 40; ++hops) {  // 40: Linux's own limit (ELOOP)
+// The file `given` names once every symbolic link in it is followed, in any
+// component (a link's target replaces it, relative targets read from the
+// link's directory); `given` itself when it holds no link. Works for
+// dangling links (the file the rename will create). Throws for a loop and
+// for a link may_follow_link() refuses, wherever it sits in the path.
+inline std::string follow_symlinks(const std::string& given) {
+  std::vector<std::string> pending;  // components still to walk, the next one last
+  const auto push_front = [&pending](const std::string& path) {
+    std::vector<std::string> components;
+    for (std::size_t begin = 0; begin <= path.size();) {
+      const std::size_t slash = std::min(path.find('/', begin), path.size());
+      if (slash > begin && path.compare(begin, slash - begin, ".") != 0)
+        components.push_back(path.substr(begin, slash - begin));
+      begin = slash + 1;
+    }
+    pending.insert(pending.end(), components.rbegin(), components.rend());
+  };
+  push_front(given);
+  std::string resolved = !given.empty() && given.front() == '/' ? "/" : "";
+  bool followed = false;
+  for (int hops = 0; !pending.empty();) {
+    const std::string candidate =
+        resolved.empty() ? pending.back() : resolved + (resolved.back() == '/' ? "" : "/") + pending.back();
+    pending.pop_back();
     struct stat status {};
-    if (::lstat(path.c_str(), &status) != 0 || !S_ISLNK(status.st_mode)) return path;
+    if (::lstat(candidate.c_str(), &status) != 0 || !S_ISLNK(status.st_mode)) {
+      resolved = candidate;
+      continue;
+    }
+    if (++hops > 40) throw_write_error(given, "following symbolic links", ELOOP);  // Linux's own limit
     struct stat directory {};
-    if (::stat(directory_of(path).c_str(), &directory) != 0)
-      throw_write_error(given, "reading the directory of " + path, errno);
+    if (::stat(resolved.empty() ? "." : resolved.c_str(), &directory) != 0)
+      throw_write_error(given, "reading the directory of " + candidate, errno);
     if (!may_follow_link(status, directory, ::geteuid()))
-      throw Error("cannot write " + given + ": " + path +
+      throw Error("cannot write " + given + ": " + candidate +
                   " is a symbolic link owned by another user in a sticky world-writable directory "
                   "(not followed, as the kernel's protected_symlinks rule)");
     std::string target(static_cast<std::size_t>(status.st_size > 0 ? status.st_size : PATH_MAX), '\0');
-    const ssize_t length = ::readlink(path.c_str(), target.data(), target.size());
-    if (length < 0) throw_write_error(path, "reading the symbolic link", errno);
+    const ssize_t length = ::readlink(candidate.c_str(), target.data(), target.size());
+    if (length <= 0) throw_write_error(candidate, "reading the symbolic link", length < 0 ? errno : ENOENT);
     target.resize(static_cast<std::size_t>(length));
-    if (target.empty() || target.front() == '/') {
-      path = target;
-    } else {
-      const std::size_t slash = path.rfind('/');
-      path = slash == std::string::npos ? target : path.substr(0, slash + 1) + target;
-    }
+    if (target.front() == '/') resolved = "/";
+    push_front(target);
+    followed = true;
   }
-  throw_write_error(given, "following symbolic links", ELOOP);
+  return followed ? resolved : given;
 }
 
 // The standard stream (1 or 2) whose open file `status` describes, or -1.
@@ -149,6 +253,7 @@ inline void write_in_place(const std::string& path, std::string_view contents) {
 inline void replace_file(const std::string& path, const std::string& target, std::string_view contents,
                          const mode_t* existing_mode) {
   const std::string temporary = temporary_name_beside(target);
+  const RegisteredTemporary registered(temporary);  // before it exists: no moment unregistered
   const int descriptor = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (descriptor < 0) throw_write_error(path, "cannot create " + temporary, errno);
 
@@ -181,6 +286,7 @@ inline void write_file_atomically(const std::string& path, std::string_view cont
     if (const int stream = detail::standard_stream_of(status); stream >= 0)
       return detail::write_to_stream(path, stream, contents);
     if (!S_ISREG(status.st_mode)) return detail::write_in_place(path, contents);
+    if (::access(path.c_str(), W_OK) != 0) detail::throw_write_error(path, "replacing it", errno);
     return detail::replace_file(path, detail::follow_symlinks(path), contents, &status.st_mode);
   }
   detail::replace_file(path, detail::follow_symlinks(path), contents, nullptr);

@@ -15,8 +15,10 @@
 //
 // A path is refused (gpuprof::Error "FLAG 'PATH': why") when it is empty, a
 // directory, a loop of symbolic links or a link write_file_atomically would
-// not follow (atomic_file.hpp), when no file can be created where it would be
-// written, or when it names the same file as an input or another output: the
+// not follow (atomic_file.hpp), a file the writer may not write, a name
+// longer than NAME_MAX or a path (its temporary's included) longer than
+// PATH_MAX, when no file can be created where it would be written, or when
+// it names the same file as an input or another output: the
 // same (device, inode) for an existing file, hard links and other spellings
 // included, or the same directory and name for a file still to be created.
 // "-" is standard output, and at most one output may go there (/dev/stdout
@@ -85,9 +87,30 @@ inline void probe_directory(const OutputFile& output, const std::string& directo
   ::unlink(probe.c_str());
 }
 
+// The file's name within NAME_MAX of its directory's file system, and the
+// longest temporary write_file_atomically may use beside it within PATH_MAX,
+// so that a long name fails here, before the work, not at the write.
+// `directory` "" (not resolved yet): the usual NAME_MAX.
+inline void check_name_lengths(const OutputFile& output, const std::string& target,
+                               const std::string& directory) {
+  const long name_max = directory.empty() ? -1 : ::pathconf(directory.c_str(), _PC_NAME_MAX);
+  const std::size_t limit = name_max > 0 ? static_cast<std::size_t>(name_max) : NAME_MAX;
+  const std::size_t slash = target.rfind('/');
+  const std::string name = slash == std::string::npos ? target : target.substr(slash + 1);
+  if (name.size() > limit)
+    refuse_output(output, "the name is " + std::to_string(name.size()) + " bytes, more than the " +
+                              std::to_string(limit) + " its file system allows (NAME_MAX)");
+  const std::string longest_temporary = temporary_name_beside(target, static_cast<unsigned long long>(-2));
+  if (longest_temporary.size() >= PATH_MAX)
+    refuse_output(output, "the path of its temporary file would be " +
+                              std::to_string(longest_temporary.size()) + " bytes, more than PATH_MAX (" +
+                              std::to_string(PATH_MAX) + ")");
+}
+
 inline FileIdentity output_identity(const OutputFile& output) {
   using Kind = FileIdentity::Kind;
   if (output.path == "-") return {Kind::standard_output, 0, 0, ""};
+  check_name_lengths(output, output.path, "");  // before stat() answers a bare "File name too long"
   struct stat status {};
   if (::stat(output.path.c_str(), &status) == 0) {
     if (S_ISDIR(status.st_mode)) refuse_output(output, "is a directory");
@@ -106,8 +129,13 @@ inline FileIdentity output_identity(const OutputFile& output) {
   struct stat directory_status {};
   if (::stat(directory.c_str(), &directory_status) != 0 || !S_ISDIR(directory_status.st_mode))
     refuse_output(output, "no directory " + directory);
+  check_name_lengths(output, target, directory);
   probe_directory(output, directory);
-  if (::stat(target.c_str(), &status) == 0) return {Kind::existing, status.st_dev, status.st_ino, ""};
+  if (::stat(target.c_str(), &status) == 0) {
+    if (::access(target.c_str(), W_OK) != 0)
+      refuse_output(output, "cannot replace " + target + ": " + system_reason(errno));
+    return {Kind::existing, status.st_dev, status.st_ino, ""};
+  }
   return {Kind::to_create, directory_status.st_dev, directory_status.st_ino,
           target.substr(target.rfind('/') + 1)};
 }
