@@ -27,6 +27,9 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -109,21 +112,89 @@ inline bool valid_node(const Report& report, int node) {
 }
 }  // namespace detail
 
+namespace detail {
+// A growing union of intervals and the time it covers, kept disjoint in a
+// map from begin to end: an insertion joins the intervals it overlaps, so
+// each interval is joined away at most once.
+class IntervalUnion {
+ public:
+  void insert(std::int64_t begin, std::int64_t end) {
+    if (end <= begin) return;
+    auto at = spans_.upper_bound(begin);
+    if (at != spans_.begin() && std::prev(at)->second >= begin) --at;
+    while (at != spans_.end() && at->first <= end) {
+      begin = std::min(begin, at->first);
+      end = std::max(end, at->second);
+      covered_ns_ -= at->second - at->first;
+      at = spans_.erase(at);
+    }
+    spans_.emplace(begin, end);
+    covered_ns_ += end - begin;
+  }
+  void insert_all(const IntervalUnion& other) {
+    for (const auto& [begin, end] : other.spans_) insert(begin, end);
+  }
+  std::size_t size() const { return spans_.size(); }
+  std::int64_t covered_ns() const { return covered_ns_; }
+
+ private:
+  std::map<std::int64_t, std::int64_t> spans_;
+  std::int64_t covered_ns_ = 0;
+};
+
+// Communication, computation and both together; the overlap is what the
+// two cover minus what their union covers (the same as the intersection).
+struct InclusiveIntervals {
+  IntervalUnion communication, computation, either;
+
+  void add(const KernelRecord& kernel) {
+    IntervalUnion* own = is_communication(kernel) ? &communication
+                         : is_computation(kernel) ? &computation
+                                                  : nullptr;
+    if (own == nullptr) return;
+    own->insert(kernel.start_ns, kernel.end_ns);
+    either.insert(kernel.start_ns, kernel.end_ns);
+  }
+  std::size_t size() const { return communication.size() + computation.size() + either.size(); }
+  void absorb(InclusiveIntervals& other) {
+    if (other.size() > size()) std::swap(*this, other);  // the smaller goes into the larger
+    communication.insert_all(other.communication);
+    computation.insert_all(other.computation);
+    either.insert_all(other.either);
+    other = {};
+  }
+  CommComputeTime time() const {
+    const std::int64_t overlap = communication.covered_ns() + computation.covered_ns() - either.covered_ns();
+    return {static_cast<double>(communication.covered_ns()) / 1e6,
+            static_cast<double>(computation.covered_ns()) / 1e6, static_cast<double>(overlap) / 1e6};
+  }
+};
+}  // namespace detail
+
 // Per node of report.nodes (same indices), inclusive of the scopes inside it.
+// Children come after their parents (read_json.hpp checks it), so each
+// node's intervals are complete when the loop reaches it from the end and
+// then pass to its parent, the smaller set into the larger: O(k log^2 k) for
+// k kernels however deep the tree, where adding each kernel to every
+// ancestor cost k times the depth.
 inline std::vector<CommComputeTime> comm_compute_by_scope(const Report& report) {
   const auto by_id = detail::instances_by_id(report);
-  std::vector<KernelIntervals> per_node(report.nodes.size());
+  std::vector<detail::InclusiveIntervals> per_node(report.nodes.size());
   for (const KernelRecord& kernel : report.kernels) {
     int node = kernel.scope_node;
     if (!detail::valid_node(report, node)) {
       const auto found = by_id.find(kernel.scope_instance);
       node = kernel.scope_instance != 0 && found != by_id.end() ? found->second->node : -1;
     }
-    for (; detail::valid_node(report, node); node = report.nodes[static_cast<std::size_t>(node)].parent)
-      per_node[static_cast<std::size_t>(node)].add(kernel);
+    if (detail::valid_node(report, node)) per_node[static_cast<std::size_t>(node)].add(kernel);
   }
-  std::vector<CommComputeTime> times;
-  for (const KernelIntervals& intervals : per_node) times.push_back(intervals.time());
+  std::vector<CommComputeTime> times(report.nodes.size());
+  for (std::size_t n = report.nodes.size(); n-- > 0;) {
+    times[n] = per_node[n].time();
+    const int parent = report.nodes[n].parent;
+    if (detail::valid_node(report, parent) && static_cast<std::size_t>(parent) < n)
+      per_node[static_cast<std::size_t>(parent)].absorb(per_node[n]);
+  }
   return times;
 }
 
@@ -156,12 +227,49 @@ inline double step_ms(const ScopeInstance& step) {
   return step.gpu_ms >= 0 ? step.gpu_ms : static_cast<double>(step.host_end_ns - step.host_begin_ns) / 1e6;
 }
 
+namespace detail {
+// Steps in begin order and, for each prefix, the latest end: the first step
+// that begins at or before t and ends at or after u is then one binary search
+// away (the running maximum first reaches u at that step), where scanning
+// every step for every kernel cost steps x kernels.
+class StepFinder {
+ public:
+  void add(std::size_t step, const ScopeInstance& instance) {
+    steps_.push_back(step);
+    begins_.push_back(instance.host_begin_ns);
+    latest_end_.push_back(latest_end_.empty() ? instance.host_end_ns
+                                              : std::max(latest_end_.back(), instance.host_end_ns));
+  }
+  // The first step (in begin order) with begin <= begin_at_most and end >= end_at_least.
+  std::optional<std::size_t> first_covering(std::int64_t begin_at_most, std::int64_t end_at_least) const {
+    const std::size_t began = static_cast<std::size_t>(
+        std::upper_bound(begins_.begin(), begins_.end(), begin_at_most) - begins_.begin());
+    const std::size_t first = static_cast<std::size_t>(
+        std::lower_bound(latest_end_.begin(), latest_end_.end(), end_at_least) - latest_end_.begin());
+    if (first < began) return steps_[first];
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<std::size_t> steps_;
+  std::vector<std::int64_t> begins_, latest_end_;
+};
+}  // namespace detail
+
 // Per instance of the step scope (step_instances' order). A kernel belongs to
 // the step open when it was launched: around its launching scope instance (on
 // that instance's thread), or, for work without one, around its launch time.
+// Where steps overlap (several threads), the last to begin before the kernel
+// is taken when it fits, else the first in begin order that does.
 inline std::vector<CommComputeTime> comm_compute_by_step(const Report& report, const std::string& step_path) {
   const std::vector<const ScopeInstance*> steps = step_instances(report, step_path);
   const auto by_id = detail::instances_by_id(report);
+  detail::StepFinder all_threads;
+  std::unordered_map<std::uint32_t, detail::StepFinder> by_thread;
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    all_threads.add(s, *steps[s]);
+    by_thread[steps[s]->thread].add(s, *steps[s]);
+  }
   std::vector<KernelIntervals> per_step(steps.size());
   for (const KernelRecord& kernel : report.kernels) {
     const auto found = by_id.find(kernel.scope_instance);
@@ -169,22 +277,23 @@ inline std::vector<CommComputeTime> comm_compute_by_step(const Report& report, c
         kernel.scope_instance != 0 && found != by_id.end() ? found->second : nullptr;
     if (launcher == nullptr && kernel.launch_ns == 0) continue;
     const std::int64_t anchor_ns = launcher ? launcher->host_begin_ns : kernel.launch_ns;
+    const std::int64_t until_ns = launcher ? launcher->host_end_ns : kernel.launch_ns;
     const auto inside = [&](const ScopeInstance& step) {
-      return launcher ? launcher->thread == step.thread && step.host_begin_ns <= launcher->host_begin_ns &&
-                            launcher->host_end_ns <= step.host_end_ns
-                      : step.host_begin_ns <= kernel.launch_ns && kernel.launch_ns <= step.host_end_ns;
+      return (launcher == nullptr || launcher->thread == step.thread) && step.host_begin_ns <= anchor_ns &&
+             until_ns <= step.host_end_ns;
     };
-    // Usually the last step to begin before the anchor; steps of several
-    // threads may interleave, so the rest are searched when it is not.
     const auto after =
         std::upper_bound(steps.begin(), steps.end(), anchor_ns,
                          [](std::int64_t t, const ScopeInstance* step) { return t < step->host_begin_ns; });
-    std::size_t step = steps.size();
-    if (after != steps.begin() && inside(**(after - 1)))
+    std::optional<std::size_t> step;
+    if (after != steps.begin() && inside(**(after - 1))) {
       step = static_cast<std::size_t>(after - 1 - steps.begin());
-    for (std::size_t s = 0; step == steps.size() && s < steps.size(); ++s)
-      if (inside(*steps[s])) step = s;
-    if (step < steps.size()) per_step[step].add(kernel);
+    } else if (launcher == nullptr) {
+      step = all_threads.first_covering(anchor_ns, until_ns);
+    } else if (const auto thread = by_thread.find(launcher->thread); thread != by_thread.end()) {
+      step = thread->second.first_covering(anchor_ns, until_ns);
+    }
+    if (step) per_step[*step].add(kernel);
   }
   std::vector<CommComputeTime> times;
   for (const KernelIntervals& intervals : per_step) times.push_back(intervals.time());

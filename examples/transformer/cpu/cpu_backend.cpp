@@ -1,5 +1,6 @@
 // cpu/cpu_backend.cpp: make_cpu_backend, the Backend over CpuModel<float>:
 // the fallback when there is no GPU (and a host-side check of the driver).
+#include <limits>
 #include <unistd.h>
 
 #include <fstream>
@@ -43,10 +44,13 @@ const RunConfig& checked(const RunConfig& config) {
     throw std::invalid_argument("cpu backend: batch and ctx must be > 0");
   config.model.validate();
   // The model's buffers, plus the batch's token and target ids set_batch keeps.
-  const std::size_t ids = static_cast<std::size_t>(config.batch) * static_cast<std::size_t>(config.ctx);
-  const std::size_t needed = cpu::CpuModel<float>::required_bytes(config.model, config.batch, config.ctx,
-                                                                  wants_training_state(config.mode)) +
-                             2 * ids * sizeof(std::int32_t);
+  // Added up in long double and capped (as required_bytes does): never wraps.
+  const long double ids = static_cast<long double>(config.batch) * config.ctx;
+  const long double wide = static_cast<long double>(cpu::CpuModel<float>::required_bytes(
+                               config.model, config.batch, config.ctx, wants_training_state(config.mode))) +
+                           2 * ids * sizeof(std::int32_t);
+  const std::size_t most = std::numeric_limits<std::size_t>::max();
+  const std::size_t needed = wide >= static_cast<long double>(most) ? most : static_cast<std::size_t>(wide);
   const std::size_t available = available_host_bytes();
   if (needed > available) throw OutOfMemory(needed, available);
   return config;

@@ -119,18 +119,22 @@ CpuModel<T>::CpuModel(const ModelConfig& config, int batch, int ctx, bool with_t
 template <class T>
 std::size_t CpuModel<T>::required_bytes(const ModelConfig& config, int batch, int ctx,
                                         bool with_training_state) {
-  const std::size_t P = parameter_count(config);
-  const std::size_t N = static_cast<std::size_t>(batch) * static_cast<std::size_t>(ctx);
-  const std::size_t d = static_cast<std::size_t>(config.d_model);
-  const std::size_t d_ff = static_cast<std::size_t>(config.d_ff);
-  const std::size_t V = static_cast<std::size_t>(config.vocab);
-  const std::size_t probs = static_cast<std::size_t>(batch) * config.heads * ctx * ctx;
+  // In long double, then capped: a huge --batch or --ctx must come out as
+  // more than any machine has, never wrap around to a size that fits.
+  using Wide = long double;
+  const Wide P = static_cast<Wide>(parameter_count(config));
+  const Wide N = static_cast<Wide>(batch) * static_cast<Wide>(ctx);
+  const Wide d = config.d_model, d_ff = config.d_ff, V = config.vocab;
+  const Wide probs =
+      static_cast<Wide>(batch) * config.heads * static_cast<Wide>(ctx) * static_cast<Wide>(ctx);
   // input, norm1, qkv (3), context, mid, norm2: 8·d; h13 and gated: 3·d_ff;
   // the two inv_rms vectors: 2.
-  const std::size_t per_block = N * (8 * d + 3 * d_ff + 2) + probs;
-  std::size_t elements = P + config.layers * per_block + N * (2 * d + V + 2);
+  const Wide per_block = N * (8 * d + 3 * d_ff + 2) + probs;
+  Wide elements = P + config.layers * per_block + N * (2 * d + V + 2);
   if (with_training_state) elements += 3 * P /* grads, m, v */ + N * (3 * d + V) /* scratch */;
-  return elements * sizeof(T);
+  const Wide bytes = elements * sizeof(T);
+  const auto most = std::numeric_limits<std::size_t>::max();
+  return bytes >= static_cast<Wide>(most) ? most : static_cast<std::size_t>(bytes);
 }
 
 template <class T>

@@ -32,6 +32,18 @@ namespace detail {
 constexpr std::uint32_t trace_host_pid = 1;
 constexpr std::uint32_t trace_first_gpu_pid = 1000;
 
+// A scope's name or path as events repeat it (once per instance, once per
+// kernel launched in it): cut at 1 KiB, on a UTF-8 boundary, with "...". A
+// report names each scope once, so without the cut a long name times many
+// instances would make a trace far larger than the report it comes from.
+inline constexpr std::size_t max_trace_scope_text = 1024;
+inline std::string trace_scope_text(const std::string& text) {
+  if (text.size() <= max_trace_scope_text) return text;
+  std::size_t cut = max_trace_scope_text;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "...";
+}
+
 // The earliest time in the report, so timestamps start near zero (small
 // numbers keep nanosecond resolution in a double of microseconds).
 inline std::int64_t trace_origin_ns(const Report& report) {
@@ -135,7 +147,7 @@ inline void write_trace_kernel(JsonWriter& json, TraceEvents& events, const Kern
       .member("name", kernel.name)
       .member("kind", report_activity_kind_name(kernel.kind))
       .member("category", kernel.category)
-      .member("scope", scope_path)
+      .member("scope", trace_scope_text(scope_path))
       .member("correlation_id", kernel.correlation_id)
       .member("device", kernel.device)
       .member("stream", kernel.stream)
@@ -241,14 +253,14 @@ inline void write_trace_report_events(JsonWriter& json, TraceEvents& events, con
     events
         .begin_at("X",
                   is_step ? "ProfilerStep#" + std::to_string(step++)
-                  : node  ? node->name
+                  : node  ? trace_scope_text(node->name)
                           : "(unknown scope)",
                   trace_host_pid, instance.thread, instance.host_begin_ns)
         .member("dur", TraceEvents::microseconds(instance.host_end_ns - instance.host_begin_ns))
         .member("cat", is_step ? "user_annotation" : "scope")
         .key("args")
         .begin_object()
-        .member("path", node ? node->path : "")
+        .member("path", node ? trace_scope_text(node->path) : "")
         .member("instance", instance.id);
     if (instance.gpu_ms >= 0) json.member("gpu_ms", instance.gpu_ms);
     json.end_object().end_object();

@@ -61,9 +61,7 @@ inline std::vector<std::pair<std::string, Table>> merged_tables(const MergedRepo
       table.add_column({"rank " + std::to_string(rank.rank.rank), Align::right});
   };
   const auto indented = [&](const MergedScope& scope) {
-    std::string name;
-    for (int level = 0; level < scope.depth; ++level) name += indent;
-    return name + scope.path.substr(scope.path.rfind('/') + 1);
+    return indented_name(scope.path.substr(scope.path.rfind('/') + 1), scope.depth, indent);
   };
 
   Table scopes;

@@ -60,9 +60,7 @@ inline Table scope_table(const Report& report, const std::string& indent) {
   for (std::size_t i = 0; i < report.nodes.size(); ++i) {
     const ScopeNode& node = report.nodes[i];
     const Summary& ms = node.primary_ms();
-    std::string name;
-    for (int level = 0; level < node.depth; ++level) name += indent;
-    name += node.name;
+    std::string name = detail::indented_name(node.name, node.depth, indent);
     if (node.open_instances > 0) name += " (open)";
     const double share = report.percent_of_parent(i);
     std::vector<std::string> row = {name,

@@ -2,6 +2,7 @@
 // differences, causal masking, training on a fixed batch, and the float
 // backend (make_cpu_backend) against the double model.
 #include <cmath>
+#include <limits>
 
 #include "cpu/model.hpp"
 #include "cpu/tests/check_support.hpp"
@@ -137,6 +138,12 @@ RunConfig little_run(Mode mode) {
   run.ctx = little_ctx;
   run.seed = 5;
   return run;
+}
+
+TEST_CASE("the up-front estimate of a huge batch and context saturates instead of wrapping") {
+  const std::size_t most = std::numeric_limits<std::size_t>::max();
+  CHECK(CpuModel<float>::required_bytes(little_config(), 2000000000, 2000000000, true) == most);
+  CHECK(CpuModel<float>::required_bytes(little_config(), 1 << 24, 1 << 24, false) == most);
 }
 
 TEST_CASE("float CPU backend agrees with the double model") {
