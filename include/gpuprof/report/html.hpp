@@ -28,6 +28,7 @@
 #include "../detail/html_page_assets.hpp"
 #include "../detail/markup.hpp"
 #include "../detail/number_text.hpp"
+#include "../table.hpp"
 #include "../environment.hpp"
 #include "../kernel_summary.hpp"
 #include "../memory_timeline.hpp"
@@ -189,14 +190,12 @@ inline std::string html_statistics(const Report& report) {
     const ScopeNode& n = report.nodes[i];
     const Summary& s = n.primary_ms();
     const double share = report.percent_of_parent(i);
-    std::string indent;
-    for (int d = 0; d < n.depth; ++d) indent += "\u00a0\u00a0";
     const std::string bins = html_histogram(s);
     rows.push_back(
-        {{indent + n.name, std::to_string(n.count), format_significant(n.total_ms()),
-          format_significant(s.mean), format_significant(s.stddev), format_significant(s.median),
-          format_significant(s.percentile(90)), format_significant(s.min), format_significant(s.max),
-          html_number(share), n.gpu_timed() ? "GPU" : "host",
+        {{indented_name(n.name, n.depth, "\u00a0\u00a0"), std::to_string(n.count),
+          format_significant(n.total_ms()), format_significant(s.mean), format_significant(s.stddev),
+          format_significant(s.median), format_significant(s.percentile(90)), format_significant(s.min),
+          format_significant(s.max), html_number(share), n.gpu_timed() ? "GPU" : "host",
           n.peak_device_bytes < 0 ? "" : format_fixed(static_cast<double>(n.peak_device_bytes) / 1048576, 1),
           s.unstable ? s.unstable_reason : ""},
          " data-node=\"" + std::to_string(i) + "\"" + (bins.empty() ? "" : " data-bins=\"" + bins + "\""),
