@@ -127,4 +127,7 @@ for output in "$work/out" "$work/deep_merged.json" "$work/deep_trace.json"; do
   size=$(stat -c %s "$output")
   [ "$size" -le $((4 * input)) ] || fail "$output: $size bytes from $input bytes of input"
 done
+expect 0 "wrote" "$report" "$work/deep.json" -o "$work/deep.html"
+size=$(stat -c %s "$work/deep.html")
+[ "$size" -le $((4 * $(stat -c %s "$work/deep.json"))) ] || fail "deep.html: $size bytes"
 echo "untrusted text and sizes through the tools: all escaped, refused or bounded"

@@ -153,34 +153,48 @@ inline std::string html_icicle(const Report& report) {
   const std::string height = svg_number(depth * row_height);
   std::string svg = "<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" width=\"1200\" height=\"" +
                     height + "\" viewBox=\"0 0 1200 " + height + "\">\n";
-  const auto layout = [&](const auto& self, const std::vector<std::size_t>& indices, double x,
-                          double available, double scale) -> void {
+  // The scale that fits `indices` into `available` (their sum may exceed it).
+  const auto scale_for = [&](const std::vector<std::size_t>& indices, double available, double scale) {
     double sum = 0;
     for (const std::size_t i : indices) sum += nodes[i].total_ms();
-    const double k = sum * scale > available ? available / sum : scale;
-    for (const std::size_t i : indices) {
-      const ScopeNode& n = nodes[i];
-      const double w = n.total_ms() * k;
-      const double share = report.percent_of_parent(i);
-      svg +=
-          "<g class=\"flame\" data-node=\"" + std::to_string(i) + "\" data-parent=\"" +
-          std::to_string(n.parent) + "\" data-x=\"" + svg_number(x) + "\" data-w=\"" + svg_number(w) +
-          "\" data-name=\"" + html_escaped(n.name) + "\" data-path=\"" + html_escaped(n.path) +
-          "\"><rect class=\"flame-node\" x=\"" + svg_number(x) + "\" y=\"" +
-          svg_number(n.depth * row_height) + "\" width=\"" + svg_number(std::max(w, 0.5)) + "\" height=\"" +
-          svg_number(row_height - 1) + "\" fill=\"hsl(" + std::to_string(name_hue(n.name)) +
-          ",55%,62%)\"><title>" + html_escaped(n.path) + "\n" + format_significant(n.total_ms()) +
-          " ms total (" + (n.gpu_timed() ? "GPU" : "host") + "), " + std::to_string(n.count) + " call(s)" +
-          (share >= 0 ? ", " + format_significant(share) + "% of parent" : "") + "</title></rect><text x=\"" +
-          svg_number(x + 4) + "\" y=\"" + svg_number(n.depth * row_height + 15) + "\">" +
-          html_escaped(fitted_label(n.name, w)) + "</text></g>\n";
-      self(self, children[i], x, w, k);
-      x += w;
-    }
+    return sum * scale > available ? available / sum : scale;
+  };
+  // Depth first, parents before children, with a stack of its own rather
+  // than recursion: a chain of 20,000 nested scopes must not exhaust the
+  // thread's stack.
+  struct Level {
+    const std::vector<std::size_t>* indices;
+    std::size_t next;
+    double x, k;
   };
   double root_sum = 0;
   for (const std::size_t i : roots) root_sum += nodes[i].total_ms();
-  layout(layout, roots, 0, width, root_sum > 0 ? width / root_sum : 0);
+  std::vector<Level> levels = {{&roots, 0, 0, scale_for(roots, width, root_sum > 0 ? width / root_sum : 0)}};
+  while (!levels.empty()) {
+    Level& level = levels.back();
+    if (level.next == level.indices->size()) {
+      levels.pop_back();
+      continue;
+    }
+    const std::size_t i = (*level.indices)[level.next++];
+    const ScopeNode& n = nodes[i];
+    const double x = level.x, k = level.k, w = n.total_ms() * k;
+    level.x += w;
+    const double share = report.percent_of_parent(i);
+    svg += "<g class=\"flame\" data-node=\"" + std::to_string(i) + "\" data-parent=\"" +
+           std::to_string(n.parent) + "\" data-x=\"" + svg_number(x) + "\" data-w=\"" + svg_number(w) +
+           "\" data-name=\"" + html_escaped(n.name) + "\" data-path=\"" + html_escaped(n.path) +
+           "\"><rect class=\"flame-node\" x=\"" + svg_number(x) + "\" y=\"" +
+           svg_number(n.depth * row_height) + "\" width=\"" + svg_number(std::max(w, 0.5)) + "\" height=\"" +
+           svg_number(row_height - 1) + "\" fill=\"hsl(" + std::to_string(name_hue(n.name)) +
+           ",55%,62%)\"><title>" + html_escaped(n.path) + "\n" + format_significant(n.total_ms()) +
+           " ms total (" + (n.gpu_timed() ? "GPU" : "host") + "), " + std::to_string(n.count) + " call(s)" +
+           (share >= 0 ? ", " + format_significant(share) + "% of parent" : "") +
+           "</title></rect><text x=\"" + svg_number(x + 4) + "\" y=\"" +
+           svg_number(n.depth * row_height + 15) + "\">" + html_escaped(fitted_label(n.name, w)) +
+           "</text></g>\n";
+    levels.push_back({&children[i], 0, x, scale_for(children[i], w, k)});
+  }
   return svg + "</svg>\n";
 }
 
