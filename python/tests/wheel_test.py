@@ -118,6 +118,11 @@ def main():
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if sys.prefix != sys.base_prefix:
+        # Run from a venv (a PyTorch venv): a venv made from it with
+        # --system-site-packages sees the base interpreter's packages, not
+        # this venv's pybind11, setuptools or torch.
+        args.no_build_venv = args.site_from_here = True
 
     work = os.path.abspath(args.work)
     shutil.rmtree(work, ignore_errors=True)

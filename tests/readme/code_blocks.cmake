@@ -69,6 +69,9 @@ function(gpuprof_add_block name block)
     set(workdir ${CMAKE_CURRENT_BINARY_DIR}/run_${name})
     file(MAKE_DIRECTORY ${workdir})
     add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${workdir})
+    # On a GPU machine a block times kernels or reads CUPTI's counters, which
+    # one process at a time may hold: alone under `ctest -j`, like GPU tests.
+    set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
   else()
     add_library(${name} OBJECT ${source})
   endif()
