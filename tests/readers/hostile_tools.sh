@@ -5,30 +5,11 @@
 # wrong, or print names escaped; never abort, hang or exit 0.
 set -euo pipefail
 compare=$1 merge=$2 report=$3 corpus=$4
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAILED: $*" >&2; exit 1; }
-
-# expect STATUS MESSAGE COMMAND...: the exit status and a part of stderr.
-expect() {
-  local want=$1 message=$2 status=0
-  shift 2
-  timeout 60 "$@" >"$work/out" 2>"$work/err" || status=$?
-  [ "$status" = "$want" ] || fail "$* exited $status, not $want: $(cat "$work/err")"
-  grep -qF -- "$message" "$work/err" || fail "$*: no \"$message\" in: $(cat "$work/err")"
-}
+# shellcheck source=tool_checks.sh
+source "$(dirname "$0")/tool_checks.sh"
 
 quickstart=$corpus/report/quickstart.json
 bench=$corpus/bench/bench.json
-# A report edited with python3: edit NAME 'python statement on d'.
-edit() {
-  python3 - "$quickstart" "$work/$1" "$2" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-exec(sys.argv[3])
-json.dump(d, open(sys.argv[2], "w"))
-PY
-}
 
 # Unbounded input: /dev/zero and a large array stop at the limit.
 for tool in "$compare" "$merge"; do
@@ -44,7 +25,7 @@ expect 2 "Is a directory" "$merge" "$work"
 expect 2 "No such file or directory" "$report" "$work/missing.json" -o "$work/out.html"
 
 # A depth the tree does not give (the probe's printed for a minute at 6 GB).
-edit depth.json 'd["nodes"][1]["depth"] = 2000000000'
+edit "$quickstart" depth.json 'd["nodes"][1]["depth"] = 2000000000'
 expect 2 "has depth 2000000000" "$merge" "$work/depth.json"
 expect 2 "has depth 2000000000" "$merge" "$work/depth.json" --markdown
 
@@ -53,22 +34,22 @@ expect 2 "cannot compare two kinds of file: $bench is a gpuprof.bench file" "$co
 expect 2 "are the same run" "$merge" "$quickstart" "$quickstart"
 
 # Values checked against their context.
-edit version.json 'd["version"] = -5'
+edit "$quickstart" version.json 'd["version"] = -5'
 expect 2 "version -5 is not one this reader knows" "$compare" "$work/version.json" "$quickstart"
 printf '{"schema": "gpuprof.report", "schema": "gpuprof.bench"}' >"$work/duplicate.json"
 expect 2 'duplicate key "schema"' "$compare" "$work/duplicate.json" "$quickstart"
-edit rank.json 'd["rank"]["rank"] = 2**32'
+edit "$quickstart" rank.json 'd["rank"]["rank"] = 2**32'
 expect 2 "4294967296 is not an integer" "$merge" "$work/rank.json"
-edit count.json 'd["nodes"][0]["count"] = -5'
+edit "$quickstart" count.json 'd["nodes"][0]["count"] = -5'
 expect 2 "-5 is not an integer from 0" "$compare" "$work/count.json" "$quickstart"
-edit node.json 'd["instances"][0]["node"] = 10**6'
+edit "$quickstart" node.json 'd["instances"][0]["node"] = 10**6'
 expect 2 "names node 1000000" "$report" "$work/node.json" -o "$work/out.html"
-edit times.json 'd["instances"][0]["host_begin_ns"] = -2**63 + 1'
+edit "$quickstart" times.json 'd["instances"][0]["host_begin_ns"] = -2**63 + 1'
 expect 2 "is outside 0 .. 2^62" "$merge" "$work/times.json"
 
 # Names with terminal control sequences and HTML: escaped, exit 0.
-edit names.json 'd["nodes"][0]["path"] = d["nodes"][0]["name"] = "x\x1b]0;owned\x07\x1b[2J<img src=x onerror=alert(1)>"'
-edit names2.json 'd["nodes"][0]["path"] = d["nodes"][0]["name"] = "x\x1b]0;owned\x07\x1b[2J<img src=x onerror=alert(1)>"; d["instances"][0]["host_end_ns"] += 1'
+edit "$quickstart" names.json 'd["nodes"][0]["path"] = d["nodes"][0]["name"] = "x\x1b]0;owned\x07\x1b[2J<img src=x onerror=alert(1)>"'
+edit "$quickstart" names2.json 'd["nodes"][0]["path"] = d["nodes"][0]["name"] = "x\x1b]0;owned\x07\x1b[2J<img src=x onerror=alert(1)>"; d["instances"][0]["host_end_ns"] += 1'
 for command in "$compare $work/names.json $quickstart" "$merge $work/names.json $work/names2.json" \
                "$merge $work/names.json $work/names2.json --markdown" "$compare $work/names.json $quickstart --markdown"; do
   status=0

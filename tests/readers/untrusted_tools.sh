@@ -8,35 +8,12 @@
 set -euo pipefail
 compare=$1 merge=$2 report=$3 corpus=$4
 scripts=$(dirname "$0")/../../scripts
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAILED: $*" >&2; exit 1; }
-
-# expect STATUS MESSAGE COMMAND...: the exit status, a part of stderr, and
-# no raw ESC, BEL or U+202E on either stream.
-expect() {
-  local want=$1 message=$2 status=0
-  shift 2
-  timeout 60 "$@" >"$work/out" 2>"$work/err" || status=$?
-  [ "$status" = "$want" ] || fail "$* exited $status, not $want: $(cat "$work/err")"
-  [ -z "$message" ] || grep -qF -- "$message" "$work/err" || fail "$*: no \"$message\" in: $(cat "$work/err")"
-  if grep -q $'\x1b\|\x07\|\xe2\x80\xae' "$work/out" "$work/err"; then
-    fail "$* printed a raw control character: $(cat -v "$work/err")"
-  fi
-}
+# shellcheck source=tool_checks.sh
+source "$(dirname "$0")/tool_checks.sh"
 
 quickstart=$corpus/report/quickstart.json
 kernels=$corpus/report/kernels_and_memory.json
 bench=$corpus/bench/bench.json
-# edit SOURCE NAME 'python statement on d': a JSON file edited with python3.
-edit() {
-  python3 - "$1" "$work/$2" "$3" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-exec(sys.argv[3])
-json.dump(d, open(sys.argv[2], "w"))
-PY
-}
 # A second rank of quickstart: the same scopes, other times.
 edit "$quickstart" rank1.json 'd["instances"][0]["host_end_ns"] += 1'
 
