@@ -47,6 +47,11 @@ struct ScopeNode {
   double cold_ms = -1;
   // Device memory high-water mark seen inside this scope, bytes; -1 if unknown.
   std::int64_t peak_device_bytes = -1;
+  // PyTorch's caching allocator inside this scope (gpuprof.TorchMemoryWatch):
+  // the peak of its allocated bytes (torch.cuda.max_memory_allocated's sense)
+  // and its reserved bytes at that scope's end, highest over executions; -1 if unknown.
+  std::int64_t peak_allocated_bytes = -1;
+  std::int64_t reserved_bytes = -1;
 
   bool gpu_timed() const { return gpu_ms.n > 0; }
   const Summary& primary_ms() const { return gpu_timed() ? gpu_ms : host_ms; }

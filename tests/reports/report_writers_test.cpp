@@ -591,8 +591,31 @@ TEST_CASE("optional table columns appear only when some node has their data") {
   gpuprof::print_table(report, out);
   const std::string text = out.str();
   CHECK(text.find("timing by host clock (no CUDA device); device: none") != std::string::npos);
-  for (const char* column : {"TFLOP/s", "GB/s", "tokens/s", "Peak MiB"})
+  for (const char* column : {"TFLOP/s", "GB/s", "tokens/s", "Peak MiB", "Alloc peak MiB", "Reserved MiB"})
     CHECK(text.find(column) == std::string::npos);
+}
+
+TEST_CASE("PyTorch allocator figures go to JSON and back, and into the table") {
+  gpuprof::Report report = sample_report();
+  report.nodes[0].peak_allocated_bytes = std::int64_t{5} << 30;  // beyond 32 bits
+  report.nodes[0].reserved_bytes = std::int64_t{3} << 31;
+  TemporaryDirectory dir;
+  gpuprof::write_json(report, dir.file("report.json"));
+  const Json doc = gpuprof_test::parse_json_file(dir.file("report.json"));
+  CHECK(doc["nodes"][0]["peak_allocated_bytes"].as_int64() == (std::int64_t{5} << 30));
+  CHECK(doc["nodes"][0]["reserved_bytes"].as_int64() == (std::int64_t{3} << 31));
+  CHECK(doc["nodes"][1]["peak_allocated_bytes"].is_null());
+  CHECK(doc["nodes"][1]["reserved_bytes"].is_null());
+  const gpuprof::Report back = gpuprof::read_report_json(dir.file("report.json"));
+  CHECK(back.nodes[0].peak_allocated_bytes == (std::int64_t{5} << 30));
+  CHECK(back.nodes[0].reserved_bytes == (std::int64_t{3} << 31));
+  CHECK(back.nodes[1].peak_allocated_bytes == -1);
+  CHECK(back.nodes[1].reserved_bytes == -1);
+  std::ostringstream out;
+  gpuprof::print_table(report, out);
+  CHECK(out.str().find("Alloc peak MiB") != std::string::npos);
+  CHECK(out.str().find("5120.0") != std::string::npos);
+  CHECK(out.str().find("6144.0") != std::string::npos);
 }
 
 TEST_CASE("markdown table is a GitHub table with indented names") {

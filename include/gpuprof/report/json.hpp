@@ -101,6 +101,8 @@ inline void write_node_json(JsonWriter& json, const Report& report, std::size_t 
   write_known(json, "flops_per_byte", node.flops_per_byte(), node.flops_per_byte() > 0);
   json.end_object();
   write_known(json, "peak_device_bytes", node.peak_device_bytes, node.peak_device_bytes >= 0);
+  write_known(json, "peak_allocated_bytes", node.peak_allocated_bytes, node.peak_allocated_bytes >= 0);
+  write_known(json, "reserved_bytes", node.reserved_bytes, node.reserved_bytes >= 0);
   write_known(json, "cold_ms", node.cold_ms, node.cold_ms >= 0);
   json.key("counters");
   write_scope_counters_json(json, report, index);

@@ -216,6 +216,10 @@ inline ScopeNode scope_node_from_json(const Json& entry, const std::vector<Scope
   node.work = {work_of(work, "flops"), work_of(work, "bytes"), work_of(work, "tokens")};
   node.peak_device_bytes = integer_or<std::int64_t>(entry, "peak_device_bytes", -1);
   require(node.peak_device_bytes >= -1, "node " + node.path + " has a negative peak_device_bytes");
+  node.peak_allocated_bytes = integer_or<std::int64_t>(entry, "peak_allocated_bytes", -1);
+  require(node.peak_allocated_bytes >= -1, "node " + node.path + " has a negative peak_allocated_bytes");
+  node.reserved_bytes = integer_or<std::int64_t>(entry, "reserved_bytes", -1);
+  require(node.reserved_bytes >= -1, "node " + node.path + " has a negative reserved_bytes");
   if (const Json* cold = entry.find("cold_ms"); cold && !cold->is_null()) {
     node.cold_ms = cold->as_number();
     require(std::isfinite(node.cold_ms) && node.cold_ms >= 0,

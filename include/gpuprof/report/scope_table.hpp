@@ -43,6 +43,7 @@ inline Table scope_table(const Report& report, const std::string& indent) {
   const bool show_bytes = any_node([](const ScopeNode& n) { return n.work.bytes > 0; });
   const bool show_tokens = any_node([](const ScopeNode& n) { return n.work.tokens > 0; });
   const bool show_memory = any_node([](const ScopeNode& n) { return n.peak_device_bytes >= 0; });
+  const bool show_torch_memory = any_node([](const ScopeNode& n) { return n.peak_allocated_bytes >= 0; });
   const bool show_counters = !report.counters.scopes.empty();
 
   Table table;
@@ -54,6 +55,10 @@ inline Table scope_table(const Report& report, const std::string& indent) {
   if (show_bytes) table.add_column({"GB/s", Align::right});
   if (show_tokens) table.add_column({"tokens/s", Align::right});
   if (show_memory) table.add_column({"Peak MiB", Align::right});
+  if (show_torch_memory) {
+    table.add_column({"Alloc peak MiB", Align::right});
+    table.add_column({"Reserved MiB", Align::right});
+  }
   if (show_counters)
     for (const std::string& header : counter_table_headers()) table.add_column({header, Align::right});
 
@@ -77,10 +82,14 @@ inline Table scope_table(const Report& report, const std::string& indent) {
     if (show_flops) row.push_back(rate(node.tflop_per_s()));
     if (show_bytes) row.push_back(rate(node.gb_per_s()));
     if (show_tokens) row.push_back(rate(node.tokens_per_s()));
-    if (show_memory)
-      row.push_back(node.peak_device_bytes >= 0
-                        ? format_fixed(static_cast<double>(node.peak_device_bytes) / (1 << 20), 1)
-                        : "-");
+    const auto mebibytes = [](std::int64_t bytes) {
+      return bytes >= 0 ? format_fixed(static_cast<double>(bytes) / (1 << 20), 1) : "-";
+    };
+    if (show_memory) row.push_back(mebibytes(node.peak_device_bytes));
+    if (show_torch_memory) {
+      row.push_back(mebibytes(node.peak_allocated_bytes));
+      row.push_back(mebibytes(node.reserved_bytes));
+    }
     if (show_counters)
       for (std::string& cell : counter_table_cells(scope_counters(report, i))) row.push_back(std::move(cell));
     table.add_row(std::move(row));
