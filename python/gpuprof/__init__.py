@@ -17,6 +17,7 @@ import sys
 from . import _cupti_search, _gpuprof
 from ._gpuprof import *  # noqa: F401,F403
 from ._gpuprof import Error, __version__, scope  # noqa: F401
+from .torch_memory import TorchMemoryWatch  # noqa: F401
 
 
 def load_cupti():

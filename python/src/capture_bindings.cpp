@@ -1,5 +1,6 @@
-// python/src/capture_bindings.cpp: gpuprof.KernelCapture and
-// gpuprof.MemoryWatch, observers as context managers.
+// python/src/capture_bindings.cpp: gpuprof.KernelCapture,
+// gpuprof.MemoryWatch and the scope hooks of gpuprof.TorchMemoryWatch,
+// observers as context managers.
 //
 //   with gpuprof.KernelCapture() as capture:
 //       step()
@@ -10,12 +11,16 @@
 // ends the observer, so CUPTI is free again for another client. When the
 // observer cannot start it says why on stderr and in `.why_inactive`, and
 // scopes keep timing: `.report` is still taken.
+#include <algorithm>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <gpuprof/memory.hpp>
+#include <gpuprof/profiler.hpp>
 #if GPUPROF_WITH_CUPTI
 #include <gpuprof/cupti.hpp>
 #endif
@@ -164,6 +169,79 @@ class PyMemoryWatch : public ObserverContext {
 #endif
 };
 
+// Calls a Python tracker at every scope boundary while registered:
+// tracker.begin(instance_id), tracker.end(instance_id), and at report time
+// tracker.finished() -> {instance_id: (peak_allocated_bytes, reserved_bytes)}
+// (gpuprof/torch_memory.py). Scopes on threads without the GIL take it.
+class PythonTrackerObserver final : public gpuprof::ScopeObserver {
+ public:
+  explicit PythonTrackerObserver(py::object tracker) : tracker_(std::move(tracker)) {}
+  ~PythonTrackerObserver() override {
+    const py::gil_scoped_acquire gil;
+    tracker_ = py::object();
+  }
+  void on_scope_begin(std::uint64_t instance_id) override { call("begin", instance_id); }
+  void on_scope_end(std::uint64_t instance_id) override { call("end", instance_id); }
+  void on_reset() override { call("clear_finished"); }
+  void contribute(gpuprof::Report& report) override {
+    const py::gil_scoped_acquire gil;
+    if (!problem_.empty()) std::cerr << "gpuprof: torch memory watch: " << problem_ << "\n";
+    problem_.clear();
+    const py::dict finished = tracker_.attr("finished")();
+    for (const gpuprof::ScopeInstance& instance : report.instances) {
+      const py::int_ id(instance.id);
+      if (instance.node < 0 || !finished.contains(id)) continue;
+      const auto figures = finished[id].cast<std::pair<std::int64_t, std::int64_t>>();
+      gpuprof::ScopeNode& node = report.nodes[static_cast<std::size_t>(instance.node)];
+      node.peak_allocated_bytes = std::max(node.peak_allocated_bytes, figures.first);
+      node.reserved_bytes = std::max(node.reserved_bytes, figures.second);
+    }
+  }
+
+ private:
+  // Inside scope destructors: a Python error is remembered and reported with
+  // the report, never thrown through the scope.
+  template <class... Args>
+  void call(const char* method, Args... args) noexcept {
+    const py::gil_scoped_acquire gil;
+    try {
+      tracker_.attr(method)(args...);
+    } catch (const std::exception& error) {  // py::error_already_set included
+      if (problem_.empty()) problem_ = std::string(method) + " failed: " + error.what();
+    }
+  }
+  py::object tracker_;
+  std::string problem_;  // guarded by the GIL
+};
+
+class PyScopeHooks : public ObserverContext {
+ public:
+  PyScopeHooks(py::object tracker, std::string why_off)
+      : tracker_(std::move(tracker)), why_off_(std::move(why_off)) {}
+  void enter() {
+    begin();
+    if (!why_off_.empty()) return refuse(why_off_);
+    observer_ = std::make_unique<PythonTrackerObserver>(tracker_);
+    gpuprof::profiler().add_observer(observer_.get());
+  }
+  void exit() {
+    finish(true);
+    if (!observer_) return;
+    {
+      // remove_observer waits for callbacks in flight, which may wait for the GIL.
+      const py::gil_scoped_release release;
+      gpuprof::profiler().remove_observer(observer_.get());
+    }
+    observer_.reset();
+  }
+
+ private:
+  std::string kind() const override { return "torch memory watch"; }
+  py::object tracker_;
+  std::string why_off_;
+  std::unique_ptr<PythonTrackerObserver> observer_;
+};
+
 template <class Context>
 void bind_context(py::class_<Context>& cls) {
   cls.def("__enter__",
@@ -200,6 +278,12 @@ void bind_captures(py::module_& m) {
                                   "Device-memory high-water mark per scope (ScopeNode.peak_device_bytes)");
   watch.def(py::init<>());
   bind_context(watch);
+
+  py::class_<PyScopeHooks> hooks(m, "_ScopeHooks",
+                                 "Calls tracker.begin/end(instance_id) at every scope boundary while entered "
+                                 "(off with the reason when why_off is given); gpuprof.TorchMemoryWatch");
+  hooks.def(py::init<py::object, std::string>(), py::arg("tracker"), py::arg("why_off") = "");
+  bind_context(hooks);
 }
 
 }  // namespace gpuprof_python

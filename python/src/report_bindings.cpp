@@ -122,6 +122,8 @@ void bind_reports(py::module_& m) {
       .def_readonly("gpu_ms", &gpuprof::ScopeNode::gpu_ms)
       .def_readonly("work", &gpuprof::ScopeNode::work)
       .def_readonly("peak_device_bytes", &gpuprof::ScopeNode::peak_device_bytes)
+      .def_readonly("peak_allocated_bytes", &gpuprof::ScopeNode::peak_allocated_bytes)
+      .def_readonly("reserved_bytes", &gpuprof::ScopeNode::reserved_bytes)
       .def_readonly("open_instances", &gpuprof::ScopeNode::open_instances)
       .def_readonly("cold_ms", &gpuprof::ScopeNode::cold_ms,
                     "The first instance left out as warm-up (profiler().set_warmup), ms; -1: none")

@@ -176,3 +176,57 @@ def test_kernel_capture_agrees_with_torch_profiler(tmp_path):
     assert doc["kernels"], "no kernels compared"
     assert doc["agree"], doc["problems"]
     assert done.returncode == 0
+
+
+def test_torch_memory_watch_agrees_with_max_memory_allocated():
+    model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.GELU(), torch.nn.Linear(4096, 1024)).cuda()
+    optimizer = torch.optim.AdamW(model.parameters())
+    x = torch.randn(512, 1024, device="cuda")
+
+    def step(forward_scope):
+        with forward_scope:
+            loss = model(x).square().mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    class Nothing:
+        def __enter__(self):
+            pass
+
+        def __exit__(self, *exc):
+            return False
+
+    step(Nothing())  # optimizer state and cached blocks: later steps allocate the same
+    torch.cuda.synchronize()
+    # PyTorch's own peaks around the same code, no watch on.
+    torch.cuda.reset_peak_memory_stats()
+    with torch.no_grad():
+        model(x)
+    torch_forward = torch.cuda.max_memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    step(Nothing())
+    torch_step = torch.cuda.max_memory_allocated()
+    torch.cuda.synchronize()
+
+    gpuprof.reset()
+    with gpuprof.TorchMemoryWatch() as watch:
+        with gpuprof.scope("forward alone"), torch.no_grad():
+            model(x)
+        with gpuprof.scope("train step"):
+            step(gpuprof.scope("forward"))
+        reserved_now = torch.cuda.memory_reserved()
+    assert watch.active, watch.why_inactive
+    report = watch.report
+    alone, train, forward = report.node("forward alone"), report.node("train step"), report.node("train step/forward")
+    for measured, expected in ((alone.peak_allocated_bytes, torch_forward), (train.peak_allocated_bytes, torch_step)):
+        assert abs(measured - expected) <= 0.01 * expected, (measured, expected)
+    # A child's peak counts in its parent's; the forward with autograd keeps activations alone does not.
+    assert 0 < forward.peak_allocated_bytes <= train.peak_allocated_bytes
+    assert alone.peak_allocated_bytes <= forward.peak_allocated_bytes
+    assert train.reserved_bytes == reserved_now >= train.peak_allocated_bytes
+    # The allocator's snapshot of the live blocks after the step: what peak_allocated's baseline is made of.
+    live = sum(block["size"] for segment in torch.cuda.memory._snapshot()["segments"]
+               for block in segment["blocks"] if block["state"] == "active_allocated")
+    allocated = torch.cuda.memory_allocated()
+    assert abs(live - allocated) <= 0.01 * allocated and allocated <= train.peak_allocated_bytes
