@@ -25,6 +25,11 @@ class FakeAllocator:
     def free(self, size):
         self.allocated -= size
 
+    def spike(self, size):
+        """A temporary: allocated and freed again."""
+        self.alloc(size)
+        self.free(size)
+
     def max_allocated(self, device=None):
         return self.peak
 
@@ -48,11 +53,9 @@ def peaks(fake):
 
 def test_a_childs_reset_keeps_the_parents_earlier_peak(fake, peaks):
     peaks.begin(1)
-    fake.alloc(100)
-    fake.free(100)  # the parent's peak so far: 100, before the child resets the counter
+    fake.spike(100)  # the parent's peak so far: 100, before the child resets the counter
     peaks.begin(2)
-    fake.alloc(30)
-    fake.free(30)
+    fake.spike(30)
     peaks.end(2)
     peaks.end(1)
     assert peaks.finished() == {2: (30, 100), 1: (100, 100)}
@@ -62,8 +65,7 @@ def test_a_childs_peak_counts_in_its_parents(fake, peaks):
     fake.alloc(10)  # alive before the scopes: part of both peaks, as in max_memory_allocated
     peaks.begin(1)
     peaks.begin(2)
-    fake.alloc(200)
-    fake.free(200)
+    fake.spike(200)
     peaks.end(2)
     fake.alloc(5)
     peaks.end(1)
@@ -74,11 +76,9 @@ def test_siblings_and_a_peak_after_the_children(fake, peaks):
     peaks.begin(1)
     for child, size in ((2, 40), (3, 70)):
         peaks.begin(child)
-        fake.alloc(size)
-        fake.free(size)
+        fake.spike(size)
         peaks.end(child)
-    fake.alloc(90)
-    fake.free(90)
+    fake.spike(90)
     peaks.end(1)
     assert peaks.finished() == {2: (40, 40), 3: (70, 70), 1: (90, 90)}
 
@@ -115,8 +115,7 @@ def test_watch_fills_the_report_and_its_writers(fake, monkeypatch):
             with gpuprof.scope("step"):
                 fake.alloc(3 << 20)
                 with gpuprof.scope("forward"):
-                    fake.alloc(1 << 20)
-                    fake.free(1 << 20)
+                    fake.spike(1 << 20)
                 fake.free(3 << 20)
     assert watch.active and not watch.why_inactive
     report = watch.report
