@@ -64,7 +64,7 @@ TEST_CASE("without a usable device: host clock everywhere, the reason stated onc
     return;
   }
   INFO("stderr: " << err);
-  CHECK(occurrences(err, "gpuprof:") == 1);
+  CHECK(occurrences(err, "gpuprof: ") == 1);
   CHECK(occurrences(err, "timing with the host clock") == 1);
 #if GPUPROF_WITH_CUDA
   // CI's case: toolkit, no driver.
