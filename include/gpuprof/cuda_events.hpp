@@ -45,6 +45,14 @@ struct EventPair {
     GPUPROF_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, begin, end));
     return milliseconds;
   }
+  // The same for a pair believed complete: false, and nothing read, when it
+  // is still in flight after all.
+  bool try_elapsed_ms(float& milliseconds) const {
+    const cudaError_t status = cudaEventElapsedTime(&milliseconds, begin, end);
+    if (status == cudaErrorNotReady) return false;
+    GPUPROF_CUDA_CHECK(status);
+    return true;
+  }
 };
 
 namespace detail {

@@ -440,7 +440,10 @@ inline void begin_gpu_timing(ScopeState& s) {
 inline bool finish_gpu_timing(ScopeState& s) noexcept {
   if (s.timed) {
     const cudaError_t status = cudaEventRecord(s.events.end, s.stream);
-    if (status == cudaSuccess) return true;
+    if (status == cudaSuccess) {
+      s.thread->readback.note_end(s.stream);
+      return true;
+    }
     s.thread->events.release(s.events);
     recorder().note_lost_gpu_time(cudaGetErrorName(status));
     return false;

@@ -36,6 +36,32 @@ struct ThreadTables;   // recorder.hpp: the maps behind a thread's caches
 struct GraphSite;      // graph_timing.hpp
 struct DeferredClose;  // below: a scope ended before the scopes opened inside it
 
+#if GPUPROF_WITH_CUDA
+// What resolve_completed() (thread_ops.hpp) remembers between its passes.
+// Asking about a pair still in flight (cudaEventQuery's NotReady) makes the
+// driver submit the stream's queued work, which costs microseconds; so a pass
+// asks only about records published before the previous pass, waits
+// `retry_ns` after meeting one in flight, and, while every end event went to
+// one stream, asks about the newest of them only: stream order completes the
+// rest. docs/headers.md#event-pairs explains the figures.
+struct PairReadback {
+  static constexpr std::int64_t retry_ns = 100'000;
+  std::uint64_t asked_below = 0;  // records published at the previous pass
+  std::int64_t next_pass_ns = 0;  // no pass before this after one met work in flight
+  Stream end_stream = nullptr;
+  bool end_stream_known = false;  // an end was recorded since nothing was pending
+  bool end_streams_mixed = false;
+  void note_end(Stream stream) noexcept {
+    if (!end_stream_known) {
+      end_stream = stream;
+      end_stream_known = true;
+    } else if (stream != end_stream) {
+      end_streams_mixed = true;
+    }
+  }
+};
+#endif
+
 // ThreadState::exit_work: what a scope's exit has to do besides recording itself.
 enum ExitWork : std::uint8_t {
   exit_reclaim = 1u,   // reset() discarded records: compact the log (reclaim_discarded())
@@ -117,6 +143,7 @@ struct alignas(64) ThreadState {
   DeferredClose* deferred = nullptr;  // scopes ended out of order, still in the tree (owner only)
 #if GPUPROF_WITH_CUDA
   EventPool events;
+  PairReadback readback;
 #endif
 };
 

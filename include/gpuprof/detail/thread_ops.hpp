@@ -5,6 +5,7 @@
 // All of it runs on the scope's own thread; see recorder.hpp for who else
 // reads what. First sights go through the scope backend (scope_state.hpp).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -103,27 +104,70 @@ GPUPROF_DETAIL_NOINLINE inline void reclaim_discarded(ThreadState& thread) {
 #endif
   thread.records.drop_front(discard);
   thread.resolve_from = thread.resolve_from > discard ? thread.resolve_from - discard : 0;
+#if GPUPROF_WITH_CUDA
+  std::uint64_t& asked_below = thread.readback.asked_below;
+  asked_below = asked_below > discard ? asked_below - discard : 0;
+#endif
   thread.discard_before.store(0, std::memory_order_relaxed);
   thread.exit_work.fetch_and(static_cast<std::uint8_t>(~exit_reclaim), std::memory_order_release);
 }
 
 #if GPUPROF_WITH_CUDA
-// Reads back, oldest first, the pairs that have completed, and returns them
-// to the pool; stops at the first one still in flight.
+// Reads back a record's pair and returns it to the pool; false when it was
+// still in flight after all (a stream destroyed and another created at its
+// address can break the stream-order inference; nothing is read then).
+inline bool read_back(ThreadState& thread, InstanceRecord& record) {
+  float milliseconds = 0;
+  if (!record.events.try_elapsed_ms(milliseconds)) return false;
+  record.gpu_ms = milliseconds;
+  record.gpu_pending = false;
+  thread.events.release(record.events);
+  return true;
+}
+
+// Reads back the pairs that have completed, among the records published
+// before the previous pass, and returns them to the pool (see PairReadback
+// for why it asks so little).
 inline void resolve_completed(ThreadState& thread) {
+  PairReadback& readback = thread.readback;
+  const std::int64_t now_ns = host_now_ns();
+  if (now_ns < readback.next_pass_ns) return;
   const OwnerGuard guard(thread.records);
   if (!guard.held()) return;
   const std::uint64_t published = thread.records.size();
+  const std::uint64_t asked_below = std::min(readback.asked_below, published);
+  readback.asked_below = published;
   std::uint64_t i = thread.resolve_from;
-  for (; i < published; ++i) {
+  bool in_flight = false;
+  if (!readback.end_streams_mixed) {
+    std::uint64_t newest = asked_below;
+    for (std::uint64_t k = asked_below; k > i; --k) {
+      if (thread.records.at(k - 1).gpu_pending) {
+        newest = k - 1;
+        break;
+      }
+    }
+    if (newest == asked_below) {
+      i = asked_below;  // nothing pending below it
+    } else if (thread.records.at(newest).events.completed()) {
+      for (; i <= newest; ++i) {
+        InstanceRecord& record = thread.records.at(i);
+        if (record.gpu_pending && !read_back(thread, record)) break;
+      }
+      in_flight = i <= newest;
+    }
+  }
+  // Several streams, or the newest still in flight: oldest first, up to the
+  // first one in flight.
+  for (; !in_flight && i < asked_below; ++i) {
     InstanceRecord& record = thread.records.at(i);
     if (!record.gpu_pending) continue;
-    if (!record.events.completed()) break;
-    record.gpu_ms = record.events.elapsed_ms();
-    record.gpu_pending = false;
-    thread.events.release(record.events);
+    in_flight = !record.events.completed() || !read_back(thread, record);
+    if (in_flight) break;
   }
   thread.resolve_from = i;
+  if (in_flight) readback.next_pass_ns = now_ns + PairReadback::retry_ns;
+  if (i == published && !thread.deferred) readback.end_stream_known = readback.end_streams_mixed = false;
 }
 
 // A pair for a new scope: a finished one when there is one, a new one only
