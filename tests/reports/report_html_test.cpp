@@ -181,6 +181,29 @@ TEST_CASE("HTML page: samples as at most 24 bins per scope, so the page does not
   CHECK(gpuprof::html_report(report).find("data-bins=\"log 1 16 1 1 1 1 1\"") != std::string::npos);
 }
 
+TEST_CASE("HTML page: PyTorch allocator columns only when some scope was watched") {
+  gpuprof::Report report = gpuprof_test::synthetic_training_report();
+  CHECK(gpuprof::html_report(report).find("alloc peak MiB") == std::string::npos);
+  CHECK(gpuprof::html_report(report).find("reserved MiB") == std::string::npos);
+
+  report.nodes[0].peak_allocated_bytes = std::int64_t{5} << 30;  // beyond 32 bits
+  report.nodes[0].reserved_bytes = std::int64_t{3} << 31;
+  const std::string page = gpuprof::html_report(report);
+  CHECK(
+      page.find(
+          "<th>peak MiB</th><th>alloc peak MiB</th><th>reserved MiB</th><th class=\"name\">unstable</th>") !=
+      std::string::npos);
+  // The watched scope's row: its figures in MiB; every other row empty cells, not 0.
+  const std::size_t row = page.find("<tr data-node=\"0\"");
+  REQUIRE(row != std::string::npos);
+  const std::string watched = page.substr(row, page.find("</tr>", row) - row);
+  CHECK(watched.find("<td>5120.0</td><td>6144.0</td><td class=\"name\">") != std::string::npos);
+  const std::size_t other = page.find("<tr data-node=\"1\"");
+  REQUIRE(other != std::string::npos);
+  CHECK(page.substr(other, page.find("</tr>", other) - other).find("<td></td><td></td><td class=\"name\">") !=
+        std::string::npos);
+}
+
 TEST_CASE("markdown report names the machine under its heading") {
   gpuprof::Report report = gpuprof_test::synthetic_training_report();
   report.environment.driver_version = "580.65.06";

@@ -339,7 +339,9 @@ TEST_CASE("CSV report has stable columns, one row per node, RFC 4180 quoting") {
                                                      "l2_hit_pct",
                                                      "occupancy_pct",
                                                      "declared_flops_difference_pct",
-                                                     "declared_bytes_difference_pct"};
+                                                     "declared_bytes_difference_pct",
+                                                     "peak_allocated_bytes",
+                                                     "reserved_bytes"};
   CHECK(rows[0] == expected_columns);
   for (const auto& row : rows) CHECK(row.size() == expected_columns.size());
 
@@ -377,6 +379,8 @@ TEST_CASE("CSV report has stable columns, one row per node, RFC 4180 quoting") {
   CHECK(cell(4, "unstable") == "true");
   CHECK(cell(4, "unstable_reason") == "fewer than 2 samples");
   CHECK(cell(4, "discarded") == "0");
+  CHECK(cell(1, "peak_allocated_bytes") == "");  // no TorchMemoryWatch: unknown, not 0
+  CHECK(cell(1, "reserved_bytes") == "");
 }
 
 TEST_CASE("Chrome trace has host and GPU tracks, kernel args and launch flows") {
@@ -616,6 +620,17 @@ TEST_CASE("PyTorch allocator figures go to JSON and back, and into the table") {
   CHECK(out.str().find("Alloc peak MiB") != std::string::npos);
   CHECK(out.str().find("5120.0") != std::string::npos);
   CHECK(out.str().find("6144.0") != std::string::npos);
+
+  gpuprof::write_csv(report, dir.file("report.csv"));
+  const auto rows = parse_csv(gpuprof_test::read_text_file(dir.file("report.csv")));
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin());
+  };
+  REQUIRE(column("reserved_bytes") < rows[0].size());
+  CHECK(rows[1][column("peak_allocated_bytes")] == std::to_string(std::int64_t{5} << 30));
+  CHECK(rows[1][column("reserved_bytes")] == std::to_string(std::int64_t{3} << 31));
+  CHECK(rows[2][column("peak_allocated_bytes")].empty());
+  CHECK(rows[2][column("reserved_bytes")].empty());
 }
 
 TEST_CASE("markdown table is a GitHub table with indented names") {

@@ -6,6 +6,7 @@
 // the shortest text that reads back exactly; an unknown value is an empty
 // field. Times are milliseconds of the node's primary timing (`timing`).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,7 +28,7 @@ inline void append_csv_row(std::string& out, const std::vector<std::string>& fie
   out += "\r\n";
 }
 
-inline const std::vector<std::string>& csv_columns() {
+inline const std::vector<std::string>& timing_and_counter_csv_columns() {
   static const std::vector<std::string> columns = with_counter_csv_columns({"path",
                                                                             "name",
                                                                             "depth",
@@ -64,6 +65,17 @@ inline const std::vector<std::string>& csv_columns() {
                                                                             "discarded"});
   return columns;
 }
+
+// Then PyTorch's caching allocator per scope (gpuprof.TorchMemoryWatch).
+inline const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> all = timing_and_counter_csv_columns();
+    all.emplace_back("peak_allocated_bytes");
+    all.emplace_back("reserved_bytes");
+    return all;
+  }();
+  return columns;
+}
 }  // namespace detail
 
 inline void write_csv(const Report& report, const std::string& path) {
@@ -71,6 +83,9 @@ inline void write_csv(const Report& report, const std::string& path) {
   // Undeclared work, unmeasured rates and roots' shares are empty, not 0.
   const auto positive_or_empty = [](double value) {
     return value > 0 ? shortest_decimal(value) : std::string();
+  };
+  const auto bytes_or_empty = [](std::int64_t bytes) {
+    return bytes >= 0 ? std::to_string(bytes) : std::string();
   };
   std::string text;
   detail::append_csv_row(text, detail::csv_columns());
@@ -111,10 +126,12 @@ inline void write_csv(const Report& report, const std::string& path) {
         positive_or_empty(node.gb_per_s()),
         positive_or_empty(node.tokens_per_s()),
         positive_or_empty(node.flops_per_byte()),
-        node.peak_device_bytes >= 0 ? std::to_string(node.peak_device_bytes) : "",
+        bytes_or_empty(node.peak_device_bytes),
         std::to_string(ms.discarded)};
     for (std::string& field : detail::counter_csv_fields(scope_counters(report, i)))
       fields.push_back(std::move(field));
+    fields.push_back(bytes_or_empty(node.peak_allocated_bytes));
+    fields.push_back(bytes_or_empty(node.reserved_bytes));
     detail::append_csv_row(text, fields);
   }
   write_file_atomically(path, text);

@@ -198,27 +198,50 @@ inline std::string html_icicle(const Report& report) {
   return svg + "</svg>\n";
 }
 
+// PyTorch's allocator columns (alloc peak, reserved) appear only when some
+// scope was watched by gpuprof.TorchMemoryWatch, as in the terminal table.
 inline std::string html_statistics(const Report& report) {
+  const bool torch_memory = std::any_of(report.nodes.begin(), report.nodes.end(),
+                                        [](const ScopeNode& n) { return n.peak_allocated_bytes >= 0; });
+  const auto mebibytes = [](std::int64_t bytes) {
+    return bytes < 0 ? std::string() : format_fixed(static_cast<double>(bytes) / 1048576, 1);
+  };
   std::vector<HtmlTableRow> rows;
   for (std::size_t i = 0; i < report.nodes.size(); ++i) {
     const ScopeNode& n = report.nodes[i];
     const Summary& s = n.primary_ms();
     const double share = report.percent_of_parent(i);
     const std::string bins = html_histogram(s);
+    std::vector<std::string> cells = {indented_name(n.name, n.depth, "\u00a0\u00a0"),
+                                      std::to_string(n.count),
+                                      format_significant(n.total_ms()),
+                                      format_significant(s.mean),
+                                      format_significant(s.stddev),
+                                      format_significant(s.median),
+                                      format_significant(s.percentile(90)),
+                                      format_significant(s.min),
+                                      format_significant(s.max),
+                                      html_number(share),
+                                      n.gpu_timed() ? "GPU" : "host",
+                                      mebibytes(n.peak_device_bytes)};
+    if (torch_memory) {
+      cells.push_back(mebibytes(n.peak_allocated_bytes));
+      cells.push_back(mebibytes(n.reserved_bytes));
+    }
+    cells.push_back(s.unstable ? s.unstable_reason : "");
     rows.push_back(
-        {{indented_name(n.name, n.depth, "\u00a0\u00a0"), std::to_string(n.count),
-          format_significant(n.total_ms()), format_significant(s.mean), format_significant(s.stddev),
-          format_significant(s.median), format_significant(s.percentile(90)), format_significant(s.min),
-          format_significant(s.max), html_number(share), n.gpu_timed() ? "GPU" : "host",
-          n.peak_device_bytes < 0 ? "" : format_fixed(static_cast<double>(n.peak_device_bytes) / 1048576, 1),
-          s.unstable ? s.unstable_reason : ""},
+        {std::move(cells),
          " data-node=\"" + std::to_string(i) + "\"" + (bins.empty() ? "" : " data-bins=\"" + bins + "\""),
          std::to_string(i)});
   }
-  return "<h2>Statistics (ms)</h2>\n" +
-         html_table({"scope", "count", "total", "mean", "std", "median", "p90", "min", "max", "% parent",
-                     "clock", "peak MiB", "unstable"},
-                    rows, {0, 12}, "statistics");
+  std::vector<std::string> headers = {"scope", "count", "total", "mean",     "std",   "median",
+                                      "p90",   "min",   "max",   "% parent", "clock", "peak MiB"};
+  if (torch_memory) {
+    headers.emplace_back("alloc peak MiB");
+    headers.emplace_back("reserved MiB");
+  }
+  headers.emplace_back("unstable");
+  return "<h2>Statistics (ms)</h2>\n" + html_table(headers, rows, {0, headers.size() - 1}, "statistics");
 }
 
 inline std::string html_counters(const Report& report) {
