@@ -3,6 +3,7 @@
 # and the peak bookkeeping are pure host code: CPU tests in the shared binary.
 # Capture itself needs a GPU: its own binary, label `gpu` (skipped without one).
 target_sources(gpuprof_tests PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/kernels/cupti_launch_apis_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/kernel_names_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/kernel_summary_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/memory/memory_peaks_test.cpp)

@@ -21,7 +21,9 @@
 // carry GPU times; RUNTIME and DRIVER records carry the launching call's host
 // start; each scope pushes its instance id as external correlation id
 // (CUSTOM0), so an EXTERNAL_CORRELATION record ties every launch to it. The
-// records are joined by correlation id (detail/cupti_join.hpp). CUDA graphs:
+// records are joined by correlation id (detail/cupti_join.hpp). With
+// KernelCaptureOptions::launch_callbacks, CUPTI callbacks on the launching
+// functions alone note the scope and the start of each launch instead. CUDA graphs:
 // work a graph launch runs is charged to the scope node (path) that was
 // innermost when its graph node was captured (CUPTI's resource callbacks name
 // each node as it is created or cloned, and activity records carry the node's
@@ -68,6 +70,7 @@
 #include "config.hpp"
 #include "detail/cupti_check.hpp"
 #include "detail/cupti_join.hpp"
+#include "detail/cupti_launch_apis.hpp"
 #include "detail/cupti_records.hpp"
 #include "detail/recorder.hpp"
 #include "detail/thread_ops.hpp"
@@ -85,6 +88,15 @@ struct KernelCaptureOptions {
   // the driver API (cuLaunchKernelEx) still find their scope. Costs one more
   // record per API call.
   bool driver_api = true;
+  // Ties each launch to its scope in a CUPTI callback on the functions that
+  // launch work (detail/cupti_launch_apis.hpp): the innermost scope open on
+  // the launching thread and the call's start, read as the call enters. No
+  // RUNTIME, DRIVER or EXTERNAL_CORRELATION records then: with those, CUPTI
+  // handles every runtime and driver call, and eager PyTorch makes several
+  // per kernel (cudaGetDevice, cudaGetLastError, ...), which made its small
+  // model's train step about twice as slow on the H200 (docs/kernel-capture.md).
+  // Off until its own cost is measured there.
+  bool launch_callbacks = false;
   bool allocations = false;  // MEMORY2 records, for MemoryWatch (memory.hpp)
   // Size of each activity buffer handed to CUPTI. Bigger buffers mean fewer
   // hand-overs; records that find no buffer are dropped (and counted).
@@ -149,11 +161,15 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   bool active() const { return why_inactive_.empty(); }
   const std::string& why_inactive() const { return why_inactive_; }
   bool capturing() const { return capturing_; }
+  // Whether launches are tied to scopes by callbacks (options.launch_callbacks,
+  // and this CUPTI names its launching functions) rather than activity records.
+  bool uses_launch_callbacks() const { return !launch_callback_ids_.empty(); }
 
   // Enables the activity kinds. Throws gpuprof::Error if CUPTI refuses.
   void start() {
     if (!active() || capturing_) return;
     for (const CUpti_ActivityKind kind : activity_kinds()) GPUPROF_CUPTI_CHECK(cuptiActivityEnable(kind));
+    GPUPROF_CUPTI_CHECK(enable_launch_callbacks(1));
     capturing_ = true;
     detail::recorder().set_graph_interval_source(this);
   }
@@ -177,6 +193,7 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     // Scopes captured from now on get stamps: no records would time them.
     detail::recorder().set_graph_interval_source(nullptr);
     for (const CUpti_ActivityKind kind : activity_kinds()) GPUPROF_CUPTI_CHECK(cuptiActivityDisable(kind));
+    GPUPROF_CUPTI_CHECK(enable_launch_callbacks(0));
     capturing_ = false;
     if (!keep_failure.empty())
       throw Error("gpuprof: kernel capture stopped without timing the graph replays it saw: " + keep_failure);
@@ -202,7 +219,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     return allocations_;
   }
   // Records CUPTI dropped for lack of buffer space, plus records delivered
-  // without timestamps (CUPTI lacked device memory to time them).
+  // without timestamps (CUPTI lacked device memory to time them), plus
+  // launches whose scope a launch callback had no memory to note.
   std::uint64_t dropped() {
     if (active()) count_dropped();
     const std::lock_guard<std::mutex> lock(shared().mutex);
@@ -219,16 +237,18 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
     allocations_.clear();
     correlations_.clear();
     dropped_ = 0;
+    const std::lock_guard<std::mutex> launches_lock(launches_mutex_);
+    launches_.clear();
   }
 
   // --- ScopeObserver: scope ids become external correlation ids ----------------
   void on_scope_begin(std::uint64_t instance_id) override {
-    if (!active()) return;
+    if (!active() || uses_launch_callbacks()) return;
     note(GPUPROF_CUPTI_FAILURE(
         cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, instance_id)));
   }
   void on_scope_end(std::uint64_t instance_id) override {
-    if (!active()) return;
+    if (!active() || uses_launch_callbacks()) return;
     std::uint64_t popped = 0;
     note(GPUPROF_CUPTI_FAILURE(
         cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped)));
@@ -418,6 +438,8 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   // creation does not wait for a buffer being read. Must not throw into CUPTI.
   static void CUPTIAPI graph_node_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id,
                                            const void* data) {
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)
+      return static_cast<KernelCapture*>(self)->launch_entered(*static_cast<const CUpti_CallbackData*>(data));
     if (domain != CUPTI_CB_DOMAIN_RESOURCE) return;
     const bool cloned = id == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED;
     if (!cloned && id != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) return;
@@ -439,6 +461,22 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
       else capture.graph_nodes_.add_created(node_id, scope_node, scope_instance);
     } catch (...) {  // out of memory: this node falls back likewise
       capture.lost_graph_nodes_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  // A launching call entered (launch callbacks, on the launching thread): its
+  // correlation id, which the work it launches repeats, the innermost scope
+  // open on this thread and the call's start. A runtime call and the driver
+  // call inside it share the id (the join keeps the earlier start). Takes only
+  // launches_mutex_, so a launch never waits for a buffer being read.
+  void launch_entered(const CUpti_CallbackData& call) noexcept {
+    if (call.callbackSite != CUPTI_API_ENTER) return;
+    const Launch launch{call.correlationId, detail::innermost_scope_instance(), host_now_ns()};
+    try {
+      const std::lock_guard<std::mutex> lock(launches_mutex_);
+      launches_.push_back(launch);
+    } catch (...) {  // no memory: that launch's work finds no scope
+      lost_launches_.fetch_add(1, std::memory_order_relaxed);
     }
   }
 
@@ -483,16 +521,46 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   }
 
   std::vector<CUpti_ActivityKind> activity_kinds() const {
-    std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                             CUPTI_ACTIVITY_KIND_RUNTIME,
-                                             CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
-    if (options_.driver_api) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+    std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
+    if (!uses_launch_callbacks()) {
+      kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
+      kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+      if (options_.driver_api) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+    }
     if (options_.copies) {
       kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
       kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
     }
     if (options_.allocations) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
     return kinds;
+  }
+
+  // The launching functions of this CUPTI (runtime, and driver with
+  // options.driver_api), by its names for the callback ids. Ids past the
+  // headers' count are tried too: a newer CUPTI of the same major version
+  // may know more functions.
+  std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> find_launch_functions() const {
+    std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> found;
+    const auto add = [&](CUpti_CallbackDomain domain, std::uint32_t known_ids) {
+      for (CUpti_CallbackId id = 1; id < 2 * known_ids; ++id) {
+        const char* name = nullptr;
+        if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name &&
+            detail::api_launches_work(name))
+          found.emplace_back(domain, id);
+      }
+    };
+    add(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    if (options_.driver_api) add(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+    return found;
+  }
+
+  // Switches the launch callbacks on (1) or off (0); none without them.
+  CUptiResult enable_launch_callbacks(std::uint32_t enable) const {
+    for (const auto& [domain, id] : launch_callback_ids_) {
+      const CUptiResult status = cuptiEnableCallback(enable, subscriber_, domain, id);
+      if (status != CUPTI_SUCCESS) return status;
+    }
+    return CUPTI_SUCCESS;
   }
 
   // Subscribes and registers callbacks, or says why not (undoing what it did).
@@ -539,6 +607,13 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
       if (failure.empty())
         failure =
             GPUPROF_CUPTI_FAILURE(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, graph_event));
+    if (failure.empty() && options_.launch_callbacks) {
+      // A CUPTI that names no launching function, or refuses their
+      // callbacks, ties launches by activity records instead.
+      launch_callback_ids_ = find_launch_functions();
+      if (enable_launch_callbacks(1) != CUPTI_SUCCESS) launch_callback_ids_.clear();
+      enable_launch_callbacks(0);  // undo; result irrelevant
+    }
     if (failure.empty()) {
       // Probe every kind once, so an unsupported one turns capture off here
       // rather than failing in start().
@@ -579,10 +654,27 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   std::vector<KernelRecord> joined_records(const std::vector<int>& report_node_of_scope) {
     flush();
     const std::lock_guard<std::mutex> lock(shared().mutex);
+    take_launches();
     std::vector<KernelRecord> joined = records_;
     const std::lock_guard<std::mutex> nodes_lock(graph_nodes_mutex_);
     detail::join_correlations(joined, correlations_, graph_nodes_, report_node_of_scope);
     return joined;
+  }
+
+  // The launches the callbacks noted so far join the correlation tables.
+  // Caller holds shared().mutex.
+  void take_launches() {
+    std::vector<Launch> noted;
+    {
+      const std::lock_guard<std::mutex> lock(launches_mutex_);
+      noted.swap(launches_);
+    }
+    for (const Launch& launch : noted) {
+      if (launch.scope_instance != 0)
+        correlations_.add_external(launch.correlation_id, launch.scope_instance);
+      correlations_.add_api_call(launch.correlation_id, launch.start_ns);
+    }
+    dropped_ += lost_launches_.exchange(0, std::memory_order_relaxed);
   }
 
   // Called with shared().mutex held, on whichever thread CUPTI delivers on.
@@ -690,11 +782,24 @@ class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSo
   std::string why_inactive_;
   bool capturing_ = false;
   CUpti_SubscriberHandle subscriber_ = nullptr;
+  // The launching functions whose callbacks tie launches to scopes; empty:
+  // activity records do (the default).
+  std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> launch_callback_ids_;
 
   // Guarded by shared().mutex (CUPTI delivers on its own thread).
   std::vector<KernelRecord> records_;
   std::vector<AllocationRecord> allocations_;
   detail::CorrelationTables correlations_;
+  // Guarded by launches_mutex_ instead: the launch callbacks write it on
+  // launching threads.
+  struct Launch {
+    std::uint32_t correlation_id = 0;
+    std::uint64_t scope_instance = 0;
+    std::int64_t start_ns = 0;
+  };
+  std::mutex launches_mutex_;
+  std::vector<Launch> launches_;
+  std::atomic<std::uint64_t> lost_launches_{0};
   // Guarded by graph_nodes_mutex_ instead: CUPTI's resource callbacks write
   // it on capturing threads.
   std::mutex graph_nodes_mutex_;

@@ -61,14 +61,16 @@ class ObserverContext {
 
 class PyKernelCapture : public ObserverContext {
  public:
-  PyKernelCapture(bool copies, bool driver_api, bool allocations, std::size_t buffer_bytes) {
+  PyKernelCapture(bool copies, bool driver_api, bool launch_callbacks, bool allocations,
+                  std::size_t buffer_bytes) {
 #if GPUPROF_WITH_CUPTI
     options_.copies = copies;
     options_.driver_api = driver_api;
+    options_.launch_callbacks = launch_callbacks;
     options_.allocations = allocations;
     options_.buffer_bytes = buffer_bytes;
 #else
-    (void)copies, (void)driver_api, (void)allocations, (void)buffer_bytes;
+    (void)copies, (void)driver_api, (void)launch_callbacks, (void)allocations, (void)buffer_bytes;
 #endif
   }
 
@@ -123,6 +125,13 @@ class PyKernelCapture : public ObserverContext {
     if (capture_) return capture_->dropped();
 #endif
     return report_ ? report_->dropped_kernel_records : 0;
+  }
+  // None while no capture runs (not entered, off, or left).
+  py::object uses_launch_callbacks() const {
+#if GPUPROF_WITH_CUPTI
+    if (capture_) return py::bool_(capture_->uses_launch_callbacks());
+#endif
+    return py::none();
   }
   void clear() {
 #if GPUPROF_WITH_CUPTI
@@ -267,10 +276,15 @@ void bind_captures(py::module_& m) {
       "Every kernel, copy and memset (CUPTI), attributed to the gpuprof scope that launched it. "
       "One at a time per process; off (with the reason) when another CUPTI client holds CUPTI.");
   capture
-      .def(py::init<bool, bool, bool, std::size_t>(), py::kw_only(), py::arg("copies") = true,
-           py::arg("driver_api") = true, py::arg("allocations") = false, py::arg("buffer_bytes") = 8u << 20)
+      .def(py::init<bool, bool, bool, bool, std::size_t>(), py::kw_only(), py::arg("copies") = true,
+           py::arg("driver_api") = true, py::arg("launch_callbacks") = false, py::arg("allocations") = false,
+           py::arg("buffer_bytes") = 8u << 20)
       .def("records", &PyKernelCapture::records, "The records captured so far (flushes first)")
       .def_property_readonly("dropped", &PyKernelCapture::dropped, "records CUPTI could not store")
+      .def_property_readonly(
+          "uses_launch_callbacks", &PyKernelCapture::uses_launch_callbacks,
+          "True: launches are tied to scopes by callbacks (launch_callbacks=True); False: by "
+          "activity records; None while not capturing")
       .def("clear", &PyKernelCapture::clear, "Forget what was captured so far (e.g. after warm-up)");
   bind_context(capture);
 

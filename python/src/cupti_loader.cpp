@@ -46,6 +46,8 @@ namespace py = pybind11;
   X(cuptiEnableCallback,                                                                                    \
     (uint32_t enable, CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, CUpti_CallbackId id), \
     (enable, subscriber, domain, id))                                                                       \
+  X(cuptiGetCallbackName, (CUpti_CallbackDomain domain, CUpti_CallbackId id, const char** name),            \
+    (domain, id, name))                                                                                     \
   X(cuptiGetGraphNodeId, (CUgraphNode node, uint64_t * id), (node, id))                                     \
   X(cuptiGetResultString, (CUptiResult result, const char** text), (result, text))                          \
   X(cuptiSubscribe_v2,                                                                                      \

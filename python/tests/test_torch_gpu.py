@@ -74,19 +74,31 @@ def test_bench_times_a_torch_function_with_events():
     assert 0 < result.gpu.median < 50
 
 
-@pytest.mark.skipif(not gpuprof.with_cupti, reason="gpuprof built without CUPTI")
-def test_kernel_capture_charges_backward_kernels_to_the_backward_scope():
+def captured_train_steps(**options):
+    """Three steps of a small MLP under KernelCapture(**options); the capture (its report taken)."""
+    torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 1)).cuda()
     x = torch.randn(64, 256, device="cuda")
-    with gpuprof.KernelCapture() as capture:
+    with gpuprof.KernelCapture(**options) as capture:
         for _ in range(3):
             with gpuprof.scope("step"):
                 with gpuprof.scope("forward"):
                     loss = model(x).sum()
+                    buffer = torch.empty(1 << 16, device="cuda")
+                    buffer.zero_()  # a memset or fill kernel
+                    buffer.copy_(torch.ones(1 << 16, device="cuda"))  # a device-to-device copy
                 with gpuprof.scope("backward"):
                     loss.backward()
                 torch.cuda.synchronize()
     assert capture.active, capture.why_inactive
+    return capture
+
+
+@pytest.mark.skipif(not gpuprof.with_cupti, reason="gpuprof built without CUPTI")
+@pytest.mark.parametrize("launch_callbacks", [False, True])
+def test_kernel_capture_charges_backward_kernels_to_the_backward_scope(launch_callbacks):
+    capture = captured_train_steps(launch_callbacks=launch_callbacks)
+    assert capture.uses_launch_callbacks is None  # left: nothing captures now
     report = capture.report
     assert report.dropped_kernel_records == 0
     forward, backward = report.kernels_in("forward"), report.kernels_in("backward")
@@ -95,6 +107,22 @@ def test_kernel_capture_charges_backward_kernels_to_the_backward_scope():
     # Backward's kernels came from autograd threads: charged by launch time.
     assert len(backward) >= len(forward)
     assert report.kern_sum("step")[0].instances >= 3
+
+
+@pytest.mark.skipif(not gpuprof.with_cupti, reason="gpuprof built without CUPTI")
+def test_launch_callbacks_charge_every_scope_what_activity_records_do():
+    def per_scope(capture):
+        report = capture.report
+        assert report.dropped_kernel_records == 0
+        assert all(node >= 0 for node in report.kernel_nodes()), "a record in no scope"
+        return {path: sorted(k.name for k in report.kernels_in(path, view="innermost", copies=True))
+                for path in ("step", "step/forward", "step/backward")}
+
+    records = per_scope(captured_train_steps())
+    gpuprof.reset()
+    callbacks = per_scope(captured_train_steps(launch_callbacks=True))
+    assert records["step/forward"] and records["step/backward"]
+    assert callbacks == records
 
 
 @pytest.mark.skipif(not gpuprof.with_cupti, reason="gpuprof built without CUPTI")
