@@ -3,14 +3,15 @@
 # H100): builds gpuprof._gpuprof for the PyTorch environment's python3 and
 # pip's pybind11, which CMake finds itself (build/python-gpu), runs the host
 # and GPU pytest suites, the overhead benchmark, the four examples/python
-# scripts at small sizes and the agreement with torch.profiler, and writes
-# $OUT/python/:
+# scripts at small sizes, the agreement with torch.profiler and kernel
+# capture's overhead on the small model, and writes $OUT/python/:
 #   summary.txt (every step's exit status and tables)  logs.txt (full output)
 #   overhead.json end_to_end.json nsys_questions.json mixed_precision.json
-#   peak_memory.json kineto_agreement.json
+#   peak_memory.json kineto_agreement.json capture_overhead.json
 #   bash scripts/python_check.sh [step ...]   # GPU_TEST_REPEAT=20: the GPU suite 20 times
 # Steps (default all, in this order): host gpu overhead end_to_end nsys
-# mixed_precision peak_memory agreement; the module is always built first.
+# mixed_precision peak_memory agreement capture_overhead; the module is always
+# built first.
 # Exit status: 0 when every step passed, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ LOG="$DEST/logs.txt"
 : >"$SUMMARY"
 : >"$LOG"
 failed=0
-steps=" ${*:-host gpu overhead end_to_end nsys mixed_precision peak_memory agreement} "
+steps=" ${*:-host gpu overhead end_to_end nsys mixed_precision peak_memory agreement capture_overhead} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 say() { echo "$*" | tee -a "$SUMMARY"; }
 # step NAME COMMAND...: output to the log, the tail to the summary, status noted.
@@ -74,6 +75,8 @@ want peak_memory && step "peak memory per scope" "$PY" peak_memory.py --sizes sm
   --out "$DEST/peak_memory.json"
 want agreement && TAIL=70 step "agreement with torch.profiler" "$PY" kineto_agreement.py --size small --ctx 128 --warmup 3 \
   --steps 20 --out "$DEST/kineto_agreement.json"
+want capture_overhead && TAIL=20 step "kernel capture overhead" "$PY" capture_overhead.py --size small --ctx 128 \
+  --warmup 3 --steps 20 --rounds 3 --out "$DEST/capture_overhead.json"
 rm -f "$DEST/.step.log"
 say "== $(date +%T) done: $([ $failed -eq 0 ] && echo 'every step passed' || echo 'SOME STEPS FAILED')"
 exit $failed
