@@ -36,6 +36,7 @@
 #include "../report_model.hpp"
 #include "roofline_svg.hpp"
 #include "scope_counters.hpp"
+#include "scope_table.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -212,18 +213,10 @@ inline std::string html_statistics(const Report& report) {
     const Summary& s = n.primary_ms();
     const double share = report.percent_of_parent(i);
     const std::string bins = html_histogram(s);
-    std::vector<std::string> cells = {indented_name(n.name, n.depth, "\u00a0\u00a0"),
-                                      std::to_string(n.count),
-                                      format_significant(n.total_ms()),
-                                      format_significant(s.mean),
-                                      format_significant(s.stddev),
-                                      format_significant(s.median),
-                                      format_significant(s.percentile(90)),
-                                      format_significant(s.min),
-                                      format_significant(s.max),
-                                      html_number(share),
-                                      n.gpu_timed() ? "GPU" : "host",
-                                      mebibytes(n.peak_device_bytes)};
+    std::vector<std::string> cells = scope_summary_cells(n, indented_name(n.name, n.depth, "\u00a0\u00a0"));
+    for (std::string cell :
+         {html_number(share), std::string(n.gpu_timed() ? "GPU" : "host"), mebibytes(n.peak_device_bytes)})
+      cells.push_back(std::move(cell));
     if (torch_memory) {
       cells.push_back(mebibytes(n.peak_allocated_bytes));
       cells.push_back(mebibytes(n.reserved_bytes));

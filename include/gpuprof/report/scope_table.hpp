@@ -34,6 +34,22 @@ inline std::string report_heading(const Report& report) {
   return heading;
 }
 
+// What the table and the HTML page show of every scope: its name indented
+// by depth, then count, total, mean, std, median, p90, min and max of its
+// primary timing.
+inline std::vector<std::string> scope_summary_cells(const ScopeNode& node, const std::string& indented) {
+  const Summary& ms = node.primary_ms();
+  return {indented,
+          std::to_string(node.count),
+          format_significant(node.total_ms()),
+          format_significant(ms.mean),
+          format_significant(ms.stddev),
+          format_significant(ms.median),
+          format_significant(ms.percentile(90)),
+          format_significant(ms.min),
+          format_significant(ms.max)};
+}
+
 // `indent` is repeated once per depth level before a node's name.
 inline Table scope_table(const Report& report, const std::string& indent) {
   const auto any_node = [&](auto predicate) {
@@ -64,20 +80,11 @@ inline Table scope_table(const Report& report, const std::string& indent) {
 
   for (std::size_t i = 0; i < report.nodes.size(); ++i) {
     const ScopeNode& node = report.nodes[i];
-    const Summary& ms = node.primary_ms();
     std::string name = detail::indented_name(node.name, node.depth, indent);
     if (node.open_instances > 0) name += " (open)";
     const double share = report.percent_of_parent(i);
-    std::vector<std::string> row = {name,
-                                    std::to_string(node.count),
-                                    format_significant(node.total_ms()),
-                                    format_significant(ms.mean),
-                                    format_significant(ms.stddev),
-                                    format_significant(ms.median),
-                                    format_significant(ms.percentile(90)),
-                                    format_significant(ms.min),
-                                    format_significant(ms.max),
-                                    share >= 0 ? format_fixed(share, 1) : "-"};
+    std::vector<std::string> row = scope_summary_cells(node, name);
+    row.push_back(share >= 0 ? format_fixed(share, 1) : "-");
     const auto rate = [](double value) { return value > 0 ? format_significant(value) : "-"; };
     if (show_flops) row.push_back(rate(node.tflop_per_s()));
     if (show_bytes) row.push_back(rate(node.gb_per_s()));
