@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "quantile_sketch.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -57,15 +58,27 @@ struct Summary {
   // "cv 7.3% > 5%; IQR/median 12.0% > 10%", "fewer than 2 samples",
   // "1 non-finite sample dropped"; "" when stable
   std::string unstable_reason;
-  std::string note;            // caveats in words ("1 sample: ..."), "" when none
-  std::size_t discarded = 0;   // NaN or infinite samples that were left out
-  std::vector<double> sorted;  // the finite samples, ascending
+  std::string note;           // caveats in words ("1 sample: ..."), "" when none
+  std::size_t discarded = 0;  // NaN or infinite samples that were left out
+  // The finite samples, ascending: all of them, or (when `estimated` is not
+  // empty) a uniform sample of them (online_summary.hpp's reservoir).
+  std::vector<double> sorted;
+  // "" when every figure is exact. Otherwise which figures are estimates, in
+  // words: n, mean, stddev, min, max and the CI stay exact; the quantiles come
+  // from `sketch`, the outlier count from `sorted` scaled to n.
+  std::string estimated;
+  QuantileSketch sketch;  // empty unless the quantiles are estimated
+
+  bool exact() const { return estimated.empty(); }
 
   // Percentile p in [0, 100] (clamped) by linear interpolation between the
   // closest ranks, like numpy.percentile's default. 0 when n == 0.
+  // Estimated summaries read the sketch: within sketch.relative_error() of a
+  // sample of that rank.
   double percentile(double p) const {
-    if (sorted.empty()) return 0;
     if (std::isnan(p)) return p;
+    if (!exact() && sketch.count() > 0) return sketch.quantile(std::clamp(p, 0.0, 100.0) / 100.0);
+    if (sorted.empty()) return 0;
     const double rank = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(sorted.size() - 1);
     const std::size_t below = static_cast<std::size_t>(std::floor(rank));
     if (below + 1 >= sorted.size()) return sorted.back();
@@ -183,6 +196,47 @@ inline double relative_to(double a, double b) {
 }
 }  // namespace detail
 
+namespace detail {
+inline void add_note(Summary& s, const std::string& text) { s.note += (s.note.empty() ? "" : "; ") + text; }
+inline void add_unstable_reason(Summary& s, const std::string& text) {
+  s.unstable = true;
+  s.unstable_reason += (s.unstable_reason.empty() ? "" : "; ") + text;
+}
+
+// The figures that follow from n, mean, stddev and the quartiles: IQR, cv,
+// outliers (counted in `sorted`, scaled to n when it is a sample), the CI and
+// the unstable verdict. Shared by summarize() and the online summary.
+inline void judge_summary(Summary& s, const SummaryOptions& options) {
+  const double count = static_cast<double>(s.n);
+  s.iqr = s.q3 - s.q1;
+  s.cv = detail::relative_to(s.stddev, s.mean);
+
+  const double fence_low = s.q1 - 1.5 * s.iqr, fence_high = s.q3 + 1.5 * s.iqr;
+  s.outliers = static_cast<std::size_t>(std::count_if(
+      s.sorted.begin(), s.sorted.end(), [&](double x) { return x < fence_low || x > fence_high; }));
+  if (!s.sorted.empty() && s.sorted.size() < s.n)
+    s.outliers = static_cast<std::size_t>(
+        std::llround(static_cast<double>(s.outliers) * count / static_cast<double>(s.sorted.size())));
+
+  if (s.n == 1) {
+    s.ci95_low = s.ci95_high = s.mean;
+    add_note(s, "1 sample: no spread or confidence interval can be estimated");
+    return;
+  }
+  const double half_width = student_t_quantile(0.975, s.n - 1) * s.stddev / std::sqrt(count);
+  s.ci95_low = s.mean - half_width;
+  s.ci95_high = s.mean + half_width;
+
+  const double iqr_over_median = detail::relative_to(s.iqr, s.median);
+  if (s.cv > options.unstable_cv)
+    add_unstable_reason(
+        s, "cv " + detail::format_percent(s.cv) + " > " + detail::format_threshold(options.unstable_cv));
+  if (iqr_over_median > options.unstable_iqr_over_median)
+    add_unstable_reason(s, "IQR/median " + detail::format_percent(iqr_over_median) + " > " +
+                               detail::format_threshold(options.unstable_iqr_over_median));
+}
+}  // namespace detail
+
 inline Summary summarize(std::vector<double> samples, const SummaryOptions& options = {}) {
   Summary s;
   const auto first_non_finite =
@@ -193,17 +247,12 @@ inline Summary summarize(std::vector<double> samples, const SummaryOptions& opti
   s.sorted = std::move(samples);
   s.n = s.sorted.size();
   if (s.discarded > 0) s.note = std::to_string(s.discarded) + " non-finite sample(s) left out";
-  const auto add_note = [&s](const std::string& text) { s.note += (s.note.empty() ? "" : "; ") + text; };
-  const auto add_reason = [&s](const std::string& text) {
-    s.unstable = true;
-    s.unstable_reason += (s.unstable_reason.empty() ? "" : "; ") + text;
-  };
-  if (s.n < 2) add_reason("fewer than 2 samples");
+  if (s.n < 2) detail::add_unstable_reason(s, "fewer than 2 samples");
   if (s.discarded > 0)
-    add_reason(std::to_string(s.discarded) + " non-finite sample" + (s.discarded == 1 ? "" : "s") +
-               " dropped");
+    detail::add_unstable_reason(
+        s, std::to_string(s.discarded) + " non-finite sample" + (s.discarded == 1 ? "" : "s") + " dropped");
   if (s.n == 0) {
-    add_note("no samples");
+    detail::add_note(s, "no samples");
     return s;
   }
 
@@ -223,28 +272,7 @@ inline Summary summarize(std::vector<double> samples, const SummaryOptions& opti
   s.median = s.percentile(50);
   s.q1 = s.percentile(25);
   s.q3 = s.percentile(75);
-  s.iqr = s.q3 - s.q1;
-  s.cv = detail::relative_to(s.stddev, s.mean);
-
-  const double fence_low = s.q1 - 1.5 * s.iqr, fence_high = s.q3 + 1.5 * s.iqr;
-  s.outliers = static_cast<std::size_t>(std::count_if(
-      s.sorted.begin(), s.sorted.end(), [&](double x) { return x < fence_low || x > fence_high; }));
-
-  if (s.n == 1) {
-    s.ci95_low = s.ci95_high = s.mean;
-    add_note("1 sample: no spread or confidence interval can be estimated");
-    return s;
-  }
-  const double half_width = student_t_quantile(0.975, s.n - 1) * s.stddev / std::sqrt(count);
-  s.ci95_low = s.mean - half_width;
-  s.ci95_high = s.mean + half_width;
-
-  const double iqr_over_median = detail::relative_to(s.iqr, s.median);
-  if (s.cv > options.unstable_cv)
-    add_reason("cv " + detail::format_percent(s.cv) + " > " + detail::format_threshold(options.unstable_cv));
-  if (iqr_over_median > options.unstable_iqr_over_median)
-    add_reason("IQR/median " + detail::format_percent(iqr_over_median) + " > " +
-               detail::format_threshold(options.unstable_iqr_over_median));
+  detail::judge_summary(s, options);
   return s;
 }
 
