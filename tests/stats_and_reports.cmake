@@ -2,6 +2,7 @@
 # atomic_file.hpp): CPU-only tests in the shared doctest binary.
 target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/reports/stats_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reports/online_summary_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/report_writers_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/atomic_file_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/output_paths_test.cpp

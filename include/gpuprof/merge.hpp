@@ -39,6 +39,7 @@
 
 #include "comm_overlap.hpp"
 #include "config.hpp"
+#include "online_summary.hpp"
 #include "detail/terminal_text.hpp"
 #include "error.hpp"
 #include "rank.hpp"
@@ -69,6 +70,11 @@ struct MergedScope {
   std::vector<CommComputeTime> comm_compute;
   // min / median / max (etc.) of the per-rank means, over the ranks that ran it.
   Summary across_ranks;
+  // Every rank's instances as one distribution: n, mean, stddev, min, max
+  // merged exactly, quantile sketches merged (online_summary.hpp), the
+  // reservoirs drawn from in proportion to each rank's count; exactly
+  // summarize() of all the samples while they fit one reservoir.
+  Summary pooled;
   int slowest_rank = -1;  // rank (not position) with the largest mean
   int fastest_rank = -1;
 };
@@ -216,6 +222,10 @@ inline MergedReport merge(const std::vector<Report>& reports, const MergeOptions
       if (present[r]) ran.push_back(means[r]);
     }
     scope.across_ranks = summarize(ran);
+    OnlineSamples pooled;
+    for (const Summary& summary : scope.per_rank)
+      if (summary.n > 0) pooled.merge(OnlineSamples::from_summary(summary));
+    scope.pooled = pooled.summary();
     detail::extremes(merged.ranks, means, present, scope.slowest_rank, scope.fastest_rank);
   }
 

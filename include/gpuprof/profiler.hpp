@@ -25,7 +25,9 @@
 // and memory tracking follow scopes and add to the report.
 #pragma once
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -46,7 +48,10 @@ GPUPROF_NAMESPACE_BEGIN
 class Profiler {
  public:
   // Resolves pending GPU times and returns a snapshot of everything recorded
-  // since the start (or the last reset()).
+  // since the start (or the last reset()). Incremental: the instances read
+  // are folded into per-node aggregates (online_summary.hpp) and given back
+  // to their threads, so a report costs what happened since the last one
+  // plus the size of the tree, not the length of the run.
   Report report();
   // Forgets every finished instance. Scopes open at the time are recorded
   // when they close.
@@ -77,6 +82,19 @@ class Profiler {
   void set_rank(int rank, int world_size, int local_rank = -1) {
     rank_ = rank >= 0 ? std::optional<RankInfo>(RankInfo{rank, world_size, local_rank}) : std::nullopt;
   }
+  // Scope instances kept for the timeline and the traces: the newest n
+  // (default 20,000, detail::default_trace_window); 0 keeps every one (the
+  // full trace). Statistics cover every instance either way. At start
+  // GPUPROF_FULL_TRACE=1 sets 0 and GPUPROF_TRACE_WINDOW=n sets n.
+  void set_trace_window(std::size_t instances) {
+    const std::lock_guard<std::mutex> folding(fold_mutex_);
+    folded_.set_window(instances);
+  }
+  std::size_t trace_window() const {
+    const std::lock_guard<std::mutex> folding(fold_mutex_);
+    return folded_.window();
+  }
+
 #if GPUPROF_WITH_CUDA
   // Replays of captured scopes whose time stamps were lost (overwritten
   // before being read, from overlapping launches of one graph, or longer
@@ -99,11 +117,33 @@ class Profiler {
  private:
 #if GPUPROF_WITH_CUDA
   static float read_pending_pair(const EventPair& pair, bool& synchronized);
+#endif
+  struct WarmupSpans {
+    detail::TimeSpans ticks, ns, replays;
+  };
+  struct ReadContext {
+    detail::TickConverter ticks;
+    detail::TimeSpans in_warmup_ticks;
+    std::vector<detail::GlobalNode> nodes;  // taken before the records: holds each record's node
+    bool hold_back_open_roots;
+  };
+  static WarmupSpans warmup_spans();
+  void read_records(detail::ThreadState& thread, const ReadContext& context,
+                    std::vector<detail::InstanceSnapshot>& to_fold,
+                    std::vector<detail::InstanceSnapshot>* pending, std::uint64_t& pending_left_out,
+                    bool& synchronized);
+  static void fold_from_owner(detail::ThreadState& thread);
+  friend bool install_records_folder() noexcept;
+#if GPUPROF_WITH_CUDA
   std::string graph_replays_lost_note() const;
 #endif
   friend Profiler& profiler();
   std::optional<RankInfo> rank_;
   detail::RootWarmup warmup_;
+  // What report() has read so far (incremental reports), under fold_mutex_.
+  mutable std::mutex fold_mutex_;
+  detail::ScopeAggregates folded_{detail::trace_window_from_environment()};
+  std::uint64_t warmup_folded_ = 0;  // warm-up instances among the folded records
   // Probes the device (and says so) up front; the clocks at start go into reports.
   Profiler() {
     detail::recorder();
@@ -116,6 +156,15 @@ inline Profiler& profiler() {
   return instance;
 }
 
+// Lets a thread whose log grows past detail::fold_threshold fold its records
+// (Profiler::fold_from_owner) whether or not profiler() was called yet: a
+// program that reports only at the end still records in bounded memory.
+inline bool install_records_folder() noexcept {
+  detail::records_folder.store(&Profiler::fold_from_owner, std::memory_order_release);
+  return true;
+}
+inline const bool records_folder_installed = install_records_folder();
+
 inline TimingSource Profiler::timing_source() const {
   return detail::recorder().gpu_timing() ? TimingSource::cuda_events : TimingSource::host_clock;
 }
@@ -127,60 +176,132 @@ inline std::string Profiler::timing_note() const {
   return "";
 }
 
+// bench() warm-up spans: recorded scopes are tested on their host ticks,
+// replays of captured scopes on their ns and their read order.
+inline Profiler::WarmupSpans Profiler::warmup_spans() {
+  std::vector<TimeInterval> ticks, ns;  // the first in host ticks, despite the fields' names
+  std::vector<TimeInterval> replays;    // indices into graph_timings().samples()
+  for (const detail::LeftOutSpan& span : detail::recorder().left_out_spans()) {
+    ticks.push_back({span.begin_ticks, span.end_ticks});
+    ns.push_back({span.begin_ns, span.end_ns});
+    replays.push_back(
+        {static_cast<std::int64_t>(span.begin_replay), static_cast<std::int64_t>(span.end_replay)});
+  }
+  return {detail::TimeSpans(std::move(ticks)), detail::TimeSpans(std::move(ns)),
+          detail::TimeSpans(std::move(replays))};
+}
+
+// Reads `thread`'s records from its first unread one. Those up to the fold
+// point go to `to_fold` and are handed back to the thread (it drops them, and
+// returns their event pairs, at its next scope's exit); later ones go to
+// `pending` (read for one report, null: left for later). The fold point is
+// the end, or, with a warm-up count, just after the thread's last finished
+// root instance: an instance inside a root still running may yet be warm-up.
+// From the owner (`synchronized` true and no device synchronization wanted)
+// it also stops at the first pair still in flight. Under fold_mutex_.
+inline void Profiler::read_records(detail::ThreadState& thread, const ReadContext& context,
+                                   std::vector<detail::InstanceSnapshot>& to_fold,
+                                   std::vector<detail::InstanceSnapshot>* pending,
+                                   std::uint64_t& pending_left_out, bool& synchronized) {
+  const detail::ReadingGuard guard(thread.records);
+  const std::uint64_t begin = thread.discard_before.load(std::memory_order_relaxed);
+  const std::uint64_t end = thread.records.published();
+  const auto is_root = [&](std::uint32_t node) {
+    return node < context.nodes.size() && context.nodes[node].parent == detail::root_node;
+  };
+  std::uint64_t fold_end = end;
+  if (context.hold_back_open_roots)
+    while (fold_end > begin && !is_root(thread.records.at(fold_end - 1).node)) --fold_end;
+#if GPUPROF_WITH_CUDA
+  if (!pending)  // the owner folding: no synchronization, so only pairs already done
+    for (std::uint64_t i = begin; i < fold_end; ++i) {
+      const detail::InstanceRecord& record = thread.records.at(i);
+      if (record.gpu_pending && !record.events.completed()) fold_end = i;
+    }
+#endif
+  const std::uint64_t read_end = pending ? end : fold_end;
+  for (std::uint64_t i = begin; i < read_end; ++i) {
+    const detail::InstanceRecord& record = thread.records.at(i);
+    if (context.in_warmup_ticks.contains(record.host_begin_ticks)) {
+      if (i < fold_end) ++warmup_folded_;
+      else ++pending_left_out;
+      continue;
+    }
+    detail::InstanceSnapshot snapshot;
+    snapshot.id = record.id;
+    snapshot.node = record.node;
+    snapshot.thread = thread.thread_id;
+    snapshot.host_begin_ns = context.ticks.to_ns(record.host_begin_ticks);
+    snapshot.host_end_ns = context.ticks.to_ns(record.host_end_ticks);
+    snapshot.work = record.work;
+    snapshot.gpu_ms = record.gpu_ms;
+#if GPUPROF_WITH_CUDA
+    // The pair stays with its thread, which returns it to its pool later.
+    if (record.gpu_pending) snapshot.gpu_ms = read_pending_pair(record.events, synchronized);
+#else
+    (void)synchronized;
+#endif
+    (i < fold_end ? to_fold : *pending).push_back(snapshot);
+  }
+  if (fold_end > begin) {
+    thread.discard_before.store(fold_end, std::memory_order_relaxed);
+    thread.exit_work.fetch_or(detail::exit_reclaim, std::memory_order_release);
+  }
+}
+
+// A thread's log has grown past detail::fold_threshold records: it folds
+// them itself (scope entry, detail::make_room), unless a report is folding
+// now (the log then grows, and the report folds them).
+inline void Profiler::fold_from_owner(detail::ThreadState& thread) {
+  Profiler& self = profiler();
+  const std::unique_lock<std::mutex> folding(self.fold_mutex_, std::try_to_lock);
+  if (!folding.owns_lock()) return;
+  detail::Recorder& recorder = detail::recorder();
+  const ReadContext context{recorder.tick_clock().converter(), warmup_spans().ticks,
+                            recorder.nodes_snapshot(), self.warmup_.count() > 0};
+  std::vector<detail::InstanceSnapshot> batch;
+  std::uint64_t unused = 0;
+  bool synchronized = true;
+  self.read_records(thread, context, batch, nullptr, unused, synchronized);
+  std::vector<double> cold_ms;
+  self.warmup_folded_ += self.warmup_.leave_out(batch, context.nodes, cold_ms);
+  for (const detail::InstanceSnapshot& instance : batch) self.folded_.add(instance);
+}
+
 inline Report Profiler::report() {
   detail::Recorder& recorder = detail::recorder();
   std::vector<detail::InstanceSnapshot> instances;
-  const detail::TickConverter ticks = recorder.tick_clock().converter();
-  // bench() warm-up spans: recorded scopes are tested on their host ticks,
-  // replays of captured scopes on their ns.
-  std::vector<TimeInterval> warmup_ticks, warmup_ns;  // the first in host ticks, despite the fields' names
-  std::vector<TimeInterval> warmup_replays;           // indices into graph_timings().samples()
-  for (const detail::LeftOutSpan& span : recorder.left_out_spans()) {
-    warmup_ticks.push_back({span.begin_ticks, span.end_ticks});
-    warmup_ns.push_back({span.begin_ns, span.end_ns});
-    warmup_replays.push_back(
-        {static_cast<std::int64_t>(span.begin_replay), static_cast<std::int64_t>(span.end_replay)});
-  }
-  const detail::TimeSpans in_warmup_ticks(std::move(warmup_ticks)), in_warmup_ns(std::move(warmup_ns)),
-      in_warmup_replays(std::move(warmup_replays));
+  WarmupSpans spans = warmup_spans();
+#if GPUPROF_WITH_CUDA
+  const detail::TimeSpans &in_warmup_ns = spans.ns, &in_warmup_replays = spans.replays;
+#endif
   std::uint64_t left_out = 0;
   std::vector<std::uint32_t> innermost_open;
 #if GPUPROF_WITH_CUDA
   bool synchronized = false;  // one device synchronization covers every pending pair
+#else
+  bool synchronized = true;
 #endif
+  // Records are folded into the aggregates up to each thread's fold point
+  // (read_records); later ones are read for this report only.
+  const std::lock_guard<std::mutex> folding(fold_mutex_);
+  const ReadContext context{recorder.tick_clock().converter(), std::move(spans.ticks),
+                            recorder.nodes_snapshot(), warmup_.count() > 0};
+  std::vector<detail::InstanceSnapshot> pending;  // read, not folded
   recorder.for_each_thread([&](detail::ThreadState& thread) {
     innermost_open.push_back(thread.current.load(std::memory_order_relaxed));
-    const detail::ReadingGuard guard(thread.records);
-    const std::uint64_t end = thread.records.published();
-    for (std::uint64_t i = thread.discard_before.load(std::memory_order_relaxed); i < end; ++i) {
-      const detail::InstanceRecord& record = thread.records.at(i);
-      if (in_warmup_ticks.contains(record.host_begin_ticks)) {
-        ++left_out;
-        continue;
-      }
-      detail::InstanceSnapshot snapshot;
-      snapshot.id = record.id;
-      snapshot.node = record.node;
-      snapshot.thread = thread.thread_id;
-      snapshot.host_begin_ns = ticks.to_ns(record.host_begin_ticks);
-      snapshot.host_end_ns = ticks.to_ns(record.host_end_ticks);
-      snapshot.work = record.work;
-      snapshot.gpu_ms = record.gpu_ms;
-#if GPUPROF_WITH_CUDA
-      // The pair stays with its thread, which returns it to its pool later.
-      if (record.gpu_pending) snapshot.gpu_ms = read_pending_pair(record.events, synchronized);
-#endif
-      instances.push_back(snapshot);
-    }
+    read_records(thread, context, instances, &pending, left_out, synchronized);
   });
 #if GPUPROF_WITH_CUDA
   // Keeps a replay unless it began in a warm-up span.
   const auto keep_unless_warmup = [&](const detail::InstanceSnapshot& snapshot) {
     if (in_warmup_ns.contains(snapshot.host_begin_ns)) ++left_out;
-    else instances.push_back(snapshot);
+    else pending.push_back(snapshot);
   };
   // Replays of captured scopes: GPU time stamps, placed on the host clock
-  // for the trace (host_ms of such an instance is its GPU span).
+  // for the trace (host_ms of such an instance is its GPU span). The graph
+  // timings keep them all until reset(), so they are read anew by every
+  // report, never folded.
   const std::vector<detail::GraphSample> replays = recorder.graph_timings().samples();
   if (!replays.empty()) {
     const std::int64_t host_minus_gpu = recorder.graph_timings().host_minus_gpu_ns();
@@ -197,7 +318,7 @@ inline Report Profiler::report() {
       snapshot.host_begin_ns = replay.begin_gpu_ns + host_minus_gpu;
       snapshot.host_end_ns = replay.end_gpu_ns + host_minus_gpu;
       snapshot.gpu_ms = static_cast<double>(replay.end_gpu_ns - replay.begin_gpu_ns) / 1e6;
-      instances.push_back(snapshot);
+      pending.push_back(snapshot);
     }
   }
   // Replays of scopes captured under kernel capture: their intervals come
@@ -234,7 +355,9 @@ inline Report Profiler::report() {
   // Taken after the threads' innermost nodes were read, so it holds them.
   const std::vector<detail::GlobalNode> nodes = recorder.nodes_snapshot();
   std::vector<double> cold_ms;  // by global node
-  left_out += warmup_.leave_out(instances, nodes, cold_ms);
+  warmup_folded_ += warmup_.leave_out(instances, nodes, cold_ms);
+  for (const detail::InstanceSnapshot& instance : instances) folded_.add(instance);
+  left_out += warmup_folded_ + warmup_.leave_out(pending, nodes, cold_ms);
 
   Report report;
   report.timing_source = timing_source();
@@ -244,10 +367,13 @@ inline Report Profiler::report() {
   report.rank = rank_ ? *rank_ : rank_from_environment();
   report.warmup_instances_left_out = left_out;
   report.warmup_root_instances = static_cast<std::uint64_t>(warmup_.count());
-  const std::size_t host_only = static_cast<std::size_t>(std::count_if(
-      instances.begin(), instances.end(), [](const detail::InstanceSnapshot& i) { return i.gpu_ms < 0; }));
+  const std::uint64_t host_only =
+      folded_.host_only() +
+      static_cast<std::uint64_t>(std::count_if(
+          pending.begin(), pending.end(), [](const detail::InstanceSnapshot& i) { return i.gpu_ms < 0; }));
   if (report.timing_source == TimingSource::cuda_events && host_only > 0) {
-    report.timing_note = std::to_string(host_only) + " of " + std::to_string(instances.size()) +
+    report.timing_note = std::to_string(host_only) + " of " +
+                         std::to_string(folded_.instances() + pending.size()) +
                          " scope instance(s) have host time only (recorded while GPU timing was off, "
                          "or their end event was lost)";
   }
@@ -266,7 +392,7 @@ inline Report Profiler::report() {
         "with kernel capture on, such a scope has no GPU time (none is made up)";
 #endif
   detail::build_scope_tree(
-      nodes, [&](std::uint32_t id) { return recorder.names().text(id); }, std::move(instances), report,
+      nodes, [&](std::uint32_t id) { return recorder.names().text(id); }, folded_, pending, report,
       detail::open_instance_counts(nodes, innermost_open), cold_ms);
 
   recorder.for_each_observer([&report](ScopeObserver& observer) { observer.contribute(report); });
@@ -308,6 +434,9 @@ inline std::string Profiler::graph_replays_lost_note() const {
 #endif
 
 inline void Profiler::reset() {
+  const std::lock_guard<std::mutex> folding(fold_mutex_);
+  folded_.clear();
+  warmup_folded_ = 0;
   detail::recorder().for_each_observer([](ScopeObserver& observer) { observer.on_reset(); });
   detail::recorder().for_each_thread([](detail::ThreadState& thread) {
     const detail::ReadingGuard guard(thread.records);

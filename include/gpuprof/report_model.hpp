@@ -1,7 +1,8 @@
 // gpuprof/report_model.hpp: the one report model every writer reads.
 //
-// A Report is a snapshot: the scope tree with per-node statistics, every scope
-// instance (for traces), and, when kernel capture ran, every GPU activity.
+// A Report is a snapshot: the scope tree with per-node statistics over every
+// scope instance, the newest instances (for traces), and, when kernel
+// capture ran, every GPU activity.
 // It is plain data: the writers are free functions in report/ (report.hpp
 // includes them all), the readers in report/read_json.hpp.
 #pragma once
@@ -84,11 +85,16 @@ struct ScopeInstance {
 
 struct Report {
   TimingSource timing_source = TimingSource::host_clock;
-  std::string timing_note;               // why host clock was used, if it was ("no CUDA device: ...")
-  std::string device_name;               // "" without a GPU
-  std::vector<ScopeNode> nodes;          // depth-first order; parents before children
-  std::vector<ScopeInstance> instances;  // in begin-time order
-  std::vector<KernelRecord> kernels;     // empty unless kernel capture ran
+  std::string timing_note;       // why host clock was used, if it was ("no CUDA device: ...")
+  std::string device_name;       // "" without a GPU
+  std::vector<ScopeNode> nodes;  // depth-first order; parents before children
+  // In begin-time order: the newest instances of the run, up to the trace
+  // window (Profiler::set_trace_window; all of them in full-trace mode).
+  std::vector<ScopeInstance> instances;
+  // Every instance the nodes count, `instances` or not: the trace holds
+  // the last instances.size() of recorded_instances.
+  std::uint64_t recorded_instances = 0;
+  std::vector<KernelRecord> kernels;  // empty unless kernel capture ran
   std::uint64_t dropped_kernel_records = 0;
   // Scope instances that began during a bench() cold call or warm-up
   // (BenchOptions::keep_warmup_scopes off), or were the first
@@ -104,6 +110,14 @@ struct Report {
   // they are placed under (report/scope_counters.hpp); empty unless set.
   CounterSet counters;
   RooflineCeilings ceilings;
+
+  // "trace: last 100000 of 3700000 instances" when the trace holds fewer
+  // instances than the nodes count, else "".
+  std::string trace_note() const {
+    if (recorded_instances <= instances.size()) return "";
+    return "trace: last " + std::to_string(instances.size()) + " of " + std::to_string(recorded_instances) +
+           " instances";
+  }
 
   // A node's total time as a percentage of its parent's; -1 for a root or a
   // parent without time.

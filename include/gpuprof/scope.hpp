@@ -145,7 +145,7 @@ class Scope {
     // a failed allocation may throw, so that no destructor allocates.
     detail::RecordLog& records = thread.records;
     const std::uint64_t needed = records.size() + thread.open_scopes + 1;
-    if (needed > records.capacity()) records.reserve(needed);
+    if (needed > records.capacity()) detail::installed_backend().make_room(thread);
     ++thread.open_scopes;
     s_.id = detail::next_instance_id(thread);
     entry.nvtx.push();

@@ -66,7 +66,7 @@ struct InputLimit {
 }  // namespace
 
 TEST_CASE("readers: an unedited report reads back (the edits below are what the readers refuse)") {
-  const Report report = read_text(edited_report("\"version\": 1", "\"version\": 1"));
+  const Report report = read_text(edited_report("\"version\": 2", "\"version\": 2"));
   CHECK(report.nodes.size() == gpuprof_test::synthetic_training_report().nodes.size());
   CHECK_FALSE(report.kernels.empty());
   CHECK_FALSE(report.memory_timeline.allocations.empty());
@@ -126,16 +126,18 @@ TEST_CASE("readers: duplicate keys are an error, wherever they are") {
   CHECK_THROWS_WITH_AS(gpuprof::detail::parse_json(R"({"a": 1, "b": 2, "a": 3})"),
                        doctest::Contains("duplicate key \"a\""), InputError);
   CHECK_THROWS_WITH_AS(read_text(edited_report("\"schema\": \"gpuprof.report\",",
-                                               "\"schema\": \"gpuprof.report\", \"version\": 1,")),
+                                               "\"schema\": \"gpuprof.report\", \"version\": 2,")),
                        doctest::Contains("duplicate key \"version\""), InputError);
   CHECK(gpuprof::detail::parse_json(R"([{"a": 1}, {"a": 2}])").size() == 2);  // one key per object is fine
 }
 
 TEST_CASE("readers: report version, counts, indices, depths and ranks checked against their context") {
   refused_all({
-      {"\"version\": 1", "\"version\": 0", "version 0 is not one this reader knows"},
-      {"\"version\": 1", "\"version\": -5", "version -5 is not one this reader knows"},
-      {"\"version\": 1", "\"version\": 2", "version 2 is not one this reader knows"},
+      {"\"version\": 2", "\"version\": 0", "version 0 is not one this reader knows"},
+      {"\"version\": 2", "\"version\": -5", "version -5 is not one this reader knows"},
+      {"\"version\": 2", "\"version\": 3", "version 3 is not one this reader knows"},
+      {"\"recorded_instances\": ", "\"recorded_instances\": 0, \"x\": ",
+       "recorded_instances is fewer than the instances"},
       {"\"count\": 3", "\"count\": -5", "-5 is not an integer from 0"},
       {"\"depth\": 1", "\"depth\": 2000000000", "has depth 2000000000; its place in the tree gives 1"},
       {"\"depth\": 0", "\"depth\": 2000000000000", "is not an integer from -2147483648"},

@@ -207,7 +207,7 @@ TEST_CASE("JSON report reads back field by field") {
   const Json doc = gpuprof_test::parse_json_file(dir.file("report.json"));
 
   CHECK(doc["schema"].as_string() == "gpuprof.report");
-  CHECK(doc["version"].as_int64() == 1);
+  CHECK(doc["version"].as_int64() == 2);
   CHECK(doc["timing_source"].as_string() == "cuda_events");
   CHECK(doc["timing_note"].as_string().empty());
   CHECK(doc["device"].as_string() == "NVIDIA H100 80GB HBM3");

@@ -1,5 +1,6 @@
 // gpuprof/detail/build_report.hpp: the call tree of a Report, from the
-// finished instances of every thread and the global node table.
+// aggregates of the instances read so far (scope_aggregates.hpp) and the
+// global node table.
 //
 // Nodes that had instances or are still open are kept with all their
 // ancestors. Siblings are ordered by their first instance (a node with none,
@@ -19,19 +20,10 @@
 #include "../report_model.hpp"
 #include "../stats.hpp"
 #include "recorder.hpp"
+#include "scope_aggregates.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
-
-struct InstanceSnapshot {
-  std::uint64_t id = 0;
-  std::uint32_t node = 0;  // global node id
-  std::uint32_t thread = 0;
-  std::int64_t host_begin_ns = 0;
-  std::int64_t host_end_ns = 0;
-  double gpu_ms = -1;
-  Work work;
-};
 
 // The innermost open scope of each thread (its global node), as report()
 // found them: every node from there up to the root has one instance open.
@@ -43,18 +35,25 @@ inline std::vector<std::uint64_t> open_instance_counts(const std::vector<GlobalN
   return open;
 }
 
-// Fills report.nodes and report.instances. `name_of` maps a name id to its
-// text; `open` (by global node, empty: none) counts instances still running;
-// `cold_ms` (by global node, -1 or empty: none) is each node's first warm-up
-// time: such a node is kept even when no instance is left to count.
+// Fills report.nodes and report.instances from `folded` and the instances
+// not folded into it (`pending`: read for this report only). `name_of` maps
+// a name id to its text; `open` (by global node, empty: none) counts
+// instances still running; `cold_ms` (by global node, -1 or empty: none) is
+// each node's first warm-up time: such a node is kept even when no instance
+// is left to count.
 inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
                              const std::function<std::string(std::uint32_t)>& name_of,
-                             std::vector<InstanceSnapshot> instances, Report& report,
-                             const std::vector<std::uint64_t>& open = {},
+                             const ScopeAggregates& folded, const std::vector<InstanceSnapshot>& pending,
+                             Report& report, const std::vector<std::uint64_t>& open = {},
                              const std::vector<double>& cold_ms = {}) {
+  ScopeAggregates with_pending;  // a copy only when there is something to add
+  if (!pending.empty()) {
+    with_pending = folded;
+    for (const InstanceSnapshot& instance : pending) with_pending.add(instance);
+  }
+  const ScopeAggregates& all = pending.empty() ? folded : with_pending;
   const std::size_t node_count = global_nodes.size();
   constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
-  std::vector<std::vector<std::size_t>> instances_of(node_count);
   std::vector<std::int64_t> first_begin(node_count, never);
   for (std::uint32_t node = 1; node < node_count && node < open.size(); ++node)
     if (open[node] > 0) first_begin[node] = never - 1;  // kept, after siblings that ran
@@ -62,16 +61,12 @@ inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
     if (cold_ms[node] >= 0)
       for (std::uint32_t up = node; up != root_node && first_begin[up] == never; up = global_nodes[up].parent)
         first_begin[up] = never - 1;
-
-  std::sort(instances.begin(), instances.end(), [](const InstanceSnapshot& a, const InstanceSnapshot& b) {
-    return std::tie(a.host_begin_ns, a.id) < std::tie(b.host_begin_ns, b.id);
-  });
-  for (std::size_t i = 0; i < instances.size(); ++i) {
-    const std::uint32_t node = instances[i].node;
-    instances_of[node].push_back(i);
+  const std::vector<NodeAggregate>& aggregates = all.nodes();
+  for (std::uint32_t node = 1; node < node_count && node < aggregates.size(); ++node) {
+    if (aggregates[node].count == 0) continue;
     // An ancestor starts no later than its descendants.
     for (std::uint32_t up = node; up != root_node; up = global_nodes[up].parent)
-      first_begin[up] = std::min(first_begin[up], instances[i].host_begin_ns);
+      first_begin[up] = std::min(first_begin[up], aggregates[node].first_begin_ns);
   }
 
   std::vector<std::vector<std::uint32_t>> children(node_count);
@@ -85,10 +80,10 @@ inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
   std::vector<int> index_of(node_count, -1);
   report.nodes.clear();
   // Depth-first, iteratively: a deep tree must not overflow the stack.
-  std::vector<std::uint32_t> pending(children[root_node].rbegin(), children[root_node].rend());
-  while (!pending.empty()) {
-    const std::uint32_t node = pending.back();
-    pending.pop_back();
+  std::vector<std::uint32_t> pending_nodes(children[root_node].rbegin(), children[root_node].rend());
+  while (!pending_nodes.empty()) {
+    const std::uint32_t node = pending_nodes.back();
+    pending_nodes.pop_back();
     const std::uint32_t parent = global_nodes[node].parent;
     ScopeNode out;
     out.name = name_of(global_nodes[node].name);
@@ -100,31 +95,30 @@ inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
     } else {
       out.path = out.name;
     }
-    const std::vector<std::size_t>& mine = instances_of[node];
-    out.count = mine.size();
     if (node < open.size()) out.open_instances = open[node];
     if (node < cold_ms.size()) out.cold_ms = cold_ms[node];
-    std::vector<double> host_ms, gpu_ms;
-    host_ms.reserve(mine.size());
-    for (const std::size_t i : mine) {
-      const InstanceSnapshot& instance = instances[i];
-      host_ms.push_back(ns_to_ms(instance.host_end_ns - instance.host_begin_ns));
-      if (instance.gpu_ms >= 0) gpu_ms.push_back(instance.gpu_ms);
-      out.work.flops += instance.work.flops;
-      out.work.bytes += instance.work.bytes;
-      out.work.tokens += instance.work.tokens;
+    if (node < aggregates.size() && aggregates[node].count > 0) {
+      const NodeAggregate& aggregate = aggregates[node];
+      out.count = aggregate.count;
+      // Work per instance: the mean of what the instances declared.
+      const double count = static_cast<double>(aggregate.count);
+      out.work = {aggregate.work_sum.flops / count, aggregate.work_sum.bytes / count,
+                  aggregate.work_sum.tokens / count};
+      out.host_ms = aggregate.host_ms.summary();
+      out.gpu_ms = aggregate.gpu_ms.summary();
+    } else {
+      out.host_ms = summarize({});
+      out.gpu_ms = summarize({});
     }
-    if (!mine.empty()) {  // work per instance: the mean of what the instances declared
-      const double count = static_cast<double>(mine.size());
-      out.work = {out.work.flops / count, out.work.bytes / count, out.work.tokens / count};
-    }
-    out.host_ms = summarize(std::move(host_ms));
-    out.gpu_ms = summarize(std::move(gpu_ms));
     index_of[node] = static_cast<int>(report.nodes.size());
     report.nodes.push_back(std::move(out));
-    pending.insert(pending.end(), children[node].rbegin(), children[node].rend());
+    pending_nodes.insert(pending_nodes.end(), children[node].rbegin(), children[node].rend());
   }
 
+  std::vector<InstanceSnapshot> instances(all.recent().begin(), all.recent().end());
+  std::sort(instances.begin(), instances.end(), [](const InstanceSnapshot& a, const InstanceSnapshot& b) {
+    return std::tie(a.host_begin_ns, a.id) < std::tie(b.host_begin_ns, b.id);
+  });
   report.instances.clear();
   report.instances.reserve(instances.size());
   for (const InstanceSnapshot& instance : instances) {
@@ -137,6 +131,7 @@ inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
     out.gpu_ms = instance.gpu_ms;
     report.instances.push_back(out);
   }
+  report.recorded_instances = all.instances();
 }
 
 }  // namespace detail

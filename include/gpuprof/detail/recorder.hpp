@@ -48,6 +48,12 @@ struct ThreadTables {
 };
 
 const ScopeBackend& scope_backend_functions() noexcept;
+
+// Records a thread's log holds before it folds them itself (about 6 MB).
+inline constexpr std::uint64_t fold_threshold = std::uint64_t{1} << 16;
+// Profiler::fold_from_owner once profiler.hpp is in the program; null: logs only grow.
+using RecordsFolder = void (*)(ThreadState& thread);
+inline std::atomic<RecordsFolder> records_folder{nullptr};
 inline bool install_scope_backend() noexcept;
 
 struct GlobalNode {
@@ -361,6 +367,22 @@ inline std::uint32_t child_node_slow(ThreadState& thread, std::uint64_t key) {
 
 inline void take_instance_ids(ThreadState& thread) noexcept { recorder().take_instance_ids(thread); }
 
+// Room for a scope's record and every enclosing one's, at scope entry when
+// the log is full. A log past fold_threshold records is folded into the
+// profiler's aggregates first (records_folder) and compacted, so a run that
+// never reports keeps its logs bounded; only then does it grow.
+inline void make_room(ThreadState& thread) {
+  RecordLog& records = thread.records;
+  if (records.size() >= fold_threshold) {
+    if (RecordsFolder fold = records_folder.load(std::memory_order_acquire)) {
+      fold(thread);
+      reclaim_discarded(thread);
+    }
+  }
+  const std::uint64_t needed = records.size() + thread.open_scopes + 1;
+  if (needed > records.capacity()) records.reserve(needed);
+}
+
 inline void notify_begin(ScopeState& s) {
   const Recorder& recorder = detail::recorder();
   for (int slot = 0; slot < Recorder::max_observers; ++slot) {
@@ -499,6 +521,7 @@ inline const ScopeBackend& scope_backend_functions() noexcept {
     scope_backend_impl::register_thread, scope_backend_impl::take_instance_ids,
         scope_backend_impl::resolve_unbound_name, scope_backend_impl::child_node_slow,
         scope_backend_impl::open_rest, scope_backend_impl::notify_end, scope_backend_impl::defer_close,
+        scope_backend_impl::make_room,
 #if GPUPROF_WITH_CUDA
         scope_backend_impl::finish_gpu_timing,
 #endif

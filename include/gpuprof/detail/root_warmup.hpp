@@ -10,7 +10,9 @@
 // inside it (same thread, beginning within it) go with it. Their ids are
 // kept, so later reports leave out the same instances; how many were taken
 // per root survives reset() (the warm-up has happened), the ids do not (their
-// records are gone). Setting another count starts over on the records held. The first left-out instance of
+// records are gone). Setting another count starts over on the records held:
+// those no report has folded yet (Profiler::report() holds back, while a
+// count is set, each thread's records after its last finished root). The first left-out instance of
 // each node keeps its time (ScopeNode::cold_ms): the cold step stays visible.
 #pragma once
 #include <algorithm>

@@ -200,6 +200,9 @@ struct ScopeBackend {
   // Keeps an out-of-order end (DeferredClose) on the thread's list and says so
   // once per scope name; false if it could not be kept (out of memory).
   bool (*defer_close)(const DeferredClose& ended) noexcept;
+  // Room in the thread's log for the scope being opened and every open one
+  // (folding a long log first); may throw.
+  void (*make_room)(ThreadState& thread);
 #if GPUPROF_WITH_CUDA
   bool (*finish_gpu_timing)(ScopeState& scope) noexcept;  // true: the event pair is in flight
 #endif

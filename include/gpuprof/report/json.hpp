@@ -1,11 +1,13 @@
 // gpuprof/report/json.hpp: write_json, the machine-readable report.
 //
-// Schema "gpuprof.report", version 1; every field is documented in
-// docs/report-schema.md. Within a version fields are only ever added, so a
-// reader may ignore keys it does not know. Values JSON cannot express (an
-// infinite cv) and unknown values (a root's share of its parent, an
-// unmeasured peak) are null.
+// Schema "gpuprof.report", version 2 (a summary's samples may be a uniform
+// sample of n, with a quantile sketch; the instances may be the newest of
+// recorded_instances); every field is documented in docs/report-schema.md. Within a version fields are only
+// ever added, so a reader may ignore keys it does not know. Values JSON cannot express (an infinite cv) and
+// unknown values (a root's share of its parent, an unmeasured peak) are null.
 #pragma once
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "../atomic_file.hpp"
@@ -16,7 +18,7 @@
 
 GPUPROF_NAMESPACE_BEGIN
 
-constexpr int report_json_version = 1;
+constexpr int report_json_version = 2;
 // The version of gpuprof.bench files (bench_json.hpp), beside the report's so
 // that their reader (compare.hpp) checks it without the writer's includes.
 constexpr int bench_json_version = 1;
@@ -47,7 +49,16 @@ inline void write_summary_json(JsonWriter& json, const Summary& s) {
       .key("samples_ms")
       .begin_array(JsonWriter::one_line);
   for (double sample : s.sorted) json.value(sample);
-  json.end_array().end_object();
+  json.end_array();
+  if (!s.exact()) {  // samples_ms is a uniform sample of n: the sketch holds the quantiles
+    json.member("estimated", s.estimated).key("sketch").begin_object(JsonWriter::one_line);
+    json.member("relative_error", s.sketch.relative_error()).member("zero_count", s.sketch.zero_count());
+    json.key("buckets").begin_array(JsonWriter::one_line);
+    for (const auto& [index, count] : s.sketch.buckets())
+      json.begin_array(JsonWriter::one_line).value(index).value(count).end_array();
+    json.end_array().end_object();
+  }
+  json.end_object();
 }
 
 namespace detail {
@@ -193,6 +204,9 @@ inline std::string report_json(const Report& report) {
     json.end_object();
   }
   json.end_array();
+  // The instances above are the newest of recorded_instances (Report::trace_note).
+  json.member("recorded_instances", std::max<std::uint64_t>(report.recorded_instances, instances.size()))
+      .member("trace_note", report.trace_note());
 
   json.key("kernels").begin_array();
   for (const KernelRecord& kernel : kernels) detail::write_kernel_json(json, kernel);

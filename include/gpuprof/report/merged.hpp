@@ -218,7 +218,9 @@ inline std::string merged_json(const MergedReport& merged) {
         .member("max_ms", scope.across_ranks.max)
         .member("slowest_rank", scope.slowest_rank)
         .member("fastest_rank", scope.fastest_rank)
-        .end_object();
+        .end_object()
+        .key("pooled_ms");
+    write_summary_json(json, scope.pooled);
     if (merged.has_kernels) {
       json.key("comm_compute").begin_array();
       for (const CommComputeTime& time : scope.comm_compute) detail::write_comm_compute_json(json, time);

@@ -9,17 +9,19 @@
 //
 // Statistics are recomputed from each summary's samples (summarize() on
 // samples_ms), so a report read back has the same numbers it was written
-// with. Keys added in later writers (environment, rank, memory_timeline,
-// counters, ceilings) are optional: older files read with those parts empty. A file that is not a
-// gpuprof report of a supported version, or whose values contradict each
-// other (a parent after its child, a depth its place in the tree does not
-// give, an index outside its array, an end before its begin, a negative
-// count), throws gpuprof::InputError; so do the reader's limits
+// with; a summary of more instances than its samples (version 2, with a
+// "sketch") keeps its exact figures and reads its quantiles from the sketch. Keys added in later writers
+// (environment, rank, memory_timeline, counters, ceilings) are optional: older files read with those parts
+// empty. A file that is not a gpuprof report of a supported version, or whose values contradict each other (a
+// parent after its child, a depth its place in the tree does not give, an index outside its array, an end
+// before its begin, a negative count), throws gpuprof::InputError; so do the reader's limits
 // (detail/json_reader.hpp, input_limits.hpp).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "../error.hpp"
 #include "environment_json.hpp"
 #include "json.hpp"
+#include "../online_summary.hpp"
 #include "../report_model.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -70,20 +73,6 @@ inline const std::string& string_of(const Json& object, const char* key) {
                      [](const Json& value) -> const std::string& { return value.as_string(); });
 }
 
-// Durations in milliseconds: finite and never negative.
-inline Summary summary_from_json(const Json& json, const char* key) {
-  if (json.is_null()) return {};
-  std::vector<double> samples;
-  for (const Json& sample : read_member(json, key, [](const Json& value) -> const std::vector<Json>& {
-         return value["samples_ms"].elements();
-       })) {
-    const double ms = read_member(sample, key, [](const Json& value) { return value.as_number(); });
-    require(ms >= 0, std::string(key) + ": sample " + shortest_decimal(ms) + " ms is negative");
-    samples.push_back(ms);
-  }
-  return summarize(std::move(samples));
-}
-
 // An optional number: `fallback` when absent or null, an error when of another type.
 inline double number_or(const Json& object, const char* key, double fallback) {
   const Json* value = optional_member(object, key);
@@ -100,6 +89,61 @@ template <class Integer>
 Integer integer_or(const Json& object, const char* key, Integer fallback) {
   const Json* value = optional_member(object, key);
   return value ? read_member(*value, key, [](const Json& v) { return v.as_integer<Integer>(); }) : fallback;
+}
+
+// Durations in milliseconds: finite and never negative.
+inline Summary summary_from_json(const Json& json, const char* key) {
+  if (json.is_null()) return {};
+  std::vector<double> samples;
+  for (const Json& sample : read_member(json, key, [](const Json& value) -> const std::vector<Json>& {
+         return value["samples_ms"].elements();
+       })) {
+    const double ms = read_member(sample, key, [](const Json& value) { return value.as_number(); });
+    require(ms >= 0, std::string(key) + ": sample " + shortest_decimal(ms) + " ms is negative");
+    samples.push_back(ms);
+  }
+  const Json* sketch = json.find("sketch");
+  if (!sketch) return summarize(std::move(samples));
+  // Version 2's estimated summary: samples_ms is a uniform sample of n, the
+  // exact figures are as written, the sketch holds the quantiles.
+  return read_member(json, key, [&](const Json& value) {
+    Summary s;
+    s.n = integer_of<std::size_t>(value, "n");
+    s.discarded = integer_of<std::size_t>(value, "discarded");
+    s.mean = value["mean"].as_number();
+    s.stddev = value["stddev"].as_number();
+    s.min = value["min"].as_number();
+    s.max = value["max"].as_number();
+    require(s.n > samples.size() && !samples.empty(),
+            std::string(key) + ": a sketch needs a non-empty sample of more than its samples");
+    require(std::isfinite(s.mean) && std::isfinite(s.stddev) && s.stddev >= 0 && s.min >= 0 &&
+                s.min <= s.mean && s.mean <= s.max && std::isfinite(s.max),
+            std::string(key) + ": mean, stddev, min and max contradict each other");
+    const Json& buckets = value["sketch"];
+    QuantileSketch read;
+    try {  // the sketch's own checks: a relative error in (0, 0.5), indices in range
+      read = QuantileSketch(buckets["relative_error"].as_number());
+      read.add_zeros(integer_of<std::uint64_t>(buckets, "zero_count"));
+      for (const Json& bucket : buckets["buckets"].elements()) {
+        const std::vector<Json>& pair = bucket.elements();
+        require(pair.size() == 2, std::string(key) + ": a sketch bucket is [index, count]");
+        const std::int64_t index = std::clamp<std::int64_t>(pair[0].as_int64(), QuantileSketch::min_index - 1,
+                                                            QuantileSketch::max_index + 1);
+        const std::int64_t count = pair[1].as_int64();
+        require(count > 0 && count <= static_cast<std::int64_t>(s.n),
+                std::string(key) + ": a sketch bucket's count is not in 1..n");
+        read.add_bucket(static_cast<int>(index), static_cast<std::uint64_t>(count));
+      }
+    } catch (const std::invalid_argument& error) {
+      throw InputError(std::string(key) + ": " + error.what());
+    }
+    require(read.count() == s.n, std::string(key) + ": the sketch counts " + std::to_string(read.count()) +
+                                     " samples, n is " + std::to_string(s.n));
+    s.sketch = read;
+    s.sorted = samples;
+    s.estimated = value["estimated"].as_string();
+    return OnlineSamples::from_summary(s).summary();
+  });
 }
 
 // A non-negative amount of work (flops, bytes, tokens).
@@ -331,6 +375,12 @@ inline Report report_from_json(const Json& json) {
   }
   for (const Json& entry : json["instances"].elements())
     report.instances.push_back(scope_instance_from_json(entry, report.nodes.size()));
+  report.recorded_instances = report.instances.size();  // version 1: every instance
+  if (json.contains("recorded_instances")) {
+    report.recorded_instances = integer_of<std::uint64_t>(json, "recorded_instances");
+    require(report.recorded_instances >= report.instances.size(),
+            "recorded_instances is fewer than the instances the file holds");
+  }
   for (const Json& entry : json["kernels"].elements())
     report.kernels.push_back(kernel_from_json(entry, report.nodes.size()));
   report.dropped_kernel_records = integer_of<std::uint64_t>(json, "dropped_kernel_records");
