@@ -4,7 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <thread>
@@ -88,4 +91,36 @@ TEST_CASE("the trace keeps the newest instances and says how many it left out") 
   CHECK(report.nodes.at(0).host_ms.n == 20);
   profiler.reset();
   CHECK(profiler.report().recorded_instances == 0);
+}
+
+TEST_CASE("a thread whose log grows long folds it itself, while another thread reports or not") {
+  auto& profiler = gpuprof::profiler();
+  profiler.reset();
+  (void)profiler.report();
+  constexpr int steps = 14000;  // 140,000 instances: past the 130,048 a log folds at
+  for (int i = 0; i < steps; ++i) step();
+  // No report yet, and the log holds only what finished since it folded itself.
+  CHECK(gpuprof::detail::recorder().this_thread().records.size() < 130'048);
+  const gpuprof::Report alone = profiler.report();
+  CHECK(alone.recorded_instances == std::uint64_t{steps} * 10);
+  CHECK(alone.nodes.at(0).host_ms.n == steps);
+
+  profiler.reset();
+  std::atomic<bool> done{false};
+  std::thread worker([&] {
+    for (int i = 0; i < 3 * steps; ++i) step();
+    done = true;
+  });
+  int reports = 0;
+  while (!done) {  // sparse reports: the worker's log fills and folds between them
+    CHECK(profiler.report().recorded_instances <= std::uint64_t{3 * steps} * 10);
+    ++reports;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  worker.join();
+  const gpuprof::Report report = profiler.report();
+  CHECK(reports > 0);
+  CHECK(report.recorded_instances == std::uint64_t{3 * steps} * 10);
+  CHECK(report.nodes.at(0).count == 3 * steps);
+  CHECK(report.instances.size() == gpuprof::detail::default_trace_window);
 }
