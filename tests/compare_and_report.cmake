@@ -5,6 +5,7 @@
 target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/compare/compare_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/compare/compare_statistics_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/compare/compare_rounds_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/report_html_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/memory_timeline_svg_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/roofline_test.cpp
@@ -66,15 +67,15 @@ set_property(SOURCE ${CMAKE_CURRENT_LIST_DIR}/reports/build_info_test.cpp APPEND
   "GPUPROF_TEST_CXX_FLAGS=\"${gpuprof_test_flags}\""
   GPUPROF_TEST_IN_GIT_CHECKOUT=${gpuprof_test_in_git})
 
-# gpuprof-compare as a CI gate on this machine: a program run twice, 20 pairs,
-# never "slower"; a 30 % slowdown, 5 pairs, always exit 1.
+# gpuprof-compare --run as a CI gate on this machine with both cores kept
+# busy: the same program as base and new, 5 runs of 3 ABBA rounds, never
+# "slower"; a 30 % slowdown, 2 runs, exit 1.
 if(TARGET gpuprof_compare)
   add_executable(gpuprof_timed_work ${CMAKE_CURRENT_LIST_DIR}/compare/timed_work.cpp)
   target_link_libraries(gpuprof_timed_work PRIVATE gpuprof::gpuprof)
   gpuprof_strict_warnings(gpuprof_timed_work)
-  add_test(NAME gpuprof_compare_ab_pairs
-           COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:gpuprof_timed_work>
-                   -DCOMPARE=$<TARGET_FILE:gpuprof_compare> -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/ab_pairs
-                   -DPAIRS=20 -DSLOWDOWN_PAIRS=5 -P ${CMAKE_CURRENT_LIST_DIR}/compare/ab_pairs.cmake)
-  set_tests_properties(gpuprof_compare_ab_pairs PROPERTIES TIMEOUT 120 RUN_SERIAL ON)
+  add_test(NAME gpuprof_compare_interleaved_gate
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/compare/interleaved_gate.sh $<TARGET_FILE:gpuprof_timed_work>
+                   $<TARGET_FILE:gpuprof_compare> ${CMAKE_CURRENT_BINARY_DIR}/interleaved_gate 5)
+  set_tests_properties(gpuprof_compare_interleaved_gate PROPERTIES TIMEOUT 180 RUN_SERIAL ON)
 endif()

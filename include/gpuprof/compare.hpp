@@ -153,7 +153,10 @@ struct CompareOptions {
 struct ComparisonRow {
   std::string kind, key;
   std::optional<Measurement> base, next;
-  double ratio = std::numeric_limits<double>::quiet_NaN();    // next median / base median
+  double ratio = std::numeric_limits<double>::quiet_NaN();  // next median / base median
+  // Across rounds (compare_rounds): the ratio's confidence interval at 1 - alpha; NaN otherwise.
+  double ratio_low = std::numeric_limits<double>::quiet_NaN();
+  double ratio_high = std::numeric_limits<double>::quiet_NaN();
   double p_value = std::numeric_limits<double>::quiet_NaN();  // of the test; NaN when none ran
   std::string test;                                           // "Mann-Whitney U", "Welch t", "" when none ran
   Verdict verdict = Verdict::not_measured;
@@ -162,6 +165,7 @@ struct ComparisonRow {
 
 struct Comparison {
   CompareOptions options;
+  std::size_t rounds = 0;  // runs per side of compare_rounds; 0 for one pair of runs
   std::vector<ComparisonRow> rows;
   std::vector<std::string> warnings;  // machines or builds that differ, timing sources that differ
   bool regressed() const { return count(Verdict::slower) > 0; }
@@ -271,6 +275,11 @@ inline ComparisonRow compare_measurements(std::string kind, std::string key, std
                   "change inside the noise: the middle halves overlap (%s q3 %.4g ms >= %s q1 %.4g ms)",
                   up ? "base" : "new", quicker.q3_ms, up ? "new" : "base", slower_side.q1_ms);
     row.note = text;
+  } else if (!a.unstable_reason.empty() || !b.unstable_reason.empty()) {
+    // One pair cannot show how far two runs of one program lie apart; a side
+    // that is not even stable within its run leaves no basis for a verdict.
+    row.verdict = Verdict::noisy;
+    row.note = "one pair of runs with an unstable side (interleave runs: gpuprof-compare --run)";
   } else {
     row.verdict = row.ratio > 1 ? Verdict::slower : Verdict::faster;
   }
@@ -297,47 +306,61 @@ inline void require_same_kind(const MeasuredRun& base, const MeasuredRun& next) 
 }
 }  // namespace detail
 
+namespace detail {
+// Warnings about what differs between two runs: machine, build, libraries.
+inline std::vector<std::string> run_differences(const MeasuredRun& base, const MeasuredRun& next) {
+  std::vector<std::string> warnings;
+  for (const std::string& difference : environment_differences(base.environment, next.environment))
+    warnings.push_back("the runs differ in " + difference);
+  std::map<std::string, std::pair<std::string, std::string>> libraries;
+  for (const auto& [name, version] : base.libraries) libraries[name].first = version;
+  for (const auto& [name, version] : next.libraries) libraries[name].second = version;
+  for (const auto& [name, versions] : libraries)
+    if (versions.first != versions.second)
+      warnings.push_back("the runs differ in " + difference_text(name, versions.first, versions.second));
+  return warnings;
+}
+
+using RowId = std::pair<std::string, std::string>;  // kind, key
+
+// A run's rows by (kind, key). A row named twice in one run is refused:
+// comparing only one of the two would hide the other's regression.
+inline std::map<RowId, const Measurement*> rows_by_id(const MeasuredRun& run, const char* which) {
+  std::map<RowId, const Measurement*> rows;
+  for (const MeasuredRow& row : run.rows)
+    if (!rows.emplace(RowId(row.kind, row.key), &row.measurement).second)
+      throw InputError(std::string(which) + (run.source.empty() ? "" : " " + run.source) + " has two " +
+                       row.kind + " rows named " + terminal_safe(row.key));
+  return rows;
+}
+
+// Every row id of the runs, each once, in the order first met.
+inline std::vector<RowId> row_ids_in_order(const std::vector<const MeasuredRun*>& runs) {
+  std::vector<RowId> ids;
+  std::set<RowId> seen;
+  for (const MeasuredRun* run : runs)
+    for (const MeasuredRow& row : run->rows)
+      if (seen.insert(RowId(row.kind, row.key)).second) ids.emplace_back(row.kind, row.key);
+  return ids;
+}
+}  // namespace detail
+
 // Rows matched by (kind, key), in base order, then the new run's own rows.
 inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next,
                                const CompareOptions& options = {}) {
   detail::require_same_kind(base, next);
   Comparison comparison;
   comparison.options = options;
-  for (const std::string& difference : environment_differences(base.environment, next.environment))
-    comparison.warnings.push_back("the runs differ in " + difference);
-  std::map<std::string, std::pair<std::string, std::string>> libraries;
-  for (const auto& [name, version] : base.libraries) libraries[name].first = version;
-  for (const auto& [name, version] : next.libraries) libraries[name].second = version;
-  for (const auto& [name, versions] : libraries)
-    if (versions.first != versions.second)
-      comparison.warnings.push_back("the runs differ in " +
-                                    difference_text(name, versions.first, versions.second));
-  // A row named twice in one run is refused: comparing only one of the two
-  // would hide the other's regression.
-  const auto rows_by_id = [](const MeasuredRun& run, const char* which) {
-    std::map<std::pair<std::string, std::string>, const Measurement*> rows;
-    for (const MeasuredRow& row : run.rows)
-      if (!rows.emplace(std::make_pair(row.kind, row.key), &row.measurement).second)
-        throw InputError(std::string(which) + (run.source.empty() ? "" : " " + run.source) + " has two " +
-                         row.kind + " rows named " + detail::terminal_safe(row.key));
-    return rows;
+  comparison.warnings = detail::run_differences(base, next);
+  const auto in_base = detail::rows_by_id(base, "base");
+  const auto in_next = detail::rows_by_id(next, "new");
+  const auto measured = [](const auto& rows, const detail::RowId& id) {
+    const auto found = rows.find(id);
+    return found == rows.end() ? std::optional<Measurement>() : std::optional<Measurement>(*found->second);
   };
-  rows_by_id(base, "base");
-  const auto in_next = rows_by_id(next, "new");
-  std::map<std::pair<std::string, std::string>, bool> seen;
-  for (const MeasuredRow& row : base.rows) {
-    const auto id = std::make_pair(row.kind, row.key);
-    seen[id] = true;
-    const auto found = in_next.find(id);
-    std::optional<Measurement> other;
-    if (found != in_next.end()) other = *found->second;
-    comparison.rows.push_back(compare_measurements(row.kind, row.key, row.measurement, other, options));
-  }
-  for (const MeasuredRow& row : next.rows) {
-    if (seen.count(std::make_pair(row.kind, row.key))) continue;
+  for (const detail::RowId& id : detail::row_ids_in_order({&base, &next}))
     comparison.rows.push_back(
-        compare_measurements(row.kind, row.key, std::nullopt, row.measurement, options));
-  }
+        compare_measurements(id.first, id.second, measured(in_base, id), measured(in_next, id), options));
   return comparison;
 }
 
@@ -437,8 +460,10 @@ inline std::string format_ms(double ms) {
 }
 inline std::string format_ratio(const ComparisonRow& row) {
   if (!std::isfinite(row.ratio)) return "";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3fx (%+.1f%%)", row.ratio, 100 * (row.ratio - 1));
+  char text[64];
+  if (std::isfinite(row.ratio_low) && std::isfinite(row.ratio_high))
+    std::snprintf(text, sizeof text, "%.3fx [%.3f, %.3f]", row.ratio, row.ratio_low, row.ratio_high);
+  else std::snprintf(text, sizeof text, "%.3fx (%+.1f%%)", row.ratio, 100 * (row.ratio - 1));
   return text;
 }
 inline std::string format_p(const ComparisonRow& row) {
@@ -453,7 +478,7 @@ inline std::vector<std::string> comparison_cells(const ComparisonRow& row) {
     return m && m->n > 0 ? format_ms(m->median_ms) + " (n=" + std::to_string(m->n) + ")" : std::string("-");
   };
   std::string p = format_p(row);
-  if (!p.empty()) p += row.test == "Welch t" ? " (t)" : " (U)";
+  if (!p.empty()) p += row.test == "Welch t" ? " (t)" : row.test == "Mann-Whitney U" ? " (U)" : " (paired t)";
   return {row.kind,          row.key, median(row.base),          median(row.next),
           format_ratio(row), p,       verdict_name(row.verdict), row.note};
 }
@@ -469,8 +494,12 @@ inline std::string comparison_tally(const Comparison& c) {
     if (c.count(v) > 0)
       text += (text.empty() ? "" : ", ") + std::to_string(c.count(v)) + " " + verdict_name(v);
   char rule[160];
-  std::snprintf(rule, sizeof rule, " (threshold %g%%, alpha %g, at least %zu samples)",
-                100 * c.options.threshold, c.options.alpha, c.options.min_samples);
+  if (c.rounds > 0)
+    std::snprintf(rule, sizeof rule, " (threshold %g%%, alpha %g, %zu rounds: per-run medians, paired t)",
+                  100 * c.options.threshold, c.options.alpha, c.rounds);
+  else
+    std::snprintf(rule, sizeof rule, " (threshold %g%%, alpha %g, at least %zu samples)",
+                  100 * c.options.threshold, c.options.alpha, c.options.min_samples);
   return (text.empty() ? std::string("no rows") : text) + rule;
 }
 }  // namespace detail

@@ -5,6 +5,7 @@
 #include "atomic_file.hpp"
 #include "bench.hpp"
 #include "compare.hpp"
+#include "compare_rounds.hpp"
 #include "clock.hpp"
 #include "comm_overlap.hpp"
 #include "cuda_events.hpp"

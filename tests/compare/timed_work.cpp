@@ -5,7 +5,7 @@
 //   timed_work OUT.json [--slowdown FRACTION]
 //
 // --slowdown 0.3 does 30 % more arithmetic per call: the regression that
-// gpuprof-compare must still find (tests/compare/ab_pairs.cmake).
+// gpuprof-compare must still find (tests/compare/interleaved_gate.sh).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
