@@ -2,11 +2,13 @@
 #pragma once
 #include "config.hpp"
 
+#include "ab.hpp"
 #include "atomic_file.hpp"
 #include "bench.hpp"
 #include "compare.hpp"
 #include "compare_rounds.hpp"
 #include "clock.hpp"
+#include "clock_rule.hpp"
 #include "comm_overlap.hpp"
 #include "cuda_events.hpp"
 #include "environment.hpp"

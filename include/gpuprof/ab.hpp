@@ -1,0 +1,134 @@
+// gpuprof/ab.hpp: ab(base_fn, new_fn), two implementations compared in one
+// process, their samples interleaved.
+//
+// ```cpp
+// #include <gpuprof/ab.hpp>
+// #include <iostream>
+// int main() {
+//   gpuprof::AbOptions options;  // 10 rounds of 10 samples a side; options.bench.stream for GPU work
+//   const gpuprof::AbResult r = gpuprof::ab([] { /* old code */ }, [] { /* new code */ }, options);
+//   std::cout << gpuprof::comparison_text(r.comparison);  // "1.070x [1.041, 1.100] ... slower"
+//   return r.comparison.regressed() ? 1 : 0;
+// }
+// ```
+//
+// The protocol: each side is warmed up once (bench()'s cold call and
+// options.bench.warmup calls), then `rounds` rounds of one block per side,
+// in ABBA order (base then new in odd rounds, new then base in even ones),
+// each block a bench() of options.bench.iters samples. Each block is one
+// "run" of compare_rounds.hpp: its median is one observation, the verdict a
+// paired t test over the rounds with the ratio's interval. So a drift of the
+// machine during the comparison (clocks, a neighbour's load) falls on both
+// sides alike, and a disturbance that covers one block only widens the
+// interval instead of deciding the verdict.
+//
+// GPU clocks (with GPU timing and NVML): throttled samples are left out and
+// counted, samples may be scaled to a reference SM clock, and a warning
+// says once when the SM clock moved more than options.clocks.unlocked_spread
+// within a block (clock_rule.hpp).
+#pragma once
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "clock_rule.hpp"
+#include "compare.hpp"
+#include "compare_rounds.hpp"
+#include "config.hpp"
+#include "error.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+struct AbOptions {
+  std::size_t rounds = 10;  // blocks per side; at least 2
+  // One block: bench()'s options (iters, stream, flush_l2, cuda_graph ...).
+  // Its warm-up applies to each side's first block; later blocks make only
+  // bench()'s cold call before their samples.
+  BenchOptions bench;
+  CompareOptions compare;
+  ClockRule clocks;
+  std::string name = "ab";  // the row's key
+};
+
+struct AbResult {
+  Comparison comparison;
+  std::vector<BenchResult> base_blocks, new_blocks;  // in round order
+  std::size_t base_throttled_left_out = 0, new_throttled_left_out = 0;
+};
+
+namespace detail {
+inline void check_ab_options(const AbOptions& options) {
+  if (options.rounds < 2)
+    throw Error("gpuprof::ab: rounds must be >= 2 (one round shows no spread between blocks), got " +
+                std::to_string(options.rounds));
+  if (options.bench.target_rel_noise > 0 || options.bench.budget_ms > 0)
+    throw Error(
+        "gpuprof::ab: blocks take a fixed bench.iters samples (no target_rel_noise or budget_ms), "
+        "so both sides get the same weight in every round");
+  check_bench_options(options.bench);
+}
+
+// The warning about clocks that moved, with the widest block's range.
+inline std::string unlocked_clock_warning(double spread, int min_mhz, int max_mhz, double limit) {
+  char text[240];
+  std::snprintf(text, sizeof text,
+                "the SM clock moved %d-%d MHz (%.1f%% > %g%%) within a block: clocks are not locked "
+                "(nvidia-smi -lgc), and a kernel's time follows its clock",
+                min_mhz, max_mhz, 100 * spread, 100 * limit);
+  return text;
+}
+}  // namespace detail
+
+template <class BaseFn, class NewFn>
+AbResult ab(BaseFn&& base_fn, NewFn&& new_fn, const AbOptions& options = {}) {
+  detail::check_ab_options(options);
+  AbResult result;
+  std::vector<MeasuredRun> base_runs, new_runs;
+  double widest = 0;
+  int widest_min = -1, widest_max = -1;
+  const auto block = [&](auto& fn, bool first, std::vector<MeasuredRun>& runs,
+                         std::vector<BenchResult>& blocks, std::size_t& throttled) {
+    BenchOptions bench_options = options.bench;
+    if (!first) {
+      bench_options.warmup = 0;
+      bench_options.warmup_ms = 0;
+    }
+    BenchResult bench_result = bench(fn, bench_options);
+    const bool gpu = bench_result.timing_source == TimingSource::cuda_events;
+    const ClockedMeasurement clocked = measurement_under_clock_rule(
+        gpu ? bench_result.gpu_ms : bench_result.host_ms, bench_result.clocks, options.clocks);
+    throttled += clocked.throttled_left_out;
+    if (clocked.clock_spread > widest) {
+      widest = clocked.clock_spread;
+      widest_min = clocked.min_sm_mhz;
+      widest_max = clocked.max_sm_mhz;
+    }
+    MeasuredRun run;
+    run.rows.push_back({"bench", options.name, clocked.measurement});
+    runs.push_back(std::move(run));
+    blocks.push_back(std::move(bench_result));
+  };
+  for (std::size_t round = 1; round <= options.rounds; ++round) {
+    for (const bool base_side : {round % 2 == 1, round % 2 == 0}) {
+      if (base_side)
+        block(base_fn, round == 1, base_runs, result.base_blocks, result.base_throttled_left_out);
+      else block(new_fn, round == 1, new_runs, result.new_blocks, result.new_throttled_left_out);
+    }
+  }
+  result.comparison = compare_rounds(base_runs, new_runs, options.compare);
+  if (widest > options.clocks.unlocked_spread)
+    result.comparison.warnings.push_back(
+        detail::unlocked_clock_warning(widest, widest_min, widest_max, options.clocks.unlocked_spread));
+  if (result.base_throttled_left_out + result.new_throttled_left_out > 0)
+    result.comparison.warnings.push_back(
+        std::to_string(result.base_throttled_left_out) + " base and " +
+        std::to_string(result.new_throttled_left_out) +
+        " new sample(s) were taken while the GPU was throttled and are left out of the verdict");
+  if (options.clocks.reference_sm_mhz > 0 && widest_max > 0)
+    result.comparison.warnings.push_back("times are scaled to an SM clock of " +
+                                         std::to_string(options.clocks.reference_sm_mhz) + " MHz");
+  return result;
+}
+
+GPUPROF_NAMESPACE_END
