@@ -5,7 +5,8 @@
 // the machine holds. For GPU work, leave GPU timing on (the default) and pass
 // a CUDA stream to GPUPROF_SCOPE (and BenchOptions::stream): it is then timed
 // with CUDA events.
-// Usage: quickstart [--quick] [--json PATH] (see usage below)
+// Usage: quickstart [--quick] [--json PATH] [--slowdown FRACTION] (see usage below)
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -18,13 +19,16 @@
 
 namespace {
 constexpr const char* usage =
-    "usage: quickstart [--quick] [--json PATH]\n"
+    "usage: quickstart [--quick] [--json PATH] [--slowdown FRACTION]\n"
     "Times a small host matrix product with scopes and bench(), then prints the report.\n"
     "  --quick      3 profiled steps and at most 10 bench samples instead of 20 and 200:\n"
     "               a run of well under a second, for smoke tests (default: the full run)\n"
     "  --json PATH  also write the report as JSON (schema gpuprof.report, docs/report-schema.md);\n"
     "               \"-\" writes it to standard output and the tables to standard error\n"
     "               (default: no file)\n"
+    "  --slowdown F  test-only: each matrix product computes F more of its rows again (0.15:\n"
+    "               14 of 96 rows, 14.6 % more work), the known regression that\n"
+    "               scripts/compare_power.sh must find; a plain decimal in [0, 1] (default 0)\n"
     "  -h, --help   this text\n"
     "exit status: 0 done; 1 an output could not be written (standard output included);\n"
     "2 bad arguments\n";
@@ -32,22 +36,32 @@ constexpr const char* usage =
 struct Options {
   bool quick = false;
   std::string json_path;  // "" when --json is not given
+  double slowdown = 0;    // extra fraction of rows per product
 };
 
 // Each flag once; --json needs a path that can be written, checked before any work.
 Options parse(int argc, char** argv) {
   Options options;
-  bool json_given = false;
+  bool json_given = false, slowdown_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--quick" && !options.quick) {
+    if (arg == "--slowdown" && !slowdown_given) {
+      if (i + 1 == argc) throw gpuprof::Error("--slowdown needs a fraction");
+      const std::string text = argv[++i];
+      char* end = nullptr;
+      options.slowdown = std::strtod(text.c_str(), &end);
+      const bool plain = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
+      if (!plain || *end != '\0' || !(options.slowdown <= 1))
+        throw gpuprof::Error("--slowdown '" + text + "': not a plain decimal in [0, 1]");
+      slowdown_given = true;
+    } else if (arg == "--quick" && !options.quick) {
       options.quick = true;
     } else if (arg == "--json" && !json_given) {
       if (i + 1 == argc) throw gpuprof::Error("--json needs a path");
       options.json_path = argv[++i];
       json_given = true;
       if (options.json_path.empty()) throw gpuprof::Error("--json '': an empty path names no file");
-    } else if (arg == "--quick" || arg == "--json") {
+    } else if (arg == "--quick" || arg == "--json" || arg == "--slowdown") {
       throw gpuprof::Error(arg + " given twice");
     } else {  // a typo must not run silently
       throw gpuprof::Error("unknown argument '" + arg + "'");
@@ -59,15 +73,18 @@ Options parse(int argc, char** argv) {
 
 constexpr int n = 96;
 using Matrix = std::vector<double>;
+int repeated_rows = 0;  // --slowdown: rows computed twice, a known amount of extra work
 
 void multiply(const Matrix& a, const Matrix& b, Matrix& c) {
   GPUPROF_SCOPE("matmul", nullptr, gpuprof::Work{2.0 * n * n * n, 3.0 * n * n * sizeof(double), 0});
-  for (int i = 0; i < n; ++i)
+  for (int row = 0; row < n + repeated_rows; ++row) {
+    const int i = row % n;
     for (int j = 0; j < n; ++j) {
       double sum = 0;
       for (int k = 0; k < n; ++k) sum += a[i * n + k] * b[k * n + j];
       c[i * n + j] = sum;
     }
+  }
 }
 
 void step(Matrix& x, const Matrix& w, Matrix& scratch) {
@@ -104,6 +121,7 @@ int main(int argc, char** argv) {
     std::ostream& text = options.json_path == "-" ? std::cerr : std::cout;
     // Host work: CUDA events would time the GPU's idle queue, not the product.
     gpuprof::profiler().set_gpu_timing(false);
+    repeated_rows = static_cast<int>(options.slowdown * n);
     Matrix x(n * n, 1.0), w(n * n, 0.5), scratch(n * n);
     for (int i = 0; i < (options.quick ? 3 : 20); ++i) step(x, w, scratch);  // scopes: a call tree
 

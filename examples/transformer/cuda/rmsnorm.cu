@@ -11,6 +11,7 @@
 #include "cuda/rmsnorm.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -142,8 +143,16 @@ std::size_t backward_shared_limit() {
 // Stage 2: dgain[col] = Σ_chunk partials[chunk, col] in a fixed order (row
 // group g of the block sums chunks g, g + kGainRowGroups, …; the groups are
 // then added in order), rounded once to the gradients' type.
+// spin_cycles > 0 (test only): first wait that many clock cycles, a known
+// slowdown of one kernel (test_spin_cycles below).
 template <class Grad>
-__global__ void rmsnorm_gain_sum_kernel(const float* partials, Grad* dgain, int chunks, int d) {
+__global__ void rmsnorm_gain_sum_kernel(const float* partials, Grad* dgain, int chunks, int d,
+                                        long long spin_cycles) {
+  if (spin_cycles > 0) {
+    const long long start = clock64();
+    while (clock64() - start < spin_cycles) {
+    }
+  }
   __shared__ float group_sums[kGainRowGroups][33];
   const int col = blockIdx.x * 32 + threadIdx.x;
   float sum = 0;
@@ -156,6 +165,23 @@ __global__ void rmsnorm_gain_sum_kernel(const float* partials, Grad* dgain, int 
   float total = 0;
   for (unsigned group = 0; group < kGainRowGroups; ++group) total += group_sums[group][threadIdx.x];
   dgain[col] = from_float<Grad>(total);
+}
+
+// Test only: TRANSFORMER_TEST_SPIN_CYCLES=N makes every gain-sum kernel spin
+// N cycles, the regression scripts/compare_power.sh --gpu-bench must find
+// (an environment variable, so no option of the benchmark's carries it).
+// Read once; unset: 0, nothing added.
+long long test_spin_cycles() {
+  static const long long cycles = [] {
+    const char* text = std::getenv("TRANSFORMER_TEST_SPIN_CYCLES");
+    if (!text || !*text) return 0LL;
+    char* end = nullptr;
+    const long long value = std::strtoll(text, &end, 10);
+    if (*end != '\0' || value < 0)
+      throw std::invalid_argument(std::string("TRANSFORMER_TEST_SPIN_CYCLES: not a cycle count: ") + text);
+    return value;
+  }();
+  return cycles;
 }
 
 }  // namespace
@@ -192,8 +218,8 @@ void rmsnorm_backward(const Act* dy, const float* x, MasterWeights gain, const f
         dy, x, gain, inv_rms, residual, dx, dx_act, gain_partials, rows, d, chunk_rows);
     EXAMPLE_LAUNCH_CHECK();
   });
-  rmsnorm_gain_sum_kernel<<<blocks_for(d, 32), dim3(32, kGainRowGroups), 0, stream>>>(gain_partials, dgain,
-                                                                                      chunks, d);
+  rmsnorm_gain_sum_kernel<<<blocks_for(d, 32), dim3(32, kGainRowGroups), 0, stream>>>(
+      gain_partials, dgain, chunks, d, test_spin_cycles());
   EXAMPLE_LAUNCH_CHECK();
 }
 
