@@ -6,7 +6,7 @@
 #   CPU:  scripts/compare_power.sh --quickstart build/cpu/examples/quickstart/quickstart
 #             --compare build/cpu/tools/gpuprof-compare [--runs 50] [--rounds 5]
 #             [--threshold 2%] [--load-jobs N] [--cases aa_loaded,slow15_loaded,slow5_idle]
-#             [--json OUT.json]
+#             [--json OUT.json] [--methods interleaved,one_pair] [--pair-compare PATH]
 #   GPU:  scripts/compare_power.sh --gpu-bench build/release/examples/transformer/transformer_bench
 #             --compare ... [--runs 10] [--rounds 3] [--spin-slowdown 3%] [--json OUT.json]
 #
@@ -21,21 +21,25 @@
 #                  calibrated first from one run with a known spin
 # Methods: "interleaved" is gpuprof-compare --run --rounds N (ABBA rounds,
 # verdict over the runs' medians); "one_pair" runs base then new once and
-# compares the two files, as a user without --run would.
+# compares the two files, as a user without --run would, with --pair-compare
+# (default: --compare; another build's gpuprof-compare shows what it said).
 # Load: --load-jobs busy loops (default: one per core), started by this
 # script for the *_loaded cases and stopped by their process ids after them.
 # Other users of the machine add their own load to every case: say so when
 # quoting the figures.
 set -euo pipefail
 
-quickstart="" gpu_bench="" compare="" runs="" rounds="" threshold=2% cases="" json="" spin_slowdown=3%
+quickstart="" gpu_bench="" compare="" pair_compare="" runs="" rounds="" threshold=2% cases="" json=""
+spin_slowdown=3% methods=interleaved,one_pair
 load_jobs=$(nproc)
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --quickstart) quickstart=$2; shift 2 ;;
     --gpu-bench) gpu_bench=$2; shift 2 ;;
     --compare) compare=$2; shift 2 ;;
+    --pair-compare) pair_compare=$2; shift 2 ;;
+    --methods) methods=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --threshold) threshold=$2; shift 2 ;;
@@ -49,6 +53,12 @@ while [ $# -gt 0 ]; do
 done
 fail() { echo "compare_power.sh: $*" >&2; exit 2; }
 [ -x "$compare" ] || fail "--compare PATH (an executable) is required"
+: "${pair_compare:=$compare}"
+[ -x "$pair_compare" ] || fail "--pair-compare $pair_compare is not an executable"
+case "$methods" in
+  interleaved | one_pair | interleaved,one_pair | one_pair,interleaved) ;;
+  *) fail "--methods: interleaved, one_pair or both, comma-separated" ;;
+esac
 if [ -n "$quickstart" ]; then
   [ -x "$quickstart" ] || fail "--quickstart $quickstart is not an executable"
   base_command="$quickstart --json {out}"
@@ -135,16 +145,21 @@ for case_name in ${cases//,/ }; do
   [ "$loaded" = 1 ] && start_load
   declare -A false_count=([interleaved]=0 [one_pair]=0) detected_count=([interleaved]=0 [one_pair]=0)
   for run in $(seq 1 "$runs"); do
-    status=0
-    "$compare" --run --rounds "$rounds" --threshold "$threshold" --base "$base_command" --new "$new_command" \
-      >"$scratch/interleaved.txt" 2>"$scratch/interleaved.err" || status=$?
-    if [ "$status" -ge 2 ]; then cat "$scratch/interleaved.err" >&2; exit 1; fi
-    run_once "$base_command" "$scratch/base.json"
-    run_once "$new_command" "$scratch/new.json"
-    status=0
-    "$compare" "$scratch/base.json" "$scratch/new.json" --threshold "$threshold" >"$scratch/one_pair.txt" || status=$?
-    if [ "$status" -ge 2 ]; then exit 1; fi
-    for method in interleaved one_pair; do
+    if [[ ",$methods," == *,interleaved,* ]]; then
+      status=0
+      "$compare" --run --rounds "$rounds" --threshold "$threshold" --base "$base_command" --new "$new_command" \
+        >"$scratch/interleaved.txt" 2>"$scratch/interleaved.err" || status=$?
+      if [ "$status" -ge 2 ]; then cat "$scratch/interleaved.err" >&2; exit 1; fi
+    fi
+    if [[ ",$methods," == *,one_pair,* ]]; then
+      run_once "$base_command" "$scratch/base.json"
+      run_once "$new_command" "$scratch/new.json"
+      status=0
+      "$pair_compare" "$scratch/base.json" "$scratch/new.json" --threshold "$threshold" >"$scratch/one_pair.txt" ||
+        status=$?
+      if [ "$status" -ge 2 ]; then exit 1; fi
+    fi
+    for method in ${methods//,/ }; do
       read -r changed first < <(tally "$scratch/$method.txt")
       if [ "$aa" = 1 ]; then
         [ "$changed" -gt 0 ] && false_count[$method]=$((false_count[$method] + 1))
@@ -153,10 +168,12 @@ for case_name in ${cases//,/ }; do
         grep -q ' faster' "$scratch/$method.txt" && false_count[$method]=$((false_count[$method] + 1))
       fi
     done
-    echo "  $case_name $run/$runs: $(sed -n 2p "$scratch/interleaved.txt" | tr -s ' ') | one pair: $(sed -n 2p "$scratch/one_pair.txt" | tr -s ' ')" >&2
+    for method in ${methods//,/ }; do
+      echo "  $case_name $run/$runs $method: $(sed -n 2p "$scratch/$method.txt" | tr -s ' ')" >&2
+    done
   done
   [ "$loaded" = 1 ] && stop_load
-  for method in interleaved one_pair; do
+  for method in ${methods//,/ }; do
     detected="-"
     [ "$aa" = 0 ] && detected="${detected_count[$method]}/$runs"
     printf '%-14s %-12s %5d %9s %10s\n' "$case_name" "$method" "$runs" "${false_count[$method]}/$runs" "$detected"
@@ -166,7 +183,7 @@ done
 
 if [ -n "$json" ]; then
   {
-    echo "{\"schema\": \"gpuprof.compare_power\", \"nproc\": $(nproc), \"results\": ["
+    echo "{\"schema\": \"gpuprof.compare_power\", \"nproc\": $(nproc), \"pair_compare\": \"$pair_compare\", \"results\": ["
     for i in "${!results[@]}"; do echo "  ${results[$i]}$([ "$i" -lt $((${#results[@]} - 1)) ] && echo ,)"; done
     echo "]}"
   } >"$json.tmp"

@@ -78,5 +78,5 @@ if(TARGET gpuprof_compare)
   add_test(NAME gpuprof_compare_interleaved_gate
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/compare/interleaved_gate.sh $<TARGET_FILE:gpuprof_timed_work>
                    $<TARGET_FILE:gpuprof_compare> ${CMAKE_CURRENT_BINARY_DIR}/interleaved_gate 5)
-  set_tests_properties(gpuprof_compare_interleaved_gate PROPERTIES TIMEOUT 180 RUN_SERIAL ON)
+  set_tests_properties(gpuprof_compare_interleaved_gate PROPERTIES TIMEOUT 300 RUN_SERIAL ON)
 endif()

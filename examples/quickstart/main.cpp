@@ -6,6 +6,7 @@
 // a CUDA stream to GPUPROF_SCOPE (and BenchOptions::stream): it is then timed
 // with CUDA events.
 // Usage: quickstart [--quick] [--json PATH] [--slowdown FRACTION] (see usage below)
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -26,8 +27,8 @@ constexpr const char* usage =
     "  --json PATH  also write the report as JSON (schema gpuprof.report, docs/report-schema.md);\n"
     "               \"-\" writes it to standard output and the tables to standard error\n"
     "               (default: no file)\n"
-    "  --slowdown F  test-only: each matrix product computes F more of its rows again (0.15:\n"
-    "               14 of 96 rows, 14.6 % more work), the known regression that\n"
+    "  --slowdown F  test-only: each matrix product computes F of its 96 rows again, rounded\n"
+    "               (0.15: 14 rows, 14.6 % more work; 0.05: 5 rows, 5.2 %), the regression that\n"
     "               scripts/compare_power.sh must find; a plain decimal in [0, 1] (default 0)\n"
     "  -h, --help   this text\n"
     "exit status: 0 done; 1 an output could not be written (standard output included);\n"
@@ -121,7 +122,7 @@ int main(int argc, char** argv) {
     std::ostream& text = options.json_path == "-" ? std::cerr : std::cout;
     // Host work: CUDA events would time the GPU's idle queue, not the product.
     gpuprof::profiler().set_gpu_timing(false);
-    repeated_rows = static_cast<int>(options.slowdown * n);
+    repeated_rows = static_cast<int>(std::lround(options.slowdown * n));
     Matrix x(n * n, 1.0), w(n * n, 0.5), scratch(n * n);
     for (int i = 0; i < (options.quick ? 3 : 20); ++i) step(x, w, scratch);  // scopes: a call tree
 
