@@ -222,6 +222,21 @@ inline double welch_t_p_value(const Measurement& a, const Measurement& b) {
   return 1 - detail::student_t_two_sided_probability(t, whole_dof);
 }
 
+namespace detail {
+// A change within the threshold is "same", significant or not (the note says
+// when it was): true when it set that verdict.
+inline bool judged_same(ComparisonRow& row, bool significant, const CompareOptions& options) {
+  if (!(std::fabs(row.ratio - 1) <= options.threshold)) return false;
+  row.verdict = Verdict::same;
+  if (significant) {
+    char text[100];
+    std::snprintf(text, sizeof text, "significant, but within the %g%% threshold", 100 * options.threshold);
+    row.note = text;
+  }
+  return true;
+}
+}  // namespace detail
+
 inline ComparisonRow compare_measurements(std::string kind, std::string key, std::optional<Measurement> base,
                                           std::optional<Measurement> next,
                                           const CompareOptions& options = {}) {
@@ -256,12 +271,8 @@ inline ComparisonRow compare_measurements(std::string kind, std::string key, std
   if (!std::isfinite(row.ratio)) {
     row.verdict = Verdict::noisy;
     row.note = "base median is not positive";
-  } else if (std::fabs(row.ratio - 1) <= options.threshold) {
-    row.verdict = Verdict::same;
-    if (significant) {
-      std::snprintf(text, sizeof text, "significant, but within the %g%% threshold", 100 * options.threshold);
-      row.note = text;
-    }
+  } else if (detail::judged_same(row, significant, options)) {
+    // "same": set
   } else if (!significant) {
     row.verdict = Verdict::noisy;
     std::snprintf(text, sizeof text, "change not significant (p = %.3g >= %g)", row.p_value, options.alpha);

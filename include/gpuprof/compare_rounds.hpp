@@ -130,12 +130,8 @@ inline ComparisonRow compare_row_over_rounds(std::string kind, std::string key,
                     : (mean == 0 ? 1.0 : 0.0);
   row.test = "paired t on rounds";
   const bool significant = row.p_value < options.alpha;
-  if (std::fabs(row.ratio - 1) <= options.threshold) {
-    row.verdict = Verdict::same;
-    if (significant) {
-      std::snprintf(text, sizeof text, "significant, but within the %g%% threshold", 100 * options.threshold);
-      row.note = text;
-    }
+  if (detail::judged_same(row, significant, options)) {
+    // "same": set
   } else if (!significant) {
     row.verdict = Verdict::noisy;
     std::snprintf(text, sizeof text, "change not significant across %zu rounds (p = %.3g >= %g)", rounds,
