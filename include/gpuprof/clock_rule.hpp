@@ -2,11 +2,15 @@
 // bench() reads after each sample (BenchResult::clocks).
 //
 // ```cpp
+// #include <gpuprof/bench.hpp>
 // #include <gpuprof/clock_rule.hpp>
-// gpuprof::ClockRule rule;
-// rule.reference_sm_mhz = 1980;  // compare times as if every sample ran at 1980 MHz
-// gpuprof::ClockedMeasurement m = gpuprof::measurement_under_clock_rule(result.gpu_ms, result.clocks, rule);
-// // m.measurement: the samples the verdict uses; m.throttled_left_out; m.clock_spread
+// gpuprof::Measurement at_reference_clock(const gpuprof::BenchResult& result) {
+//   gpuprof::ClockRule rule;
+//   rule.reference_sm_mhz = 1980;  // times as if every sample ran at 1980 MHz
+//   const gpuprof::ClockedMeasurement m =
+//       gpuprof::measurement_under_clock_rule(result.gpu_ms, result.clocks, rule);
+//   return m.measurement;  // also: m.throttled_left_out, m.clock_spread
+// }
 // ```
 //
 // The rule, per sample (samples and clock readings in the order taken):
