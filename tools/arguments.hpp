@@ -1,6 +1,6 @@
 // tools/arguments.hpp: the little argument parsing the command-line tools share.
 #pragma once
-#include <gpuprof/detail/terminal_text.hpp>
+#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/error.hpp>
 #include <gpuprof/standard_output.hpp>
 
@@ -71,22 +71,22 @@ int run_tool(const char* name, const char* usage, int argc, char** argv, Parse p
     }
     check();
   } catch (const gpuprof::Error& error) {
-    std::cerr << name << ": " << gpuprof::detail::terminal_safe(error.what()) << "\n" << usage;
+    std::cerr << name << ": " << gpuprof::terminal_safe(error.what()) << "\n" << usage;
     return 2;
   } catch (const std::exception& error) {  // out of memory among them: never an abort
-    std::cerr << name << ": " << gpuprof::detail::terminal_safe(error.what()) << "\n";
+    std::cerr << name << ": " << gpuprof::terminal_safe(error.what()) << "\n";
     return 1;
   }
   try {
     return gpuprof::finish_standard_output(name, run());
   } catch (const gpuprof::Error& error) {  // bad input (gpuprof::InputError) among them
-    std::cerr << name << ": " << gpuprof::detail::terminal_safe(error.what()) << "\n";
+    std::cerr << name << ": " << gpuprof::terminal_safe(error.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << name << ": out of memory\n";
     return 1;
   } catch (const std::exception& error) {  // a failure of ours, never an abort
-    std::cerr << name << ": " << gpuprof::detail::terminal_safe(error.what()) << "\n";
+    std::cerr << name << ": " << gpuprof::terminal_safe(error.what()) << "\n";
     return 1;
   }
 }

@@ -46,7 +46,7 @@ void describe_rank_assignment(const std::vector<std::string>& files,
     if (report.rank.known()) return;
   std::cerr << "gpuprof-merge: the reports carry no rank; numbered in the order given:";
   for (std::size_t i = 0; i < files.size(); ++i)
-    std::cerr << (i ? ", " : " ") << "rank " << i << " = " << gpuprof::detail::terminal_safe(files[i]);
+    std::cerr << (i ? ", " : " ") << "rank " << i << " = " << gpuprof::terminal_safe(files[i]);
   std::cerr << "\n";
 }
 

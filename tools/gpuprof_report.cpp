@@ -38,7 +38,7 @@ constexpr const char* usage =
 // replaced by the browser, so a title that is not UTF-8 is refused.
 void check_utf8(const std::string& text, const std::string& option) {
   for (std::size_t at = 0; at < text.size();) {
-    const std::size_t length = gpuprof::detail::utf8_sequence_length(text, at);
+    const std::size_t length = gpuprof::utf8_sequence_length(text, at);
     if (length == 0) throw gpuprof::Error(option + ": not valid UTF-8 (byte " + std::to_string(at) + ")");
     at += length;
   }
@@ -76,9 +76,8 @@ int main(int argc, char** argv) {
           throw gpuprof::Error(input + " holds no hardware counters: no roofline to draw (--roofline)");
         const auto written = [&](const std::string& path) {
           std::cerr << "gpuprof-report: wrote "
-                    << (path == "-" ? "standard output" : gpuprof::detail::terminal_safe(path)) << " ("
-                    << report.nodes.size() << " scopes from " << gpuprof::detail::terminal_safe(input)
-                    << ")\n";
+                    << (path == "-" ? "standard output" : gpuprof::terminal_safe(path)) << " ("
+                    << report.nodes.size() << " scopes from " << gpuprof::terminal_safe(input) << ")\n";
         };
         if (!output.empty()) {
           gpuprof::write_html(report, output, title.empty() ? "gpuprof report" : title);

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include <gpuprof/atomic_file.hpp>
-#include <gpuprof/detail/tick_clock.hpp>
+#include <gpuprof/scope_clock.hpp>
 #include <gpuprof/gpuprof.hpp>
 #include <gpuprof/graph.hpp>
 #include <gpuprof/json_writer.hpp>
@@ -292,10 +292,10 @@ int main(int argc, char** argv) {
              {rows[raw_nvtx], 2'000'000, raw_nvtx_loop},
              {rows[nvtx_only], 2'000'000, scope_loop, nvtx_only_mode}});
     measure({{rows[steady_pair], 2'000'000, clock_pair_loop<gpuprof::host_now_ns>},
-             {rows[tick_pair], 2'000'000, clock_pair_loop<gpuprof::detail::host_ticks>},
+             {rows[tick_pair], 2'000'000, clock_pair_loop<gpuprof::scope_clock_ticks>},
              {rows[host_scope], 20'000, scope_loop, host_clock_mode},
              {rows[host_handle_scope], 20'000, handle_scope_loop, host_clock_mode}});
-    rows[tick_pair].note = gpuprof::detail::ticks_are_tsc() ? "TSC" : "steady_clock (no invariant TSC)";
+    rows[tick_pair].note = gpuprof::scope_clock_is_tsc() ? "TSC" : "steady_clock (no invariant TSC)";
     measure({{rows[host_scope_big_log], 200'000, scope_loop, host_clock_mode}});
     rows[host_scope_big_log].note = "a log beyond the caches: the loop waits on DRAM writes";
     if (gpu) {

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include <gpuprof/detail/terminal_text.hpp>
+#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/device.hpp>
 #include <gpuprof/output_paths.hpp>
 #include <gpuprof/standard_output.hpp>
@@ -63,7 +63,7 @@ ParsedCommandLine parse_command_line(const std::string& program, int argc, const
     // Before any work: the path must be writable and not a directory.
     if (parsed.options.json_path) gpuprof::check_output_files({{"--json", *parsed.options.json_path}});
   } catch (const std::exception& error) {
-    std::cerr << program << ": " << gpuprof::detail::terminal_safe(error.what()) << '\n'
+    std::cerr << program << ": " << gpuprof::terminal_safe(error.what()) << '\n'
               << usage(program, accepts_seed);
     parsed.exit_status = 2;
     return parsed;

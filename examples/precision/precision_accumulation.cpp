@@ -8,7 +8,7 @@
 #include <exception>
 #include <iostream>
 
-#include <gpuprof/detail/terminal_text.hpp>
+#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/json_writer.hpp>
 #include <gpuprof/standard_output.hpp>
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     }
     return gpuprof::finish_standard_output("precision_accumulation", 0);
   } catch (const std::exception& error) {
-    std::cerr << "precision_accumulation: " << gpuprof::detail::terminal_safe(error.what()) << '\n';
+    std::cerr << "precision_accumulation: " << gpuprof::terminal_safe(error.what()) << '\n';
     return 1;
   }
 }

@@ -11,7 +11,7 @@
 #include <iostream>
 #include <cmath>
 
-#include <gpuprof/detail/terminal_text.hpp>
+#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/json_writer.hpp>
 #include <gpuprof/standard_output.hpp>
@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
     }
     return gpuprof::finish_standard_output("precision_toy_model", 0);
   } catch (const std::exception& error) {
-    std::cerr << "precision_toy_model: " << gpuprof::detail::terminal_safe(error.what()) << '\n';
+    std::cerr << "precision_toy_model: " << gpuprof::terminal_safe(error.what()) << '\n';
     return 1;
   }
 }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <gpuprof/detail/terminal_text.hpp>
+#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/gpuprof.hpp>
 #include <gpuprof/output_paths.hpp>
 #include <gpuprof/standard_output.hpp>
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
       }
     options = parse(argc, argv);
   } catch (const gpuprof::Error& error) {
-    std::cerr << "quickstart: " << gpuprof::detail::terminal_safe(error.what()) << "\n" << usage;
+    std::cerr << "quickstart: " << gpuprof::terminal_safe(error.what()) << "\n" << usage;
     return 2;
   }
   try {
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
     if (!options.json_path.empty()) gpuprof::write_json(report, options.json_path);
     return gpuprof::finish_standard_output("quickstart", 0);
   } catch (const std::exception& error) {  // e.g. an unwritable --json path: a message, not a terminate()
-    std::cerr << "quickstart: " << gpuprof::detail::terminal_safe(error.what()) << "\n";
+    std::cerr << "quickstart: " << gpuprof::terminal_safe(error.what()) << "\n";
     return 1;
   }
 }

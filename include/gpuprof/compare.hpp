@@ -459,7 +459,7 @@ inline MeasuredRun read_measured_run(const std::string& path) {
     run.source = path;
     return run;
   } catch (const Error& error) {
-    throw InputError(detail::terminal_safe(path + ": " + error.what()));
+    throw InputError(terminal_safe(path + ": " + error.what()));
   }
 }
 
@@ -535,7 +535,7 @@ inline Table comparison_table(const Comparison& c, bool markdown) {
 // Aligned plain-text table, warnings first, a tally last.
 inline std::string comparison_text(const Comparison& c) {
   std::string text;
-  for (const std::string& warning : c.warnings) text += "warning: " + detail::terminal_safe(warning) + "\n";
+  for (const std::string& warning : c.warnings) text += "warning: " + terminal_safe(warning) + "\n";
   return text + detail::comparison_table(c, false).text() + detail::comparison_tally(c) + "\n";
 }
 

@@ -111,7 +111,7 @@ struct KernelCaptureOptions {
   CategoryRules categories = CategoryRules::defaults();
 };
 
-class KernelCapture final : public ScopeObserver, public detail::GraphIntervalSource {
+class KernelCapture final : public ScopeObserver, private detail::GraphIntervalSource {
  public:
   explicit KernelCapture(KernelCaptureOptions options = {}) : options_(std::move(options)) {
     options_.buffer_bytes = (std::max<std::size_t>(options_.buffer_bytes, 1024) + 7) / 8 * 8;

@@ -8,18 +8,27 @@
 // int main() { gpuprof::set_max_input_bytes(256 << 20); }  // or GPUPROF_MAX_INPUT_MB=256 in the environment
 // ```
 //
+// read_text_file(path) reads any file a program takes from its command line
+// within the same limit (a tool's reference data, say).
+//
 // Bytes: the file's size, default 64 MiB. Values: a document may hold at most one JSON
 // value per 8 bytes of the byte limit (8 Mi values at 64 MiB; reports as
 // written hold one per 15 to 22 bytes), which bounds the parsed tree (about 100 bytes a value).
 #pragma once
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <string>
 
 #include "config.hpp"
 #include "error.hpp"
+#include "terminal_text.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -62,5 +71,31 @@ inline void set_max_input_bytes(std::size_t bytes) { detail::max_input_bytes_set
 
 // The most JSON values a document within `bytes` may hold.
 inline std::size_t max_input_values(std::size_t bytes) { return bytes / 8; }
+
+// The whole file, read in blocks and refused as soon as it passes
+// `max_bytes`, so a device (/dev/zero) or a huge file never fills memory; a
+// directory is refused by name. Errors say why (the system's reason: no
+// permission, no file). Every file named on a command line (reports, bench
+// files, a tool's reference data) is read through here.
+inline std::string read_text_file(const std::string& path, std::size_t max_bytes = max_input_bytes()) {
+  const std::string shown = terminal_safe(path);
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) throw InputError("cannot open " + shown + ": " + std::strerror(errno));
+  struct stat status {};
+  if (::fstat(::fileno(file.get()), &status) == 0 && S_ISDIR(status.st_mode))
+    throw InputError("cannot read " + shown + ": " + std::strerror(EISDIR));
+  std::string text;
+  char block[1 << 16];
+  while (true) {
+    const std::size_t got = std::fread(block, 1, sizeof block, file.get());
+    if (got > max_bytes - text.size())
+      throw InputError(shown + ": larger than the input limit of " + std::to_string(max_bytes) +
+                       " bytes (GPUPROF_MAX_INPUT_MB raises it)");
+    text.append(block, got);
+    if (got == sizeof block) continue;
+    if (std::ferror(file.get())) throw InputError("cannot read " + shown + ": " + std::strerror(errno));
+    return text;
+  }
+}
 
 GPUPROF_NAMESPACE_END

@@ -34,7 +34,7 @@
 
 #include "config.hpp"
 #include "detail/number_text.hpp"
-#include "detail/terminal_text.hpp"
+#include "terminal_text.hpp"
 #include "error.hpp"
 
 GPUPROF_NAMESPACE_BEGIN

@@ -40,7 +40,7 @@
 #include "comm_overlap.hpp"
 #include "config.hpp"
 #include "online_summary.hpp"
-#include "detail/terminal_text.hpp"
+#include "terminal_text.hpp"
 #include "error.hpp"
 #include "rank.hpp"
 #include "report_model.hpp"
@@ -234,7 +234,7 @@ inline MergedReport merge(const std::vector<Report>& reports, const MergeOptions
   merged.slowest_count.assign(rank_count, 0);
   if (merged.step_scope.empty()) return merged;
   if (scope_of_path.count(merged.step_scope) == 0)
-    throw Error("step scope \"" + detail::terminal_safe(merged.step_scope) + "\" is in none of the reports");
+    throw Error("step scope \"" + terminal_safe(merged.step_scope) + "\" is in none of the reports");
   std::vector<std::vector<const ScopeInstance*>> steps(rank_count);
   std::vector<std::vector<CommComputeTime>> step_comm(rank_count);
   std::size_t common = static_cast<std::size_t>(-1), most = 0;

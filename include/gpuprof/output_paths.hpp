@@ -72,21 +72,6 @@ inline std::string system_reason(int error_number) {
   return std::error_code(error_number, std::generic_category()).message();
 }
 
-// Creates and removes a file in `directory`: the only sure test that the
-// final rename will have a place to land.
-inline void probe_directory(const OutputFile& output, const std::string& directory) {
-  // The process id and the clock: a file a killed process left behind under
-  // the same (reused) process id does not make the probe fail.
-  const std::string probe = directory + "/.gpuprof-write-check-" +
-                            std::to_string(static_cast<long>(::getpid())) + "-" +
-                            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-  const int descriptor = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (descriptor < 0)
-    refuse_output(output, "cannot create a file in " + directory + ": " + system_reason(errno));
-  ::close(descriptor);
-  ::unlink(probe.c_str());
-}
-
 // The file's name within NAME_MAX of its directory's file system, and the
 // longest temporary write_file_atomically may use beside it within PATH_MAX,
 // so that a long name fails here, before the work, not at the write.
@@ -106,6 +91,27 @@ inline void check_name_lengths(const OutputFile& output, const std::string& targ
                               std::to_string(longest_temporary.size()) + " bytes, more than PATH_MAX (" +
                               std::to_string(PATH_MAX) + ")");
 }
+
+}  // namespace detail
+
+// Creates and removes a file in `directory`: the only sure test that the
+// final rename will have a place to land (for an output directory a program
+// fills itself). Throws gpuprof::Error "FLAG 'PATH': why", as check_output_files.
+inline void probe_directory(const OutputFile& output, const std::string& directory) {
+  // The process id and the clock: a file a killed process left behind under
+  // the same (reused) process id does not make the probe fail.
+  const std::string probe = directory + "/.gpuprof-write-check-" +
+                            std::to_string(static_cast<long>(::getpid())) + "-" +
+                            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  const int descriptor = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (descriptor < 0)
+    detail::refuse_output(output,
+                          "cannot create a file in " + directory + ": " + detail::system_reason(errno));
+  ::close(descriptor);
+  ::unlink(probe.c_str());
+}
+
+namespace detail {
 
 inline FileIdentity output_identity(const OutputFile& output) {
   using Kind = FileIdentity::Kind;

@@ -69,6 +69,13 @@ class Profiler {
   // true: scopes only push and pop their NVTX range (no clock, no record, no
   // report), the cheapest way to name ranges for Nsight Systems.
   void set_nvtx_only(bool enabled) { detail::recorder().set_nvtx_only(enabled); }
+  // Whether a scope opened now records CUDA events (a usable device, GPU
+  // timing on, not NVTX-only): for a caller that looks up the stream only
+  // when it will be used (the Python binding asks torch for it).
+  bool scopes_record_events() const noexcept {
+    const std::uint32_t mode = detail::scope_mode.load(std::memory_order_relaxed);
+    return (mode & detail::mode_gpu) && !(mode & detail::mode_nvtx_only);
+  }
   // The first n instances of each root scope (a training loop's cold first
   // steps), with everything inside them, are left out of report()'s
   // statistics and counted in warmup_instances_left_out; each node's first

@@ -49,8 +49,8 @@
 
 #ifndef GPUPROF_DISABLE
 
+#include "call_site.hpp"
 #include "cuda_events.hpp"
-#include "detail/call_site.hpp"
 #include "detail/scope_state.hpp"
 #include "detail/thread_ops.hpp"
 #include "work.hpp"
@@ -62,15 +62,15 @@ class Scope {
   // `name`: a string literal (identified by address after the first use) or
   // anything convertible to std::string_view (looked up by text).
   template <class Name>
-  Scope(detail::CallSite& site, const Name& name, Stream stream = nullptr) {
+  Scope(CallSite& site, const Name& name, Stream stream = nullptr) {
     begin(site, name, stream, nullptr);
   }
   template <class Name>
-  Scope(detail::CallSite& site, const Name& name, Stream stream, const Work& work) {
+  Scope(CallSite& site, const Name& name, Stream stream, const Work& work) {
     begin(site, name, stream, &work);
   }
   template <class Name>
-  Scope(detail::CallSite& site, const Name& name, const Work& work) {
+  Scope(CallSite& site, const Name& name, const Work& work) {
     begin(site, name, nullptr, &work);
   }
 
@@ -108,7 +108,7 @@ class Scope {
   // One relaxed load of the mode word decides everything; NVTX-only mode is
   // then the call site's cached range name and the push, inline.
   template <class Name>
-  void begin(detail::CallSite& site, const Name& name, Stream stream, const Work* work) {
+  void begin(CallSite& site, const Name& name, Stream stream, const Work* work) {
     mode_ = detail::scope_mode.load(std::memory_order_relaxed);
     if (mode_ & detail::mode_nvtx_only) {
       detail::nvtx_only_name(site, name).push();
@@ -121,8 +121,7 @@ class Scope {
   // host clock's path reads and writes the thread's state only, plus the call
   // site's binding: no recorder(), no atomic read-modify-write, no string work.
   template <class Name>
-  GPUPROF_DETAIL_NOINLINE void open(detail::CallSite& site, const Name& name, Stream stream,
-                                    const Work* work) {
+  GPUPROF_DETAIL_NOINLINE void open(CallSite& site, const Name& name, Stream stream, const Work* work) {
     detail::ThreadState* const state = detail::scope_thread();  // creates the Recorder on the first scope
     if (!state) {  // no backend in this program: the range alone (detail/scope_state.hpp)
       detail::push_unrecorded_range(name);
@@ -243,9 +242,9 @@ class Scope {
 
 GPUPROF_NAMESPACE_END
 
-#define GPUPROF_DETAIL_SCOPE(id, ...)                                               \
-  static ::gpuprof::detail::CallSite GPUPROF_DETAIL_CONCAT(gpuprof_call_site_, id); \
-  const ::gpuprof::Scope GPUPROF_DETAIL_CONCAT(gpuprof_scope_, id)(                 \
+#define GPUPROF_DETAIL_SCOPE(id, ...)                                       \
+  static ::gpuprof::CallSite GPUPROF_DETAIL_CONCAT(gpuprof_call_site_, id); \
+  const ::gpuprof::Scope GPUPROF_DETAIL_CONCAT(gpuprof_scope_, id)(         \
       GPUPROF_DETAIL_CONCAT(gpuprof_call_site_, id), __VA_ARGS__)
 
 // GPUPROF_SCOPE(name[, stream][, work]) or GPUPROF_SCOPE(name, work): see above.

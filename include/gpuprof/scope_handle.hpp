@@ -120,8 +120,8 @@ class ScopeHandle {
   // costs one pointer comparison, as in the macro. Two literals in one slot,
   // or a run-time string, are looked up by text (still correct, only slower).
   template <class Name>
-  static detail::CallSite& call_site(const Name& name) noexcept {
-    static detail::CallSite sites[64];
+  static CallSite& call_site(const Name& name) noexcept {
+    static CallSite sites[64];
     if constexpr (std::is_array_v<Name>) {
       const auto address = reinterpret_cast<std::uintptr_t>(static_cast<const char*>(name));
       return sites[(address >> 3) % 64];

@@ -26,8 +26,8 @@
 
 #include "config.hpp"
 #include "detail/number_text.hpp"
-#include "detail/terminal_text.hpp"
 #include "error.hpp"
+#include "terminal_text.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -141,11 +141,11 @@ class Table {
   static constexpr std::size_t max_padded_width = 160;
   std::string text(const TextLayout& layout = {}) const {
     std::vector<std::string> headers;
-    for (const Column& column : columns_) headers.push_back(detail::terminal_safe(column.header));
+    for (const Column& column : columns_) headers.push_back(terminal_safe(column.header));
     std::vector<std::vector<std::string>> rows;
     for (const auto& row : rows_) {
       rows.emplace_back();
-      for (const std::string& cell : row) rows.back().push_back(detail::terminal_safe(cell));
+      for (const std::string& cell : row) rows.back().push_back(terminal_safe(cell));
     }
     std::vector<std::size_t> widths;
     for (std::size_t c = 0; c < columns_.size(); ++c)

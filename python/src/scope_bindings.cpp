@@ -91,12 +91,12 @@ namespace {
 // One call site per scope name for the whole process: a call site binds its
 // name once and keeps that binding forever, so sites are interned, not made
 // per scope object.
-gpuprof::detail::CallSite& call_site(const std::string& name) {
+gpuprof::CallSite& call_site(const std::string& name) {
   static std::mutex mutex;
-  static auto* sites = new std::unordered_map<std::string, std::unique_ptr<gpuprof::detail::CallSite>>;
+  static auto* sites = new std::unordered_map<std::string, std::unique_ptr<gpuprof::CallSite>>;
   const std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<gpuprof::detail::CallSite>& site = (*sites)[name];
-  if (!site) site = std::make_unique<gpuprof::detail::CallSite>();
+  std::unique_ptr<gpuprof::CallSite>& site = (*sites)[name];
+  if (!site) site = std::make_unique<gpuprof::CallSite>();
   return *site;
 }
 
@@ -118,14 +118,7 @@ gpuprof::Work work_of(const py::handle& work) {
   throw py::type_error("gpuprof: work must be None, a gpuprof.Work or a dict with flops/bytes/tokens");
 }
 
-bool records_events() {
-  std::uint32_t mode = gpuprof::detail::scope_mode.load(std::memory_order_relaxed);
-  if (mode & gpuprof::detail::mode_unready) {
-    gpuprof::detail::recorder();  // the first scope probes the device
-    mode = gpuprof::detail::scope_mode.load(std::memory_order_relaxed);
-  }
-  return (mode & gpuprof::detail::mode_gpu) && !(mode & gpuprof::detail::mode_nvtx_only);
-}
+bool records_events() { return gpuprof::profiler().scopes_record_events(); }
 
 // The stream a scope opened now records on: the given one, or with None the
 // current torch stream when it records CUDA events.
@@ -186,7 +179,7 @@ class PyScope {
   }
 
   std::string name_;
-  gpuprof::detail::CallSite* site_;
+  gpuprof::CallSite* site_;
   gpuprof::Stream stream_;
   bool current_stream_;
   gpuprof::Work work_;

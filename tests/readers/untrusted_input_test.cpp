@@ -53,7 +53,7 @@ gpuprof::KernelRecord kernel_at(std::int64_t start, std::int64_t end, bool commu
 }  // namespace
 
 TEST_CASE("terminal_safe: control, bidi and invalid bytes escaped; printable text kept; idempotent") {
-  using gpuprof::detail::terminal_safe;
+  using gpuprof::terminal_safe;
   CHECK(terminal_safe("a\x1b]0;x\x07") == "a\\x1b]0;x\\x07");
   CHECK(terminal_safe("\xe2\x80\xae"
                       "exe.txt") == "\\u202eexe.txt");  // right-to-left override

@@ -254,7 +254,7 @@ TEST_CASE("roofline: counters survive JSON and come out in CSV") {
   CHECK(json["nodes"][3]["counters"].is_null());
 
   gpuprof::write_csv(report, dir.file("r.csv"));
-  const std::vector<std::string> rows = split_lines(gpuprof::detail::read_text_file(dir.file("r.csv")));
+  const std::vector<std::string> rows = split_lines(gpuprof::read_text_file(dir.file("r.csv")));
   REQUIRE(rows.size() == 5);
   CHECK(rows[0].find(
             ",dram_bytes,measured_flops,measured_flops_per_byte,measured_flop_per_s,percent_of_roof,bound,"
@@ -438,7 +438,7 @@ TEST_CASE("roofline svg: written whole, escaped, and inside the HTML page only w
   gpuprof::Report report = counter_report();
   report.counters.scopes[1].name = report.nodes[1].path = "step/<gemm & co>";
   gpuprof::write_roofline_svg(report, dir.file("r.svg"));
-  const std::string svg = gpuprof::detail::read_text_file(dir.file("r.svg"));
+  const std::string svg = gpuprof::read_text_file(dir.file("r.svg"));
   CHECK(svg.find("<gemm") == std::string::npos);
   CHECK(svg.find("&lt;gemm &amp; co&gt;") != std::string::npos);
   CHECK_THROWS_AS(gpuprof::write_roofline_svg(report, dir.file("missing/r.svg")), gpuprof::Error);

@@ -66,7 +66,7 @@ TEST_CASE(
         "scope\n"
         "\\x1b]0;owned\\x07\\x1b[2J\n"
         "tab\\x09here, C1 \\u009b, bad \\xff, ok \xc2\xb1 \xe2\x86\x92\n");
-  CHECK(gpuprof::detail::terminal_safe("\xe2\x86") == "\\xe2\\x86");  // a truncated sequence
+  CHECK(gpuprof::terminal_safe("\xe2\x86") == "\\xe2\\x86");  // a truncated sequence
 }
 
 TEST_CASE("csv: RFC 4180 quoting, headers quoted only when asked") {

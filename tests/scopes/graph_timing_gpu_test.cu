@@ -269,7 +269,7 @@ TEST_CASE("a captured scope that outlives its capture loses its GPU time and say
   StreamOwner owner;
   auto& profiler = gpuprof::profiler();
   profiler.reset();
-  static gpuprof::detail::CallSite site;
+  static gpuprof::CallSite site;
   std::optional<gpuprof::Scope> outlived;
   cudaGraph_t graph = nullptr;
   check(cudaStreamBeginCapture(owner.stream, cudaStreamCaptureModeThreadLocal));

@@ -197,7 +197,7 @@ TEST_CASE("the innermost open scope's node and instance are the thread's, restor
   gpuprof::profiler().reset();
   CHECK(innermost_scope_node() == gpuprof::detail::root_node);
   CHECK(innermost_scope_instance() == 0);
-  static gpuprof::detail::CallSite outer_site, inner_site, throwing_site;
+  static gpuprof::CallSite outer_site, inner_site, throwing_site;
   {
     const gpuprof::Scope outer(outer_site, "outer");
     const std::uint32_t outer_node = innermost_scope_node();

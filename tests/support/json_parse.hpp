@@ -4,8 +4,8 @@
 #include <gpuprof/detail/json_reader.hpp>
 
 namespace gpuprof_test {
+using gpuprof::read_text_file;
 using gpuprof::detail::Json;
 using gpuprof::detail::parse_json;
 using gpuprof::detail::parse_json_file;
-using gpuprof::detail::read_text_file;
 }  // namespace gpuprof_test

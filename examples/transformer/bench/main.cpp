@@ -2,7 +2,7 @@
 // Transformer LM (see --help). Exit status: 0 done, 1 a run failed or an
 // output (standard output included) could not be written, 2 bad input,
 // 3 --device cuda without a usable GPU.
-#include <gpuprof/detail/terminal_text.hpp>
+#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/standard_output.hpp>
 
 #include <cstdio>
@@ -25,14 +25,13 @@ int main(int argc, char** argv) {
     return gpuprof::finish_standard_output("transformer_bench", run_driver(std::move(options)));
   } catch (const transformer::harness::UsageError& error) {
     std::fprintf(stderr, "transformer_bench: %s\n(see transformer_bench --help)\n",
-                 gpuprof::detail::terminal_safe(error.what()).c_str());
+                 gpuprof::terminal_safe(error.what()).c_str());
     return 2;
   } catch (const transformer::harness::DeviceUnavailable& error) {
-    std::fprintf(stderr, "transformer_bench: %s\n", gpuprof::detail::terminal_safe(error.what()).c_str());
+    std::fprintf(stderr, "transformer_bench: %s\n", gpuprof::terminal_safe(error.what()).c_str());
     return 3;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "transformer_bench: error: %s\n",
-                 gpuprof::detail::terminal_safe(error.what()).c_str());
+    std::fprintf(stderr, "transformer_bench: error: %s\n", gpuprof::terminal_safe(error.what()).c_str());
     return 1;
   }
 }

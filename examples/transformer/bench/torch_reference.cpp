@@ -1,7 +1,7 @@
 // bench/torch_reference.cpp: the flat JSON-lines reader and the join.
 #include "bench/torch_reference.hpp"
 
-#include <gpuprof/detail/json_reader.hpp>
+#include <gpuprof/input_limits.hpp>
 
 #include <cctype>
 #include <cmath>
@@ -145,7 +145,7 @@ FlatJsonObject parse_flat_json_object(const std::string& line) { return FlatObje
 // so /dev/zero or a directory is an error, and a file with no row is one too
 // (a run that joins nothing would look like a run without --torch-jsonl).
 TorchReference TorchReference::read(const std::string& path) {
-  const std::string text = gpuprof::detail::read_text_file(path);
+  const std::string text = gpuprof::read_text_file(path);
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);

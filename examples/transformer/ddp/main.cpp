@@ -1,7 +1,7 @@
 // ddp/main.cpp: transformer_ddp, data-parallel training of the Transformer LM
 // over NCCL (see --help). Exit status: 0 done, 1 a rank failed or standard
 // output could not be written, 2 bad input, 3 no usable GPU.
-#include <gpuprof/detail/terminal_text.hpp>
+#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/standard_output.hpp>
 
 #include <chrono>
@@ -51,11 +51,10 @@ int main(int argc, char** argv) {
     return gpuprof::finish_standard_output("transformer_ddp", status);
   } catch (const harness::UsageError& error) {
     std::fprintf(stderr, "transformer_ddp: %s\n(see transformer_ddp --help)\n",
-                 gpuprof::detail::terminal_safe(error.what()).c_str());
+                 gpuprof::terminal_safe(error.what()).c_str());
     return 2;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "transformer_ddp: error: %s\n",
-                 gpuprof::detail::terminal_safe(error.what()).c_str());
+    std::fprintf(stderr, "transformer_ddp: error: %s\n", gpuprof::terminal_safe(error.what()).c_str());
     return 1;
   }
 }

@@ -309,7 +309,7 @@ void prepare_output_directory(const std::string& flag, const std::string& direct
   if (!std::filesystem::is_directory(directory, error))
     throw UsageError(flag + " '" + directory + "': not a directory");
   try {
-    gpuprof::detail::probe_directory(output, directory);
+    gpuprof::probe_directory(output, directory);
   } catch (const gpuprof::Error& failure) {
     throw UsageError(failure.what());
   }

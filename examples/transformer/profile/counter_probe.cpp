@@ -24,7 +24,7 @@
 // the measured step. Exit status: 0 done, 1 a run failed, 2 bad usage, 3 no
 // usable GPU, or counters or names cannot be collected.
 #include <cuda_profiler_api.h>
-#include <gpuprof/detail/terminal_text.hpp>
+#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/counters.hpp>
 #include <gpuprof/cupti.hpp>
 
@@ -200,8 +200,7 @@ int main(int argc, char** argv) {
         return 0;
     }
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "transformer_counter_probe: %s\n",
-                 gpuprof::detail::terminal_safe(error.what()).c_str());
+    std::fprintf(stderr, "transformer_counter_probe: %s\n", gpuprof::terminal_safe(error.what()).c_str());
     return 1;
   }
   return 1;

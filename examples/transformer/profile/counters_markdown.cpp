@@ -3,7 +3,7 @@
 #include "profile/counters_results.hpp"
 
 #include <gpuprof/json_writer.hpp>
-#include <gpuprof/detail/counters_json.hpp>
+#include <gpuprof/report/counters_json.hpp>
 #include <gpuprof/report/scope_counters.hpp>
 #include <gpuprof/table.hpp>
 
@@ -92,7 +92,7 @@ std::string counters_json(const CountersResults& results) {
       .member("warmup", results.warmup)
       .member("steps", results.steps)
       .key("ceilings");
-  gpuprof::detail::write_ceilings_json(json, results.ceilings);
+  gpuprof::write_ceilings_json(json, results.ceilings);
   json.key("notes").begin_array();
   for (const std::string& note : results.notes) json.value(note);
   json.end_array().key("runs").begin_array();
@@ -113,7 +113,7 @@ std::string counters_json(const CountersResults& results) {
       json.begin_object(gpuprof::JsonWriter::one_line)
           .member("path", run.report.nodes[i].path)
           .key("counters");
-      gpuprof::detail::write_scope_counters_json(json, run.report, i);
+      gpuprof::write_scope_counters_json(json, run.report, i);
       json.end_object();
     }
     json.end_array().end_object();

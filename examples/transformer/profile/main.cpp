@@ -2,7 +2,7 @@
 // answered from kernels gpuprof captured (see --help and docs/profiling.md).
 // Exit status: 0 done, 1 a configuration or an output failed, 2 bad flags,
 // 3 no usable GPU or CUPTI cannot capture.
-#include <gpuprof/detail/terminal_text.hpp>
+#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/standard_output.hpp>
 
@@ -109,14 +109,13 @@ int main(int argc, char** argv) {
     return gpuprof::finish_standard_output("transformer_profile", run(options));
   } catch (const transformer::harness::UsageError& error) {
     std::fprintf(stderr, "transformer_profile: %s\n(see transformer_profile --help)\n",
-                 gpuprof::detail::terminal_safe(error.what()).c_str());
+                 gpuprof::terminal_safe(error.what()).c_str());
     return exit_usage;
   } catch (const transformer::harness::DeviceUnavailable& error) {
-    std::fprintf(stderr, "transformer_profile: %s\n", gpuprof::detail::terminal_safe(error.what()).c_str());
+    std::fprintf(stderr, "transformer_profile: %s\n", gpuprof::terminal_safe(error.what()).c_str());
     return exit_no_device;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "transformer_profile: error: %s\n",
-                 gpuprof::detail::terminal_safe(error.what()).c_str());
+    std::fprintf(stderr, "transformer_profile: error: %s\n", gpuprof::terminal_safe(error.what()).c_str());
     return exit_run_failed;
   }
 }

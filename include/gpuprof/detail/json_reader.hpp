@@ -35,7 +35,7 @@
 #include "../config.hpp"
 #include "../error.hpp"
 #include "../input_limits.hpp"
-#include "terminal_text.hpp"
+#include "../terminal_text.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -352,32 +352,6 @@ class JsonParser {
 };
 
 inline Json parse_json(std::string_view text) { return JsonParser(text).parse_document(); }
-
-// The whole file, read in blocks and refused as soon as it passes
-// `max_bytes`, so a device (/dev/zero) or a huge file never fills memory; a
-// directory is refused by name. Errors say why (the system's reason: no
-// permission, no file). Every file named on a command line (reports, bench
-// files, a tool's reference data) is read through here.
-inline std::string read_text_file(const std::string& path, std::size_t max_bytes = max_input_bytes()) {
-  const std::string shown = terminal_safe(path);
-  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) throw InputError("cannot open " + shown + ": " + std::strerror(errno));
-  struct stat status {};
-  if (::fstat(::fileno(file.get()), &status) == 0 && S_ISDIR(status.st_mode))
-    throw InputError("cannot read " + shown + ": " + std::strerror(EISDIR));
-  std::string text;
-  char block[1 << 16];
-  while (true) {
-    const std::size_t got = std::fread(block, 1, sizeof block, file.get());
-    if (got > max_bytes - text.size())
-      throw InputError(shown + ": larger than the input limit of " + std::to_string(max_bytes) +
-                       " bytes (GPUPROF_MAX_INPUT_MB raises it)");
-    text.append(block, got);
-    if (got == sizeof block) continue;
-    if (std::ferror(file.get())) throw InputError("cannot read " + shown + ": " + std::strerror(errno));
-    return text;
-  }
-}
 
 // Errors name the path; running out of memory on a file within the limits
 // is reported as that file being too large, not as an abort.

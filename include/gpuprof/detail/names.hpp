@@ -14,7 +14,7 @@
 #include <unordered_map>
 
 #include "../config.hpp"
-#include "call_site.hpp"
+#include "name_entry.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 namespace detail {

@@ -351,7 +351,7 @@ namespace scope_backend_impl {
 inline const NameEntry& resolve_unbound_name(ThreadState& thread, CallSite& site, std::string_view text,
                                              const char* literal) {
   const NameEntry& entry = thread_cached_name(thread, text);
-  if (!site.binding()) site.bind(literal, entry);
+  if (!site_binding(site)) bind_site(site, literal, entry);
   return entry;
 }
 

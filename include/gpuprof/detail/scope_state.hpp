@@ -25,7 +25,7 @@
 #include "../config.hpp"
 #include "../cuda_events.hpp"
 #include "../work.hpp"
-#include "call_site.hpp"
+#include "../call_site.hpp"
 #include "record_log.hpp"
 #include "tsc.hpp"
 

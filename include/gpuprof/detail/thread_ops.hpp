@@ -21,8 +21,8 @@ namespace detail {
 // (any const char array) is recognised by its address, so a call site costs
 // one pointer comparison; anything else is compared by text.
 template <class Name>
-const CallSite::Binding* bound_name(const CallSite& site, const Name& name) noexcept {
-  const CallSite::Binding* bound = site.binding();
+const CallSiteBinding* bound_name(const CallSite& site, const Name& name) noexcept {
+  const CallSiteBinding* bound = site_binding(site);
   if constexpr (std::is_array_v<Name>) {
     static_assert(std::is_same_v<std::remove_cv_t<std::remove_extent_t<Name>>, char>,
                   "a scope name is a string");
@@ -44,7 +44,7 @@ const NameEntry& resolve_unbound_name(ThreadState& thread, CallSite& site, const
 
 template <class Name>
 const NameEntry& resolve_name(ThreadState& thread, CallSite& site, const Name& name) {
-  if (const CallSite::Binding* bound = bound_name(site, name)) return *bound->entry;
+  if (const CallSiteBinding* bound = bound_name(site, name)) return *bound->entry;
   return resolve_unbound_name(thread, site, name);
 }
 
@@ -54,7 +54,7 @@ const NameEntry& resolve_name(ThreadState& thread, CallSite& site, const Name& n
 // the thread can be registered.
 template <class Name>
 const NvtxName& nvtx_only_name(CallSite& site, const Name& name) {
-  if (const CallSite::Binding* bound = bound_name(site, name)) return bound->nvtx;
+  if (const CallSiteBinding* bound = bound_name(site, name)) return bound->nvtx;
   return resolve_unbound_name(*scope_thread(), site, name).nvtx;
 }
 

@@ -12,7 +12,7 @@
 
 #include "../atomic_file.hpp"
 #include "../json_writer.hpp"
-#include "../detail/counters_json.hpp"
+#include "counters_json.hpp"
 #include "environment_json.hpp"
 #include "../report_model.hpp"
 
@@ -217,9 +217,9 @@ inline std::string report_json(const Report& report) {
       .key("memory_timeline");
   detail::write_memory_timeline_json(json, report.memory_timeline);
   json.key("counters");
-  detail::write_counter_set_json(json, report.counters);
+  write_counter_set_json(json, report.counters);
   json.key("ceilings");
-  detail::write_ceilings_json(json, report.ceilings);
+  write_ceilings_json(json, report.ceilings);
   json.end_object();
   return json.str() + "\n";
 }

@@ -155,12 +155,11 @@ inline std::string merged_text(const MergedReport& merged) {
   std::string out = "gpuprof merged report\n";
   // Host, device and scope names come from the files: terminal_safe.
   for (const MergedRank& rank : merged.ranks)
-    out += "  " + detail::terminal_safe(detail::merged_rank_label(rank)) + '\n';
+    out += "  " + terminal_safe(detail::merged_rank_label(rank)) + '\n';
   for (const auto& [title, table] : detail::merged_tables(merged, "  "))
-    out += '\n' + detail::terminal_safe(title) + '\n' + table.text();
+    out += '\n' + terminal_safe(title) + '\n' + table.text();
   out += '\n';
-  for (const std::string& line : detail::merged_summary_lines(merged))
-    out += detail::terminal_safe(line) + '\n';
+  for (const std::string& line : detail::merged_summary_lines(merged)) out += terminal_safe(line) + '\n';
   return out;
 }
 

@@ -403,7 +403,7 @@ inline Report read_report_json(const std::string& path) {
   try {
     return detail::report_from_json(json);
   } catch (const Error& error) {
-    throw InputError(detail::terminal_safe(path + ": " + error.what()));
+    throw InputError(terminal_safe(path + ": " + error.what()));
   }
 }
 

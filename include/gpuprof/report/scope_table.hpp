@@ -170,12 +170,12 @@ inline std::vector<std::string> report_remarks(const Report& report) {
 
 // The scope tree as a table for a terminal, with its notes.
 inline void print_table(const Report& report, std::ostream& out) {
-  out << detail::terminal_safe(detail::report_heading(report)) << '\n';
+  out << terminal_safe(detail::report_heading(report)) << '\n';
   detail::scope_table(report, "  ").print(out);
   for (const std::string& note : detail::unstable_notes(report))
-    out << "unstable: " << detail::terminal_safe(note) << '\n';
+    out << "unstable: " << terminal_safe(note) << '\n';
   for (const std::string& remark : detail::report_remarks(report))
-    out << "note: " << detail::terminal_safe(remark) << '\n';
+    out << "note: " << terminal_safe(remark) << '\n';
 }
 
 // The same table as GitHub markdown.

@@ -1,8 +1,10 @@
-// gpuprof/detail/counters_json.hpp: hardware counters in the report's JSON
+// gpuprof/report/counters_json.hpp: hardware counters in the report's JSON
 // (docs/report-schema.md): the raw CounterSet and the ceilings at the top
 // level, which read_json.hpp reads back, and per node what the writers
 // derive from them (scope_counters.hpp), for the HTML page and for readers
-// that do not want to redo the arithmetic.
+// that do not want to redo the arithmetic. Each function writes one JSON
+// value into a JsonWriter, so a program's own document can embed them in the
+// report's own shape.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -12,7 +14,7 @@
 
 #include "../json_writer.hpp"
 #include "../report_model.hpp"
-#include "../report/scope_counters.hpp"
+#include "scope_counters.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -40,14 +42,17 @@ inline void write_counter_range_json(JsonWriter& json, const CounterRange& range
   json.end_object().end_object();
 }
 
+}  // namespace detail
+
+// The CounterSet as the report's top-level "counters" object.
 inline void write_counter_set_json(JsonWriter& json, const CounterSet& set) {
   json.begin_object().key("metrics").begin_array(JsonWriter::one_line);
   for (const std::string& name : set.metrics) json.value(name);
   json.end_array().member("passes", set.passes).member("chip", set.chip).member("note", set.note);
   json.key("scopes").begin_array();
-  for (const CounterRange& range : set.scopes) write_counter_range_json(json, range);
+  for (const CounterRange& range : set.scopes) detail::write_counter_range_json(json, range);
   json.end_array().key("kernels").begin_array();
-  for (const CounterRange& range : set.kernels) write_counter_range_json(json, range);
+  for (const CounterRange& range : set.kernels) detail::write_counter_range_json(json, range);
   json.end_array().end_object();
 }
 
@@ -70,15 +75,16 @@ inline void write_scope_counters_json(JsonWriter& json, const Report& report, st
   }
   const RangeMeasures& m = c.measured;
   json.begin_object(JsonWriter::one_line);
-  write_measured(json, "dram_bytes", m.dram_bytes);
-  write_measured(json, "flops", m.flops);
-  write_measured(json, "flops_per_byte", m.intensity() > 0 ? m.intensity() : -1);
-  write_measured(json, "flop_per_s", m.flop_per_s() > 0 ? m.flop_per_s() : -1);
-  write_measured(json, "l2_hit_pct", m.l2_hit_pct);
-  write_measured(json, "occupancy_pct", m.occupancy_pct);
+  detail::write_measured(json, "dram_bytes", m.dram_bytes);
+  detail::write_measured(json, "flops", m.flops);
+  detail::write_measured(json, "flops_per_byte", m.intensity() > 0 ? m.intensity() : -1);
+  detail::write_measured(json, "flop_per_s", m.flop_per_s() > 0 ? m.flop_per_s() : -1);
+  detail::write_measured(json, "l2_hit_pct", m.l2_hit_pct);
+  detail::write_measured(json, "occupancy_pct", m.occupancy_pct);
   json.member("pipe", c.placement.pipe).member("bound", bound_name(c.placement.bound));
-  write_measured(json, "roof_flop_per_s", c.placement.roof_flop_per_s > 0 ? c.placement.roof_flop_per_s : -1);
-  write_measured(json, "percent_of_roof", c.placement.percent_of_roof);
+  detail::write_measured(json, "roof_flop_per_s",
+                         c.placement.roof_flop_per_s > 0 ? c.placement.roof_flop_per_s : -1);
+  detail::write_measured(json, "percent_of_roof", c.placement.percent_of_roof);
   // Negative differences are real (less declared than measured): null only when unknown.
   for (const auto& [key, check] : {std::pair{"declared_flops_difference_pct", c.flops},
                                    std::pair{"declared_bytes_difference_pct", c.bytes}}) {
@@ -88,7 +94,5 @@ inline void write_scope_counters_json(JsonWriter& json, const Report& report, st
   }
   json.member("declared_work_flagged", c.flops.flagged() || c.bytes.flagged()).end_object();
 }
-
-}  // namespace detail
 
 GPUPROF_NAMESPACE_END

@@ -1,5 +1,5 @@
-// gpuprof/detail/terminal_text.hpp: text from files and command lines made
-// safe to show on a terminal. Every table, report line and error message that
+// gpuprof/terminal_text.hpp: text from files and command lines made safe to
+// show on a terminal. Every table, report line and error message that
 // can carry such text goes through terminal_safe(), so that a scope name, a
 // JSON key or a file name cannot retitle the window, clear the screen or
 // reorder what the user reads.
@@ -8,11 +8,10 @@
 #include <string>
 #include <string_view>
 
-#include "../config.hpp"
+#include "config.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
-namespace detail {
 // Length of the well-formed UTF-8 sequence at text[at], 0 if it is not one
 // (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
 inline std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
@@ -82,6 +81,5 @@ inline std::string terminal_safe(std::string_view text) {
   }
   return out;
 }
-}  // namespace detail
 
 GPUPROF_NAMESPACE_END
