@@ -6,6 +6,7 @@ target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/kernels/cupti_launch_apis_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/kernel_names_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/kernel_summary_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kernels/launch_attribution_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/memory/memory_peaks_test.cpp)
 
 if(GPUPROF_HAVE_CUDA AND CMAKE_CUDA_COMPILER)

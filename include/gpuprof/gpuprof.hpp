@@ -18,6 +18,7 @@
 #include "json_writer.hpp"
 #include "kernel_names.hpp"
 #include "kernel_summary.hpp"
+#include "launch_attribution.hpp"
 #include "report/kernel_summary_writers.hpp"
 #include "memory.hpp"  // MemoryWatch itself only when built with CUDA
 #include "memory_timeline.hpp"

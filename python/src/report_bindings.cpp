@@ -10,13 +10,13 @@
 
 #include <gpuprof/compare.hpp>
 #include <gpuprof/kernel_summary.hpp>
+#include <gpuprof/launch_attribution.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/report.hpp>
 #include <gpuprof/report/kernel_summary_writers.hpp>
 #include <gpuprof/report/read_json.hpp>
 
 #include "bindings.hpp"
-#include "launch_attribution.hpp"
 
 namespace py = pybind11;
 
@@ -59,7 +59,7 @@ gpuprof::Report take_report(bool adopt_other_threads) {
     py::gil_scoped_release release;  // may wait for the device
     report = gpuprof::profiler().report();
   }
-  if (adopt_other_threads) adopt_by_launch_time(report);
+  if (adopt_other_threads) gpuprof::adopt_by_launch_time(report);
   return report;
 }
 
@@ -264,7 +264,7 @@ void bind_reports(py::module_& m) {
           py::arg("scope") = "", py::arg("view") = "inclusive", py::arg("copies") = false,
           "The captured records of the matching scopes")
       .def("kernel_nodes", &gpuprof::kernel_nodes, "Per record of kernels: its scope node index (-1: none)")
-      .def("adopt_by_launch_time", &adopt_by_launch_time,
+      .def("adopt_by_launch_time", &gpuprof::adopt_by_launch_time,
            "Charge records launched by threads without an open scope to the deepest scope open at launch; "
            "returns how many")
       .def("__repr__", [](const Report& r) {
