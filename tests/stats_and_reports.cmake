@@ -5,6 +5,7 @@ target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/reports/online_summary_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/report_writers_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/atomic_file_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reports/diagnostics_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/output_paths_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/table_test.cpp)
 

@@ -36,6 +36,7 @@
 
 #include "clock.hpp"
 #include "config.hpp"
+#include "diagnostics.hpp"
 #include "counter_data.hpp"
 #include "cuda_events.hpp"
 #include "detail/bench_resources.hpp"
@@ -157,12 +158,7 @@ class BenchClocks {
     uuid_ = current_gpu_identity().uuid;
     read_gpu_clocks(uuid_, why_not_);
     if (why_not_.empty()) return;
-    static const bool said = [&] {
-      std::fprintf(stderr, "gpuprof: bench() does not sample GPU clocks or throttling: %s\n",
-                   why_not_.c_str());
-      return true;
-    }();
-    (void)said;
+    diagnose(Severity::note, "bench() does not sample GPU clocks or throttling: " + why_not_, "bench clocks");
   }
   void after_sample(BenchResult& result) const {
     if (!why_not_.empty() || uuid_.empty()) return;

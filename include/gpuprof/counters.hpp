@@ -68,7 +68,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <iostream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -77,6 +76,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "diagnostics.hpp"
 #include "counter_data.hpp"
 #include "detail/cupti_check.hpp"
 #include "detail/recorder.hpp"
@@ -271,14 +271,14 @@ class CounterCapture final : public ScopeObserver {
       why_inactive_ = error.what();
     }
     if (!why_inactive_.empty())
-      std::cerr << "gpuprof: hardware counters are off: " << why_inactive_ << ". Scopes still time.\n";
+      diagnose(Severity::note, "hardware counters are off: " + why_inactive_ + ". Scopes still time.");
   }
   ~CounterCapture() override {
     if (running_) {
       try {
         stop_pass();
       } catch (const std::exception& error) {
-        std::cerr << "gpuprof: counter capture could not stop at exit: " << error.what() << "\n";
+        diagnose(Severity::note, std::string("counter capture could not stop at exit: ") + error.what());
       }
     }
     close();
@@ -401,7 +401,7 @@ class CounterCapture final : public ScopeObserver {
       pop_range();
       release_gpu();
     } catch (const std::exception& error) {  // a scope's end must not throw
-      std::cerr << "gpuprof: counter capture: " << error.what() << "\n";
+      diagnose(Severity::note, std::string("counter capture: ") + error.what());
     }
   }
   void contribute(Report&) override {}

@@ -68,6 +68,7 @@
 #include "allocation_record.hpp"
 #include "clock.hpp"
 #include "config.hpp"
+#include "diagnostics.hpp"
 #include "detail/cupti_check.hpp"
 #include "detail/cupti_join.hpp"
 #include "detail/cupti_launch_apis.hpp"
@@ -120,9 +121,9 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
       why_inactive_ = failure;
       // Says how scopes time now, as the recorder's own notice does: without
       // a device that is the host clock, never CUDA events.
-      std::fprintf(
-          stderr, "gpuprof: kernel capture is off: %s; scopes %s\n", failure.c_str(),
-          detail::recorder().gpu_timing() ? "still time with CUDA events" : "time with the host clock");
+      diagnose(Severity::note, "kernel capture is off: " + failure + "; scopes " +
+                                   (detail::recorder().gpu_timing() ? "still time with CUDA events"
+                                                                    : "time with the host clock"));
       return;
     }
     if (!options_.start) return;
@@ -141,18 +142,16 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
     try {
       flush();
     } catch (const std::exception& error) {
-      std::fprintf(stderr, "gpuprof: kernel capture could not flush at exit: %s\n", error.what());
+      diagnose(Severity::note, std::string("kernel capture could not flush at exit: ") + error.what());
     }
     close_session();
     if (!problems_.empty())
-      std::fprintf(stderr, "gpuprof: kernel capture: %llu problem(s), first: %s\n",
-                   static_cast<unsigned long long>(problems_count_), problems_.c_str());
+      diagnose(Severity::note,
+               "kernel capture: " + std::to_string(problems_count_) + " problem(s), first: " + problems_);
     if (const std::uint64_t lost = lost_graph_nodes_.load())
-      std::fprintf(
-          stderr,
-          "gpuprof: kernel capture: no memory to record the capture scope of %llu graph node(s); their "
-          "work was charged to the scope around the graph launch\n",
-          static_cast<unsigned long long>(lost));
+      diagnose(Severity::note,
+               "kernel capture: no memory to record the capture scope of " + std::to_string(lost) +
+                   " graph node(s); their work was charged to the scope around the graph launch");
   }
 
   KernelCapture(const KernelCapture&) = delete;

@@ -38,7 +38,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <cstdio>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -47,6 +46,7 @@
 
 #include "allocation_record.hpp"
 #include "config.hpp"
+#include "diagnostics.hpp"
 #include "build_memory_timeline.hpp"
 #include "report_model.hpp"
 
@@ -174,7 +174,7 @@ class MemoryWatch final : public ScopeObserver {
     if (status != cudaSuccess || devices == 0) {
       why_inactive_ = std::string("no usable CUDA device (") +
                       (status != cudaSuccess ? cudaGetErrorString(status) : "0 devices") + ")";
-      std::fprintf(stderr, "gpuprof: memory watch is off: %s\n", why_inactive_.c_str());
+      diagnose(Severity::note, "memory watch is off: " + why_inactive_);
       return;
     }
     if (options_.watch_pool && options_.pool == nullptr) {
@@ -227,7 +227,7 @@ class MemoryWatch final : public ScopeObserver {
       source = allocation_source_;
       finished = tracker_.finished();
       in_use = in_use_;
-      if (!problem_.empty()) std::fprintf(stderr, "gpuprof: memory watch: %s\n", problem_.c_str());
+      if (!problem_.empty()) diagnose(Severity::note, "memory watch: " + problem_);
       problem_.clear();
     }
     const std::vector<AllocationRecord> allocations = source ? source() : std::vector<AllocationRecord>{};

@@ -12,13 +12,12 @@
 // that contradict each other (RANK=5 WORLD_SIZE=2) are left out of the
 // report, with a warning on stderr: a merge would otherwise trust them.
 #pragma once
-#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "config.hpp"
+#include "diagnostics.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -66,9 +65,7 @@ inline RankInfo rank_from_environment() {
   const RankInfo info = rank_variables();
   const std::string problem = rank_inconsistency(info);
   if (problem.empty()) return info;
-  static std::atomic<bool> warned{false};
-  if (!warned.exchange(true))
-    std::fprintf(stderr, "gpuprof: warning: %s; the report carries no rank\n", problem.c_str());
+  diagnose(Severity::warning, problem + "; the report carries no rank", "rank");
   return {};
 }
 

@@ -31,11 +31,11 @@
 // docs/headers.md#scopes-without-a-block.
 #pragma once
 #include <cstdint>
-#include <cstdio>
 #include <string_view>
 #include <type_traits>
 
 #include "config.hpp"
+#include "diagnostics.hpp"
 #include "cuda_events.hpp"
 #include "error.hpp"
 #include "scope.hpp"
@@ -105,9 +105,9 @@ class ScopeHandle {
   // there (reports list it as open) and the mistake is said on stderr.
   void end_here() noexcept {
     if (scope_.timed() && scope_.s_.thread != detail::this_thread_state) {
-      std::fprintf(stderr,
-                   "gpuprof: a ScopeHandle was destroyed on a thread other than the one that began it; its "
-                   "scope is left open there (a scope ends on its own thread)\n");
+      diagnose(Severity::note,
+               "a ScopeHandle was destroyed on a thread other than the one that began it; its scope is left "
+               "open there (a scope ends on its own thread)");
       scope_.mode_ = detail::mode_ended;
       return;
     }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../diagnostics.hpp"
 #include "../cuda_events.hpp"
 #include "device_probe.hpp"
 #include "graph_intervals.hpp"
@@ -84,13 +85,11 @@ class Recorder {
   Recorder() : device_(probe_device()) {
     install_scope_backend();
     if (const std::uint64_t missed = scopes_without_backend.load(std::memory_order_relaxed))
-      std::fprintf(stderr,
-                   "gpuprof: %llu scope(s) ran before the recorder was installed and were not recorded "
-                   "(GPUPROF_RECORDER_IN_ONE_UNIT without <gpuprof/recorder_unit.hpp>, or a scope in a "
-                   "static initializer; docs/compile-cost.md)\n",
-                   static_cast<unsigned long long>(missed));
-    if (!device_.usable)
-      std::fprintf(stderr, "gpuprof: %s; timing with the host clock\n", device_.reason.c_str());
+      diagnose(Severity::note, std::to_string(missed) +
+                                   " scope(s) ran before the recorder was installed and were not recorded "
+                                   "(GPUPROF_RECORDER_IN_ONE_UNIT without <gpuprof/recorder_unit.hpp>, or a "
+                                   "scope in a static initializer; docs/compile-cost.md)");
+    if (!device_.usable) diagnose(Severity::note, device_.reason + "; timing with the host clock");
     update_mode(mode_gpu, device_.usable);
     update_mode(mode_tsc, ticks_are_tsc());
     update_mode(mode_unready, false);
@@ -415,11 +414,11 @@ inline bool defer_close(const DeferredClose& ended) noexcept {
     const std::uint32_t name = recorder.node_name(ended.state.node);
     if (recorder.first_out_of_order_end(name)) {
       const std::uint32_t inner = recorder.node_name(thread.current.load(std::memory_order_relaxed));
-      std::fprintf(stderr,
-                   "gpuprof: scope \"%s\" ended while \"%s\", opened inside it, was still open: its time "
-                   "stops now and it leaves the call tree after the scopes inside it (scopes end innermost "
-                   "first; docs/headers.md#scopes-without-a-block)\n",
-                   recorder.names().text(name).c_str(), recorder.names().text(inner).c_str());
+      diagnose(Severity::note, "scope \"" + recorder.names().text(name) + "\" ended while \"" +
+                                   recorder.names().text(inner) +
+                                   "\", opened inside it, was still open: its time stops now and it leaves "
+                                   "the call tree after the scopes inside it (scopes end innermost first; "
+                                   "docs/headers.md#scopes-without-a-block)");
     }
   } catch (...) {  // the message could not be made: the scope is kept all the same
   }

@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -29,6 +28,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../diagnostics.hpp"
 #include "../error.hpp"
 #include "build_report.hpp"
 #include "recorder.hpp"
@@ -58,7 +58,7 @@ class RootWarmup {
     try {
       environment_ = warmup_from_environment();
     } catch (const Error& error) {
-      std::fprintf(stderr, "gpuprof: %s; ignored (no warm-up is left out)\n", error.what());
+      diagnose(Severity::note, std::string(error.what()) + "; ignored (no warm-up is left out)");
     }
   }
   RootWarmup(const RootWarmup&) = delete;
