@@ -4,7 +4,8 @@
 Two checks, at the level of tokens (comments and string literals are blanked
 first; this is not a C++ parser):
 
-1. Outside include/, only tests name `detail::`: a C++, CUDA or Python source
+1. Outside include/ (and cli/, the command-line plumbing the library keeps
+   for its own programs), only tests name `detail::`: a C++, CUDA or Python source
    file under tools/, python/, examples/, bench/ or any other folder that
    writes `detail::` fails, unless it is a test (under tests/ or fuzz/, or in
    a folder named tests). So does one that includes <gpuprof/detail/...>.
@@ -26,7 +27,7 @@ from pathlib import Path
 
 SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cu", ".cuh", ".cc", ".py"}
 TEST_FOLDERS = {"tests", "fuzz"}
-SKIPPED_FOLDERS = {"build", ".git", "include", "docs"}
+SKIPPED_FOLDERS = {"build", ".git", "include", "cli", "docs"}  # cli/: the library's own plumbing
 DETAIL = re.compile(r"\bdetail::")
 DETAIL_INCLUDE = re.compile(r"\s*#\s*include\s*[<\"]gpuprof/detail/")
 

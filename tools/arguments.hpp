@@ -2,7 +2,7 @@
 #pragma once
 #include <gpuprof/terminal_text.hpp>
 #include <gpuprof/error.hpp>
-#include <gpuprof/standard_output.hpp>
+#include <gpuprof_cli/standard_output.hpp>
 
 #include <algorithm>
 #include <cerrno>

@@ -10,7 +10,7 @@
 // Exit status: 0, 1 when standard output could not be written, or 2 for
 // bad arguments, unreadable or mismatched reports.
 #include <gpuprof/merge.hpp>
-#include <gpuprof/output_paths.hpp>
+#include <gpuprof_cli/output_paths.hpp>
 #include <gpuprof/report/merged.hpp>
 #include <gpuprof/report/read_json.hpp>
 

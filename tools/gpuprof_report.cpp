@@ -8,7 +8,7 @@
 // arguments, an unreadable report or an unwritable output (nothing is left
 // half-written).
 #include <gpuprof/json_writer.hpp>
-#include <gpuprof/output_paths.hpp>
+#include <gpuprof_cli/output_paths.hpp>
 #include <gpuprof/report/html.hpp>
 #include <gpuprof/report/read_json.hpp>
 #include <gpuprof/report/roofline_svg.hpp>

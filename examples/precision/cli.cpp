@@ -9,8 +9,8 @@
 
 #include <gpuprof/terminal_text.hpp>
 #include <gpuprof/device.hpp>
-#include <gpuprof/output_paths.hpp>
-#include <gpuprof/standard_output.hpp>
+#include <gpuprof_cli/output_paths.hpp>
+#include <gpuprof_cli/standard_output.hpp>
 
 #include "gpu.hpp"
 

@@ -11,7 +11,7 @@
 #include <gpuprof/terminal_text.hpp>
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/json_writer.hpp>
-#include <gpuprof/standard_output.hpp>
+#include <gpuprof_cli/standard_output.hpp>
 
 #include "accumulation.hpp"
 #include "cli.hpp"

@@ -15,8 +15,8 @@
 
 #include <gpuprof/terminal_text.hpp>
 #include <gpuprof/gpuprof.hpp>
-#include <gpuprof/output_paths.hpp>
-#include <gpuprof/standard_output.hpp>
+#include <gpuprof_cli/output_paths.hpp>
+#include <gpuprof_cli/standard_output.hpp>
 
 namespace {
 constexpr const char* usage =

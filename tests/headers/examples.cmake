@@ -1,4 +1,5 @@
-# The usage examples in the public headers' opening comments, built like
+# The usage examples in the public headers' opening comments (and in the
+# command-line support headers, cli/include/gpuprof_cli/), built like
 # README.md's blocks (tests/readme/code_blocks.cmake). docs/headers.md states
 # the convention: an example is a ```cpp fence inside the opening comment,
 # each line after "// ", and it is a whole translation unit; with a main() it
@@ -7,8 +8,18 @@
 # error here, so no example escapes the build. Editing a header re-runs this.
 include(${PROJECT_SOURCE_DIR}/tests/readme/code_blocks.cmake)
 set(gpuprof_header_examples 0)
+set(example_headers)
 foreach(header IN LISTS gpuprof_public_headers)
-  set(path ${PROJECT_SOURCE_DIR}/include/gpuprof/${header})
+  list(APPEND example_headers include/gpuprof/${header})
+endforeach()
+foreach(header IN LISTS gpuprof_cli_headers)
+  list(APPEND example_headers cli/include/gpuprof_cli/${header})
+endforeach()
+foreach(relative IN LISTS example_headers)
+  set(path ${PROJECT_SOURCE_DIR}/${relative})
+  # Test names as before for include/gpuprof/ (header_example_report_html_hpp_1), cli_ for the others.
+  string(REGEX REPLACE "^include/gpuprof/" "" header "${relative}")
+  string(REGEX REPLACE "^cli/include/gpuprof_cli/" "cli_" header "${header}")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${path})
   file(READ ${path} text)
   string(REGEX MATCH "^(//[^\n]*\n)+" comment "${text}")
@@ -37,7 +48,7 @@ foreach(header IN LISTS gpuprof_public_headers)
       endif()
     elseif(NOT inside AND line MATCHES "^  +[^ ].*(gpuprof::|GPUPROF_[A-Z_]+\\().*<semicolon>")
       string(STRIP "${text_line}" text_line)
-      message(FATAL_ERROR "include/gpuprof/${header}: '${text_line}' reads as a usage example outside a "
+      message(FATAL_ERROR "${relative}: '${text_line}' reads as a usage example outside a "
                           "```cpp block of the opening comment, so no test compiles it (docs/headers.md)")
     endif()
   endforeach()

@@ -18,7 +18,7 @@
 
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/comm_overlap.hpp>
-#include <gpuprof/output_paths.hpp>
+#include <gpuprof_cli/output_paths.hpp>
 #include <gpuprof/table.hpp>
 
 #include "support/temporary_directory.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 
 #include <gpuprof/atomic_file.hpp>
-#include <gpuprof/output_paths.hpp>
+#include <gpuprof_cli/output_paths.hpp>
 
 #include "support/json_parse.hpp"
 #include "support/temporary_directory.hpp"

@@ -28,9 +28,9 @@
 #include <cuda_runtime_api.h>
 
 #include <gpuprof/bench.hpp>
-#include <gpuprof/output_paths.hpp>
+#include <gpuprof_cli/output_paths.hpp>
 #include <gpuprof/report/bench_json.hpp>
-#include <gpuprof/standard_output.hpp>
+#include <gpuprof_cli/standard_output.hpp>
 
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"

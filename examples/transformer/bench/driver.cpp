@@ -3,7 +3,7 @@
 #include "bench/driver.hpp"
 
 #include <gpuprof/atomic_file.hpp>
-#include <gpuprof/output_paths.hpp>
+#include <gpuprof_cli/output_paths.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/report.hpp>
 

@@ -3,7 +3,7 @@
 // output (standard output included) could not be written, 2 bad input,
 // 3 --device cuda without a usable GPU.
 #include <gpuprof/terminal_text.hpp>
-#include <gpuprof/standard_output.hpp>
+#include <gpuprof_cli/standard_output.hpp>
 
 #include <cstdio>
 #include <exception>

@@ -2,7 +2,7 @@
 // over NCCL (see --help). Exit status: 0 done, 1 a rank failed or standard
 // output could not be written, 2 bad input, 3 no usable GPU.
 #include <gpuprof/terminal_text.hpp>
-#include <gpuprof/standard_output.hpp>
+#include <gpuprof_cli/standard_output.hpp>
 
 #include <chrono>
 #include <cstdio>

@@ -3,7 +3,7 @@
 // names), and the up-front checks of output paths.
 #include "harness/output.hpp"
 
-#include <gpuprof/output_paths.hpp>
+#include <gpuprof_cli/output_paths.hpp>
 #include <gpuprof/report/bench_json.hpp>
 #include <gpuprof/stats.hpp>
 

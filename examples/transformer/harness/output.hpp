@@ -13,7 +13,7 @@
 #include <vector>
 
 #include <gpuprof/json_writer.hpp>
-#include <gpuprof/output_paths.hpp>
+#include <gpuprof_cli/output_paths.hpp>
 
 #include "harness/results.hpp"
 
@@ -54,7 +54,7 @@ using RowFields = std::vector<std::pair<std::string, FieldValue>>;
 
 RowFields row_fields(const ResultRow& row);
 
-// gpuprof::check_output_files (gpuprof/output_paths.hpp) with its error as a
+// gpuprof::check_output_files (gpuprof_cli/output_paths.hpp) with its error as a
 // UsageError: an output that cannot be created, that names an input or
 // another output. Leaves nothing behind.
 void check_output_files(const std::vector<gpuprof::OutputFile>& outputs,

@@ -4,7 +4,7 @@
 // 3 no usable GPU or CUPTI cannot capture.
 #include <gpuprof/terminal_text.hpp>
 #include <gpuprof/atomic_file.hpp>
-#include <gpuprof/standard_output.hpp>
+#include <gpuprof_cli/standard_output.hpp>
 
 #include <cstdio>
 #include <exception>

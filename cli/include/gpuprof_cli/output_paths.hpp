@@ -1,9 +1,9 @@
-// gpuprof/output_paths.hpp: the output files of one command line, checked
+// gpuprof_cli/output_paths.hpp: the output files of one command line, checked
 // together before any work, so that a long run is never lost to a bad path
 // and no output lands on an input or on another output.
 //
 // ```cpp
-// #include <gpuprof/output_paths.hpp>
+// #include <gpuprof_cli/output_paths.hpp>
 // #include <iostream>
 // std::ostream& text_stream(const std::string& json_path, const std::string& csv_path,
 //                           const std::string& input) {
@@ -35,9 +35,9 @@
 #include <system_error>
 #include <vector>
 
-#include "atomic_file.hpp"
-#include "config.hpp"
-#include "error.hpp"
+#include <gpuprof/atomic_file.hpp>
+#include <gpuprof/config.hpp>
+#include <gpuprof/error.hpp>
 
 GPUPROF_NAMESPACE_BEGIN
 

@@ -1,8 +1,8 @@
-// gpuprof/standard_output.hpp: a program's standard output that cannot fail
+// gpuprof_cli/standard_output.hpp: a program's standard output that cannot fail
 // silently.
 //
 // ```cpp
-// #include <gpuprof/standard_output.hpp>
+// #include <gpuprof_cli/standard_output.hpp>
 // #include <iostream>
 // int main() {
 //   gpuprof::guard_standard_streams();  // first thing
@@ -31,7 +31,7 @@
 #include <string>
 #include <system_error>
 
-#include "config.hpp"
+#include <gpuprof/config.hpp>
 
 GPUPROF_NAMESPACE_BEGIN
 
