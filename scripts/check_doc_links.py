@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every relative link and image in README.md and docs/**/*.md resolves.
+"""Every relative link and image in README.md, examples/README.md and docs/**/*.md resolves.
 
 A target is a Markdown link or image, [text](target) or ![alt](target), or an
 HTML href/src, outside code blocks and inline code. Absolute URLs (http:,
@@ -92,6 +92,7 @@ def main(argv):
         return 0 if len(argv) == 2 else 2
     root = Path(argv[1] if len(argv) == 2 else Path(__file__).resolve().parent.parent).resolve()
     documents = [root / "README.md"] + sorted((root / "docs").rglob("*.md"))
+    documents += [path for path in [root / "examples" / "README.md"] if path.is_file()]
     broken = checked = 0
     for document in documents:
         text = prose(document.read_text(encoding="utf-8"))

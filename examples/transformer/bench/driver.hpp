@@ -1,6 +1,6 @@
 // bench/driver.hpp: transformer_bench from parsed flags to written files.
 #pragma once
-#include "bench/options.hpp"
+#include "bench/driver_options.hpp"
 
 namespace transformer::bench {
 

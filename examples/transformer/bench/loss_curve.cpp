@@ -9,7 +9,7 @@
 #include <ostream>
 
 #include "harness/cells.hpp"
-#include "harness/options.hpp"
+#include "harness/run_flags.hpp"
 #include "model/backend.hpp"
 
 namespace transformer::bench {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "harness/device.hpp"
-#include "harness/results.hpp"
+#include "harness/bench_results.hpp"
 #include "harness/run.hpp"
 
 namespace transformer::bench {

@@ -10,7 +10,7 @@
 #include <iostream>
 
 #include "bench/driver.hpp"
-#include "bench/options.hpp"
+#include "bench/driver_options.hpp"
 #include "harness/device.hpp"
 
 int main(int argc, char** argv) {

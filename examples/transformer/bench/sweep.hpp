@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/options.hpp"
+#include "bench/driver_options.hpp"
 #include "harness/device.hpp"
-#include "harness/results.hpp"
+#include "harness/bench_results.hpp"
 #include "harness/run.hpp"
 
 namespace transformer::bench {

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "harness/results.hpp"
+#include "harness/bench_results.hpp"
 
 namespace transformer::bench {
 

@@ -1,5 +1,5 @@
 // cuda/attention.hpp: causal multi-head attention with RoPE, between the QKV
-// projection and the output projection (both plain GEMMs in model.cu).
+// projection and the output projection (both plain GEMMs in model/cuda_model.cu).
 //
 // Forward: one kernel rotates q and k (RoPE, interleaved pairs) and writes q,
 // k, v head-major [batch, heads, ctx, d_head]; the scores are then ONE

@@ -44,7 +44,7 @@ std::vector<GradientRange> plan_buckets(const std::vector<GradientRange>& ready,
                                         std::size_t cap);
 
 // The ranges the CUDA backend announces for `config`'s layout, in order
-// (cuda/model.cu's backward): lm_head (with `padded_total - layout.total`
+// (model/cuda_model.cu's backward): lm_head (with `padded_total - layout.total`
 // elements of padding), final_norm, blocks L-1 ... 0, embedding.
 std::vector<GradientRange> backward_gradient_ranges(const ModelConfig& config, std::size_t padded_total);
 

@@ -10,7 +10,7 @@
 #include <iostream>
 
 #include "ddp/launcher.hpp"
-#include "ddp/options.hpp"
+#include "ddp/ddp_options.hpp"
 #include "ddp/rank_run.hpp"
 #include "harness/output.hpp"
 

@@ -23,7 +23,7 @@
 #include "common/cuda_check.hpp"
 #include "ddp/batches.hpp"
 #include "ddp/communicator.hpp"
-#include "ddp/results.hpp"
+#include "ddp/ddp_results.hpp"
 #include "ddp/trainer.hpp"
 
 namespace transformer::ddp {

@@ -5,7 +5,7 @@
 #include <gpuprof/rank.hpp>
 
 #include "ddp/launcher.hpp"
-#include "ddp/options.hpp"
+#include "ddp/ddp_options.hpp"
 
 namespace transformer::ddp {
 

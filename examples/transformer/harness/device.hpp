@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/options.hpp"
+#include "harness/run_flags.hpp"
 #include "model/backend.hpp"
 
 namespace transformer::harness {

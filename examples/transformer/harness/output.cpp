@@ -16,7 +16,7 @@
 #include <system_error>
 #include <type_traits>
 
-#include "harness/options.hpp"
+#include "harness/run_flags.hpp"
 #include "harness/cells.hpp"
 
 namespace transformer::harness {

@@ -15,7 +15,7 @@
 #include <gpuprof/json_writer.hpp>
 #include <gpuprof_cli/output_paths.hpp>
 
-#include "harness/results.hpp"
+#include "harness/bench_results.hpp"
 
 namespace transformer::harness {
 

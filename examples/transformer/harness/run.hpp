@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/device.hpp"
-#include "harness/results.hpp"
+#include "harness/bench_results.hpp"
 #include "model/backend.hpp"
 
 namespace transformer::harness {

@@ -12,7 +12,7 @@
 #include <functional>
 #include <iostream>
 
-#include "harness/options.hpp"
+#include "harness/run_flags.hpp"
 #include "harness/output.hpp"
 #include "profile/counters_run.hpp"
 #include "profile/idle_study_run.hpp"

@@ -16,7 +16,7 @@ namespace {
 
 using harness::fixed;
 
-// The backend's construction (cuda/model.cu): its allocations' parent scope.
+// The backend's construction (model/cuda_model.cu): its allocations' parent scope.
 constexpr const char* build_scope = "build backend";
 
 std::string mode_text(Mode mode) {

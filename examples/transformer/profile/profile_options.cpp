@@ -7,8 +7,8 @@
 #include <set>
 #include <string_view>
 
-#include "bench/options.hpp"
-#include "harness/options.hpp"
+#include "bench/driver_options.hpp"
+#include "harness/run_flags.hpp"
 
 namespace transformer::profile {
 namespace {

@@ -20,7 +20,7 @@
 #include <map>
 
 #include "harness/device.hpp"
-#include "harness/options.hpp"
+#include "harness/run_flags.hpp"
 #include "harness/run.hpp"
 #include "profile/attention_flops.hpp"
 #include "profile/one_step.hpp"

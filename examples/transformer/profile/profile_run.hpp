@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "harness/device.hpp"
-#include "harness/results.hpp"
+#include "harness/bench_results.hpp"
 #include "profile/memory_timeline_results.hpp"
 #include "profile/profile_options.hpp"
 #include "profile/profile_results.hpp"

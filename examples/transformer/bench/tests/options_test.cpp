@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/options.hpp"
+#include "bench/driver_options.hpp"
 
 using namespace transformer;
 using namespace transformer::bench;

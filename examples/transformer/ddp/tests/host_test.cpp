@@ -10,8 +10,8 @@
 
 #include "ddp/buckets.hpp"
 #include "ddp/launcher.hpp"
-#include "ddp/options.hpp"
-#include "ddp/results.hpp"
+#include "ddp/ddp_options.hpp"
+#include "ddp/ddp_results.hpp"
 #include "support/json_parse.hpp"
 #include "support/temporary_directory.hpp"
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "harness/options.hpp"
+#include "harness/run_flags.hpp"
 #include "harness/output.hpp"
 
 using namespace transformer::harness;

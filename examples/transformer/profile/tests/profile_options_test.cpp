@@ -2,7 +2,7 @@
 // the ones it hands to transformer_bench's parser.
 #include <doctest/doctest.h>
 
-#include "harness/options.hpp"
+#include "harness/run_flags.hpp"
 #include "profile/profile_options.hpp"
 
 using namespace transformer;

@@ -1,5 +1,5 @@
-// ddp/options.cpp: transformer_ddp's flags on top of the harness's parser.
-#include "ddp/options.hpp"
+// ddp/ddp_options.cpp: transformer_ddp's flags on top of the harness's parser.
+#include "ddp/ddp_options.hpp"
 
 #include <cmath>
 #include <cstdlib>

@@ -1,5 +1,5 @@
-// harness/options.cpp: the shared flag parser.
-#include "harness/options.hpp"
+// harness/run_flags.cpp: the shared flag parser.
+#include "harness/run_flags.hpp"
 
 #include <algorithm>
 #include <charconv>

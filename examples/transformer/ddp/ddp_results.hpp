@@ -1,4 +1,4 @@
-// ddp/results.hpp: what a data-parallel run measured, every rank side by
+// ddp/ddp_results.hpp: what a data-parallel run measured, every rank side by
 // side, and its table and JSON ("schema": "gpuprof.transformer_ddp").
 // Plain data and text: the tests check it without a device.
 #pragma once

@@ -1,4 +1,4 @@
-// harness/results.hpp: what a run measured, as plain data: one configuration's
+// harness/bench_results.hpp: what a run measured, as plain data: one configuration's
 // row (the unit every output and every join with PyTorch figures works on)
 // and the studies of transformer_bench, which the outputs are written from.
 #pragma once

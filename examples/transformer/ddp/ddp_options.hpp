@@ -1,4 +1,4 @@
-// ddp/options.hpp: transformer_ddp's flags and how it was launched. Parsing
+// ddp/ddp_options.hpp: transformer_ddp's flags and how it was launched. Parsing
 // never touches a device.
 //
 // Two ways to run:
@@ -15,7 +15,7 @@
 
 #include <gpuprof/rank.hpp>
 
-#include "harness/options.hpp"
+#include "harness/run_flags.hpp"
 #include "model/backend.hpp"
 
 namespace transformer::ddp {

@@ -1,4 +1,4 @@
-// cuda/model.cu: the CUDA backend: the CS336 Transformer LM on cuBLAS GEMMs
+// model/cuda_model.cu: the CUDA backend: the CS336 Transformer LM on cuBLAS GEMMs
 // and the kernels of this folder, its memory allocated once from an arena.
 // docs/model.md ("The CUDA backend") says how: precisions, the arena and the
 // buffers that share bytes, padded shapes, CUDA-graph capture, AdamW on a

@@ -1,5 +1,5 @@
-// bench/options.cpp: transformer_bench's own flags on top of the shared parser (see usage_text()).
-#include "bench/options.hpp"
+// bench/driver_options.cpp: transformer_bench's own flags on top of the shared parser (see usage_text()).
+#include "bench/driver_options.hpp"
 
 #include <algorithm>
 #include <string>

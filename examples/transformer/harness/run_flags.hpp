@@ -1,4 +1,4 @@
-// harness/options.hpp: the flags transformer_bench and transformer_profile
+// harness/run_flags.hpp: the flags transformer_bench and transformer_profile
 // share (what to run and how often), parsed by one parser so both programs
 // accept and reject exactly the same values. Parsing never touches a device.
 #pragma once

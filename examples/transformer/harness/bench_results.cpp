@@ -1,5 +1,5 @@
-// harness/results.cpp: derived figures of a row.
-#include "harness/results.hpp"
+// harness/bench_results.cpp: derived figures of a row.
+#include "harness/bench_results.hpp"
 
 namespace transformer::harness {
 

@@ -1,5 +1,5 @@
-// ddp/results.cpp: the rank figures' table and JSON.
-#include "ddp/results.hpp"
+// ddp/ddp_results.cpp: the rank figures' table and JSON.
+#include "ddp/ddp_results.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
-// bench/options.hpp: the command line of transformer_bench: the shared run
-// flags (harness/options.hpp) and the benchmark's own outputs and studies.
+// bench/driver_options.hpp: the command line of transformer_bench: the shared run
+// flags (harness/run_flags.hpp) and the benchmark's own outputs and studies.
 // The defaults that depend on the device (which sizes, contexts, precisions)
 // are filled in later by resolve_defaults.
 #pragma once
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/options.hpp"
+#include "harness/run_flags.hpp"
 
 namespace transformer::bench {
 
