@@ -36,7 +36,7 @@ struct CountersResults {
 // "counters-small-ctx128-bf16-cudnn-fwd.svg" and its .json beside it.
 std::string counters_file(const CountersRun& run, const std::string& extension);
 
-// DIR/roofline.md (docs/profile/counters.md describes it): the ceilings,
+// DIR/roofline.md (docs/transformer-counters.md describes it): the ceilings,
 // then per run a table of its scopes (bound, % of roof, intensity, rate,
 // DRAM bytes, declared FLOPs) and its roofline picture.
 std::string counters_markdown(const CountersResults& results);
