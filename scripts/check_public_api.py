@@ -134,7 +134,7 @@ def header_findings(path, relative):
     def exposed():
         if any(kind == "namespace" and detail for kind, detail in stack):
             return False
-        if any(kind == "block" for kind, _ in stack):
+        if any(kind == "block" or access == "hidden" for kind, access in stack):
             return False
         kind, access = stack[-1]
         return kind == "namespace" or access == "public"
@@ -149,7 +149,8 @@ def header_findings(path, relative):
             # An access label ends the statement before it.
             match = ACCESS.search(statement[-12:]) if c == ":" else None
             if match and stack[-1][0] == "class":
-                stack[-1] = ("class", match.group(1))
+                if stack[-1][1] != "hidden":  # a class nested in a private part stays private
+                    stack[-1] = ("class", match.group(1))
                 statement = ""
             continue
         head = statement.strip()
@@ -169,7 +170,10 @@ def header_findings(path, relative):
                                 f"{relative}:{statement_line}: class {klass.group(2)} derives publicly from "
                                 + re.sub(r"^\s*(virtual\s+)?public\s+", "", base).strip()
                             )
-                stack.append(("class", "private" if klass.group(1) == "class" else "public"))
+                if not exposed():
+                    stack.append(("class", "hidden"))
+                else:
+                    stack.append(("class", "private" if klass.group(1) == "class" else "public"))
             else:
                 if exposed() and head and not head.startswith("friend") and DETAIL.search(public_part(head)):
                     findings.append(f"{relative}:{statement_line}: public declaration names a detail type: {' '.join(public_part(head).split())[:100]}")

@@ -24,6 +24,12 @@ class Leaky : public detail::Thing {
 class Sealed final : private detail::Thing {
  public:
   Sealed() = default;
+
+ private:
+  struct Part {  // nested in a private part: private, whatever its own labels say
+   public:
+    detail::Thing thing;
+  };
 };
 
 inline void take(const detail::Thing& thing) { detail::helper(thing); }
