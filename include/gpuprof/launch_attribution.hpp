@@ -5,7 +5,7 @@
 // ```cpp
 // #include <gpuprof/launch_attribution.hpp>
 // #include <cstddef>
-// std::size_t charge_backward(Report& report) { return adopt_by_launch_time(report); }
+// std::size_t charge_backward(gpuprof::Report& report) { return gpuprof::adopt_by_launch_time(report); }
 // ```
 //
 // Kernel capture ties a launch to the scopes open on the launching thread.
