@@ -15,7 +15,8 @@ first; this is not a C++ parser):
    (namespace scope outside `namespace detail`, or a class's public section)
    that names `detail::` in its parameters, return type, base or alias, fail.
    Function bodies, initializers after `=`, friend declarations, private and
-   protected sections and macros are not looked at.
+   protected sections, out-of-class member definitions (`Class::f(...)`) and
+   macros are not looked at.
 
 Prints each finding as FILE:LINE: why; exit 1 if any.
 
@@ -95,6 +96,7 @@ def outside_include(root):
 
 CLASS_HEAD = re.compile(r"\b(class|struct|union)\s+(?:\w+\s+)*?(\w+)\s*(?:final\s*)?(?::(?P<bases>[^{]*))?$")
 NAMESPACE = re.compile(r"\bnamespace\s*(\w*)\s*$")
+OUT_OF_CLASS = re.compile(r"(?<![:\w])[A-Z]\w*::~?\w+\s*\(")
 ACCESS = re.compile(r"\b(public|private|protected)\s*:(?!:)")
 
 
@@ -103,6 +105,8 @@ def public_part(statement):
     or a constructor's member initializers. A using-declaration (`using detail::f;`) makes a
     name public on purpose and is not looked at."""
     if re.match(r"\s*using\s+[\w:]+\s*$", statement):
+        return ""
+    if OUT_OF_CLASS.search(statement):  # Class::member(...) defined outside: its class says its access
         return ""
     if re.match(r"\s*(template\s*<.*>\s*)?using\b", statement, re.S):
         return statement
