@@ -65,7 +65,6 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -289,13 +288,8 @@ class CounterCapture final : public ScopeObserver {
   bool active() const { return why_inactive_.empty(); }
   const std::string& why_inactive() const { return why_inactive_; }
   const std::string& chip() const { return result_.chip; }
-  // Passes the metric set needs (per nesting level in scopes mode), the
-  // duration's own pass included.
-  int passes() const {
-    int passes = 0;
-    for (const MetricGroup& group : groups_) passes += group.host->passes();
-    return passes;
-  }
+  // Passes the metric set needs (per nesting level in scopes mode).
+  int passes() const { return host_ ? host_->passes() : 0; }
 
   // Runs `work` once per replay pass. Scopes mode: a range per scope it
   // opens (inside a range named `outer` around the whole work, when given:
@@ -313,37 +307,33 @@ class CounterCapture final : public ScopeObserver {
       detail::throw_error("CounterCapture::measure() needs CounterRanges::scopes or CounterReplay::user",
                           __FILE__, __LINE__);
     thread_ = std::this_thread::get_id();
+    const int limit = host_->passes() * (scopes ? options_.nesting_levels : 1) + 1;
     int runs = 0;
-    std::vector<std::vector<CounterRange>> decoded;
+    bool submitted = false;
     if (scopes) profiler().add_observer(this);
     try {
-      for (MetricGroup& group : groups_) {
-        configure(group);
-        const int limit = runs + group.host->passes() * (scopes ? options_.nesting_levels : 1) + 1;
-        bool submitted = false;
-        while (!submitted) {
-          if (++runs > limit)
-            detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__,
-                                __LINE__);
-          start_pass();
-          if (scopes) hold_gpu();
-          const bool outer_pushed = scopes && !outer.empty() && push_range(outer);
-          outer_levels_ = outer_pushed ? 1 : 0;
-          work();
-          if (outer_pushed) pop_range();
-          release_gpu();
-          submitted = stop_pass();
-        }
-        decoded.push_back(decode(group, set.note));
+      configure();
+      while (!submitted) {
+        if (++runs > limit)
+          detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__,
+                              __LINE__);
+        start_pass();
+        if (scopes) hold_gpu();
+        const bool outer_pushed = scopes && !outer.empty() && push_range(outer);
+        outer_levels_ = outer_pushed ? 1 : 0;
+        work();
+        if (outer_pushed) pop_range();
+        release_gpu();
+        submitted = stop_pass();
       }
-      set.passes = runs;
-      (scopes ? set.scopes : set.kernels) = join_groups(std::move(decoded));
     } catch (const std::exception& error) {
       if (scopes) profiler().remove_observer(this);
       fail_and_close(error.what());
       throw;
     }
     if (scopes) profiler().remove_observer(this);
+    set.passes = runs;
+    (scopes ? set.scopes : set.kernels) = decode(set.note);
     return set;
   }
 
@@ -358,8 +348,8 @@ class CounterCapture final : public ScopeObserver {
                           __FILE__, __LINE__);
     try {
       stop_pass();
-      set.passes = passes();
-      set.kernels = decode(groups_.front(), set.note);
+      set.passes = host_->passes();
+      set.kernels = decode(set.note);
       start_pass();
     } catch (const std::exception& error) {
       fail_and_close(error.what());
@@ -407,13 +397,6 @@ class CounterCapture final : public ScopeObserver {
   void contribute(Report&) override {}
 
  private:
-  // The metric set's configurations, measured one after another (see
-  // metric_groups()), each with its counter data image.
-  struct MetricGroup {
-    std::unique_ptr<detail::CounterHost> host;
-    std::vector<std::uint8_t> counter_data;
-  };
-
   CounterSet empty_result() const {
     CounterSet set;
     set.metrics = result_.metrics;
@@ -481,10 +464,7 @@ class CounterCapture final : public ScopeObserver {
     std::vector<std::uint8_t> availability(available.counterAvailabilityImageSize);
     available.pCounterAvailabilityImage = availability.data();
     GPUPROF_CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&available));
-    for (const std::vector<std::string>& metrics : metric_groups()) {
-      groups_.emplace_back();
-      groups_.back().host.reset(new detail::CounterHost(result_.chip, metrics, availability));
-    }
+    host_.reset(new detail::CounterHost(result_.chip, options_.metrics, availability));
 
     auto enable = detail::cupti_params<CUpti_RangeProfiler_Enable_Params>(
         CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
@@ -492,74 +472,34 @@ class CounterCapture final : public ScopeObserver {
     check_permission(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
     object_ = enable.pRangeProfilerObject;
 
-    for (MetricGroup& group : groups_) {
-      auto size = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
-          CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
-      size.pRangeProfilerObject = object_;
-      size.pMetricNames = const_cast<const char**>(group.host->metric_names().data());
-      size.numMetrics = group.host->metric_names().size();
-      size.maxNumOfRanges = options_.max_ranges;
-      size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(options_.max_ranges);
-      GPUPROF_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
-      group.counter_data.resize(size.counterDataSize);
-      reset_counter_data(group);
-    }
+    auto size = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+    size.pRangeProfilerObject = object_;
+    size.pMetricNames = const_cast<const char**>(host_->metric_names().data());
+    size.numMetrics = host_->metric_names().size();
+    size.maxNumOfRanges = options_.max_ranges;
+    size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(options_.max_ranges);
+    GPUPROF_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
+    counter_data_.resize(size.counterDataSize);
+    reset_counter_data();
 
     if (options_.ranges == CounterRanges::scopes) load_hold_kernel();
     if (options_.ranges == CounterRanges::kernels && options_.replay == CounterReplay::kernel) {
-      configure(groups_.front());
+      configure();
       start_pass();
     }
   }
 
-  // Scope ranges read their duration in passes of their own. Measured in the
-  // same passes as the default set's other counters, ranges read 10-95 us
-  // longer than their kernels on an H200, where alone they read 3 us longer
-  // (docs/counters.md#the-duration-in-passes-of-its-own).
-  std::vector<std::vector<std::string>> metric_groups() const {
-    const std::vector<std::string>& metrics = options_.metrics;
-    const bool timed = std::find(metrics.begin(), metrics.end(), metric::duration_ns) != metrics.end();
-    if (options_.ranges != CounterRanges::scopes || !timed || metrics.size() == 1) return {metrics};
-    std::vector<std::string> others;
-    for (const std::string& name : metrics)
-      if (name != metric::duration_ns) others.push_back(name);
-    return {{metric::duration_ns}, std::move(others)};
-  }
-
-  // One range list from each group's: the same ranges (the work pushed the
-  // same scopes in every pass), their values in the metric set's order.
-  std::vector<CounterRange> join_groups(std::vector<std::vector<CounterRange>> decoded) const {
-    std::vector<CounterRange> joined = std::move(decoded.front());
-    for (std::size_t g = 1; g < decoded.size(); ++g) {
-      if (decoded[g].size() != joined.size())
-        throw Error("the work's scopes changed between counter passes: " + std::to_string(joined.size()) +
-                    " ranges, then " + std::to_string(decoded[g].size()));
-      for (std::size_t i = 0; i < joined.size(); ++i) {
-        if (decoded[g][i].name != joined[i].name)
-          throw Error("the work's scopes changed between counter passes: \"" + joined[i].name +
-                      "\", then \"" + decoded[g][i].name + "\"");
-        for (MetricValue& value : decoded[g][i].values) joined[i].values.push_back(std::move(value));
-      }
-    }
-    if (decoded.size() > 1)
-      for (CounterRange& range : joined) {
-        std::vector<MetricValue> ordered;
-        for (const std::string& name : options_.metrics) ordered.push_back({name, *range.find(name)});
-        range.values = std::move(ordered);
-      }
-    return joined;
-  }
-
   // The config for the next passes; a measure() starts again at pass 0.
-  void configure(MetricGroup& group) {
+  void configure() {
     const bool scopes = options_.ranges == CounterRanges::scopes;
     auto config = detail::cupti_params<CUpti_RangeProfiler_SetConfig_Params>(
         CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     config.pRangeProfilerObject = object_;
-    config.configSize = group.host->config().size();
-    config.pConfig = group.host->config().data();
-    config.counterDataImageSize = group.counter_data.size();
-    config.pCounterDataImage = group.counter_data.data();
+    config.configSize = host_->config().size();
+    config.pConfig = host_->config().data();
+    config.counterDataImageSize = counter_data_.size();
+    config.pCounterDataImage = counter_data_.data();
     config.range = scopes ? CUPTI_UserRange : CUPTI_AutoRange;
     config.replayMode =
         scopes || options_.replay == CounterReplay::user ? CUPTI_UserReplay : CUPTI_KernelReplay;
@@ -571,12 +511,12 @@ class CounterCapture final : public ScopeObserver {
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&config));
   }
 
-  void reset_counter_data(MetricGroup& group) {
+  void reset_counter_data() {
     auto init = detail::cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
         CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     init.pRangeProfilerObject = object_;
-    init.counterDataSize = group.counter_data.size();
-    init.pCounterData = group.counter_data.data();
+    init.counterDataSize = counter_data_.size();
+    init.pCounterData = counter_data_.data();
     GPUPROF_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&init));
   }
 
@@ -671,7 +611,7 @@ class CounterCapture final : public ScopeObserver {
     return stop.isAllPassSubmitted != 0;
   }
 
-  std::vector<CounterRange> decode(MetricGroup& group, std::string& note) {
+  std::vector<CounterRange> decode(std::string& note) {
     auto decode = detail::cupti_params<CUpti_RangeProfiler_DecodeData_Params>(
         CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     decode.pRangeProfilerObject = object_;
@@ -682,8 +622,8 @@ class CounterCapture final : public ScopeObserver {
     else if (decode.numOfRangeDropped)
       note = std::to_string(decode.numOfRangeDropped) + " range(s) dropped: more than max_ranges (" +
              std::to_string(options_.max_ranges) + ")";
-    std::vector<CounterRange> ranges = group.host->ranges(group.counter_data);
-    reset_counter_data(group);
+    std::vector<CounterRange> ranges = host_->ranges(counter_data_);
+    reset_counter_data();
     return ranges;
   }
 
@@ -694,7 +634,7 @@ class CounterCapture final : public ScopeObserver {
   }
   void close() noexcept {
     open_scopes_.clear();
-    groups_.clear();
+    host_.reset();
     if (released_) {
       // Teardown: nothing to do about a failure. A pass cut short may leave
       // its hold waiting: released, it ends before the memory goes.
@@ -729,7 +669,8 @@ class CounterCapture final : public ScopeObserver {
   bool initialized_ = false;
   bool running_ = false;
   CUpti_RangeProfiler_Object* object_ = nullptr;
-  std::vector<MetricGroup> groups_;
+  std::unique_ptr<detail::CounterHost> host_;
+  std::vector<std::uint8_t> counter_data_;
   cudaLibrary_t hold_library_ = nullptr;  // scopes mode: each pass's hold kernel
   cudaKernel_t hold_kernel_ = nullptr;
   volatile std::uint64_t* released_ = nullptr;  // mapped host memory: the last hold released

@@ -336,9 +336,10 @@ TEST_CASE("per scope: every scope's duration, the first of each pass included, a
   std::vector<std::vector<double>> events = event_durations_us(scopes, event_runs);
 
   // Each measure() gives one duration per scope (from the pass that reads
-  // time): the median of several. The default metric set: the one whose
-  // other counters used to lengthen every range.
+  // time): the median of several.
   gpuprof::CounterCaptureOptions options;
+  options.metrics = {gpuprof::metric::duration_ns, gpuprof::metric::dram_bytes_read,
+                     gpuprof::metric::fp32_ffma};
   options.nesting_levels = 1;
   gpuprof::CounterCapture capture(options);
   require_active(capture);
