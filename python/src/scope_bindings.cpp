@@ -55,16 +55,22 @@ const TorchStreams* torch_streams() {
   if (found) return found;
   PyObject* torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");  // borrowed; no import
   if (!torch) return nullptr;
+  // A module named torch without these (a test's stand-in, another package)
+  // gives no stream: scopes then use the default stream.
   py::object module = py::reinterpret_borrow<py::object>(torch);
-  if (!py::hasattr(module, "cuda") || !module.attr("cuda").attr("is_initialized")().cast<bool>())
-    return nullptr;
+  py::object cuda = py::getattr(module, "cuda", py::none());
+  py::object initialized = cuda.is_none() ? py::none() : py::getattr(cuda, "is_initialized", py::none());
+  if (initialized.is_none() || !initialized().cast<bool>()) return nullptr;
+  py::object c = py::getattr(module, "_C", py::none());
   auto* streams = new TorchStreams;
-  py::object c = module.attr("_C");
-  if (py::hasattr(c, "_cuda_getCurrentRawStream") && py::hasattr(c, "_cuda_getDevice")) {
+  if (!c.is_none() && py::hasattr(c, "_cuda_getCurrentRawStream") && py::hasattr(c, "_cuda_getDevice")) {
     streams->current_raw_stream = py::object(c.attr("_cuda_getCurrentRawStream")).release().ptr();
     streams->current_device = py::object(c.attr("_cuda_getDevice")).release().ptr();
+  } else if (py::hasattr(cuda, "current_stream")) {
+    streams->current_stream = py::object(cuda.attr("current_stream")).release().ptr();
   } else {
-    streams->current_stream = py::object(module.attr("cuda").attr("current_stream")).release().ptr();
+    delete streams;
+    return nullptr;
   }
   found = streams;
   return found;

@@ -71,8 +71,11 @@ __global__ void gate_kernel(const volatile int* open) {
 // free-running kernels that depends on how far the host gets ahead of the GPU
 // (the first round, slower with its first-use work, set a lower peak than the
 // later ones: 4 failures in 40 runs). Behind a gate every round has exactly
-// its 2 x 40 pairs in flight, so the pool must cover them after round one and
-// never grow again.
+// its 2 x 40 pairs in flight, so the pool covers them after round one. It may
+// take a few more: after meeting a pair in flight the read-back waits 100 us
+// before asking again, and a round that starts within that wait takes new
+// pairs (82 of 80 on an H200). A pool that kept pairs would grow by a
+// round's 80 each round.
 TEST_CASE("the event pool stops growing once pairs come back") {
   StreamOwner owner;
   auto& profiler = gpuprof::profiler();
@@ -102,7 +105,7 @@ TEST_CASE("the event pool stops growing once pairs come back") {
     const auto report = profiler.report();
     CHECK(node_at(report, "outer/inner").gpu_ms.n == node_at(report, "outer/inner").count);
   }
-  CHECK(gpuprof::detail::recorder().this_thread().events.created() == created);
+  CHECK(gpuprof::detail::recorder().this_thread().events.created() < created + scopes_per_round);
   cudaFreeHost(gate);
 }
 
