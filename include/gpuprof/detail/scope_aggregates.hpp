@@ -9,16 +9,17 @@
 // bounded by the tree's size and the window, not by the run's length.
 #pragma once
 #include <cstddef>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "../clock.hpp"
 #include "../config.hpp"
+#include "../diagnostics.hpp"
 #include "../online_summary.hpp"
 #include "../work.hpp"
 
@@ -49,17 +50,17 @@ inline std::size_t trace_window_from_environment() {
   const char* full = std::getenv("GPUPROF_FULL_TRACE");
   if (full && std::strcmp(full, "1") == 0) return 0;
   if (full && *full && std::strcmp(full, "0") != 0)
-    std::fprintf(stderr, "gpuprof: GPUPROF_FULL_TRACE='%s' is neither 0 nor 1; ignored\n", full);
+    diagnose(Severity::note, "GPUPROF_FULL_TRACE='" + std::string(full) + "' is neither 0 nor 1; ignored");
   const char* text = std::getenv("GPUPROF_TRACE_WINDOW");
   if (!text || !*text) return default_trace_window;
   char* end = nullptr;
   const unsigned long long value = std::strtoull(text, &end, 10);
   if (*text < '0' || *text > '9' || *end != '\0' || value == 0 || value > 1'000'000'000ull) {
-    std::fprintf(
-        stderr,
-        "gpuprof: GPUPROF_TRACE_WINDOW='%s' is not a whole number of instances from 1 to 1000000000; "
-        "ignored (keeping the newest %zu)\n",
-        text, default_trace_window);
+    diagnose(Severity::note,
+             "GPUPROF_TRACE_WINDOW='" + std::string(text) +
+                 "' is not a whole number of instances from 1 to 1000000000; ignored (keeping "
+                 "the newest " +
+                 std::to_string(default_trace_window) + ")");
     return default_trace_window;
   }
   return static_cast<std::size_t>(value);
