@@ -14,6 +14,8 @@ if(GPUPROF_HAVE_CUDA AND CMAKE_CUDA_COMPILER)
   target_link_libraries(gpuprof_kernel_capture_tests PRIVATE gpuprof::cupti gpuprof_gpu_test_main)
   gpuprof_strict_warnings(gpuprof_kernel_capture_tests)
   gpuprof_add_gpu_test(gpuprof_kernel_capture_tests gpuprof_kernel_capture_tests)
+  gpuprof_add_gpu_test(gpuprof_kernel_capture_records gpuprof_kernel_capture_tests)
+  set_tests_properties(gpuprof_kernel_capture_records PROPERTIES ENVIRONMENT GPUPROF_TEST_CAPTURE_ROUTE=records)
 endif()
 
 # The notice of a capture that cannot capture, on any machine: no device is

@@ -4,11 +4,11 @@
 Modes, each in its own process (CUPTI keeps state per process), the processes
 of all modes interleaved over --rounds rounds:
   uncaptured         gpuprof scopes only (CUDA events), no KernelCapture
-  activity records   KernelCapture() (the default): CUPTI records every CUDA
-                     runtime and driver call (RUNTIME, DRIVER and
+  activity records   KernelCapture(launch_callbacks=False): CUPTI records every
+                     CUDA runtime and driver call (RUNTIME, DRIVER and
                      EXTERNAL_CORRELATION kinds) and the join keeps the launches
-  launch callbacks   KernelCapture(launch_callbacks=True): CUPTI calls back on
-                     the launching functions only, which note scope and start
+  launch callbacks   KernelCapture() (the default): CUPTI calls back on the
+                     launching functions only, which note scope and start
 Per process and phase (fwd: forward only, step: the train step): w warm-up
 steps, then n steps, each timed on the host from its start to the end of its
 synchronize (model_steps.Steps.run); the process's figure is the median step.
@@ -19,7 +19,7 @@ Both capture modes must charge the same kernels to the same ranges (forward,
 backward, optimizer; counted over the n steps) and leave none unattributed:
 the cheaper mode gives up no attribution. With --agreement (default) the
 launch-callbacks mode is then compared with torch.profiler
-(kineto_agreement.py --launch-callbacks: same kernels, same counts, times
+(kineto_agreement.py: same kernels, same counts, times
 within 5 %, the same kernels in each range).
 
 Prints the table, writes JSON. Exit status: 0 when the modes attribute
@@ -41,7 +41,7 @@ from collections import Counter
 import gpuprof
 import model_steps
 
-MODES = {"uncaptured": None, "activity records": {}, "launch callbacks": {"launch_callbacks": True}}
+MODES = {"uncaptured": None, "activity records": {"launch_callbacks": False}, "launch callbacks": {}}
 CAPTURED = ("activity records", "launch callbacks")
 PHASES = {"fwd": "forward", "step": "train step"}
 RANGES = ("forward", "backward", "optimizer")
@@ -161,7 +161,7 @@ def main():
             agreement = run_child([sys.executable, os.path.join(here, "kineto_agreement.py"), "--size", args.size,
                                    "--ctx", str(args.ctx), "--batch", str(args.batch), "--vocab", str(args.vocab),
                                    "--warmup", str(args.warmup), "--steps", str(args.steps),
-                                   "--device", args.device, "--launch-callbacks", "--out", out], out)
+                                   "--device", args.device, "--out", out], out)
     if errors:
         for e in errors:
             print("ERROR:", e)

@@ -20,7 +20,7 @@ Compared (kernels only; copies and memsets left out on both sides):
 Prints both side by side, writes JSON; exit 0 when they agree, 1 when not
 (or when a side captured nothing), 2 on bad arguments.
 
-usage: kineto_agreement.py --out FILE.json [--size small] [--ctx 128] [--steps 20] [--launch-callbacks]
+usage: kineto_agreement.py --out FILE.json [--size small] [--ctx 128] [--steps 20] [--activity-records]
 """
 import json
 import os
@@ -41,8 +41,8 @@ def extra(parser):
     parser.add_argument("--ctx", type=int, default=128)
     parser.add_argument("--tolerance", type=float, default=0.05, help="relative time tolerance (0.05)")
     parser.add_argument("--floor-us", type=float, default=1.0, help="absolute time tolerance per step (1 us)")
-    parser.add_argument("--launch-callbacks", action="store_true",
-                        help="gpuprof's side: KernelCapture(launch_callbacks=True)")
+    parser.add_argument("--activity-records", action="store_true",
+                        help="gpuprof's side: KernelCapture(launch_callbacks=False)")
     parser.add_argument("--side", choices=["gpuprof", "torch"], help=argparse.SUPPRESS)  # one tool's process
 
 
@@ -62,7 +62,7 @@ def gpuprof_side(args):
     steps = model_steps.Steps(args.size, args.ctx, args.batch, args.vocab, device=args.device)
     for _ in range(args.warmup):
         steps.run("step")
-    with gpuprof.KernelCapture(launch_callbacks=args.launch_callbacks) as capture:
+    with gpuprof.KernelCapture(launch_callbacks=not args.activity_records) as capture:
         gpuprof.reset()
         for _ in range(args.steps):
             steps.run("step")

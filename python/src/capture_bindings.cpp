@@ -277,7 +277,7 @@ void bind_captures(py::module_& m) {
       "One at a time per process; off (with the reason) when another CUPTI client holds CUPTI.");
   capture
       .def(py::init<bool, bool, bool, bool, std::size_t>(), py::kw_only(), py::arg("copies") = true,
-           py::arg("driver_api") = true, py::arg("launch_callbacks") = false, py::arg("allocations") = false,
+           py::arg("driver_api") = true, py::arg("launch_callbacks") = true, py::arg("allocations") = false,
            py::arg("buffer_bytes") = 8u << 20)
       .def("records", &PyKernelCapture::records, "The records captured so far (flushes first)")
       .def_property_readonly("dropped", &PyKernelCapture::dropped, "records CUPTI could not store")

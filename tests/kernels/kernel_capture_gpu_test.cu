@@ -1,4 +1,5 @@
-// Kernel capture on a real GPU: a known sequence of kernels inside nested
+// Kernel capture on a real GPU, with launch callbacks and with activity
+// records (GPUPROF_TEST_CAPTURE_ROUTE=records): a known sequence of kernels inside nested
 // scopes is attributed exactly, CUPTI's GPU projection of a ~2 ms scope agrees
 // with its CUDA-event time, nothing is dropped, memory peaks see allocations
 // made and freed inside a scope, and a captured CUDA graph's replays are
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,11 +51,19 @@ __global__ void softmax_like_kernel(float* data, int n) {
 }
 __global__ void empty_kernel() {}
 
+// Launches tied by activity records instead of launch callbacks (the
+// default): ctest runs this binary both ways (tests/kernels.cmake).
+bool tie_by_records() {
+  const char* route = std::getenv("GPUPROF_TEST_CAPTURE_ROUTE");
+  return route && std::string(route) == "records";
+}
+
 // One capture for the whole binary: CUPTI has one subscriber per process.
 gpuprof::KernelCapture& capture() {
   static gpuprof::KernelCapture instance([] {
     gpuprof::KernelCaptureOptions options;
     options.allocations = true;
+    options.launch_callbacks = !tie_by_records();
     return options;
   }());
   return instance;
@@ -81,6 +91,11 @@ struct DeviceBuffer {
 };
 
 }  // namespace
+
+TEST_CASE("the capture ties launches the way it was asked") {
+  start_fresh();
+  CHECK(capture().uses_launch_callbacks() == !tie_by_records());
+}
 
 TEST_CASE("kernels are attributed to the innermost scope that launched them") {
   start_fresh();
