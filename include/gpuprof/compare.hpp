@@ -56,6 +56,7 @@
 #include <utility>
 #include <vector>
 
+#include "axes.hpp"
 #include "config.hpp"
 #include "detail/json_reader.hpp"
 #include "environment.hpp"
@@ -129,6 +130,9 @@ struct MeasuredRow {
   std::string kind;
   std::string key;
   Measurement measurement;
+  // What rows of two runs are matched on, when not the key: a bench row with
+  // parameter axes matches on its benchmark and axis values, in any order.
+  std::string match = {};
 };
 
 // A run as the comparison sees it.
@@ -332,27 +336,29 @@ inline std::vector<std::string> run_differences(const MeasuredRun& base, const M
   return warnings;
 }
 
-using RowId = std::pair<std::string, std::string>;  // kind, key
+using RowId = std::pair<std::string, std::string>;  // kind, key (or match)
+
+inline RowId row_id(const MeasuredRow& row) { return {row.kind, row.match.empty() ? row.key : row.match}; }
 
 // A run's rows by (kind, key). A row named twice in one run is refused:
 // comparing only one of the two would hide the other's regression.
 inline std::map<RowId, const Measurement*> rows_by_id(const MeasuredRun& run, const char* which) {
   std::map<RowId, const Measurement*> rows;
   for (const MeasuredRow& row : run.rows)
-    if (!rows.emplace(RowId(row.kind, row.key), &row.measurement).second)
+    if (!rows.emplace(row_id(row), &row.measurement).second)
       throw InputError(std::string(which) + (run.source.empty() ? "" : " " + run.source) + " has two " +
                        row.kind + " rows named " + terminal_safe(row.key));
   return rows;
 }
 
-// Every row id of the runs, each once, in the order first met.
-inline std::vector<RowId> row_ids_in_order(const std::vector<const MeasuredRun*>& runs) {
-  std::vector<RowId> ids;
+// The first row of each row id in the runs, in the order met.
+inline std::vector<const MeasuredRow*> rows_in_order(const std::vector<const MeasuredRun*>& runs) {
+  std::vector<const MeasuredRow*> first;
   std::set<RowId> seen;
   for (const MeasuredRun* run : runs)
     for (const MeasuredRow& row : run->rows)
-      if (seen.insert(RowId(row.kind, row.key)).second) ids.emplace_back(row.kind, row.key);
-  return ids;
+      if (seen.insert(row_id(row)).second) first.push_back(&row);
+  return first;
 }
 }  // namespace detail
 
@@ -369,9 +375,11 @@ inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next,
     const auto found = rows.find(id);
     return found == rows.end() ? std::optional<Measurement>() : std::optional<Measurement>(*found->second);
   };
-  for (const detail::RowId& id : detail::row_ids_in_order({&base, &next}))
+  for (const MeasuredRow* row : detail::rows_in_order({&base, &next})) {
+    const detail::RowId id = detail::row_id(*row);
     comparison.rows.push_back(
-        compare_measurements(id.first, id.second, measured(in_base, id), measured(in_next, id), options));
+        compare_measurements(row->kind, row->key, measured(in_base, id), measured(in_next, id), options));
+  }
   return comparison;
 }
 
@@ -408,9 +416,40 @@ inline Comparison compare(const Report& base, const Report& next, const CompareO
 
 namespace detail {
 
+// What a gpuprof.bench row with "axes" is matched on: its benchmark (the
+// name without its "[axis=value,...]" as written from the axes) and its axis
+// values sorted by axis, so that rows match whatever order a writer declared
+// its axes in; "" (match on the name) for a row without axes.
+inline std::string bench_match_key(const Json& entry) {
+  const Json* axes = optional_member(entry, "axes");
+  if (!axes) return "";
+  std::vector<std::pair<std::string, AxisValue>> values = read_member(*axes, "axes", [](const Json& object) {
+    std::vector<std::pair<std::string, AxisValue>> read;
+    for (const std::string& axis : object.keys()) {
+      const Json& value = object[axis];
+      if (value.is_string()) read.emplace_back(axis, value.as_string());
+      else if (value.is_number() && value.as_number() == std::trunc(value.as_number()) &&
+               std::fabs(value.as_number()) < 9e15)
+        read.emplace_back(axis, static_cast<std::int64_t>(value.as_number()));
+      else if (value.is_number()) read.emplace_back(axis, value.as_number());
+      else throw InputError(axis + " is a " + Json::type_name(value.type()) + ", not a number or text");
+    }
+    return read;
+  });
+  if (values.empty()) return "";
+  const std::string& name = string_of(entry, "name");
+  const std::string written = AxisPoint(values).row_name("");
+  const bool suffixed = name.size() >= written.size() &&
+                        name.compare(name.size() - written.size(), written.size(), written) == 0;
+  std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return AxisPoint(std::move(values))
+      .row_name(suffixed ? name.substr(0, name.size() - written.size()) : name);
+}
+
 // gpuprof.bench files (write_bench_json): one row per named benchmark, with
 // samples; one without (it did not run) has its stop reason as the note. The
-// benchmarks' "fields" are the writer's own and not compared. Read as
+// benchmarks' "fields" are the writer's own and not compared; their "axes"
+// (absent before parameter axes) decide which rows match. Read as
 // strictly as reports: a version this reader knows, members of their own
 // type, a known timing source, non-negative samples and each name once.
 inline MeasuredRun measured_run_from_bench_results(const Json& doc) {
@@ -430,7 +469,7 @@ inline MeasuredRun measured_run_from_bench_results(const Json& doc) {
     const Summary s =
         gpu ? summary_from_json(entry["gpu_ms"], "gpu_ms") : summary_from_json(entry["host_ms"], "host_ms");
     const std::string note = s.n == 0 ? string_of(entry, "stop_reason") : gpu ? "" : "host clock";
-    run.rows.push_back({"bench", name, Measurement::from_samples(s.sorted, note)});
+    run.rows.push_back({"bench", name, Measurement::from_samples(s.sorted, note), bench_match_key(entry)});
   }
   return run;
 }

@@ -179,9 +179,11 @@ inline Comparison compare_rounds(const std::vector<MeasuredRun>& base, const std
     }
     return found;
   };
-  for (const detail::RowId& id : detail::row_ids_in_order(runs))
+  for (const MeasuredRow* row : detail::rows_in_order(runs)) {
+    const detail::RowId id = detail::row_id(*row);
     comparison.rows.push_back(
-        compare_row_over_rounds(id.first, id.second, row_in(base_rows, id), row_in(next_rows, id), options));
+        compare_row_over_rounds(row->kind, row->key, row_in(base_rows, id), row_in(next_rows, id), options));
+  }
   return comparison;
 }
 

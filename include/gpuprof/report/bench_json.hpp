@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../atomic_file.hpp"
+#include "../axes.hpp"
 #include "../bench.hpp"
 #include "../environment.hpp"
 #include "../json_writer.hpp"
@@ -48,6 +49,9 @@ struct NamedBenchResult {
   // and says why in result.stop_reason; gpuprof-compare shows it as the note.
   BenchResult result;
   BenchFields fields;  // written in order under "fields"
+  // The parameter values this row ran at (bench_axes.hpp), written under
+  // "axes"; the name should carry them too (AxisPoint::row_name).
+  AxisPoint axes;
 };
 
 namespace detail {
@@ -70,8 +74,8 @@ inline void write_bench_field(JsonWriter& json, const BenchField& field) {
 
 // {"schema": "gpuprof.bench", "version": 1, "environment": {...}, "benchmarks": [...]}:
 // each benchmark with its timing source, both summaries (samples included),
-// cold call, warm-up count, stop reason, clocks, throttled samples and its
-// fields.
+// cold call, warm-up count, stop reason, clocks, throttled samples, its
+// fields and its axis values ({} for a row of no axes).
 inline std::string bench_json(const std::vector<NamedBenchResult>& runs,
                               const Environment& environment = capture_environment()) {
   JsonWriter json;
@@ -104,6 +108,11 @@ inline std::string bench_json(const std::vector<NamedBenchResult>& runs,
     for (const auto& [name, field] : run.fields) {
       json.key(name);
       detail::write_bench_field(json, field);
+    }
+    json.end_object().key("axes").begin_object(JsonWriter::one_line);
+    for (const auto& [axis, value] : run.axes.values()) {
+      json.key(axis);
+      std::visit([&json](const auto& v) { json.value(v); }, value.value());
     }
     json.end_object().end_object();
   }
