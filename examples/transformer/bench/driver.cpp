@@ -118,11 +118,12 @@ int run_driver(DriverOptions options) {
   results.steps = options.steps;
   results.graph = *options.graph;
   results.seed = options.seed;
+  const gpuprof::Axes axes = sweep_axes(options);  // a configuration listed twice fails before any work
   const std::map<Precision, double> ceilings = measure_ceilings(device, text);
   for (const auto& [precision, tflops] : ceilings) results.ceilings_tflops[to_string(precision)] = tflops;
 
   if (!options.dump_dir.empty()) write_dump(device, options);
-  results.rows = run_sweep(device, options, ceilings);
+  results.rows = run_sweep(device, options, axes, ceilings);
   if (torch)
     for (harness::ResultRow& row : results.rows) torch->join(row);
   if (options.warmup_study) results.warmup_study = run_warmup_study(device, options);

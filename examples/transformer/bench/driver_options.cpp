@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include "harness/bench_results.hpp"
+
 namespace transformer::bench {
 
 DriverOptions parse_options(const std::vector<std::string>& args) {
@@ -122,6 +124,18 @@ std::vector<RunConfig> sweep_configurations(const DriverOptions& options) {
           }
     }
   return configs;
+}
+
+gpuprof::Axes sweep_axes(const DriverOptions& options) {
+  std::vector<gpuprof::AxisPoint> points;
+  for (const RunConfig& config : sweep_configurations(options))
+    points.push_back(
+        harness::sweep_point(config.model.name, config.ctx, config.mode, config.precision, config.attention));
+  try {
+    return gpuprof::Axes::list(std::move(points));
+  } catch (const gpuprof::Error& error) {
+    throw harness::UsageError(std::string("the sweep: ") + error.what());
+  }
 }
 
 }  // namespace transformer::bench

@@ -3,6 +3,8 @@
 // The defaults that depend on the device (which sizes, contexts, precisions)
 // are filled in later by resolve_defaults.
 #pragma once
+#include <gpuprof/axes.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,5 +41,12 @@ std::string usage_text();
 // precisions × (each attention chosen, or each context's default) ×
 // contexts × modes.
 std::vector<RunConfig> sweep_configurations(const DriverOptions& options);
+
+// The same configurations as the points of parameter axes (harness::sweep_point),
+// in the same order: a list of points rather than a product, since each
+// context's default attention depends on the precision and the model. Throws
+// harness::UsageError when two configurations are one point (a value listed
+// twice).
+gpuprof::Axes sweep_axes(const DriverOptions& options);
 
 }  // namespace transformer::bench

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 
 #include "harness/output.hpp"
 #include "harness/cells.hpp"
@@ -25,13 +26,16 @@ std::string progress_result(const harness::ResultRow& row) {
 }  // namespace
 
 std::vector<harness::ResultRow> run_sweep(const harness::Device& device, const DriverOptions& options,
+                                          const gpuprof::Axes& axes,
                                           const std::map<Precision, double>& ceilings) {
   const std::vector<RunConfig> configs = sweep_configurations(options);
+  if (configs.size() != axes.points().size())
+    throw std::logic_error("run_sweep: the axes are not those of the options");
   const harness::StepProtocol protocol{options.warmup, options.steps, options.graph.value_or(false)};
   std::vector<harness::ResultRow> rows;
   for (std::size_t index = 0; index < configs.size(); ++index) {
     const RunConfig& config = configs[index];
-    const std::string label = harness::configuration_label(config);
+    const std::string label = axes.points()[index].row_name("lm");
     std::fprintf(stderr, "[%zu/%zu] %s ...", index + 1, configs.size(), label.c_str());
     std::fflush(stderr);
     harness::ResultRow row;

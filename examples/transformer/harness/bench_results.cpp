@@ -13,6 +13,19 @@ const char* to_string(RowStatus status) {
   return "?";
 }
 
+gpuprof::AxisPoint sweep_point(const std::string& size, int ctx, Mode mode, Precision precision,
+                               Attention attention) {
+  return {{"size", size},
+          {"ctx", ctx},
+          {"mode", to_string(mode)},
+          {"precision", to_string(precision)},
+          {"attention", to_string(attention)}};
+}
+
+gpuprof::AxisPoint sweep_point(const ResultRow& row) {
+  return sweep_point(row.size, row.ctx, row.mode, row.precision, row.attention);
+}
+
 std::optional<double> ResultRow::speedup_vs_torch() const {
   if (!torch || torch->oom || !torch->median_ms || !median_ms || *median_ms <= 0) return std::nullopt;
   return *torch->median_ms / *median_ms;

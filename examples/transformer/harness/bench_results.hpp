@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <gpuprof/axes.hpp>
+
 #include "model/backend.hpp"
 
 namespace transformer::harness {
@@ -55,6 +57,14 @@ struct ResultRow {
   // our peak memory / torch's peak memory, when both are known.
   std::optional<double> memory_ratio_vs_torch() const;
 };
+
+// A configuration's point of the sweep's parameter axes (gpuprof/axes.hpp):
+// size, ctx, mode, precision, attention. It names the row in the JSON
+// ("lm[size=small,ctx=512,mode=step,precision=bf16,attention=fused]")
+// and its "axes", which gpuprof-compare matches rows of two runs by.
+gpuprof::AxisPoint sweep_point(const std::string& size, int ctx, Mode mode, Precision precision,
+                               Attention attention);
+gpuprof::AxisPoint sweep_point(const ResultRow& row);
 
 // The timed steps after `warmup` warm-up steps, on a fresh backend.
 struct WarmupStudyRow {

@@ -183,7 +183,8 @@ std::string configuration_name(Mode mode, const std::string& size, int ctx, Prec
 
 gpuprof::NamedBenchResult sweep_run(const BenchResults& results, const ResultRow& row) {
   gpuprof::NamedBenchResult run;
-  run.name = configuration_name(row.mode, row.size, row.ctx, row.precision) + "/" + to_string(row.attention);
+  run.axes = sweep_point(row);
+  run.name = run.axes.row_name("lm");
   if (row.status == RowStatus::ok) {
     run.result = timed_steps(row.samples_ms, row.timing == "cuda_events", row.warmup);
     run.result.cold_ms = row.cold_ms.value_or(0);

@@ -35,8 +35,9 @@ void write_optional(gpuprof::JsonWriter& json, const char* name, const std::opti
 }
 
 // A gpuprof.bench document (gpuprof/report/bench_json.hpp), which
-// gpuprof-compare reads: one benchmark per row of the sweep, named
-// "step/small/ctx512/bf16/fused", its timed steps as the samples, every
+// gpuprof-compare reads: one benchmark per row of the sweep, named by its
+// sweep_point ("lm[size=small,ctx=512,mode=step,precision=bf16,
+// attention=fused]", the values also under "axes"), its timed steps as the samples, every
 // row_fields() column as a field, with "study": "sweep" and the run's device,
 // cuDNN, seed and GEMM ceiling; a row that did not run has no samples and its
 // status as the stop reason. The warm-up study's runs follow

@@ -141,7 +141,8 @@ TEST_CASE(
     CHECK(fields["seed"].as_int64() == 7);
   }
 
-  const gpuprof_test::Json& ok = benchmark(document, "step/small/ctx512/bf16/naive");
+  const gpuprof_test::Json& ok =
+      benchmark(document, "lm[size=small,ctx=512,mode=step,precision=bf16,attention=naive]");
   CHECK(ok["timing_source"].as_string() == "cuda_events");
   CHECK(ok["cold_ms"].as_number() == 812.0);
   CHECK(ok["warmup_calls"].as_int64() == 5);
@@ -167,8 +168,14 @@ TEST_CASE(
   CHECK(fields["speedup_vs_torch"].as_number() == doctest::Approx(73.5 / 40.0));
   CHECK(fields["memory_ratio_vs_torch"].as_number() == doctest::Approx(0.5));
   CHECK(fields["bytes_requested"].is_null());
+  const gpuprof_test::Json& axes = ok["axes"];  // the sweep's point, which gpuprof-compare matches by
+  CHECK(axes.keys() == std::vector<std::string>{"size", "ctx", "mode", "precision", "attention"});
+  CHECK(axes["size"].as_string() == "small");
+  CHECK(axes["ctx"].as_int64() == 512);
+  CHECK(axes["attention"].as_string() == "naive");
 
-  const gpuprof_test::Json& oom = benchmark(document, "step/2.7B/ctx1024/fp32/naive");
+  const gpuprof_test::Json& oom =
+      benchmark(document, "lm[size=2.7B,ctx=1024,mode=step,precision=fp32,attention=naive]");
   CHECK(oom["host_ms"]["n"].as_int64() == 0);
   CHECK(oom["stop_reason"].as_string() == "OOM (needs 1.50 GiB, 0.25 GiB free)");
   CHECK(oom["fields"]["status"].as_string() == "oom");
@@ -178,7 +185,8 @@ TEST_CASE(
   CHECK(oom["fields"]["timing"].is_null());
   CHECK(oom["fields"]["ceiling_tflops"].as_number() == 51.0);
 
-  const gpuprof_test::Json& unsupported = benchmark(document, "fwd/tiny/ctx128/bf16/naive");
+  const gpuprof_test::Json& unsupported =
+      benchmark(document, "lm[size=tiny,ctx=128,mode=fwd,precision=bf16,attention=naive]");
   CHECK(unsupported["fields"]["status"].as_string() == "unsupported");
   CHECK(unsupported["stop_reason"].as_string().rfind("unsupported (the cpu backend", 0) == 0);
   CHECK(unsupported["fields"]["mfu"].is_null());
@@ -202,7 +210,7 @@ TEST_CASE("gpuprof-compare's reader takes the document: rows by configuration, O
   CHECK(run.kind == "gpuprof.bench");
   const gpuprof::Comparison c = gpuprof::compare_runs(run, run);
   REQUIRE(c.rows.size() == 5);
-  CHECK(c.rows[0].key == "step/small/ctx512/bf16/naive");
+  CHECK(c.rows[0].key == "lm[size=small,ctx=512,mode=step,precision=bf16,attention=naive]");
   CHECK(c.rows[0].verdict == gpuprof::Verdict::same);
   CHECK(c.rows[0].test == "Mann-Whitney U");
   CHECK(c.rows[1].verdict == gpuprof::Verdict::not_measured);
