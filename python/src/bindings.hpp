@@ -11,7 +11,8 @@
 namespace gpuprof_python {
 
 void bind_summary(pybind11::module_& m);       // gpuprof.Summary (before the rest: they return it)
-void bind_scopes(pybind11::module_& m);        // scope, Work, switches, bench
+void bind_scopes(pybind11::module_& m);        // scope, Work, switches
+void bind_bench(pybind11::module_& m);         // bench (axes too), write_bench_json, ab (after bind_reports)
 void bind_reports(pybind11::module_& m);       // report, kernel summaries, compare
 void bind_captures(pybind11::module_& m);      // KernelCapture, MemoryWatch
 void bind_cupti_loader(pybind11::module_& m);  // _load_cupti, cupti_soname (CUPTI builds only)

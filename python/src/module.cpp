@@ -16,6 +16,7 @@ PYBIND11_MODULE(_gpuprof, m) {
   gpuprof_python::bind_summary(m);
   gpuprof_python::bind_scopes(m);
   gpuprof_python::bind_reports(m);
+  gpuprof_python::bind_bench(m);  // AbResult holds a Comparison
   gpuprof_python::bind_captures(m);
 #if GPUPROF_WITH_CUPTI
   gpuprof_python::bind_cupti_loader(m);

@@ -302,6 +302,8 @@ void bind_reports(py::module_& m) {
                                return r.next ? py::cast(r.next->median_ms) : py::none();
                              })
       .def_readonly("ratio", &gpuprof::ComparisonRow::ratio)
+      .def_readonly("ratio_low", &gpuprof::ComparisonRow::ratio_low)    // over rounds (ab): the interval
+      .def_readonly("ratio_high", &gpuprof::ComparisonRow::ratio_high)  // NaN for one pair of runs
       .def_readonly("p_value", &gpuprof::ComparisonRow::p_value)
       .def_readonly("test", &gpuprof::ComparisonRow::test)
       .def_property_readonly("verdict",
@@ -310,6 +312,7 @@ void bind_reports(py::module_& m) {
   py::class_<gpuprof::Comparison>(m, "Comparison", "Two runs compared row by row, with a verdict per row")
       .def_readonly("rows", &gpuprof::Comparison::rows)
       .def_readonly("warnings", &gpuprof::Comparison::warnings)
+      .def_readonly("rounds", &gpuprof::Comparison::rounds)
       .def("regressed", &gpuprof::Comparison::regressed)
       .def("text", &gpuprof::comparison_text)
       .def("markdown", &gpuprof::comparison_markdown);

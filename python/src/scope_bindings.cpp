@@ -1,5 +1,5 @@
 // python/src/scope_bindings.cpp: gpuprof.scope, gpuprof.begin_scope,
-// gpuprof.Work, the profiler switches (gpuprof.profiler()) and gpuprof.bench.
+// gpuprof.Work and the profiler switches (gpuprof.profiler()).
 //
 // A scope is this C++ class, its __enter__ and __exit__ open and close a
 // gpuprof::Scope directly: no Python frame runs between the `with` and the
@@ -16,7 +16,6 @@
 #include <utility>
 #include <vector>
 
-#include <gpuprof/bench.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
 #include <gpuprof/scope_handle.hpp>
@@ -415,66 +414,6 @@ void bind_scopes(py::module_& m) {
   m.def(
       "current_stream", [] { return reinterpret_cast<std::uintptr_t>(current_stream()); },
       "The stream a scope with stream=None records on, as an integer handle");
-
-  py::class_<gpuprof::BenchResult>(m, "BenchResult", "What gpuprof.bench measured")
-      .def_readonly("gpu_ms", &gpuprof::BenchResult::gpu_ms)
-      .def_readonly("host_ms", &gpuprof::BenchResult::host_ms)
-      .def_readonly("gpu", &gpuprof::BenchResult::gpu)
-      .def_readonly("host", &gpuprof::BenchResult::host)
-      .def_property_readonly("primary", &gpuprof::BenchResult::primary)
-      .def_readonly("cold_ms", &gpuprof::BenchResult::cold_ms)
-      .def_readonly("warmup_calls", &gpuprof::BenchResult::warmup_calls)
-      .def_property_readonly(
-          "timing_source",
-          [](const gpuprof::BenchResult& r) { return gpuprof::timing_source_name(r.timing_source); })
-      .def_readonly("timing_note", &gpuprof::BenchResult::timing_note)
-      .def_readonly("stop_reason", &gpuprof::BenchResult::stop_reason)
-      .def_readonly("throttled_samples", &gpuprof::BenchResult::throttled_samples)
-      .def_readonly("clocks_note", &gpuprof::BenchResult::clocks_note)
-      .def("summary", &gpuprof::BenchResult::summary)
-      .def("to_dict",
-           [](const gpuprof::BenchResult& r) {
-             py::dict d;
-             d["timing_source"] = gpuprof::timing_source_name(r.timing_source);
-             d["timing_note"] = r.timing_note;
-             d["stop_reason"] = r.stop_reason;
-             d["cold_ms"] = r.cold_ms;
-             d["warmup_calls"] = r.warmup_calls;
-             d["gpu_ms"] = r.gpu_ms;
-             d["host_ms"] = r.host_ms;
-             d["gpu"] = summary_dict(r.gpu);
-             d["host"] = summary_dict(r.host);
-             d["throttled_samples"] = r.throttled_samples;
-             d["clocks_note"] = r.clocks_note;
-             return d;
-           })
-      .def("__repr__",
-           [](const gpuprof::BenchResult& r) { return "<gpuprof.BenchResult " + r.summary() + ">"; });
-
-  m.def(
-      "bench",
-      [](const py::function& fn, int warmup, double warmup_ms, int iters, double budget_ms,
-         double target_rel_noise, int min_iters, int max_iters, bool flush_l2, bool cuda_graph,
-         const py::object& stream) {
-        gpuprof::BenchOptions options;
-        options.warmup = warmup;
-        options.warmup_ms = warmup_ms;
-        options.iters = iters;
-        options.budget_ms = budget_ms;
-        options.target_rel_noise = target_rel_noise;
-        options.min_iters = min_iters;
-        options.max_iters = max_iters;
-        options.flush_l2 = flush_l2;
-        options.cuda_graph = cuda_graph;
-        options.stream = stream.is_none() ? current_stream() : stream_of(stream);
-        return gpuprof::bench([&fn] { fn(); }, options);
-      },
-      py::arg("fn"), py::kw_only(), py::arg("warmup") = 5, py::arg("warmup_ms") = 0.0, py::arg("iters") = 10,
-      py::arg("budget_ms") = 0.0, py::arg("target_rel_noise") = 0.0, py::arg("min_iters") = 5,
-      py::arg("max_iters") = 1000, py::arg("flush_l2") = false, py::arg("cuda_graph") = false,
-      py::arg("stream") = py::none(),
-      "Time fn(): one cold call, warm-up, then samples (CUDA events on the stream and a device "
-      "synchronization after each; the host clock without a GPU). Returns a BenchResult.");
 }
 
 }  // namespace gpuprof_python
