@@ -6,17 +6,15 @@
 // Host work, timed by the host clock on any machine.
 // Usage: axes [--quick] [--json PATH] (see usage below)
 #include <cstddef>
-#include <exception>
-#include <iostream>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include <gpuprof/bench_axes.hpp>
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/report/bench_json.hpp>
-#include <gpuprof/terminal_text.hpp>
-#include <gpuprof_cli/output_paths.hpp>
-#include <gpuprof_cli/standard_output.hpp>
+
+#include "common/host_program.hpp"
 
 namespace {
 constexpr const char* usage =
@@ -31,34 +29,6 @@ constexpr const char* usage =
     "exit status: 0 done; 1 an output could not be written (standard output included);\n"
     "2 bad arguments\n";
 
-struct Options {
-  bool quick = false;
-  std::string json_path;  // "" when --json is not given
-};
-
-// Each flag once; --json needs a path that can be written, checked before any work.
-Options parse(int argc, char** argv) {
-  Options options;
-  bool json_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--quick" && !options.quick) {
-      options.quick = true;
-    } else if (arg == "--json" && !json_given) {
-      if (i + 1 == argc) throw gpuprof::Error("--json needs a path");
-      options.json_path = argv[++i];
-      json_given = true;
-      if (options.json_path.empty()) throw gpuprof::Error("--json '': an empty path names no file");
-    } else if (arg == "--quick" || arg == "--json") {
-      throw gpuprof::Error(arg + " given twice");
-    } else {  // a typo must not run silently
-      throw gpuprof::Error("unknown argument '" + arg + "'");
-    }
-  }
-  gpuprof::check_output_files({{"--json", options.json_path}});
-  return options;
-}
-
 // Setup, untimed: the matrix of this point. Timed: the sum, in the point's order.
 auto summing(const gpuprof::AxisPoint& point) {
   const auto n = static_cast<std::size_t>(point.integer("n"));
@@ -71,39 +41,26 @@ auto summing(const gpuprof::AxisPoint& point) {
     (void)kept;
   };
 }
+
+int run(const examples::HostFlags& options, std::ostream& text) {
+  gpuprof::profiler().set_gpu_timing(false);  // host work: CUDA events would time an idle queue
+  const std::vector<gpuprof::AxisValue> sizes = options.quick
+                                                    ? std::vector<gpuprof::AxisValue>{64, 256}
+                                                    : std::vector<gpuprof::AxisValue>{256, 1024, 2048};
+  const gpuprof::Axes axes = gpuprof::Axes::product({{"n", sizes}, {"order", {"rows", "columns"}}});
+  gpuprof::BenchOptions bench_options;
+  bench_options.warmup = 2;
+  bench_options.iters = options.quick ? 5 : 20;
+  const std::vector<gpuprof::NamedBenchResult> rows = gpuprof::bench("sum", axes, summing, bench_options);
+  for (const gpuprof::NamedBenchResult& row : rows) text << row.name << ": " << row.result.summary() << "\n";
+  if (!options.json_path.empty()) gpuprof::write_bench_json(rows, options.json_path);
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpuprof::guard_standard_streams();
-  Options options;
-  try {
-    for (int i = 1; i < argc; ++i)
-      if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-        std::cout << usage;
-        return gpuprof::finish_standard_output("axes", 0);
-      }
-    options = parse(argc, argv);
-  } catch (const gpuprof::Error& error) {
-    std::cerr << "axes: " << gpuprof::terminal_safe(error.what()) << "\n" << usage;
-    return 2;
-  }
-  try {
-    std::ostream& text = options.json_path == "-" ? std::cerr : std::cout;
-    gpuprof::profiler().set_gpu_timing(false);  // host work: CUDA events would time an idle queue
-    const std::vector<gpuprof::AxisValue> sizes = options.quick
-                                                      ? std::vector<gpuprof::AxisValue>{64, 256}
-                                                      : std::vector<gpuprof::AxisValue>{256, 1024, 2048};
-    const gpuprof::Axes axes = gpuprof::Axes::product({{"n", sizes}, {"order", {"rows", "columns"}}});
-    gpuprof::BenchOptions bench_options;
-    bench_options.warmup = 2;
-    bench_options.iters = options.quick ? 5 : 20;
-    const std::vector<gpuprof::NamedBenchResult> rows = gpuprof::bench("sum", axes, summing, bench_options);
-    for (const gpuprof::NamedBenchResult& row : rows)
-      text << row.name << ": " << row.result.summary() << "\n";
-    if (!options.json_path.empty()) gpuprof::write_bench_json(rows, options.json_path);
-    return gpuprof::finish_standard_output("axes", 0);
-  } catch (const std::exception& error) {
-    std::cerr << "axes: " << gpuprof::terminal_safe(error.what()) << "\n";
-    return 1;
-  }
+  const auto parse = [](int count, char** args) {
+    return examples::parse_host_flags(count, args, [](const std::string&, int&) { return false; });
+  };
+  return examples::host_program_main("axes", usage, argc, argv, parse, run);
 }

@@ -8,15 +8,13 @@
 // Usage: quickstart [--quick] [--json PATH] [--slowdown FRACTION] (see usage below)
 #include <cmath>
 #include <cstdlib>
-#include <exception>
-#include <iostream>
+#include <ostream>
 #include <string>
 #include <vector>
 
-#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/gpuprof.hpp>
-#include <gpuprof_cli/output_paths.hpp>
-#include <gpuprof_cli/standard_output.hpp>
+
+#include "common/host_program.hpp"
 
 namespace {
 constexpr const char* usage =
@@ -34,41 +32,28 @@ constexpr const char* usage =
     "exit status: 0 done; 1 an output could not be written (standard output included);\n"
     "2 bad arguments\n";
 
-struct Options {
-  bool quick = false;
-  std::string json_path;  // "" when --json is not given
-  double slowdown = 0;    // extra fraction of rows per product
+struct Options : examples::HostFlags {
+  double slowdown = 0;  // extra fraction of rows per product
 };
 
 // Each flag once; --json needs a path that can be written, checked before any work.
 Options parse(int argc, char** argv) {
   Options options;
-  bool json_given = false, slowdown_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--slowdown" && !slowdown_given) {
-      if (i + 1 == argc) throw gpuprof::Error("--slowdown needs a fraction");
-      const std::string text = argv[++i];
-      char* end = nullptr;
-      options.slowdown = std::strtod(text.c_str(), &end);
-      const bool plain = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
-      if (!plain || *end != '\0' || !(options.slowdown <= 1))
-        throw gpuprof::Error("--slowdown '" + text + "': not a plain decimal in [0, 1]");
-      slowdown_given = true;
-    } else if (arg == "--quick" && !options.quick) {
-      options.quick = true;
-    } else if (arg == "--json" && !json_given) {
-      if (i + 1 == argc) throw gpuprof::Error("--json needs a path");
-      options.json_path = argv[++i];
-      json_given = true;
-      if (options.json_path.empty()) throw gpuprof::Error("--json '': an empty path names no file");
-    } else if (arg == "--quick" || arg == "--json" || arg == "--slowdown") {
-      throw gpuprof::Error(arg + " given twice");
-    } else {  // a typo must not run silently
-      throw gpuprof::Error("unknown argument '" + arg + "'");
-    }
-  }
-  gpuprof::check_output_files({{"--json", options.json_path}});
+  bool slowdown_given = false;
+  const auto slowdown = [&](const std::string& arg, int& i) {
+    if (arg != "--slowdown") return false;
+    if (slowdown_given) throw gpuprof::Error("--slowdown given twice");
+    if (i + 1 == argc) throw gpuprof::Error("--slowdown needs a fraction");
+    const std::string text = argv[++i];
+    char* end = nullptr;
+    options.slowdown = std::strtod(text.c_str(), &end);
+    const bool plain = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
+    if (!plain || *end != '\0' || !(options.slowdown <= 1))
+      throw gpuprof::Error("--slowdown '" + text + "': not a plain decimal in [0, 1]");
+    slowdown_given = true;
+    return true;
+  };
+  static_cast<examples::HostFlags&>(options) = examples::parse_host_flags(argc, argv, slowdown);
   return options;
 }
 
@@ -101,44 +86,28 @@ void step(Matrix& x, const Matrix& w, Matrix& scratch) {
   }
   for (double& value : x) value = 1e-3 * value;  // keep the numbers bounded
 }
+
+int run(const Options& options, std::ostream& text) {
+  // Host work: CUDA events would time the GPU's idle queue, not the product.
+  gpuprof::profiler().set_gpu_timing(false);
+  repeated_rows = static_cast<int>(std::lround(options.slowdown * n));
+  Matrix x(n * n, 1.0), w(n * n, 0.5), scratch(n * n);
+  for (int i = 0; i < (options.quick ? 3 : 20); ++i) step(x, w, scratch);  // scopes: a call tree
+
+  gpuprof::BenchOptions bench_options;  // bench: cold call, warm-up, samples until 2 % noise
+  bench_options.warmup = 3;
+  bench_options.target_rel_noise = 0.02;
+  bench_options.max_iters = options.quick ? 10 : 200;
+  const gpuprof::BenchResult result = gpuprof::bench([&] { step(x, w, scratch); }, bench_options);
+  text << "bench(step): " << result.summary() << "\n  stopped: " << result.stop_reason << "\n\n";
+
+  const gpuprof::Report report = gpuprof::profiler().report();
+  gpuprof::print_table(report, text);
+  if (!options.json_path.empty()) gpuprof::write_json(report, options.json_path);
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpuprof::guard_standard_streams();
-  Options options;
-  try {
-    for (int i = 1; i < argc; ++i)
-      if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-        std::cout << usage;
-        return gpuprof::finish_standard_output("quickstart", 0);
-      }
-    options = parse(argc, argv);
-  } catch (const gpuprof::Error& error) {
-    std::cerr << "quickstart: " << gpuprof::terminal_safe(error.what()) << "\n" << usage;
-    return 2;
-  }
-  try {
-    // With the JSON on standard output, the human-readable text goes to stderr.
-    std::ostream& text = options.json_path == "-" ? std::cerr : std::cout;
-    // Host work: CUDA events would time the GPU's idle queue, not the product.
-    gpuprof::profiler().set_gpu_timing(false);
-    repeated_rows = static_cast<int>(std::lround(options.slowdown * n));
-    Matrix x(n * n, 1.0), w(n * n, 0.5), scratch(n * n);
-    for (int i = 0; i < (options.quick ? 3 : 20); ++i) step(x, w, scratch);  // scopes: a call tree
-
-    gpuprof::BenchOptions bench_options;  // bench: cold call, warm-up, samples until 2 % noise
-    bench_options.warmup = 3;
-    bench_options.target_rel_noise = 0.02;
-    bench_options.max_iters = options.quick ? 10 : 200;
-    const gpuprof::BenchResult result = gpuprof::bench([&] { step(x, w, scratch); }, bench_options);
-    text << "bench(step): " << result.summary() << "\n  stopped: " << result.stop_reason << "\n\n";
-
-    const gpuprof::Report report = gpuprof::profiler().report();
-    gpuprof::print_table(report, text);
-    if (!options.json_path.empty()) gpuprof::write_json(report, options.json_path);
-    return gpuprof::finish_standard_output("quickstart", 0);
-  } catch (const std::exception& error) {  // e.g. an unwritable --json path: a message, not a terminate()
-    std::cerr << "quickstart: " << gpuprof::terminal_safe(error.what()) << "\n";
-    return 1;
-  }
+  return examples::host_program_main("quickstart", usage, argc, argv, parse, run);
 }
