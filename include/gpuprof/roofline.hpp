@@ -1,8 +1,8 @@
 // gpuprof/roofline.hpp: what a roofline reads off hardware counters. From
 // one CounterRange (counter_data.hpp): FLOPs per pipe, DRAM bytes, time,
 // arithmetic intensity and achieved FLOP/s; against a card's ceilings
-// (peak FLOP/s per pipe, DRAM bandwidth, which the caller measures or
-// supplies): memory- or compute-bound, and how far below its roof; and the
+// (peak FLOP/s per pipe, DRAM bandwidth: device_ceilings.hpp tables them,
+// a caller may measure them): memory- or compute-bound, and how far below its roof; and the
 // work a scope declared (work.hpp) checked against the measured work.
 //
 // ```cpp
@@ -125,10 +125,14 @@ struct PipeCeiling {
   double flop_per_s = 0;
 };
 
-// The card's roofs, measured or from its data sheet, supplied by the caller.
+// The card's roofs and where they came from. CounterCapture contributes its
+// GPU's (device_ceilings.hpp) to the report; a caller may set others.
 struct RooflineCeilings {
   std::vector<PipeCeiling> pipes;
   double dram_bytes_per_s = 0;
+  // "table: NVIDIA H200 data sheet", "measured" or "user"; with no roofs,
+  // why there are none ("" when nobody said).
+  std::string source;
 
   const PipeCeiling* find(const std::string& pipe) const {
     for (const PipeCeiling& c : pipes)

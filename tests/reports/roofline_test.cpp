@@ -47,6 +47,7 @@ gpuprof::RooflineCeilings card() {
   gpuprof::RooflineCeilings ceilings;
   ceilings.pipes = {{"tensor bf16", 800e12}, {"fp32", 50e12}};
   ceilings.dram_bytes_per_s = 2e12;
+  ceilings.source = "user";
   return ceilings;
 }
 
@@ -205,7 +206,8 @@ TEST_CASE("roofline: the table shows counter columns per scope, '-' for a scope 
   CHECK(row("norm").find("memory") != std::string::npos);
   CHECK(row("untouched").find("compute") == std::string::npos);
   CHECK(row("untouched").find("memory") == std::string::npos);
-  CHECK(out.str().find("counters: 4 metric(s) in 3 replay pass(es) on GH100") != std::string::npos);
+  CHECK(out.str().find("counters: 4 metric(s) in 3 replay pass(es) on GH100; ceilings: user") !=
+        std::string::npos);
 
   gpuprof::Report plain = report;
   plain.counters = {};
@@ -242,6 +244,7 @@ TEST_CASE("roofline: counters survive JSON and come out in CSV") {
   REQUIRE(back.ceilings.pipes.size() == 2);
   CHECK(back.ceilings.pipes[0].pipe == "tensor bf16");
   CHECK(back.ceilings.pipes[0].flop_per_s == 800e12);
+  CHECK(back.ceilings.source == "user");
   CHECK(gpuprof::report_json(back) ==
         gpuprof::report_json(report));  // the whole file, derived values included
 
@@ -318,6 +321,7 @@ TEST_CASE("roofline svg: one point per placed scope and kernel, where intensity 
   CHECK(occurrences(svg, "class=\"ceiling bandwidth\"") == 1);
   CHECK(occurrences(svg, "<rect class=\"declared\"") == 1);
   CHECK(occurrences(svg, "class=\"flag\"") == 0);
+  CHECK(occurrences(svg, ">ceilings: user</text>") == 1);  // where the roofs come from
   // Balanced elements: every opened <text>, <circle>, <title> and <g> closed.
   for (const char* tag : {"text", "circle", "title", "g"})
     CHECK(occurrences(svg, std::string("<") + tag + " ") + occurrences(svg, std::string("<") + tag + ">") ==

@@ -63,7 +63,7 @@ inline void write_ceilings_json(JsonWriter& json, const RooflineCeilings& ceilin
         .member("pipe", c.pipe)
         .member("flop_per_s", c.flop_per_s)
         .end_object();
-  json.end_array().end_object();
+  json.end_array().member("source", ceilings.source).end_object();
 }
 
 // A node's derived counter values, or null when the node has no counters.

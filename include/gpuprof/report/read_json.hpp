@@ -340,6 +340,7 @@ inline RooflineCeilings ceilings_from_json(const Json& json) {
   ceilings.dram_bytes_per_s = ceiling_of(json, "dram_bytes_per_s");
   for (const Json& entry : json["pipes"].elements())
     ceilings.pipes.push_back({entry["pipe"].as_string(), ceiling_of(entry, "flop_per_s")});
+  if (const Json* source = json.find("source")) ceilings.source = source->as_string();  // older files: none
   return ceilings;
 }
 

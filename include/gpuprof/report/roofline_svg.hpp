@@ -261,6 +261,9 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
   svg += "<text x=\"" + svg_number(left) + "\" y=\"20\" font-size=\"15\" font-weight=\"bold\">" +
          detail::html_escaped(options.title) + "</text>\n";
+  if (!ceilings.source.empty())  // where the roofs come from: a data sheet, a measurement, the user
+    svg += "<text class=\"ceilings-source\" x=\"" + svg_number(left) +
+           "\" y=\"36\" fill=\"#556\">ceilings: " + detail::html_escaped(ceilings.source) + "</text>\n";
   svg += "<clipPath id=\"roofline-plot\"><rect x=\"" + svg_number(left) + "\" y=\"" + svg_number(top) +
          "\" width=\"" + svg_number(right - left) + "\" height=\"" + svg_number(height) + "\"/></clipPath>\n";
 

@@ -105,6 +105,14 @@ inline std::string work_check_remark(const std::string& path, const char* what, 
          format_fixed(100 * declared_work_tolerance, 0) + " % tolerance)";
 }
 
+// "ceilings: table: NVIDIA H200 data sheet", or why the roofline has none.
+inline std::string ceilings_remark(const RooflineCeilings& ceilings) {
+  if (ceilings.empty())
+    return "no ceilings (" + (ceilings.source.empty() ? std::string("none given") : ceilings.source) +
+           "), so no roofline placement";
+  return "ceilings: " + (ceilings.source.empty() ? std::string("source not stated") : ceilings.source);
+}
+
 // Lines under the table: how the counters were collected, why they are
 // missing, and every declared Work that the counters contradict.
 inline std::vector<std::string> counter_remarks(const Report& report) {
@@ -113,8 +121,7 @@ inline std::vector<std::string> counter_remarks(const Report& report) {
   if (!set.empty())
     remarks.push_back("counters: " + std::to_string(set.metrics.size()) + " metric(s) in " +
                       std::to_string(set.passes) + " replay pass(es)" +
-                      (set.chip.empty() ? "" : " on " + set.chip) +
-                      (report.ceilings.empty() ? "; no ceilings given, so no roofline placement" : ""));
+                      (set.chip.empty() ? "" : " on " + set.chip) + "; " + ceilings_remark(report.ceilings));
   if (!set.note.empty()) remarks.push_back("counters: " + set.note);
   for (std::size_t i = 0; i < report.nodes.size(); ++i) {
     const ScopeCounters c = scope_counters(report, i);
