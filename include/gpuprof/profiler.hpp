@@ -21,8 +21,8 @@
 // not counted. Instances that began in a bench() cold call or warm-up, and
 // the first set_warmup(n) instances of each root scope with everything inside
 // them, are left out and counted apart (Report::warmup_instances_left_out).
-// ScopeObserver (scope_observer.hpp) lets kernel capture
-// and memory tracking follow scopes and add to the report.
+// ScopeObserver (scope_observer.hpp) lets kernel capture, memory tracking
+// and hardware counters follow scopes and add to the report.
 #pragma once
 #include <algorithm>
 #include <cstddef>

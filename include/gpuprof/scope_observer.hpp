@@ -1,6 +1,6 @@
-// gpuprof/scope_observer.hpp: the hook kernel capture and memory
-// tracking use to follow scopes (public as gpuprof::ScopeObserver; documented
-// in profiler.hpp, defined here so that scope.hpp needs nothing above it).
+// gpuprof/scope_observer.hpp: the hook kernel capture, memory tracking and
+// hardware counters use to follow scopes and add to reports (documented in
+// profiler.hpp, defined here so that scope.hpp needs nothing above it).
 #pragma once
 #include <cstdint>
 
@@ -19,10 +19,12 @@ struct ScopeObserver {
   // scopes whose on_scope_begin this observer saw.
   virtual void on_scope_end(std::uint64_t instance_id) = 0;
   // Called by Profiler::report() once nodes and instances are built: adds
-  // kernels, peak memory, ...
+  // kernels, peak memory, counters and ceilings, ... The one way data
+  // about a run reaches a report besides the scopes' own records.
   virtual void contribute(Report& report) = 0;
   // Called by Profiler::reset(): forget what was collected so far, so the
-  // next report holds only what came after, as the scopes' own records do.
+  // next report holds only what came after, as the scopes' own records do
+  // (CounterCapture keeps its set: it describes one run, not a time span).
   virtual void on_reset() {}
 };
 

@@ -1,6 +1,7 @@
 // CUPTI's host-side metric evaluator, which needs no GPU: the default metric
 // set is known on Hopper and Ampere and has a pass count, an unknown metric
 // is named in the error, and the roofline reads its FLOPs from that set.
+// Without a GPU the capture is off and reports say why.
 #include <doctest/doctest.h>
 
 #include <gpuprof/counters.hpp>
@@ -9,6 +10,18 @@
 #include <algorithm>
 #include <string>
 #include <vector>
+
+namespace {
+
+// The off path needs a machine without a usable GPU.
+bool gpu_present() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return false;
+  MESSAGE("a GPU is present: the off path is not exercised here");
+  return true;
+}
+
+}  // namespace
 
 TEST_CASE("the default metric set is valid on Hopper and Ampere and needs a few passes") {
   for (const std::string chip : {"GH100", "GA100"}) {
@@ -60,11 +73,7 @@ TEST_CASE("the roofline's FLOP metrics are the default set's, and a chip's set c
 }
 
 TEST_CASE("without a usable GPU the capture is off, says why, and hands back an empty set with the note") {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
-    MESSAGE("a GPU is present: the off path is not exercised here");
-    return;
-  }
+  if (gpu_present()) return;
   gpuprof::CounterCapture capture;
   CHECK_FALSE(capture.active());
   CHECK_FALSE(capture.why_inactive().empty());
@@ -78,4 +87,19 @@ TEST_CASE("without a usable GPU the capture is off, says why, and hands back an 
   per_kernel.ranges = gpuprof::CounterRanges::kernels;
   gpuprof::CounterCapture kernels(per_kernel);
   CHECK(kernels.collect().note == kernels.why_inactive());
+}
+
+TEST_CASE("without a usable GPU the next report says why it holds no counters, with no copy") {
+  if (gpu_present()) return;
+  {
+    gpuprof::CounterCapture capture;
+    CHECK(gpuprof::profiler().report().counters.note.empty());  // nothing measured yet
+    (void)capture.measure([] {});
+    gpuprof::profiler().reset();  // keeps the set
+    const gpuprof::Report report = gpuprof::profiler().report();
+    CHECK(report.counters.empty());
+    CHECK(report.counters.note == capture.why_inactive());
+    CHECK(report.ceilings.empty());
+  }
+  CHECK(gpuprof::profiler().report().counters.note.empty());  // gone with the capture
 }

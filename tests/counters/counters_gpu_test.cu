@@ -5,7 +5,8 @@
 // (auto ranges, kernel replay or user replay) and per scope (user ranges, user replay: the
 // work runs once per pass, and the set says how many passes it took).
 // bench() drives the passes through BenchOptions::counters. Every scope's
-// duration, the first of a pass included, against CUDA events. Exits 77
+// duration, the first of a pass included, against CUDA events. Reports hold
+// the capture's last set and its GPU's ceilings. Exits 77
 // (skipped) without a GPU.
 #include <doctest/doctest.h>
 
@@ -13,6 +14,7 @@
 #include <cuda_bf16.h>
 
 #include <gpuprof/bench.hpp>
+#include <gpuprof/profiler.hpp>
 #include <gpuprof/counters.hpp>
 #include <gpuprof/roofline.hpp>
 #include <gpuprof/scope.hpp>
@@ -189,6 +191,62 @@ TEST_CASE("per scope: nested scopes by path, the work replayed once per pass") {
   CHECK(again.passes >= capture.passes());
   MESSAGE("one level of scopes (three measured): " << again.passes << " run(s)");
   check_copy(find_range(again.scopes, "copy"));
+}
+
+TEST_CASE("report() holds the capture's last set, merged by path, and the GPU's ceilings, with no copy") {
+  const counter_kernels::Buffers buffers(copy_bytes);
+  const auto copies = [&](const char* name) {
+    for (int i = 0; i < 2; ++i) {
+      GPUPROF_SCOPE(name);
+      buffers.copy();
+    }
+  };
+  {
+    gpuprof::CounterCapture capture;
+    require_active(capture);
+    CHECK(gpuprof::profiler().report().counters.empty());  // nothing measured yet: nothing added
+    const gpuprof::CounterSet set = capture.measure([&] { copies("copy"); });
+    REQUIRE(set.scopes.size() == 2);  // one range per opening
+    gpuprof::profiler().reset();      // keeps the set: it describes one run of the work
+    copies("copy");
+    const gpuprof::Report report = gpuprof::profiler().report();
+    REQUIRE(report.counters.scopes.size() == 1);  // merged by path, like the report's node
+    const gpuprof::CounterRange& copy = find_range(report.counters.scopes, "copy");
+    CHECK(value(copy, gpuprof::metric::dram_bytes_read) ==
+          doctest::Approx(value(set.scopes[0], gpuprof::metric::dram_bytes_read) +
+                          value(set.scopes[1], gpuprof::metric::dram_bytes_read)));
+    CHECK(report.counters.passes == set.passes);
+    CHECK(report.counters.chip == set.chip);
+    MESSAGE("device " << report.device_name << ": ceilings from " << report.ceilings.source);
+    CHECK(report.ceilings.source == capture.ceilings().source);
+    CHECK_FALSE(report.ceilings.source.empty());
+    CHECK(report.ceilings.dram_bytes_per_s == capture.ceilings().dram_bytes_per_s);
+
+    // The next measurement replaces the last.
+    capture.measure([&] { copies("again"); });
+    const gpuprof::Report replaced = gpuprof::profiler().report();
+    CHECK(replaced.counters.scopes.size() == 1);
+    CHECK(value(find_range(replaced.counters.scopes, "again"), gpuprof::metric::dram_bytes_read) ==
+          doctest::Approx(2.0 * double(copy_bytes)).epsilon(0.03));
+  }
+  // Gone with the capture.
+  CHECK(gpuprof::profiler().report().counters.empty());
+}
+
+TEST_CASE("ceilings given in the options reach the report as the user's") {
+  const counter_kernels::Buffers buffers(copy_bytes);
+  gpuprof::CounterCaptureOptions options;
+  options.ceilings.pipes = {{"fp32", 1e12}};
+  options.ceilings.dram_bytes_per_s = 1e12;
+  gpuprof::CounterCapture capture(options);
+  require_active(capture);
+  capture.measure([&] {
+    GPUPROF_SCOPE("copy");
+    buffers.copy();
+  });
+  const gpuprof::Report report = gpuprof::profiler().report();
+  CHECK(report.ceilings.source == "user");
+  CHECK(report.ceilings.dram_bytes_per_s == 1e12);
 }
 
 TEST_CASE("per scope: scopes beyond max_ranges are not measured, and the note says how many") {

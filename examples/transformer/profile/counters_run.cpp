@@ -1,7 +1,7 @@
 // profile/counters_run.cpp: transformer_profile --counters. The ceilings are
 // measured first, before any counter collection; then each run goes through
 // the same protocol as the profile's plain runs, once per replay pass inside
-// collect_counters, and once more without counters for the report's timings
+// counters_report, and once more without counters for the report's timings
 // and scope counts: the counters are per run and the report covers one run,
 // so the roofline's per-instance values (a range's totals divided by its
 // node's count) agree.
@@ -11,7 +11,6 @@
 
 #include <gpuprof/bench.hpp>
 #include <gpuprof/error.hpp>
-#include <gpuprof/profiler.hpp>
 #include <gpuprof/report.hpp>
 #include <gpuprof/report/roofline_svg.hpp>
 
@@ -61,17 +60,12 @@ CountersRun counters_run(const ProfileOptions& options, const harness::Device& d
     const auto work = [&] {
       row = harness::run_configuration(device, config, {options.warmup, options.steps}, {});
     };
-    gpuprof::CounterSet counters = collect_counters(work);
-    gpuprof::profiler().reset();
-    work();
+    run.report = counters_report(work, ceilings);
     if (row.status == harness::RowStatus::oom) {
       run.status = RunStatus::oom;
       print_oom(row.bytes_requested);
       return run;
     }
-    run.report = gpuprof::profiler().report();
-    run.report.counters = std::move(counters);
-    run.report.ceilings = ceilings;
     if (run.report.counters.empty()) run.note = run.report.counters.note;
     const std::filesystem::path dir(options.out_dir);
     gpuprof::write_json(run.report, (dir / counters_file(run, "json")).string());
@@ -95,6 +89,7 @@ gpuprof::RooflineCeilings measure_roofline_ceilings() {
     ceilings.pipes.push_back({pipe, tflops * 1e12});
   }
   ceilings.dram_bytes_per_s = measure_copy_bandwidth();
+  ceilings.source = "measured";
   return ceilings;
 }
 
