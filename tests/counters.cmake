@@ -1,8 +1,10 @@
 # Hardware counters (counters.hpp). Merging the values (counter_data.hpp),
+# joining the metric groups of a scope measurement,
 # what a capture adds to a report and the table of ceilings are plain data:
 # in the shared CPU binary. The host-side metric evaluator needs
 # CUPTI but no GPU: a CPU test. Collection needs a GPU: label `gpu`.
 target_sources(gpuprof_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/counters/counter_merge_test.cpp
+                                     ${CMAKE_CURRENT_LIST_DIR}/counters/counter_groups_test.cpp
                                      ${CMAKE_CURRENT_LIST_DIR}/counters/counter_contribution_test.cpp
                                      ${CMAKE_CURRENT_LIST_DIR}/counters/device_ceilings_test.cpp)
 if(TARGET gpuprof_cupti)

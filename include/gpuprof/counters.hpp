@@ -32,6 +32,7 @@
 #include "counter_data.hpp"
 #include "detail/counter_config.hpp"
 #include "detail/counter_contribution.hpp"
+#include "detail/counter_groups.hpp"
 #include "detail/counter_gpu_hold.hpp"
 #include "detail/range_profiler.hpp"
 #include "detail/recorder.hpp"
@@ -138,8 +139,9 @@ class CounterCapture final : public ScopeObserver {
   bool active() const { return why_inactive_.empty(); }
   const std::string& why_inactive() const { return why_inactive_; }
   const std::string& chip() const { return result_.chip; }
-  // Passes the metric set needs (per nesting level in scopes mode).
-  int passes() const { return session_.passes(); }
+  // Passes the metric set needs (per nesting level in scopes mode), the
+  // duration's own among them (detail/counter_groups.hpp).
+  int passes() const { return passes_; }
   // The roofs each report gets: CounterCaptureOptions::ceilings, or the
   // table's for this GPU (none, with source saying why, for one not in it).
   RooflineCeilings ceilings() const { return contribution_.ceilings(); }
@@ -166,25 +168,20 @@ class CounterCapture final : public ScopeObserver {
       detail::throw_error("CounterCapture::measure() needs CounterRanges::scopes or CounterReplay::user",
                           __FILE__, __LINE__);
     thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
-    const int limit = session_.passes() * (scopes ? options_.nesting_levels : 1) + 1;
     int runs = 0;
-    bool submitted = false;
+    std::vector<std::vector<CounterRange>> measured(groups_.size());
     if (scopes) following_.store(true, std::memory_order_release);
     try {
-      configure();
-      while (!submitted) {
-        if (++runs > limit)
-          detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__,
-                              __LINE__);
-        session_.start_pass();
-        if (scopes) hold_.hold();
-        const bool outer_pushed = scopes && !outer.empty() && session_.push_range(outer);
-        outer_levels_ = outer_pushed ? 1 : 0;
-        work();
-        if (outer_pushed) session_.pop_range();
-        hold_.release();
-        submitted = session_.stop_pass();
+      // The enabled group first: one switch of metric set per measure().
+      for (std::size_t step = 0; step < groups_.size(); ++step) {
+        const std::size_t group = (enabled_group_ + step) % groups_.size();
+        if (group != enabled_group_) {
+          session_.enable(result_.chip, groups_[group], options_.max_ranges);
+          enabled_group_ = group;
+        }
+        measured[group] = run_passes(work, outer, runs, set.note);
       }
+      (scopes ? set.scopes : set.kernels) = detail::join_metric_groups(measured, options_.metrics);
     } catch (const std::exception& error) {
       following_.store(false, std::memory_order_release);
       fail_and_close(error.what());
@@ -192,7 +189,6 @@ class CounterCapture final : public ScopeObserver {
     }
     following_.store(false, std::memory_order_release);
     set.passes = runs;
-    (scopes ? set.scopes : set.kernels) = session_.decode(set.note);
     contribution_.keep(set);
     return set;
   }
@@ -264,6 +260,29 @@ class CounterCapture final : public ScopeObserver {
   void contribute(Report& report) override { contribution_.add_to(report); }
 
  private:
+  // Every pass the enabled metric group needs, the work once per pass.
+  std::vector<CounterRange> run_passes(const std::function<void()>& work, const std::string& outer, int& runs,
+                                       std::string& note) {
+    const bool scopes = options_.ranges == CounterRanges::scopes;
+    const int limit = session_.passes() * (scopes ? options_.nesting_levels : 1) + 1;
+    configure();
+    bool submitted = false;
+    for (int group_runs = 1; !submitted; ++group_runs, ++runs) {
+      if (group_runs > limit)
+        detail::throw_error("CUPTI asked for more replay passes than the metric set needs", __FILE__,
+                            __LINE__);
+      session_.start_pass();
+      if (scopes) hold_.hold();
+      const bool outer_pushed = scopes && !outer.empty() && session_.push_range(outer);
+      outer_levels_ = outer_pushed ? 1 : 0;
+      work();
+      if (outer_pushed) session_.pop_range();
+      hold_.release();
+      submitted = session_.stop_pass();
+    }
+    return session_.decode(note);
+  }
+
   CounterSet empty_result() const {
     CounterSet set;
     set.metrics = result_.metrics;
@@ -279,7 +298,9 @@ class CounterCapture final : public ScopeObserver {
     resolve_ceilings();
     if (options_.metrics.empty()) options_.metrics = default_counter_metrics(result_.chip);
     result_.metrics = options_.metrics;
-    session_.enable(result_.chip, options_.metrics, options_.max_ranges);
+    groups_ = detail::counter_metric_groups(options_.metrics, options_.ranges == CounterRanges::scopes);
+    for (const std::vector<std::string>& group : groups_) passes_ += counter_passes(result_.chip, group);
+    session_.enable(result_.chip, groups_.front(), options_.max_ranges);
     if (options_.ranges == CounterRanges::scopes) hold_.load();
     if (options_.ranges == CounterRanges::kernels && options_.replay == CounterReplay::kernel) {
       configure();
@@ -325,7 +346,10 @@ class CounterCapture final : public ScopeObserver {
   CounterSet result_;  // chip and metrics, for every set handed out
   std::string why_inactive_;
   detail::RangeProfilerSession session_;
-  detail::GpuHold hold_;  // scopes mode: each pass's hold kernel
+  std::vector<std::vector<std::string>> groups_;  // measured one after the other (counter_groups.hpp)
+  std::size_t enabled_group_ = 0;                 // the one the session has enabled
+  int passes_ = 0;                                // all groups' passes per nesting level
+  detail::GpuHold hold_;                          // scopes mode: each pass's hold kernel
   detail::CounterContribution contribution_;
   bool registered_ = false;  // an observer of the profiler, for contribute()
   // Whose scopes push ranges: the thread in measure() (scopes mode), read by

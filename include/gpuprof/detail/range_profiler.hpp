@@ -61,7 +61,9 @@ class RangeProfilerSession {
 
   // Checks the metrics against the counters this context can read, enables
   // the range profiler and sizes the counter data for max_ranges ranges.
+  // Enabling again (for another metric set) disables the previous one first.
   void enable(const std::string& chip, const std::vector<std::string>& metrics, std::size_t max_ranges) {
+    disable();
     max_ranges_ = max_ranges;
     auto available = cupti_params<CUpti_Profiler_GetCounterAvailability_Params>(
         CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
@@ -177,14 +179,7 @@ class RangeProfilerSession {
   }
 
   void close() noexcept {
-    host_.reset();
-    if (object_) {
-      auto disable =
-          cupti_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
-      disable.pRangeProfilerObject = object_;
-      (void)cuptiRangeProfilerDisable(&disable);  // teardown: nothing to do about a failure
-      object_ = nullptr;
-    }
+    disable();
     if (initialized_) {
       auto params =
           cupti_params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
@@ -194,6 +189,16 @@ class RangeProfilerSession {
   }
 
  private:
+  void disable() noexcept {
+    host_.reset();
+    if (!object_) return;
+    auto disable =
+        cupti_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+    disable.pRangeProfilerObject = object_;
+    (void)cuptiRangeProfilerDisable(&disable);  // nothing to do about a failure: the next enable says
+    object_ = nullptr;
+  }
+
   static CUcontext current_context() {
     GPUPROF_CUDA_CHECK(cudaFree(nullptr));  // makes the primary context current
     using GetCurrent = CUresult (*)(CUcontext*);
