@@ -1,7 +1,8 @@
-// Whatever gpuprof-compare reads (compare.hpp's detail::measured_run_from_json):
+// Whatever gpuprof-compare reads (report/read_bench_json.hpp's detail::measured_run_from_json):
 // gpuprof.bench files and reports, then the
 // comparison of the run with itself as text and markdown.
 #include <gpuprof/compare.hpp>
+#include <gpuprof/report/read_bench_json.hpp>
 
 #include "fuzz_target.hpp"
 
@@ -10,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const gpuprof::MeasuredRun run = gpuprof::detail::measured_run_from_json(
         gpuprof::detail::parse_json(gpuprof_fuzz::text_of(data, size)));
     const gpuprof::Comparison comparison = gpuprof::compare_runs(run, run);
-    (void)gpuprof::comparison_text(comparison);
-    (void)gpuprof::comparison_markdown(comparison);
+    (void)gpuprof::to_table(comparison);
+    (void)gpuprof::to_markdown(comparison);
   });
 }

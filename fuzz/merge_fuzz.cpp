@@ -18,9 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       reports.push_back(gpuprof::detail::report_from_json(document));
     if (reports.empty()) return;
     const gpuprof::MergedReport merged = gpuprof::merge(reports);
-    (void)gpuprof::merged_text(merged);
-    (void)gpuprof::merged_markdown(merged);
-    (void)gpuprof::merged_json(merged);
-    gpuprof::write_merged_chrome_trace(reports, merged, trace_path);
+    (void)gpuprof::to_table(merged);
+    (void)gpuprof::to_markdown(merged);
+    (void)gpuprof::to_json(merged);
+    gpuprof::write_chrome_trace(merged, reports, trace_path);
   });
 }

@@ -24,17 +24,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         gpuprof::detail::report_from_json(gpuprof::detail::parse_json(gpuprof_fuzz::text_of(data, size)));
     std::ostringstream text;
     gpuprof::print_table(report, text);
-    (void)gpuprof::markdown_table(report);
-    (void)gpuprof::report_json(report);
-    (void)gpuprof::html_report(report);
+    (void)gpuprof::to_markdown(report);
+    (void)gpuprof::to_json(report);
+    (void)gpuprof::to_html(report);
     gpuprof::write_chrome_trace(report, trace_path);
-    (void)gpuprof::kern_sum_json(gpuprof::kern_sum(report));
-    (void)gpuprof::scope_kern_sum_json(gpuprof::scope_kern_sum(report));
-    (void)gpuprof::scope_gpu_summary_json(gpuprof::scope_gpu_summary(report));
-    (void)gpuprof::memory_timeline_svg(report.memory_timeline);
-    (void)gpuprof::roofline_svg(report);
+    (void)gpuprof::to_json(gpuprof::kern_sum(report));
+    (void)gpuprof::to_json(gpuprof::scope_kern_sum(report));
+    (void)gpuprof::to_json(gpuprof::scope_gpu_summary(report));
+    (void)gpuprof::to_memory_timeline_svg(report.memory_timeline);
+    (void)gpuprof::to_roofline_svg(report);
     const gpuprof::Comparison comparison = gpuprof::compare(report, report);
-    (void)gpuprof::comparison_text(comparison);
-    (void)gpuprof::comparison_markdown(comparison);
+    (void)gpuprof::to_table(comparison);
+    (void)gpuprof::to_markdown(comparison);
   });
 }

@@ -48,10 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::ostringstream table;
     gpuprof::print_table(report, table);
     written += table.str().size();
-    written += gpuprof::markdown_table(report).size();
-    written += gpuprof::html_report(report).size();
-    written += gpuprof::memory_timeline_svg(report.memory_timeline).size();
-    written += gpuprof::roofline_svg(report).size();
+    written += gpuprof::to_markdown(report).size();
+    written += gpuprof::to_html(report).size();
+    written += gpuprof::to_memory_timeline_svg(report.memory_timeline).size();
+    written += gpuprof::to_roofline_svg(report).size();
     gpuprof::write_csv(report, csv_path);
     written += file_size(csv_path);
     gpuprof::write_chrome_trace(report, trace_path);
@@ -61,9 +61,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<gpuprof::Report> ranks = {report, report};
     for (int rank = 0; rank < 2; ++rank) ranks[static_cast<std::size_t>(rank)].rank = {rank, 2, -1};
     const gpuprof::MergedReport merged = gpuprof::merge(ranks);
-    written += gpuprof::merged_text(merged).size() + gpuprof::merged_markdown(merged).size() +
-               gpuprof::merged_json(merged).size();
-    gpuprof::write_merged_chrome_trace(ranks, merged, merged_trace_path);
+    written += gpuprof::to_table(merged).size() + gpuprof::to_markdown(merged).size() +
+               gpuprof::to_json(merged).size();
+    gpuprof::write_chrome_trace(merged, ranks, merged_trace_path);
     written += file_size(merged_trace_path);
 
     if (written > bytes_per_input_byte * size + fixed_allowance) {

@@ -14,6 +14,7 @@
 // can gate on it) or, with --strict, when some row is noisy (a change that
 // could not be told from noise), or 2 for bad arguments or unreadable files.
 #include <gpuprof/compare.hpp>
+#include <gpuprof/report/read_bench_json.hpp>
 #include <gpuprof/compare_rounds.hpp>
 
 #include <sys/stat.h>
@@ -137,8 +138,7 @@ int main(int argc, char** argv) {
           comparison = gpuprof::compare_runs(gpuprof::read_measured_run(files[0]),
                                              gpuprof::read_measured_run(files[1]), options);
         }
-        std::cout << (markdown ? gpuprof::comparison_markdown(comparison)
-                               : gpuprof::comparison_text(comparison));
+        std::cout << (markdown ? gpuprof::to_markdown(comparison) : gpuprof::to_table(comparison));
         return comparison.regressed() || (strict && comparison.inconclusive()) ? 1 : 0;
       });
 }

@@ -85,10 +85,10 @@ int main(int argc, char** argv) {
         for (const std::string& file : files) reports.push_back(gpuprof::read_report_json(file));
         const gpuprof::MergedReport merged = gpuprof::merge(reports, options);
         describe_rank_assignment(files, reports);
-        if (!json_path.empty()) gpuprof::write_merged_json(merged, json_path);
-        if (!trace_path.empty()) gpuprof::write_merged_chrome_trace(reports, merged, trace_path);
+        if (!json_path.empty()) gpuprof::write_json(merged, json_path);
+        if (!trace_path.empty()) gpuprof::write_chrome_trace(merged, reports, trace_path);
         std::ostream& tables = gpuprof::any_to_standard_output(outputs()) ? std::cerr : std::cout;
-        tables << (markdown ? gpuprof::merged_markdown(merged) : gpuprof::merged_text(merged));
+        tables << (markdown ? gpuprof::to_markdown(merged) : gpuprof::to_table(merged));
         return 0;
       });
 }

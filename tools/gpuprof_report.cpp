@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
                     << report.nodes.size() << " scopes from " << gpuprof::terminal_safe(input) << ")\n";
         };
         if (!output.empty()) {
-          gpuprof::write_html(report, output, title.empty() ? "gpuprof report" : title);
+          gpuprof::write_html(report, output, {title.empty() ? "gpuprof report" : title});
           written(output);
         }
         if (!roofline.empty()) {

@@ -10,6 +10,7 @@
 #pragma once
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/compare.hpp>
+#include <gpuprof/report/read_bench_json.hpp>
 #include <gpuprof/error.hpp>
 
 #include <sys/stat.h>

@@ -133,9 +133,9 @@ Result run_case(const Case& c, const std::string& directory) {
       std::vector<gpuprof::Report> reports;
       for (const std::string& file : files) reports.push_back(gpuprof::read_report_json(file));
       const gpuprof::MergedReport merged = gpuprof::merge(reports);
-      const std::string text = gpuprof::merged_text(merged);
-      gpuprof::write_merged_json(merged, directory + "/merged.json");
-      gpuprof::write_merged_chrome_trace(reports, merged, directory + "/trace.json");
+      const std::string text = gpuprof::to_table(merged);
+      gpuprof::write_json(merged, directory + "/merged.json");
+      gpuprof::write_chrome_trace(merged, reports, directory + "/trace.json");
       result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       result.output_bytes = static_cast<double>(text.size()) + file_bytes(directory + "/merged.json") +
                             file_bytes(directory + "/trace.json");

@@ -7,7 +7,7 @@
 // int gate() {  // exit status of a CI job: 1 when the new code is slower
 //   gpuprof::AbOptions options;  // 10 rounds of 10 samples a side; options.bench.stream for GPU work
 //   const gpuprof::AbResult r = gpuprof::ab([] { /* old code */ }, [] { /* new code */ }, options);
-//   std::cout << gpuprof::comparison_text(r.comparison);  // "1.070x [1.041, 1.100] ... slower"
+//   std::cout << gpuprof::to_table(r.comparison);  // "1.070x [1.041, 1.100] ... slower"
 //   return r.comparison.regressed() ? 1 : 0;
 // }
 // ```

@@ -6,15 +6,15 @@
 // #include <iostream>
 // int verdict(const gpuprof::Report& base_report, const gpuprof::Report& new_report) {
 //   gpuprof::Comparison c = gpuprof::compare(base_report, new_report);
-//   std::cout << gpuprof::comparison_text(c);  // or comparison_markdown(c)
-//   return c.regressed() ? 1 : 0;              // something got slower beyond the threshold
+//   std::cout << gpuprof::to_table(c);  // or to_markdown(c)
+//   return c.regressed() ? 1 : 0;       // something got slower beyond the threshold
 // }
 // ```
 //
 // Rows: scopes matched by path, kernels by full name (one sample per kernel
-// execution), and benchmark rows by name (read_measured_run reads reports
-// and gpuprof.bench files). A row only in one run is listed as such, never
-// dropped.
+// execution), and benchmark rows by name (read_measured_run, in
+// report/read_bench_json.hpp, reads reports and gpuprof.bench files). A row
+// only in one run is listed as such, never dropped.
 //
 // The test: with raw samples on both sides (every gpuprof report and bench
 // file carries them), the two-sided Mann-Whitney U test (normal
@@ -56,14 +56,12 @@
 #include <utility>
 #include <vector>
 
-#include "axes.hpp"
 #include "config.hpp"
-#include "detail/json_reader.hpp"
 #include "environment.hpp"
 #include "error.hpp"
 #include "report_model.hpp"
-#include "report/read_json.hpp"
 #include "stats.hpp"
+#include "terminal_text.hpp"
 #include "table.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -415,94 +413,6 @@ inline Comparison compare(const Report& base, const Report& next, const CompareO
 }
 
 namespace detail {
-
-// What a gpuprof.bench row with "axes" is matched on: its benchmark (the
-// name without its "[axis=value,...]" as written from the axes) and its axis
-// values sorted by axis, so that rows match whatever order a writer declared
-// its axes in; "" (match on the name) for a row without axes.
-inline std::string bench_match_key(const Json& entry) {
-  const Json* axes = optional_member(entry, "axes");
-  if (!axes) return "";
-  std::vector<std::pair<std::string, AxisValue>> values = read_member(*axes, "axes", [](const Json& object) {
-    std::vector<std::pair<std::string, AxisValue>> read;
-    for (const std::string& axis : object.keys()) {
-      const Json& value = object[axis];
-      if (value.is_string()) read.emplace_back(axis, value.as_string());
-      else if (value.is_number() && value.as_number() == std::trunc(value.as_number()) &&
-               std::fabs(value.as_number()) < 9e15)
-        read.emplace_back(axis, static_cast<std::int64_t>(value.as_number()));
-      else if (value.is_number()) read.emplace_back(axis, value.as_number());
-      else throw InputError(axis + " is a " + Json::type_name(value.type()) + ", not a number or text");
-    }
-    return read;
-  });
-  if (values.empty()) return "";
-  const std::string& name = string_of(entry, "name");
-  const std::string written = AxisPoint(values).row_name("");
-  const bool suffixed = name.size() >= written.size() &&
-                        name.compare(name.size() - written.size(), written.size(), written) == 0;
-  std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  return AxisPoint(std::move(values))
-      .row_name(suffixed ? name.substr(0, name.size() - written.size()) : name);
-}
-
-// gpuprof.bench files (write_bench_json): one row per named benchmark, with
-// samples; one without (it did not run) has its stop reason as the note. The
-// benchmarks' "fields" are the writer's own and not compared; their "axes"
-// (absent before parameter axes) decide which rows match. Read as
-// strictly as reports: a version this reader knows, members of their own
-// type, a known timing source, non-negative samples and each name once.
-inline MeasuredRun measured_run_from_bench_results(const Json& doc) {
-  const std::int64_t version = integer_of<std::int64_t>(doc, "version");
-  if (version < 1 || version > bench_json_version)
-    throw InputError("gpuprof.bench version " + std::to_string(version) +
-                     " is not one this reader knows (1 to " + std::to_string(bench_json_version) + ")");
-  MeasuredRun run;
-  if (const Json* env = optional_member(doc, "environment"))
-    run.environment =
-        read_member(*env, "environment", [](const Json& value) { return environment_from_json(value); });
-  std::set<std::string> names;
-  for (const Json& entry : doc["benchmarks"].elements()) {
-    const std::string& name = string_of(entry, "name");
-    require(names.insert(name).second, "two benchmarks are named " + name);
-    const bool gpu = timing_source_from_name(string_of(entry, "timing_source")) == TimingSource::cuda_events;
-    const Summary s =
-        gpu ? summary_from_json(entry["gpu_ms"], "gpu_ms") : summary_from_json(entry["host_ms"], "host_ms");
-    const std::string note = s.n == 0 ? string_of(entry, "stop_reason") : gpu ? "" : "host clock";
-    run.rows.push_back({"bench", name, Measurement::from_samples(s.sorted, note), bench_match_key(entry)});
-  }
-  return run;
-}
-
-// A run from a parsed file gpuprof-compare reads: a gpuprof report or a
-// gpuprof.bench file; throws gpuprof::Error for anything else.
-inline MeasuredRun measured_run_from_json(const Json& doc) {
-  const std::string schema = doc.is_object() && doc.contains("schema") ? doc["schema"].as_string() : "";
-  MeasuredRun run;
-  if (schema == "gpuprof.report") run = measured_run(report_from_json(doc));
-  else if (schema == "gpuprof.bench") run = measured_run_from_bench_results(doc);
-  else
-    throw InputError("unknown file schema \"" + schema +
-                     "\" (expected gpuprof.report or gpuprof.bench; "
-                     "merged reports are compared through their per-rank reports)");
-  run.kind = schema;
-  return run;
-}
-
-}  // namespace detail
-
-inline MeasuredRun read_measured_run(const std::string& path) {
-  const detail::Json doc = detail::parse_json_file(path);
-  try {
-    MeasuredRun run = detail::measured_run_from_json(doc);
-    run.source = path;
-    return run;
-  } catch (const Error& error) {
-    throw InputError(terminal_safe(path + ": " + error.what()));
-  }
-}
-
-namespace detail {
 inline std::string format_ms(double ms) {
   char text[32];
   std::snprintf(text, sizeof text, "%.4g", ms);
@@ -572,14 +482,14 @@ inline Table comparison_table(const Comparison& c, bool markdown) {
 }  // namespace detail
 
 // Aligned plain-text table, warnings first, a tally last.
-inline std::string comparison_text(const Comparison& c) {
+inline std::string to_table(const Comparison& c) {
   std::string text;
   for (const std::string& warning : c.warnings) text += "warning: " + terminal_safe(warning) + "\n";
   return text + detail::comparison_table(c, false).text() + detail::comparison_tally(c) + "\n";
 }
 
 // GitHub markdown, for a pull-request comment.
-inline std::string comparison_markdown(const Comparison& c) {
+inline std::string to_markdown(const Comparison& c) {
   std::string text = "**gpuprof compare**: " + detail::comparison_tally(c) + "\n\n";
   for (const std::string& warning : c.warnings) text += "> warning: " + detail::markdown_cell(warning) + "\n";
   if (!c.warnings.empty()) text += "\n";

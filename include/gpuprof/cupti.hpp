@@ -13,7 +13,7 @@
 //     forward(stream);
 //   }
 //   auto report = gpuprof::profiler().report();  // report.kernels filled by capture
-//   gpuprof::write_kern_sum(gpuprof::kern_sum(report, "forward"), "forward.csv");
+//   gpuprof::write(gpuprof::kern_sum(report, "forward"), "forward.csv");
 // }
 // ```
 //

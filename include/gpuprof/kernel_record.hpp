@@ -11,6 +11,16 @@ GPUPROF_NAMESPACE_BEGIN
 
 enum class ActivityKind { kernel, memcpy, memset };
 
+// The kind's name in the report's files ("kernel", "memcpy", "memset").
+inline const char* activity_kind_name(ActivityKind kind) {
+  switch (kind) {
+    case ActivityKind::kernel: return "kernel";
+    case ActivityKind::memcpy: return "memcpy";
+    case ActivityKind::memset: return "memset";
+  }
+  return "unknown";
+}
+
 struct KernelRecord {
   ActivityKind kind = ActivityKind::kernel;
   // Kernels: the demangled full name. Copies and memsets: the names nsys

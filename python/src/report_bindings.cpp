@@ -3,7 +3,6 @@
 //
 // Python gets the C++ structures themselves (read-only attributes); every
 // number comes from the same functions the C++ tools call.
-#include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -14,6 +13,7 @@
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/report.hpp>
 #include <gpuprof/report/kernel_summary_writers.hpp>
+#include <gpuprof/report/read_bench_json.hpp>
 #include <gpuprof/report/read_json.hpp>
 
 #include "bindings.hpp"
@@ -34,15 +34,6 @@ gpuprof::ScopeView view_of(const std::string& view) {
   if (view == "inclusive") return gpuprof::ScopeView::inclusive;
   if (view == "innermost") return gpuprof::ScopeView::innermost;
   throw py::value_error("gpuprof: view must be 'inclusive' or 'innermost', got '" + view + "'");
-}
-
-const char* activity_kind_name(gpuprof::ActivityKind kind) {
-  switch (kind) {
-    case gpuprof::ActivityKind::kernel: return "kernel";
-    case gpuprof::ActivityKind::memcpy: return "memcpy";
-    case gpuprof::ActivityKind::memset: return "memset";
-  }
-  return "?";
 }
 
 // A side of gpuprof.compare: a Report, or the path of any file gpuprof-compare reads.
@@ -144,8 +135,8 @@ void bind_reports(py::module_& m) {
       .def_readonly("host_end_ns", &gpuprof::ScopeInstance::host_end_ns)
       .def_readonly("gpu_ms", &gpuprof::ScopeInstance::gpu_ms);
   py::class_<gpuprof::KernelRecord>(m, "KernelRecord", "One captured GPU activity (kernel, copy or memset)")
-      .def_property_readonly("kind",
-                             [](const gpuprof::KernelRecord& k) { return activity_kind_name(k.kind); })
+      .def_property_readonly(
+          "kind", [](const gpuprof::KernelRecord& k) { return gpuprof::activity_kind_name(k.kind); })
       .def_readonly("name", &gpuprof::KernelRecord::name)
       .def_readonly("base_name", &gpuprof::KernelRecord::base_name)
       .def_readonly("category", &gpuprof::KernelRecord::category)
@@ -212,15 +203,12 @@ void bind_reports(py::module_& m) {
           },
           py::arg("path"), "The node with this path, or None")
       .def(
-          "table",
-          [](const Report& r) {
-            std::ostringstream out;
-            gpuprof::print_table(r, out);
-            return out.str();
-          },
+          "table", [](const Report& r) { return gpuprof::to_table(r); },
           "The terminal table of the scope tree")
-      .def("markdown", [](const Report& r) { return gpuprof::markdown_table(r); })
-      .def("json", &gpuprof::report_json, "The report as JSON text (schema: docs/report-schema.md)")
+      .def("markdown", [](const Report& r) { return gpuprof::to_markdown(r); })
+      .def(
+          "json", [](const Report& r) { return gpuprof::to_json(r); },
+          "The report as JSON text (schema: docs/report-schema.md)")
       .def(
           "write_json", [](const Report& r, const std::string& path) { gpuprof::write_json(r, path); },
           py::arg("path"))
@@ -237,7 +225,7 @@ void bind_reports(py::module_& m) {
       .def(
           "write_html",
           [](const Report& r, const std::string& path, const std::string& title) {
-            gpuprof::write_html(r, path, title);
+            gpuprof::write_html(r, path, {title});
           },
           py::arg("path"), py::arg("title") = "gpuprof report")
       .def(
@@ -287,8 +275,12 @@ void bind_reports(py::module_& m) {
         return gpuprof::kern_sum(records, grouping_of(grouping));
       },
       py::arg("records"), py::arg("grouping") = "name", "nsys cuda_gpu_kern_sum over the records");
-  m.def("write_kern_sum", &gpuprof::write_kern_sum, py::arg("rows"), py::arg("path"),
-        "Writes kern_sum rows: .json, .csv, .md or a text table, by the path's extension");
+  m.def(
+      "write_kern_sum",
+      [](const std::vector<gpuprof::KernelSummaryRow>& rows, const std::string& path) {
+        gpuprof::write(rows, path);
+      },
+      py::arg("rows"), py::arg("path"), "Writes kern_sum rows: .json, .csv or .md, by the path's extension");
 
   py::class_<gpuprof::ComparisonRow>(m, "ComparisonRow")
       .def_readonly("kind", &gpuprof::ComparisonRow::kind)
@@ -314,8 +306,8 @@ void bind_reports(py::module_& m) {
       .def_readonly("warnings", &gpuprof::Comparison::warnings)
       .def_readonly("rounds", &gpuprof::Comparison::rounds)
       .def("regressed", &gpuprof::Comparison::regressed)
-      .def("text", &gpuprof::comparison_text)
-      .def("markdown", &gpuprof::comparison_markdown);
+      .def("text", [](const gpuprof::Comparison& c) { return gpuprof::to_table(c); })
+      .def("markdown", [](const gpuprof::Comparison& c) { return gpuprof::to_markdown(c); });
   m.def(
       "compare",
       [](const std::variant<Report, std::string>& base, const std::variant<Report, std::string>& next,

@@ -102,7 +102,7 @@ TEST_CASE("ab: twice the work is slower, with an interval above 1") {
   const gpuprof::AbResult r =
       gpuprof::ab([&] { sink = sink + spin(base_rounds); }, [&] { sink = sink + spin(new_rounds); }, options);
   const gpuprof::ComparisonRow& row = r.comparison.rows.at(0);
-  CAPTURE(gpuprof::comparison_text(r.comparison));
+  CAPTURE(gpuprof::to_table(r.comparison));
   CHECK(row.verdict == Verdict::slower);
   CHECK(row.ratio_low > 1.0);
   CHECK(row.ratio == Approx(2.0).epsilon(0.35));

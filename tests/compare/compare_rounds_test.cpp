@@ -90,7 +90,7 @@ TEST_CASE("compare rounds: the ratio is the rounds' geometric mean, with a t int
   CHECK(row.test == "paired t on rounds");
   CHECK(row.verdict == Verdict::slower);  // interval [1.075, 1.125] above 1, ratio 1.10 beyond 5 %
   CHECK(c.rounds == 3);
-  const std::string text = gpuprof::comparison_text(c);
+  const std::string text = gpuprof::to_table(c);
   CHECK(text.find("1.100x [1.075, 1.125]") != std::string::npos);
 
   // Ratios 1.05, 1.10, 1.15: the same mean, but 3 rounds that far apart cannot rule out 1.

@@ -139,10 +139,10 @@ TEST_CASE("compare: rows in one run only are listed; differing machines are warn
   CHECK(row_of(c, "step/new").verdict == Verdict::only_in_new);
   REQUIRE(c.warnings.size() == 1);
   CHECK(c.warnings[0] == "the runs differ in GPU: H100 vs A100");
-  const std::string text = gpuprof::comparison_text(c);
+  const std::string text = gpuprof::to_table(c);
   CHECK(text.find("warning: the runs differ in GPU") != std::string::npos);
   CHECK(text.find("only in base") != std::string::npos);
-  const std::string markdown = gpuprof::comparison_markdown(c);
+  const std::string markdown = gpuprof::to_markdown(c);
   CHECK(markdown.find("| kind | name | base median ms |") != std::string::npos);
   CHECK(markdown.find("| scope | step/new | - |") != std::string::npos);
 }

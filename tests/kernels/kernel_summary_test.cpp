@@ -311,7 +311,7 @@ TEST_CASE("writers: CSV with nsys headers, JSON and markdown read back") {
   TempDir dir;
 
   const std::string csv_path = (dir.path / "kern_sum.csv").string();
-  write_kern_sum(rows, csv_path);
+  write(rows, csv_path);
   const std::vector<std::string> lines = lines_of(gpuprof_test::read_text_file(csv_path));
   REQUIRE(lines.size() == rows.size() + 1);
   CHECK(lines[0] ==
@@ -332,7 +332,7 @@ TEST_CASE("writers: CSV with nsys headers, JSON and markdown read back") {
   }
 
   const std::string json_path = (dir.path / "kern_sum.json").string();
-  write_kern_sum(rows, json_path);
+  write(rows, json_path);
   const gpuprof_test::Json doc = gpuprof_test::parse_json_file(json_path);
   REQUIRE(doc["kern_sum"].size() == rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -348,7 +348,7 @@ TEST_CASE("writers: CSV with nsys headers, JSON and markdown read back") {
 
   const std::vector<ScopeKernelRow> scoped = scope_kern_sum(r);
   const std::string scoped_csv = (dir.path / "scope_kern_sum.csv").string();
-  write_scope_kern_sum(scoped, scoped_csv);
+  write(scoped, scoped_csv);
   const std::vector<std::string> scoped_lines = lines_of(gpuprof_test::read_text_file(scoped_csv));
   REQUIRE(scoped_lines.size() == scoped.size() + 1);
   CHECK(csv_fields(scoped_lines[0]).front() == "Range");
@@ -357,7 +357,7 @@ TEST_CASE("writers: CSV with nsys headers, JSON and markdown read back") {
   CHECK(csv_fields(scoped_lines[1])[1] == "inclusive");  // "step" launches nothing itself
 
   const std::string scoped_json = (dir.path / "scope_kern_sum.json").string();
-  write_scope_kern_sum(scoped, scoped_json);
+  write(scoped, scoped_json);
   const gpuprof_test::Json scoped_doc = gpuprof_test::parse_json_file(scoped_json);
   REQUIRE(scoped_doc["scope_kern_sum"].size() == scoped.size());
   CHECK(scoped_doc["scope_kern_sum"][0]["range"].as_string() == scoped[0].range);
@@ -365,7 +365,7 @@ TEST_CASE("writers: CSV with nsys headers, JSON and markdown read back") {
 
   const std::vector<ScopeGpuSummary> summaries = scope_gpu_summary(r);
   const std::string gpu_json = (dir.path / "scope_gpu.json").string();
-  write_scope_gpu_summary(summaries, gpu_json);
+  write(summaries, gpu_json);
   const gpuprof_test::Json gpu_doc = gpuprof_test::parse_json_file(gpu_json);
   REQUIRE(gpu_doc["scope_gpu_summary"].size() == summaries.size());
   CHECK(gpu_doc["scope_gpu_summary"][0]["event_ms"].is_null());
@@ -373,7 +373,7 @@ TEST_CASE("writers: CSV with nsys headers, JSON and markdown read back") {
   CHECK(gpu_doc["scope_gpu_summary"][2]["categories"][0]["total_ns"].as_int64() == 1100);
 
   const std::string markdown_path = (dir.path / "scope_gpu.md").string();
-  write_scope_gpu_summary(summaries, markdown_path);
+  write(summaries, markdown_path);
   const std::vector<std::string> md = lines_of(gpuprof_test::read_text_file(markdown_path));
   REQUIRE(md.size() == summaries.size() + 2);
   CHECK(md[0].rfind("| Scope | Instances | Event (ms) |", 0) == 0);
@@ -383,8 +383,8 @@ TEST_CASE("writers: CSV with nsys headers, JSON and markdown read back") {
   piped.add_row({"a|b"});
   CHECK(piped.markdown() == "| Name |\n|:---|\n| a\\|b |\n");
 
-  CHECK_THROWS_WITH_AS(write_kern_sum(rows, (dir.path / "kern_sum.txt").string()),
-                       doctest::Contains("unknown format"), Error);
+  CHECK_THROWS_WITH_AS(write(rows, (dir.path / "kern_sum.txt").string()), doctest::Contains("unknown format"),
+                       Error);
   CHECK_FALSE(std::filesystem::exists(dir.path / "kern_sum.txt"));
 }
 

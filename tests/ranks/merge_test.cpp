@@ -128,7 +128,7 @@ TEST_CASE("merge: communication vs computation per rank and per step") {
   CHECK(merged.steps[0].comm_compute[0].exposed_communication_ms() == Approx(0.2));
   CHECK(merged.steps[1].comm_compute[1].exposed_communication_ms() == Approx(0.1));
   CHECK(scope_of(merged, "train").comm_compute[0].communication_ms == Approx(0.3));
-  CHECK(merged_text(merged).find("Communication vs computation per step") != std::string::npos);
+  CHECK(to_table(merged).find("Communication vs computation per step") != std::string::npos);
 }
 
 TEST_CASE("rank fields: JSON round trip, unknown ones null, old files without them") {
@@ -142,7 +142,7 @@ TEST_CASE("rank fields: JSON round trip, unknown ones null, old files without th
   CHECK(back.rank.local_rank == 1);
 
   report.rank = {};
-  const std::string text = gpuprof::report_json(report);
+  const std::string text = gpuprof::to_json(report);
   CHECK(text.find(R"("rank": {"rank": null, "world_size": null, "local_rank": null})") != std::string::npos);
   const Report unknown = gpuprof::detail::report_from_json(gpuprof_test::parse_json(text));
   CHECK_FALSE(unknown.rank.known());
@@ -199,7 +199,7 @@ TEST_CASE("merged writers: JSON, markdown and a trace with one set of tracks per
   std::vector<Report> reports = three_ranks();
   gpuprof_test::add_kernel(reports[0], 0, 2, "gemm", 1, 0, 100);
   const gpuprof::MergedReport merged = gpuprof::merge(reports);
-  gpuprof::write_merged_json(merged, dir.file("merged.json"));
+  gpuprof::write_json(merged, dir.file("merged.json"));
   const auto json = gpuprof_test::parse_json_file(dir.file("merged.json"));
   CHECK(json["schema"].as_string() == "gpuprof.merged");
   CHECK(json["steps"][2]["skew_ms"].as_number() == Approx(4.0));
@@ -207,11 +207,11 @@ TEST_CASE("merged writers: JSON, markdown and a trace with one set of tracks per
   CHECK(json["slowest_count"][1].as_int64() == 2);
   CHECK(json["ranks"][1]["host_name"].as_string() == "node-a");
 
-  const std::string markdown = gpuprof::merged_markdown(merged);
+  const std::string markdown = gpuprof::to_markdown(merged);
   CHECK(markdown.find("| step | rank 0 | rank 1 | rank 2 | skew | slowest |") != std::string::npos);
   CHECK(markdown.find("slowest rank per step: rank 0 in 1 of 3, rank 1 in 2 of 3\n") != std::string::npos);
 
-  gpuprof::write_merged_chrome_trace(reports, merged, dir.file("trace.json"));
+  gpuprof::write_chrome_trace(merged, reports, dir.file("trace.json"));
   const auto trace = gpuprof_test::parse_json_file(dir.file("trace.json"));
   std::set<std::string> processes;
   std::set<std::int64_t> step_pids;

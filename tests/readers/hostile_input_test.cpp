@@ -4,6 +4,7 @@
 // and must end in gpuprof::InputError with a message saying what is wrong,
 // or print escaped. The same cases through the tools: hostile_tools.sh.
 #include <gpuprof/compare.hpp>
+#include <gpuprof/report/read_bench_json.hpp>
 #include <gpuprof/merge.hpp>
 #include <gpuprof/report.hpp>
 #include <gpuprof/report/bench_json.hpp>
@@ -28,7 +29,7 @@ using gpuprof::Report;
 
 // The synthetic report's JSON with the first `from` replaced by `to`.
 std::string edited_report(const std::string& from, const std::string& to) {
-  std::string text = gpuprof::report_json(gpuprof_test::synthetic_training_report());
+  std::string text = gpuprof::to_json(gpuprof_test::synthetic_training_report());
   const std::size_t at = text.find(from);
   REQUIRE_MESSAGE(at != std::string::npos, "the report has no " << from);
   return text.replace(at, from.size(), to);
@@ -193,7 +194,7 @@ TEST_CASE("compare: two kinds of file are refused, naming both") {
   gpuprof::BenchResult result;
   result.host_ms = {1.0, 1.1, 0.9, 1.0, 1.2};
   result.host = gpuprof::summarize(result.host_ms);
-  write(dir.file("bench.json"), gpuprof::bench_json({{"step", result}}, gpuprof::Environment{}));
+  write(dir.file("bench.json"), gpuprof::to_bench_json({{"step", result}}, {}));
   const gpuprof::MeasuredRun bench = gpuprof::read_measured_run(dir.file("bench.json"));
   const gpuprof::MeasuredRun report = gpuprof::read_measured_run(dir.file("report.json"));
   CHECK(bench.kind == "gpuprof.bench");
@@ -224,13 +225,13 @@ TEST_CASE("output: control characters in names are escaped on the terminal, HTML
   const std::string raw_escape = "\x1b";
   const gpuprof::Comparison comparison = gpuprof::compare(report, other);
   const gpuprof::MergedReport merged = gpuprof::merge({report, other});
-  for (const std::string& text : {gpuprof::comparison_text(comparison), gpuprof::merged_text(merged)}) {
+  for (const std::string& text : {gpuprof::to_table(comparison), gpuprof::to_table(merged)}) {
     CHECK(text.find(raw_escape) == std::string::npos);
     CHECK(text.find('\x07') == std::string::npos);
     CHECK(text.find("evil\\x1b]0;owned\\x07\\x1b[2J") != std::string::npos);
   }
-  for (const std::string& text : {gpuprof::comparison_markdown(comparison), gpuprof::merged_markdown(merged),
-                                  gpuprof::markdown_table(report)}) {
+  for (const std::string& text :
+       {gpuprof::to_markdown(comparison), gpuprof::to_markdown(merged), gpuprof::to_markdown(report)}) {
     CHECK(text.find("<img") == std::string::npos);
     CHECK(text.find("&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
     CHECK(text.find(raw_escape) == std::string::npos);

@@ -58,7 +58,7 @@ TEST_CASE("memory timeline svg: one polygon per allocation, one band per span, o
   gpuprof::MemoryTimelineSvgOptions options;
   options.title = "a <small> test";
   options.spans = {{"forward", 5, 25}, {"backward", 25, 45}, {"forward", 45, 55}};
-  const std::string svg = gpuprof::memory_timeline_svg(timeline, options);
+  const std::string svg = gpuprof::to_memory_timeline_svg(timeline, options);
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   CHECK(svg.find("</svg>") != std::string::npos);
   CHECK(occurrences(svg, "<polygon class=\"allocation\"") == 3);
@@ -78,7 +78,7 @@ TEST_CASE("memory timeline svg: the allocations' outline follows the stacking") 
   gpuprof::MemoryTimeline timeline;
   timeline.allocations = {timeline_allocation(gib, 0, 1'000'000, "a"),
                           timeline_allocation(gib, 500'000, 1'500'000, "b")};
-  const std::string svg = gpuprof::memory_timeline_svg(timeline);
+  const std::string svg = gpuprof::to_memory_timeline_svg(timeline);
   const std::size_t second = svg.find("<polygon", svg.find("<polygon") + 1);
   const std::size_t begin = svg.find("points=\"", second) + 8;
   const std::string points = svg.substr(begin, svg.find('"', begin) - begin);

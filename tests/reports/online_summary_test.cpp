@@ -130,7 +130,7 @@ TEST_CASE("an estimated summary reads back from JSON with its exact figures and 
   report.nodes.push_back(node);
   report.recorded_instances = 20'000;
   const gpuprof::Report back =
-      gpuprof::detail::report_from_json(gpuprof::detail::parse_json(gpuprof::report_json(report)));
+      gpuprof::detail::report_from_json(gpuprof::detail::parse_json(gpuprof::to_json(report)));
   const gpuprof::Summary& s = back.nodes.at(0).host_ms;
   CHECK_FALSE(s.exact());
   CHECK(s.n == 20'000);
@@ -165,7 +165,7 @@ TEST_CASE("a sketch that contradicts n is refused") {
   node.count = 100;
   node.host_ms = online.summary();
   report.nodes.push_back(node);
-  std::string text = gpuprof::report_json(report);
+  std::string text = gpuprof::to_json(report);
   const std::size_t n_at = text.find("\"n\": 100");
   REQUIRE(n_at != std::string::npos);
   text.replace(n_at, 8, "\"n\": 101");

@@ -126,7 +126,7 @@ TEST_CASE("HTML page: self-contained, static markup, every name escaped") {
   gpuprof::Report report = gpuprof_test::synthetic_training_report();
   report.nodes[6].name = "</script><img src=x onerror=alert(1)>";
   report.nodes[6].path = report.nodes[6].name;
-  const std::string page = gpuprof::html_report(report, "a <b> title");
+  const std::string page = gpuprof::to_html(report, {"a <b> title"});
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(occurrences(page, "</script>") == 1);  // the page's own script, nothing else
   CHECK(occurrences(page, "<img") == 0);
@@ -152,7 +152,7 @@ TEST_CASE("HTML page: samples as at most 24 bins per scope, so the page does not
     std::vector<double> ms;
     for (std::size_t i = 0; i < samples; ++i) ms.push_back(1.0 + 0.001 * static_cast<double>(i % 97));
     report.nodes[0].gpu_ms = gpuprof::summarize(ms);
-    return gpuprof::html_report(report);
+    return gpuprof::to_html(report);
   };
   const std::string small = page_with(10), large = page_with(100000);
   CHECK(large.size() < small.size() + 200);  // a few longer numbers, not 100000 samples
@@ -178,17 +178,17 @@ TEST_CASE("HTML page: samples as at most 24 bins per scope, so the page does not
   // A long tail (max 16 x min): bins equal in log(time), 5 samples in 5 bins,
   // one in each (linear bins would put 1, 2 and 4 ms into the first two).
   report.nodes[0].gpu_ms = gpuprof::summarize({1, 2, 4, 8, 16});
-  CHECK(gpuprof::html_report(report).find("data-bins=\"log 1 16 1 1 1 1 1\"") != std::string::npos);
+  CHECK(gpuprof::to_html(report).find("data-bins=\"log 1 16 1 1 1 1 1\"") != std::string::npos);
 }
 
 TEST_CASE("HTML page: PyTorch allocator columns only when some scope was watched") {
   gpuprof::Report report = gpuprof_test::synthetic_training_report();
-  CHECK(gpuprof::html_report(report).find("alloc peak MiB") == std::string::npos);
-  CHECK(gpuprof::html_report(report).find("reserved MiB") == std::string::npos);
+  CHECK(gpuprof::to_html(report).find("alloc peak MiB") == std::string::npos);
+  CHECK(gpuprof::to_html(report).find("reserved MiB") == std::string::npos);
 
   report.nodes[0].peak_allocated_bytes = std::int64_t{5} << 30;  // beyond 32 bits
   report.nodes[0].reserved_bytes = std::int64_t{3} << 31;
-  const std::string page = gpuprof::html_report(report);
+  const std::string page = gpuprof::to_html(report);
   CHECK(
       page.find(
           "<th>peak MiB</th><th>alloc peak MiB</th><th>reserved MiB</th><th class=\"name\">unstable</th>") !=
@@ -207,7 +207,7 @@ TEST_CASE("HTML page: PyTorch allocator columns only when some scope was watched
 TEST_CASE("markdown report names the machine under its heading") {
   gpuprof::Report report = gpuprof_test::synthetic_training_report();
   report.environment.driver_version = "580.65.06";
-  const std::string markdown = gpuprof::markdown_table(report);
+  const std::string markdown = gpuprof::to_markdown(report);
   CHECK(markdown.find("GPU: Synthetic GPU \xC2\xB7 driver: 580.65.06") != std::string::npos);
   CHECK(markdown.find("host: test-host") != std::string::npos);
   CHECK(markdown.find("time (UTC): 2026-01-01T00:00:00Z") != std::string::npos);

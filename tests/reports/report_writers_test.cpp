@@ -567,7 +567,7 @@ TEST_CASE(
   CHECK(text.find("note: 31 of 31 scope(s) finished fewer than 2 times") != std::string::npos);
   CHECK(text.find("note: 6 scope instance(s) from bench() cold calls and warm-up are left out") !=
         std::string::npos);
-  const std::string markdown = gpuprof::markdown_table(report);
+  const std::string markdown = gpuprof::to_markdown(report);
   CHECK(markdown.find("| main (open) |") != std::string::npos);
   CHECK(markdown.find("Notes:\n\n- 1 scope(s) marked (open)") != std::string::npos);
 
@@ -635,7 +635,7 @@ TEST_CASE("PyTorch allocator figures go to JSON and back, and into the table") {
 
 TEST_CASE("markdown table is a GitHub table with indented names") {
   const gpuprof::Report report = sample_report();
-  const std::string text = gpuprof::markdown_table(report);
+  const std::string text = gpuprof::to_markdown(report);
   CHECK(text.find("| Scope | Count | Total ms |") != std::string::npos);
   CHECK(text.find("|:---|---:|---:|") !=
         std::string::npos);  // was "|---|": one Table renderer, left columns ":---"

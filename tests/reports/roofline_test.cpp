@@ -180,7 +180,7 @@ TEST_CASE("roofline: declared work is flagged past 20 % of the measured, not at 
     std::ostringstream table;
     gpuprof::print_table(report, table);
     CHECK((table.str().find("step/gemm declares") != std::string::npos) == flagged);
-    const std::string svg = gpuprof::roofline_svg(report);
+    const std::string svg = gpuprof::to_roofline_svg(report);
     CHECK((occurrences(svg, "class=\"flag\"") == 1) == flagged);
   }
 }
@@ -214,8 +214,8 @@ TEST_CASE("roofline: the table shows counter columns per scope, '-' for a scope 
   std::ostringstream without;
   gpuprof::print_table(plain, without);
   CHECK(without.str().find("DRAM GB") == std::string::npos);
-  CHECK(gpuprof::markdown_table(plain).find("% roof") == std::string::npos);
-  CHECK(gpuprof::markdown_table(report).find("% roof") != std::string::npos);
+  CHECK(gpuprof::to_markdown(plain).find("% roof") == std::string::npos);
+  CHECK(gpuprof::to_markdown(report).find("% roof") != std::string::npos);
 }
 
 TEST_CASE("roofline: counters survive JSON and come out in CSV") {
@@ -245,8 +245,7 @@ TEST_CASE("roofline: counters survive JSON and come out in CSV") {
   CHECK(back.ceilings.pipes[0].pipe == "tensor bf16");
   CHECK(back.ceilings.pipes[0].flop_per_s == 800e12);
   CHECK(back.ceilings.source == "user");
-  CHECK(gpuprof::report_json(back) ==
-        gpuprof::report_json(report));  // the whole file, derived values included
+  CHECK(gpuprof::to_json(back) == gpuprof::to_json(report));  // the whole file, derived values included
 
   const gpuprof_test::Json json = gpuprof_test::parse_json_file(dir.file("r.json"));
   const gpuprof_test::Json& gemm = json["nodes"][1]["counters"];
@@ -271,7 +270,7 @@ TEST_CASE("roofline: counters survive JSON and come out in CSV") {
 }
 
 TEST_CASE("roofline: the reader refuses counter sections that make no sense") {
-  const std::string good = gpuprof::report_json(counter_report());
+  const std::string good = gpuprof::to_json(counter_report());
   const auto read = [](const std::string& text) {
     return gpuprof::detail::report_from_json(gpuprof::detail::parse_json(text));
   };
@@ -311,7 +310,7 @@ TEST_CASE("roofline: the reader refuses counter sections that make no sense") {
 TEST_CASE("roofline svg: one point per placed scope and kernel, where intensity and rate put it") {
   gpuprof::Report report = counter_report();
   report.nodes[2].work = {1e9 / 2, 1e9 / 2, 0};  // norm declares what it did: an unflagged square
-  const std::string svg = gpuprof::roofline_svg(report);
+  const std::string svg = gpuprof::to_roofline_svg(report);
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   CHECK(svg.substr(svg.size() - 7) == "</svg>\n");
   CHECK(occurrences(svg, "<circle class=\"point scope\"") == 3);
@@ -343,7 +342,7 @@ TEST_CASE("roofline svg: one point per placed scope and kernel, where intensity 
 
   // A range with no FLOPs cannot be drawn on log axes: listed instead.
   report.counters.scopes.push_back(range("step/untouched", 1e-3, 1e9, 0));
-  const std::string with_copy = gpuprof::roofline_svg(report);
+  const std::string with_copy = gpuprof::to_roofline_svg(report);
   CHECK(occurrences(with_copy, "<circle class=\"point scope\"") == 3);
   CHECK(with_copy.find("step/untouched: no FLOPs measured") != std::string::npos);
 }
@@ -402,7 +401,7 @@ TEST_CASE("roofline svg: points are labelled below their top-level scope, and la
     report.nodes.push_back(node(std::string("step/gemm/") + name, name, 1, 2));
     report.counters.scopes.push_back(range(std::string("step/gemm/") + name, 2e-3, 8e8, 8e11));
   }
-  const std::string svg = gpuprof::roofline_svg(report);
+  const std::string svg = gpuprof::to_roofline_svg(report);
   const std::vector<Label> labels = point_labels(svg);
   REQUIRE(labels.size() == 8);  // step, gemm, its four, norm, and the kernel
   std::vector<std::string> texts;
@@ -430,7 +429,7 @@ TEST_CASE("roofline svg: points are labelled below their top-level scope, and la
   // Past max_labels, the lowest points keep only their tooltips, and the picture says how many.
   gpuprof::RooflineSvgOptions few;
   few.max_labels = 3;
-  const std::string capped = gpuprof::roofline_svg(report, few);
+  const std::string capped = gpuprof::to_roofline_svg(report, few);
   CHECK(point_labels(capped).size() == 3);
   CHECK(occurrences(capped, "<circle class=\"point") == 8);
   CHECK(capped.find("5 point(s) without a label (over 3)") != std::string::npos);
@@ -447,16 +446,16 @@ TEST_CASE("roofline svg: written whole, escaped, and inside the HTML page only w
   CHECK(svg.find("&lt;gemm &amp; co&gt;") != std::string::npos);
   CHECK_THROWS_AS(gpuprof::write_roofline_svg(report, dir.file("missing/r.svg")), gpuprof::Error);
 
-  const std::string page = gpuprof::html_report(report);
+  const std::string page = gpuprof::to_html(report);
   CHECK(occurrences(page, "<circle class=\"point scope\"") == 3);
   CHECK(page.find("<h2>Roofline</h2>") != std::string::npos);
   gpuprof::Report plain = report;
   plain.counters = {};
-  CHECK(gpuprof::html_report(plain).find("<h2>Roofline</h2>") == std::string::npos);
+  CHECK(gpuprof::to_html(plain).find("<h2>Roofline</h2>") == std::string::npos);
 
   // Nothing to place and no ceilings: still a picture, with its axes.
-  const std::string empty =
-      gpuprof::roofline_svg(std::vector<gpuprof::RooflinePoint>{}, gpuprof::RooflineCeilings{});
+  const std::string empty = gpuprof::detail::roofline_picture(std::vector<gpuprof::RooflinePoint>{},
+                                                              gpuprof::RooflineCeilings{}, {});
   CHECK(occurrences(empty, "<circle") == 0);
   CHECK(empty.find("arithmetic intensity") != std::string::npos);
 }
@@ -475,7 +474,7 @@ TEST_CASE("roofline svg: long kernel names cut whole characters, overflowing val
   const std::vector<gpuprof::RooflinePoint> points = gpuprof::roofline_points(report);
   REQUIRE(points.size() == 4);
   CHECK(points[3].omitted == "values out of range");
-  const std::string svg = gpuprof::roofline_svg(report);
+  const std::string svg = gpuprof::to_roofline_svg(report);
   CHECK(occurrences(svg, "<circle class=\"point kernel\"") == 0);
   CHECK(svg.find("inf") == std::string::npos);
   CHECK(svg.find("nan") == std::string::npos);

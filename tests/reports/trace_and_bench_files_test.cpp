@@ -2,6 +2,7 @@
 // Holistic Trace Analysis), and bench() results as gpuprof.bench JSON and as
 // Google Benchmark JSON.
 #include <gpuprof/compare.hpp>
+#include <gpuprof/report/read_bench_json.hpp>
 #include <gpuprof/report.hpp>
 #include <gpuprof/report/bench_json.hpp>
 #include <gpuprof/report/gbench_json.hpp>
@@ -98,7 +99,7 @@ TEST_CASE(
   env.time_utc = "2026-01-01T00:00:00Z";
   const gpuprof::BenchResult result = synthetic_bench(1.0);
   gpuprof_test::TemporaryDirectory dir;
-  gpuprof::write_google_benchmark_json({{"train_step", result}}, dir.file("gbench.json"), env);
+  gpuprof::write_gbench_json({{"train_step", result}}, dir.file("gbench.json"), {env});
   const Json doc = gpuprof_test::parse_json_file(dir.file("gbench.json"));
   CHECK(doc["context"]["host_name"].as_string() == "test-host");
   CHECK(doc["context"]["gpu_name"].as_string() == "Synthetic GPU");
@@ -135,8 +136,8 @@ TEST_CASE(
 TEST_CASE("bench results as gpuprof.bench JSON, which gpuprof-compare reads") {
   gpuprof::Environment env;
   env.gpu_name = "Synthetic GPU";
-  const std::string base = gpuprof::bench_json({{"train_step", synthetic_bench(1.0)}}, env);
-  const std::string next = gpuprof::bench_json({{"train_step", synthetic_bench(1.5)}}, env);
+  const std::string base = gpuprof::to_bench_json({{"train_step", synthetic_bench(1.0)}}, {env});
+  const std::string next = gpuprof::to_bench_json({{"train_step", synthetic_bench(1.5)}}, {env});
   const Json doc = gpuprof_test::parse_json(base);
   CHECK(doc["schema"].as_string() == "gpuprof.bench");
   const Json& run = doc["benchmarks"][0];
@@ -162,7 +163,7 @@ TEST_CASE("gpuprof.bench keeps each benchmark's own fields; one that did not run
                  {"losses", std::vector<double>{9.25, 8.5}}};
   gpuprof::NamedBenchResult oom{"step/2.7B/ctx512/fp32", {}};
   oom.result.stop_reason = "OOM (needs 40.0 GiB, 12.5 GiB free)";
-  const Json doc = gpuprof_test::parse_json(gpuprof::bench_json({step, oom}, gpuprof::Environment{}));
+  const Json doc = gpuprof_test::parse_json(gpuprof::to_bench_json({step, oom}, {}));
   const Json& fields = doc["benchmarks"][0]["fields"];
   REQUIRE(fields.size() == 6);
   CHECK(fields["tokens_per_s"].as_number() == 2.5e5);

@@ -239,7 +239,7 @@ void write_json(const std::string& path, const std::vector<Row>& rows) {
       runs.push_back({r.attention + "/" + r.size + "/ctx" + std::to_string(r.shape.ctx) + "/" + pass,
                       backward ? r.fwdbwd : r.fwd, std::move(fields)});
     }
-  gpuprof::write_bench_json(runs, path);  // whole or not at all; "-" is standard output
+  gpuprof::write_bench_json(runs, path, {gpuprof::capture_environment()});  // whole; "-": standard output
 }
 
 int run(const Options& o) {

@@ -248,7 +248,7 @@ std::string results_json(const BenchResults& results) {
   for (const ResultRow& row : results.rows) runs.push_back(sweep_run(results, row));
   for (const WarmupStudyRow& row : results.warmup_study) runs.push_back(warmup_study_run(row));
   for (const LossCurve& curve : results.loss_curves) runs.push_back(loss_curve_run(curve));
-  return gpuprof::bench_json(runs);
+  return gpuprof::to_bench_json(runs, {gpuprof::capture_environment()});
 }
 
 namespace {

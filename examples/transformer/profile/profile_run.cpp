@@ -124,13 +124,13 @@ class ConfigurationRunner {
                            attention_flops(model_for_size(c.size, options_.custom), options_.batch, c.ctx));
       std::fprintf(stderr, "  capture overhead: %s\n", capture_overhead_text(c).c_str());
       if (options_.out_dir.empty()) return;
-      gpuprof::write_kern_sum(gpuprof::kern_sum(phase_kernels(*inference, inference_root, {forward_scope},
-                                                              gpuprof::Activities::kernels)),
-                              output(inference_kern_sum_file(c)));
-      gpuprof::write_kern_sum(gpuprof::kern_sum(phase_kernels(
-                                  *train, train_root, {forward_scope, backward_scope, optimizer_scope},
-                                  gpuprof::Activities::kernels)),
-                              output(train_kern_sum_file(c)));
+      gpuprof::write(gpuprof::kern_sum(phase_kernels(*inference, inference_root, {forward_scope},
+                                                     gpuprof::Activities::kernels)),
+                     output(inference_kern_sum_file(c)));
+      gpuprof::write(gpuprof::kern_sum(phase_kernels(*train, train_root,
+                                                     {forward_scope, backward_scope, optimizer_scope},
+                                                     gpuprof::Activities::kernels)),
+                     output(train_kern_sum_file(c)));
       if (write_trace) gpuprof::write_chrome_trace(one_step_report(*train, train_root), output("trace.json"));
     });
   }
@@ -247,7 +247,7 @@ MemoryTimelineRun memory_timeline_run(const ProfileOptions& options, const harne
     // The page is for the scopes and the memory: the kernels (tens of
     // thousands of records for 2.7B) would only make it heavy.
     report.kernels.clear();
-    gpuprof::write_html(report, (dir / memory_timeline_file(run, "html")).string(), picture.title);
+    gpuprof::write_html(report, (dir / memory_timeline_file(run, "html")).string(), {picture.title});
   } catch (const std::exception& error) {
     mark_failed(run, error);
   }

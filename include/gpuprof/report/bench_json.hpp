@@ -6,11 +6,12 @@
 // void save(const gpuprof::BenchResult& result) {
 //   std::vector<gpuprof::NamedBenchResult> runs = {{"train_step", result}};
 //   runs[0].fields = {{"tokens_per_s", 2.1e5}, {"precision", std::string("bf16")}};
-//   gpuprof::write_bench_json(runs, "bench.json");
+//   gpuprof::write_bench_json(runs, "bench.json", {gpuprof::capture_environment()});
 // }
 // ```
 //
-// For CI dashboards that read Google Benchmark's format, see gbench_json.hpp.
+// For CI dashboards that read Google Benchmark's format, see gbench_json.hpp;
+// the reader of these files is read_bench_json.hpp.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,6 +27,7 @@
 #include "../json_writer.hpp"
 #include "environment_json.hpp"
 #include "json.hpp"
+#include "schema_versions.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -72,18 +74,24 @@ inline void write_bench_field(JsonWriter& json, const BenchField& field) {
 
 }  // namespace detail
 
+// What a bench file says beside its runs: the machine they ran on. The
+// caller captures it (capture_environment(), at the end of the runs, so that
+// the clocks are the ones they ran at); writing a file never probes the machine.
+struct BenchFileOptions {
+  Environment environment;
+};
+
 // {"schema": "gpuprof.bench", "version": 1, "environment": {...}, "benchmarks": [...]}:
 // each benchmark with its timing source, both summaries (samples included),
 // cold call, warm-up count, stop reason, clocks, throttled samples, its
 // fields and its axis values ({} for a row of no axes).
-inline std::string bench_json(const std::vector<NamedBenchResult>& runs,
-                              const Environment& environment = capture_environment()) {
+inline std::string to_bench_json(const std::vector<NamedBenchResult>& runs, const BenchFileOptions& options) {
   JsonWriter json;
   json.begin_object()
       .member("schema", "gpuprof.bench")
       .member("version", bench_json_version)
       .key("environment");
-  write_environment_json(json, environment);
+  write_environment_json(json, options.environment);
   json.key("benchmarks").begin_array();
   for (const NamedBenchResult& run : runs) {
     const BenchResult& r = run.result;
@@ -121,8 +129,8 @@ inline std::string bench_json(const std::vector<NamedBenchResult>& runs,
 }
 
 inline void write_bench_json(const std::vector<NamedBenchResult>& runs, const std::string& path,
-                             const Environment& environment = capture_environment()) {
-  write_file_atomically(path, bench_json(runs, environment));
+                             const BenchFileOptions& options) {
+  write_file_atomically(path, to_bench_json(runs, options));
 }
 
 GPUPROF_NAMESPACE_END

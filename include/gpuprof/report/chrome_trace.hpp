@@ -1,4 +1,4 @@
-// gpuprof/report/chrome_trace.hpp: write_chrome_trace, a timeline in
+// gpuprof/report/chrome_trace.hpp: to_chrome_trace and write_chrome_trace, a timeline in
 // the Chrome trace-event JSON format (opens in ui.perfetto.dev and
 // chrome://tracing).
 //
@@ -145,7 +145,7 @@ inline void write_trace_kernel(JsonWriter& json, TraceEvents& events, const Kern
       .key("args")
       .begin_object()
       .member("name", kernel.name)
-      .member("kind", report_activity_kind_name(kernel.kind))
+      .member("kind", activity_kind_name(kernel.kind))
       .member("category", kernel.category)
       .member("scope", trace_scope_text(scope_path))
       .member("correlation_id", kernel.correlation_id)
@@ -295,8 +295,7 @@ inline void write_trace_report_events(JsonWriter& json, TraceEvents& events, con
 }
 }  // namespace detail
 
-inline void write_chrome_trace(const Report& report, const std::string& path,
-                               const ChromeTraceOptions& options = {}) {
+inline std::string to_chrome_trace(const Report& report, const ChromeTraceOptions& options = {}) {
   const std::int64_t origin_ns = detail::trace_origin_ns(report);
   JsonWriter json;
   json.begin_object()
@@ -319,7 +318,12 @@ inline void write_chrome_trace(const Report& report, const std::string& path,
   std::uint64_t flow_id = 0;
   detail::write_trace_report_events(json, events, report, options, flow_id);
   json.end_array().end_object();
-  write_file_atomically(path, json.str() + "\n");
+  return json.str() + "\n";
+}
+
+inline void write_chrome_trace(const Report& report, const std::string& path,
+                               const ChromeTraceOptions& options = {}) {
+  write_file_atomically(path, to_chrome_trace(report, options));
 }
 
 GPUPROF_NAMESPACE_END

@@ -1,4 +1,4 @@
-// gpuprof/report/csv.hpp: write_csv, one row per scope node.
+// gpuprof/report/csv.hpp: to_csv and write_csv, one row per scope node.
 //
 // RFC 4180: a header row, CRLF line ends, fields with a comma, quote or line
 // break quoted and their quotes doubled. Column names are stable (documented
@@ -78,7 +78,7 @@ inline const std::vector<std::string>& csv_columns() {
 }
 }  // namespace detail
 
-inline void write_csv(const Report& report, const std::string& path) {
+inline std::string to_csv(const Report& report) {
   using detail::shortest_decimal;
   // Undeclared work, unmeasured rates and roots' shares are empty, not 0.
   const auto positive_or_empty = [](double value) {
@@ -134,7 +134,11 @@ inline void write_csv(const Report& report, const std::string& path) {
     fields.push_back(bytes_or_empty(node.reserved_bytes));
     detail::append_csv_row(text, fields);
   }
-  write_file_atomically(path, text);
+  return text;
+}
+
+inline void write_csv(const Report& report, const std::string& path) {
+  write_file_atomically(path, to_csv(report));
 }
 
 GPUPROF_NAMESPACE_END

@@ -5,7 +5,7 @@
 // ```cpp
 // #include <gpuprof/report/gbench_json.hpp>
 // void save(const gpuprof::BenchResult& result) {
-//   gpuprof::write_google_benchmark_json({{"train_step", result}}, "gbench.json");
+//   gpuprof::write_gbench_json({{"train_step", result}}, "gbench.json", {gpuprof::capture_environment()});
 // }
 // ```
 //
@@ -26,6 +26,7 @@
 #include "../atomic_file.hpp"
 #include "../environment.hpp"
 #include "../json_writer.hpp"
+#include "../detail/file_format.hpp"
 #include "bench_json.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
@@ -70,11 +71,11 @@ inline void write_gbench_context(JsonWriter& json, const Environment& env) {
 }
 }  // namespace detail
 
-inline std::string google_benchmark_json(const std::vector<NamedBenchResult>& runs,
-                                         const Environment& environment = capture_environment()) {
+inline std::string to_gbench_json(const std::vector<NamedBenchResult>& runs,
+                                  const BenchFileOptions& options) {
   JsonWriter json;
   json.begin_object().key("context");
-  detail::write_gbench_context(json, environment);
+  detail::write_gbench_context(json, options.environment);
   json.key("benchmarks").begin_array();
   for (std::size_t family = 0; family < runs.size(); ++family) {
     const NamedBenchResult& run = runs[family];
@@ -120,9 +121,17 @@ inline std::string google_benchmark_json(const std::vector<NamedBenchResult>& ru
   return json.str() + "\n";
 }
 
-inline void write_google_benchmark_json(const std::vector<NamedBenchResult>& runs, const std::string& path,
-                                        const Environment& environment = capture_environment()) {
-  write_file_atomically(path, google_benchmark_json(runs, environment));
+inline void write_gbench_json(const std::vector<NamedBenchResult>& runs, const std::string& path,
+                              const BenchFileOptions& options) {
+  write_file_atomically(path, to_gbench_json(runs, options));
+}
+
+// gpuprof.bench for "NAME.json", Google Benchmark's format for "NAME.gbench.json".
+inline void write(const std::vector<NamedBenchResult>& runs, const std::string& path,
+                  const BenchFileOptions& options) {
+  detail::write_by_extension(path, "a list of bench() results",
+                             {{".json", [&] { return to_bench_json(runs, options); }},
+                              {".gbench.json", [&] { return to_gbench_json(runs, options); }}});
 }
 
 GPUPROF_NAMESPACE_END

@@ -4,7 +4,7 @@
 // ```cpp
 // #include <gpuprof/report/html.hpp>
 // void save_page(const gpuprof::Report& report) {
-//   gpuprof::write_html(report, "report.html");  // or html_report(report) for the text
+//   gpuprof::write_html(report, "report.html", {"training step"});  // or to_html(report) for the text
 // }
 // ```
 //
@@ -262,7 +262,7 @@ inline std::string html_counters(const Report& report) {
          html_table({"scope", "DRAM GB", "FLOP/B", "TFLOP/s", "% roof", "bound", "pipe", "L2 hit %",
                      "occupancy %", "declared FLOPs", "declared bytes", "flag"},
                     rows, {0, 5, 6, 11}) +
-         "<h2>Roofline</h2>\n" + roofline_svg(report);
+         "<h2>Roofline</h2>\n" + to_roofline_svg(report);
 }
 
 inline const char* category_colour(const std::string& category) {
@@ -342,12 +342,12 @@ inline std::string html_kernels(const Report& report) {
 }
 
 // The stacked allocations and the memory in use as one picture
-// (memory_timeline_svg.hpp), and the largest allocations.
+// (to_memory_timeline_svg), and the largest allocations.
 inline std::string html_memory_timeline(const MemoryTimeline& timeline) {
   MemoryTimelineSvgOptions options;
   options.title = "Device memory over time";
   options.width = 1200;
-  std::string html = "<h2>Memory timeline</h2>\n" + memory_timeline_svg(timeline, options);
+  std::string html = "<h2>Memory timeline</h2>\n" + to_memory_timeline_svg(timeline, options);
   if (timeline.allocations.empty()) return html;
   const std::pair<std::int64_t, std::int64_t> extent = timeline_extent(timeline, {});
   std::vector<HtmlTableRow> rows;
@@ -365,9 +365,13 @@ inline std::string html_memory_timeline(const MemoryTimeline& timeline) {
 
 }  // namespace detail
 
+struct HtmlOptions {
+  std::string title = "gpuprof report";  // the page's title and heading
+};
+
 // The whole page as text.
-inline std::string html_report(const Report& report, const std::string& title = "gpuprof report") {
-  const std::string escaped_title = detail::html_escaped(title);
+inline std::string to_html(const Report& report, const HtmlOptions& options = {}) {
+  const std::string escaped_title = detail::html_escaped(options.title);
   std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
   page += escaped_title;
   page += "</title>\n<style>";
@@ -393,9 +397,8 @@ inline std::string html_report(const Report& report, const std::string& title = 
 }
 
 // Written whole or not at all (temp file + rename); throws gpuprof::Error.
-inline void write_html(const Report& report, const std::string& path,
-                       const std::string& title = "gpuprof report") {
-  write_file_atomically(path, html_report(report, title));
+inline void write_html(const Report& report, const std::string& path, const HtmlOptions& options = {}) {
+  write_file_atomically(path, to_html(report, options));
 }
 
 GPUPROF_NAMESPACE_END

@@ -1,4 +1,4 @@
-// gpuprof/report/json.hpp: write_json, the machine-readable report.
+// gpuprof/report/json.hpp: to_json and write_json, the machine-readable report.
 //
 // Schema "gpuprof.report", version 2 (a summary's samples may be a uniform
 // sample of n, with a quantile sketch; the instances may be the newest of
@@ -15,13 +15,9 @@
 #include "counters_json.hpp"
 #include "environment_json.hpp"
 #include "../report_model.hpp"
+#include "schema_versions.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
-
-constexpr int report_json_version = 2;
-// The version of gpuprof.bench files (bench_json.hpp), beside the report's so
-// that their reader (compare.hpp) checks it without the writer's includes.
-constexpr int bench_json_version = 1;
 
 // A Summary as a JSON object (all fields; the samples as "samples_ms",
 // ascending). Public so that benchmarks write their summaries the same way.
@@ -62,15 +58,6 @@ inline void write_summary_json(JsonWriter& json, const Summary& s) {
 }
 
 namespace detail {
-inline const char* report_activity_kind_name(ActivityKind kind) {
-  switch (kind) {
-    case ActivityKind::kernel: return "kernel";
-    case ActivityKind::memcpy: return "memcpy";
-    case ActivityKind::memset: return "memset";
-  }
-  return "unknown";
-}
-
 // null for the "not known" sentinels (negative or zero), the value otherwise.
 template <class Number>
 void write_known(JsonWriter& json, const char* key, Number value, bool known) {
@@ -122,7 +109,7 @@ inline void write_node_json(JsonWriter& json, const Report& report, std::size_t 
 
 inline void write_kernel_json(JsonWriter& json, const KernelRecord& k) {
   json.begin_object(JsonWriter::one_line)
-      .member("kind", report_activity_kind_name(k.kind))
+      .member("kind", activity_kind_name(k.kind))
       .member("name", k.name)
       .member("base_name", k.base_name)
       .member("category", k.category)
@@ -168,8 +155,8 @@ inline void write_memory_timeline_json(JsonWriter& json, const MemoryTimeline& t
 }
 }  // namespace detail
 
-// The whole report as the text write_json writes (for embedding, e.g. in HTML).
-inline std::string report_json(const Report& report) {
+// The whole report as JSON text (what write_json writes; the HTML page embeds it).
+inline std::string to_json(const Report& report) {
   JsonWriter json;
   json.begin_object()
       .member("schema", "gpuprof.report")
@@ -225,7 +212,7 @@ inline std::string report_json(const Report& report) {
 }
 
 inline void write_json(const Report& report, const std::string& path) {
-  write_file_atomically(path, report_json(report));
+  write_file_atomically(path, to_json(report));
 }
 
 GPUPROF_NAMESPACE_END

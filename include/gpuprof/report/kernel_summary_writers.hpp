@@ -1,14 +1,16 @@
-// gpuprof/report/kernel_summary_writers.hpp: the kernel summaries as CSV (nsys's
-// column headers, so scripts written for `nsys stats --format csv` read them),
-// markdown and JSON, written whole or not at all.
+// gpuprof/report/kernel_summary_writers.hpp: the kernel summaries (a list of
+// KernelSummaryRow, ScopeKernelRow or ScopeGpuSummary) as CSV (nsys's column
+// headers, so scripts written for `nsys stats --format csv` read them),
+// markdown and JSON: to_csv, to_markdown, to_json, their write_ forms, and
+// write(rows, path) by the extension; written whole or not at all.
 //
 // ```cpp
 // #include <gpuprof/report/kernel_summary_writers.hpp>
 // #include <iostream>
 // void summarise(const gpuprof::Report& report) {
 //   auto rows = gpuprof::kern_sum(report, "forward");
-//   gpuprof::write_kern_sum(rows, "forward_kern_sum.csv");  // .csv, .md or .json
-//   std::cout << gpuprof::kern_sum_table(rows).markdown();  // a gpuprof::Table
+//   gpuprof::write(rows, "forward_kern_sum.csv");  // .csv, .md or .json
+//   std::cout << gpuprof::to_markdown(rows);
 // }
 // ```
 //
@@ -21,9 +23,11 @@
 //                           "categories": [{"category", "total_ns", "percent"}, ...]}, ...]}
 #pragma once
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../atomic_file.hpp"
+#include "../detail/file_format.hpp"
 #include "../config.hpp"
 #include "../error.hpp"
 #include "../json_writer.hpp"
@@ -61,7 +65,7 @@ inline const std::vector<std::string>& kern_sum_headers() {
 }  // namespace detail
 
 // nsys cuda_gpu_kern_sum's columns, in its order.
-inline Table kern_sum_table(const std::vector<KernelSummaryRow>& rows) {
+inline Table summary_table(const std::vector<KernelSummaryRow>& rows) {
   Table table;
   for (const std::string& header : detail::kern_sum_headers()) table.add_column({header, Align::right});
   table.add_column({"Name"});
@@ -74,7 +78,7 @@ inline Table kern_sum_table(const std::vector<KernelSummaryRow>& rows) {
 }
 
 // nsys nvtx_kern_sum's layout: the range and its view first, then kern_sum's columns.
-inline Table scope_kern_sum_table(const std::vector<ScopeKernelRow>& rows) {
+inline Table summary_table(const std::vector<ScopeKernelRow>& rows) {
   Table table({{"Range"}, {"View"}, {"Scope Instances", Align::right}});
   for (const std::string& header : detail::kern_sum_headers()) table.add_column({header, Align::right});
   table.add_column({"Kernel Name"});
@@ -88,7 +92,7 @@ inline Table scope_kern_sum_table(const std::vector<ScopeKernelRow>& rows) {
 }
 
 // One row per scope: times in ms, then each category's share in % of the summed GPU time.
-inline Table scope_gpu_table(const std::vector<ScopeGpuSummary>& summaries) {
+inline Table summary_table(const std::vector<ScopeGpuSummary>& summaries) {
   Table table({{"Scope"},
                {"Instances", Align::right},
                {"Event (ms)", Align::right},
@@ -109,7 +113,7 @@ inline Table scope_gpu_table(const std::vector<ScopeGpuSummary>& summaries) {
   return table;
 }
 
-inline std::string kern_sum_json(const std::vector<KernelSummaryRow>& rows) {
+inline std::string to_json(const std::vector<KernelSummaryRow>& rows) {
   JsonWriter json;
   json.begin_object().key("kern_sum").begin_array();
   for (const KernelSummaryRow& row : rows) {
@@ -121,7 +125,7 @@ inline std::string kern_sum_json(const std::vector<KernelSummaryRow>& rows) {
   return json.str() + "\n";
 }
 
-inline std::string scope_kern_sum_json(const std::vector<ScopeKernelRow>& rows) {
+inline std::string to_json(const std::vector<ScopeKernelRow>& rows) {
   JsonWriter json;
   json.begin_object().key("scope_kern_sum").begin_array();
   for (const ScopeKernelRow& row : rows) {
@@ -136,7 +140,7 @@ inline std::string scope_kern_sum_json(const std::vector<ScopeKernelRow>& rows) 
   return json.str() + "\n";
 }
 
-inline std::string scope_gpu_summary_json(const std::vector<ScopeGpuSummary>& summaries) {
+inline std::string to_json(const std::vector<ScopeGpuSummary>& summaries) {
   JsonWriter json;
   json.begin_object().key("scope_gpu_summary").begin_array();
   for (const ScopeGpuSummary& summary : summaries) {
@@ -162,31 +166,43 @@ inline std::string scope_gpu_summary_json(const std::vector<ScopeGpuSummary>& su
   return json.str() + "\n";
 }
 
-namespace detail {
-inline bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+// The three summaries: KernelSummaryRow, ScopeKernelRow or ScopeGpuSummary rows.
+template <class Rows>
+constexpr bool is_kernel_summary =
+    std::is_same_v<Rows, std::vector<KernelSummaryRow>> ||
+    std::is_same_v<Rows, std::vector<ScopeKernelRow>> || std::is_same_v<Rows, std::vector<ScopeGpuSummary>>;
+template <class Rows>
+using if_kernel_summary = std::enable_if_t<is_kernel_summary<Rows>, int>;
+
+template <class Rows, if_kernel_summary<Rows> = 0>
+std::string to_csv(const Rows& rows) {
+  return summary_table(rows).csv(CsvHeaders::quoted);
+}
+template <class Rows, if_kernel_summary<Rows> = 0>
+std::string to_markdown(const Rows& rows) {
+  return summary_table(rows).markdown();
 }
 
-// Writes `table` or `json` to `path`, in the format its extension names.
-inline void write_summary(const Table& table, const std::string& json, const std::string& path) {
-  if (ends_with(path, ".csv")) write_file_atomically(path, table.csv(CsvHeaders::quoted));
-  else if (ends_with(path, ".md")) write_file_atomically(path, table.markdown());
-  else if (ends_with(path, ".json")) write_file_atomically(path, json);
-  else throw Error("cannot write " + path + ": unknown format (use .csv, .md or .json)");
+template <class Rows, if_kernel_summary<Rows> = 0>
+void write_csv(const Rows& rows, const std::string& path) {
+  write_file_atomically(path, to_csv(rows));
 }
-}  // namespace detail
+template <class Rows, if_kernel_summary<Rows> = 0>
+void write_markdown(const Rows& rows, const std::string& path) {
+  write_file_atomically(path, to_markdown(rows));
+}
+template <class Rows, if_kernel_summary<Rows> = 0>
+void write_json(const Rows& rows, const std::string& path) {
+  write_file_atomically(path, to_json(rows));
+}
 
-// Each writes CSV, markdown or JSON by the extension of `path` (.csv, .md,
-// .json) through a temporary file and a rename; gpuprof::Error otherwise.
-inline void write_kern_sum(const std::vector<KernelSummaryRow>& rows, const std::string& path) {
-  detail::write_summary(kern_sum_table(rows), kern_sum_json(rows), path);
-}
-inline void write_scope_kern_sum(const std::vector<ScopeKernelRow>& rows, const std::string& path) {
-  detail::write_summary(scope_kern_sum_table(rows), scope_kern_sum_json(rows), path);
-}
-inline void write_scope_gpu_summary(const std::vector<ScopeGpuSummary>& summaries, const std::string& path) {
-  detail::write_summary(scope_gpu_table(summaries), scope_gpu_summary_json(summaries), path);
+// CSV, markdown or JSON by the extension of `path` (.csv, .md, .json).
+template <class Rows, if_kernel_summary<Rows> = 0>
+void write(const Rows& rows, const std::string& path) {
+  detail::write_by_extension(path, "a kernel summary",
+                             {{".csv", [&] { return to_csv(rows); }},
+                              {".md", [&] { return to_markdown(rows); }},
+                              {".json", [&] { return to_json(rows); }}});
 }
 
 GPUPROF_NAMESPACE_END

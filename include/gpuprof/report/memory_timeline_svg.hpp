@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "../atomic_file.hpp"
+#include "../detail/file_format.hpp"
 #include "../memory_timeline.hpp"
 #include "../detail/markup.hpp"
 #include "../report_model.hpp"
@@ -171,8 +172,8 @@ inline const char* span_colour(std::size_t order) {
 
 }  // namespace detail
 
-inline std::string memory_timeline_svg(const MemoryTimeline& timeline,
-                                       const MemoryTimelineSvgOptions& options = {}) {
+inline std::string to_memory_timeline_svg(const MemoryTimeline& timeline,
+                                          const MemoryTimelineSvgOptions& options = {}) {
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
   const StackedAllocations stacked = stack_allocations(timeline);
 
@@ -334,7 +335,14 @@ inline std::string memory_timeline_svg(const MemoryTimeline& timeline,
 // Written whole or not at all (temp file + rename); throws gpuprof::Error.
 inline void write_memory_timeline_svg(const MemoryTimeline& timeline, const std::string& path,
                                       const MemoryTimelineSvgOptions& options = {}) {
-  write_file_atomically(path, memory_timeline_svg(timeline, options));
+  write_file_atomically(path, to_memory_timeline_svg(timeline, options));
+}
+
+// The one format of a timeline, for a name ending .svg.
+inline void write(const MemoryTimeline& timeline, const std::string& path,
+                  const MemoryTimelineSvgOptions& options = {}) {
+  detail::write_by_extension(path, "a memory timeline",
+                             {{".svg", [&] { return to_memory_timeline_svg(timeline, options); }}});
 }
 
 GPUPROF_NAMESPACE_END

@@ -1,14 +1,16 @@
 // gpuprof/report/merged.hpp: writers of a MergedReport (merge.hpp): a
-// terminal table or GitHub markdown, JSON (schema "gpuprof.merged", see
-// docs/ranks.md) and a Chrome/Perfetto trace with one set of tracks per rank.
+// terminal table (to_table) or GitHub markdown (to_markdown), JSON (to_json,
+// schema "gpuprof.merged", see docs/ranks.md), their write_ forms,
+// write(merged, path) by the extension, and a Chrome/Perfetto trace with one
+// set of tracks per rank (to_chrome_trace, write_chrome_trace).
 //
 // ```cpp
 // #include <gpuprof/report/merged.hpp>
 // #include <iostream>
-// void write(const std::vector<gpuprof::Report>& reports, const gpuprof::MergedReport& merged) {
-//   std::cout << gpuprof::merged_text(merged);
-//   gpuprof::write_merged_json(merged, "merged.json");
-//   gpuprof::write_merged_chrome_trace(reports, merged, "merged_trace.json");
+// void save(const std::vector<gpuprof::Report>& reports, const gpuprof::MergedReport& merged) {
+//   std::cout << gpuprof::to_table(merged);
+//   gpuprof::write(merged, "merged.json");  // .json, .md or .txt
+//   gpuprof::write_chrome_trace(merged, reports, "merged_trace.json");
 // }
 // ```
 #pragma once
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "../atomic_file.hpp"
+#include "../detail/file_format.hpp"
 #include "../json_writer.hpp"
 #include "../merge.hpp"
 #include "../table.hpp"
@@ -151,7 +154,7 @@ inline std::vector<std::string> merged_summary_lines(const MergedReport& merged)
 }
 }  // namespace detail
 
-inline std::string merged_text(const MergedReport& merged) {
+inline std::string to_table(const MergedReport& merged) {
   std::string out = "gpuprof merged report\n";
   // Host, device and scope names come from the files: terminal_safe.
   for (const MergedRank& rank : merged.ranks)
@@ -163,7 +166,7 @@ inline std::string merged_text(const MergedReport& merged) {
   return out;
 }
 
-inline std::string merged_markdown(const MergedReport& merged) {
+inline std::string to_markdown(const MergedReport& merged) {
   std::string text = "**gpuprof merged report**\n\n";
   for (const MergedRank& rank : merged.ranks)
     text += "- " + detail::markdown_cell(detail::merged_rank_label(rank)) + "\n";
@@ -175,7 +178,7 @@ inline std::string merged_markdown(const MergedReport& merged) {
   return text;
 }
 
-inline std::string merged_json(const MergedReport& merged) {
+inline std::string to_json(const MergedReport& merged) {
   JsonWriter json;
   json.begin_object()
       .member("schema", "gpuprof.merged")
@@ -254,8 +257,22 @@ inline std::string merged_json(const MergedReport& merged) {
   return json.str() + "\n";
 }
 
-inline void write_merged_json(const MergedReport& merged, const std::string& path) {
-  write_file_atomically(path, merged_json(merged));
+inline void write_table(const MergedReport& merged, const std::string& path) {
+  write_file_atomically(path, to_table(merged));
+}
+inline void write_markdown(const MergedReport& merged, const std::string& path) {
+  write_file_atomically(path, to_markdown(merged));
+}
+inline void write_json(const MergedReport& merged, const std::string& path) {
+  write_file_atomically(path, to_json(merged));
+}
+
+// JSON, markdown or the terminal table by the extension of `path` (.json, .md, .txt).
+inline void write(const MergedReport& merged, const std::string& path) {
+  detail::write_by_extension(path, "a merged report",
+                             {{".json", [&] { return to_json(merged); }},
+                              {".md", [&] { return to_markdown(merged); }},
+                              {".txt", [&] { return to_table(merged); }}});
 }
 
 // One Chrome/Perfetto trace of every rank: rank R's host and GPU processes
@@ -264,8 +281,7 @@ inline void write_merged_json(const MergedReport& merged, const std::string& pat
 // one host share its clock and keep their real offsets; when the hosts differ
 // (clocks not comparable) each rank starts at zero. `reports` is what
 // merge() was given; steps are named ProfilerStep#N.
-inline void write_merged_chrome_trace(const std::vector<Report>& reports, const MergedReport& merged,
-                                      const std::string& path) {
+inline std::string to_chrome_trace(const MergedReport& merged, const std::vector<Report>& reports) {
   constexpr std::uint32_t pids_per_rank = 10000;
   const auto report_of = [&](const MergedRank& rank) -> const Report& {
     if (rank.source >= reports.size()) throw Error("merged trace: the reports are not the ones merged");
@@ -303,7 +319,12 @@ inline void write_merged_chrome_trace(const std::vector<Report>& reports, const 
     detail::write_trace_report_events(json, events, report, options, flow_id);
   }
   json.end_array().end_object();
-  write_file_atomically(path, json.str() + "\n");
+  return json.str() + "\n";
+}
+
+inline void write_chrome_trace(const MergedReport& merged, const std::vector<Report>& reports,
+                               const std::string& path) {
+  write_file_atomically(path, to_chrome_trace(merged, reports));
 }
 
 GPUPROF_NAMESPACE_END

@@ -28,9 +28,9 @@
 #include "../detail/json_reader.hpp"
 #include "../error.hpp"
 #include "environment_json.hpp"
-#include "json.hpp"
 #include "../online_summary.hpp"
 #include "../report_model.hpp"
+#include "schema_versions.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -169,7 +169,7 @@ inline void require_order(std::int64_t begin, std::int64_t end, const std::strin
 
 inline ActivityKind activity_kind_from_name(const std::string& name) {
   for (const ActivityKind kind : {ActivityKind::kernel, ActivityKind::memcpy, ActivityKind::memset})
-    if (name == report_activity_kind_name(kind)) return kind;
+    if (name == activity_kind_name(kind)) return kind;
   throw InputError("kind \"" + name + "\" is none of kernel, memcpy, memset");
 }
 

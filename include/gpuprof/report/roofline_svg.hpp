@@ -201,12 +201,9 @@ inline std::string decade_label(double decade) {
   std::snprintf(text, sizeof text, "%g", std::pow(10.0, decade));
   return text;
 }
-}  // namespace detail
 
-inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const RooflineCeilings& ceilings,
-                                const RooflineSvgOptions& options = {}) {
-  using detail::svg_number;
-  using detail::svg_short_number;
+inline std::string roofline_picture(const std::vector<RooflinePoint>& points,
+                                    const RooflineCeilings& ceilings, const RooflineSvgOptions& options) {
   const double bandwidth = ceilings.dram_bytes_per_s;
   std::vector<PipeCeiling> roofs;
   for (const PipeCeiling& c : ceilings.pipes)
@@ -402,16 +399,17 @@ inline std::string roofline_svg(const std::vector<RooflinePoint>& points, const 
   }
   return svg + "</svg>\n";
 }
+}  // namespace detail
 
 // The report's picture: its scopes and kernels under Report::ceilings.
-inline std::string roofline_svg(const Report& report, const RooflineSvgOptions& options = {}) {
-  return roofline_svg(roofline_points(report), report.ceilings, options);
+inline std::string to_roofline_svg(const Report& report, const RooflineSvgOptions& options = {}) {
+  return detail::roofline_picture(roofline_points(report), report.ceilings, options);
 }
 
 // Written whole or not at all (temp file + rename); throws gpuprof::Error.
 inline void write_roofline_svg(const Report& report, const std::string& path,
                                const RooflineSvgOptions& options = {}) {
-  write_file_atomically(path, roofline_svg(report, options));
+  write_file_atomically(path, to_roofline_svg(report, options));
 }
 
 GPUPROF_NAMESPACE_END

@@ -1,6 +1,6 @@
 // gpuprof/report/scope_table.hpp: the scope tree as a table, for a terminal
-// (print_table, columns aligned with spaces) or as GitHub markdown
-// (markdown_table, write_markdown).
+// (to_table, write_table, print_table; columns aligned with spaces) or as
+// GitHub markdown (to_markdown, write_markdown).
 //
 // One row per node, names indented by depth. Times are in milliseconds of the
 // node's primary timing (CUDA events when it has them, else host clock). The
@@ -168,18 +168,27 @@ inline std::vector<std::string> report_remarks(const Report& report) {
 
 }  // namespace detail
 
-// The scope tree as a table for a terminal, with its notes.
-inline void print_table(const Report& report, std::ostream& out) {
-  out << terminal_safe(detail::report_heading(report)) << '\n';
-  detail::scope_table(report, "  ").print(out);
+// The scope tree as a table for a terminal, with its notes; names from the
+// program are made terminal_safe.
+inline std::string to_table(const Report& report) {
+  std::string text = terminal_safe(detail::report_heading(report)) + '\n';
+  text += detail::scope_table(report, "  ").text();
   for (const std::string& note : detail::unstable_notes(report))
-    out << "unstable: " << terminal_safe(note) << '\n';
+    text += "unstable: " + terminal_safe(note) + '\n';
   for (const std::string& remark : detail::report_remarks(report))
-    out << "note: " << terminal_safe(remark) << '\n';
+    text += "note: " + terminal_safe(remark) + '\n';
+  return text;
 }
 
+inline void write_table(const Report& report, const std::string& path) {
+  write_file_atomically(path, to_table(report));
+}
+
+// to_table() onto a stream (std::cout).
+inline void print_table(const Report& report, std::ostream& out) { out << to_table(report); }
+
 // The same table as GitHub markdown.
-inline std::string markdown_table(const Report& report) {
+inline std::string to_markdown(const Report& report) {
   std::string text = "**" + detail::markdown_cell(detail::report_heading(report)) + "**\n\n";
   if (const std::string where = environment_summary(report.environment); !where.empty())
     text += detail::markdown_cell(where) + "\n\n";
@@ -193,9 +202,9 @@ inline std::string markdown_table(const Report& report) {
   return text;
 }
 
-// markdown_table() written whole or not at all; gpuprof::Error when it cannot be.
+// to_markdown() written whole or not at all; gpuprof::Error when it cannot be.
 inline void write_markdown(const Report& report, const std::string& path) {
-  write_file_atomically(path, markdown_table(report));
+  write_file_atomically(path, to_markdown(report));
 }
 
 GPUPROF_NAMESPACE_END

@@ -56,7 +56,7 @@ TEST_CASE("set_warmup(1) leaves a slow first step and everything inside it out, 
 
   // JSON: cold_ms and the count read back; merge and compare take the file.
   const gpuprof::Report read =
-      gpuprof::detail::report_from_json(gpuprof::detail::parse_json(gpuprof::report_json(later)));
+      gpuprof::detail::report_from_json(gpuprof::detail::parse_json(gpuprof::to_json(later)));
   CHECK(read.warmup_instances_left_out == 3);
   CHECK(read.warmup_root_instances == 1);
   CHECK(node_at(read, "step").cold_ms == doctest::Approx(node_at(later, "step").cold_ms));

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <gpuprof/compare.hpp>
+#include <gpuprof/report/read_bench_json.hpp>
 
 #include <sstream>
 #include <stdexcept>

@@ -1,0 +1,123 @@
+// gpuprof/report/read_bench_json.hpp: the reader of gpuprof.bench files
+// (bench_json.hpp), and read_measured_run, which reads either file
+// gpuprof-compare takes (a report or a bench file) as the rows compare_runs
+// compares.
+//
+// ```cpp
+// #include <gpuprof/compare.hpp>
+// #include <gpuprof/report/read_bench_json.hpp>
+// gpuprof::Comparison compare_files(const std::string& base, const std::string& next) {
+//   return gpuprof::compare_runs(gpuprof::read_measured_run(base), gpuprof::read_measured_run(next));
+// }
+// ```
+//
+// Read as strictly as reports (read_json.hpp): a file that is neither, or
+// breaks its schema, throws gpuprof::InputError naming the path.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "../axes.hpp"
+#include "../compare.hpp"
+#include "../detail/json_reader.hpp"
+#include "../error.hpp"
+#include "../terminal_text.hpp"
+#include "read_json.hpp"
+#include "schema_versions.hpp"
+
+GPUPROF_NAMESPACE_BEGIN
+
+namespace detail {
+
+// What a gpuprof.bench row with "axes" is matched on: its benchmark (the
+// name without its "[axis=value,...]" as written from the axes) and its axis
+// values sorted by axis, so that rows match whatever order a writer declared
+// its axes in; "" (match on the name) for a row without axes.
+inline std::string bench_match_key(const Json& entry) {
+  const Json* axes = optional_member(entry, "axes");
+  if (!axes) return "";
+  std::vector<std::pair<std::string, AxisValue>> values = read_member(*axes, "axes", [](const Json& object) {
+    std::vector<std::pair<std::string, AxisValue>> read;
+    for (const std::string& axis : object.keys()) {
+      const Json& value = object[axis];
+      if (value.is_string()) read.emplace_back(axis, value.as_string());
+      else if (value.is_number() && value.as_number() == std::trunc(value.as_number()) &&
+               std::fabs(value.as_number()) < 9e15)
+        read.emplace_back(axis, static_cast<std::int64_t>(value.as_number()));
+      else if (value.is_number()) read.emplace_back(axis, value.as_number());
+      else throw InputError(axis + " is a " + Json::type_name(value.type()) + ", not a number or text");
+    }
+    return read;
+  });
+  if (values.empty()) return "";
+  const std::string& name = string_of(entry, "name");
+  const std::string written = AxisPoint(values).row_name("");
+  const bool suffixed = name.size() >= written.size() &&
+                        name.compare(name.size() - written.size(), written.size(), written) == 0;
+  std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return AxisPoint(std::move(values))
+      .row_name(suffixed ? name.substr(0, name.size() - written.size()) : name);
+}
+
+// gpuprof.bench files (write_bench_json): one row per named benchmark, with
+// samples; one without (it did not run) has its stop reason as the note. The
+// benchmarks' "fields" are the writer's own and not compared; their "axes"
+// (absent before parameter axes) decide which rows match. Read as
+// strictly as reports: a version this reader knows, members of their own
+// type, a known timing source, non-negative samples and each name once.
+inline MeasuredRun measured_run_from_bench_results(const Json& doc) {
+  const std::int64_t version = integer_of<std::int64_t>(doc, "version");
+  if (version < 1 || version > bench_json_version)
+    throw InputError("gpuprof.bench version " + std::to_string(version) +
+                     " is not one this reader knows (1 to " + std::to_string(bench_json_version) + ")");
+  MeasuredRun run;
+  if (const Json* env = optional_member(doc, "environment"))
+    run.environment =
+        read_member(*env, "environment", [](const Json& value) { return environment_from_json(value); });
+  std::set<std::string> names;
+  for (const Json& entry : doc["benchmarks"].elements()) {
+    const std::string& name = string_of(entry, "name");
+    require(names.insert(name).second, "two benchmarks are named " + name);
+    const bool gpu = timing_source_from_name(string_of(entry, "timing_source")) == TimingSource::cuda_events;
+    const Summary s =
+        gpu ? summary_from_json(entry["gpu_ms"], "gpu_ms") : summary_from_json(entry["host_ms"], "host_ms");
+    const std::string note = s.n == 0 ? string_of(entry, "stop_reason") : gpu ? "" : "host clock";
+    run.rows.push_back({"bench", name, Measurement::from_samples(s.sorted, note), bench_match_key(entry)});
+  }
+  return run;
+}
+
+// A run from a parsed file gpuprof-compare reads: a gpuprof report or a
+// gpuprof.bench file; throws gpuprof::Error for anything else.
+inline MeasuredRun measured_run_from_json(const Json& doc) {
+  const std::string schema = doc.is_object() && doc.contains("schema") ? doc["schema"].as_string() : "";
+  MeasuredRun run;
+  if (schema == "gpuprof.report") run = measured_run(report_from_json(doc));
+  else if (schema == "gpuprof.bench") run = measured_run_from_bench_results(doc);
+  else
+    throw InputError("unknown file schema \"" + schema +
+                     "\" (expected gpuprof.report or gpuprof.bench; "
+                     "merged reports are compared through their per-rank reports)");
+  run.kind = schema;
+  return run;
+}
+
+}  // namespace detail
+
+// A report or gpuprof.bench file as a MeasuredRun; errors name the path,
+// escaped as terminal_safe() writes it.
+inline MeasuredRun read_measured_run(const std::string& path) {
+  const detail::Json doc = detail::parse_json_file(path);
+  try {
+    MeasuredRun run = detail::measured_run_from_json(doc);
+    run.source = path;
+    return run;
+  } catch (const Error& error) {
+    throw InputError(terminal_safe(path + ": " + error.what()));
+  }
+}
+
+GPUPROF_NAMESPACE_END
