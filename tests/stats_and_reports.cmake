@@ -7,7 +7,8 @@ target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/reports/atomic_file_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/diagnostics_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/output_paths_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/reports/table_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/reports/table_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reports/write_by_extension_test.cpp)
 
 # The same cases through a command-line program: exit status, messages, and
 # what is left on disk.
