@@ -83,8 +83,7 @@ TEST_CASE("write(report, path) picks the format by the longest matching extensio
 
   const std::vector<std::string> known = {".json", ".trace.json", ".csv",          ".md",
                                           ".txt",  ".html",       ".roofline.svg", ".memory.svg"};
-  for (const char* name : {"r.svg", "r.xml", "report", "r.JSON", ".json"})
-    check_refused(dir, name, known, write);
+  for (const char* name : {"r.svg", "r.xml", "report", "r.JSON"}) check_refused(dir, name, known, write);
 }
 
 TEST_CASE("print_table streams to_table") {
