@@ -53,7 +53,8 @@ int run(const examples::HostFlags& options, std::ostream& text) {
   bench_options.iters = options.quick ? 5 : 20;
   const std::vector<gpuprof::NamedBenchResult> rows = gpuprof::bench("sum", axes, summing, bench_options);
   for (const gpuprof::NamedBenchResult& row : rows) text << row.name << ": " << row.result.summary() << "\n";
-  if (!options.json_path.empty()) gpuprof::write_bench_json(rows, options.json_path);
+  if (!options.json_path.empty())
+    gpuprof::write_bench_json(rows, options.json_path, {gpuprof::capture_environment()});
   return 0;
 }
 }  // namespace

@@ -20,7 +20,7 @@
 //   });
 //   for (const gpuprof::NamedBenchResult& row : rows)  // sum[n=1000,order=forward] ...
 //     std::cout << row.name << ": " << row.result.summary() << '\n';
-//   gpuprof::write_bench_json(rows, "sum.json");  // gpuprof-compare matches rows by n and order
+//   gpuprof::write_bench_json(rows, "sum.json", {gpuprof::capture_environment()});  // matched by n and order
 // }
 // ```
 //

@@ -185,7 +185,7 @@ void bind_bench(py::module_& m) {
   m.def(
       "write_bench_json",
       [](const std::vector<gpuprof::NamedBenchResult>& rows, const std::string& path) {
-        gpuprof::write_bench_json(rows, path);
+        gpuprof::write_bench_json(rows, path, {gpuprof::capture_environment()});
       },
       py::arg("rows"), py::arg("path"),
       "Write BenchRows as a gpuprof.bench file (written whole), which gpuprof-compare reads");
@@ -198,7 +198,7 @@ void bind_bench(py::module_& m) {
       .def_readonly("new_throttled_left_out", &gpuprof::AbResult::new_throttled_left_out)
       .def("regressed", [](const gpuprof::AbResult& r) { return r.comparison.regressed(); })
       .def("__repr__", [](const gpuprof::AbResult& r) {
-        return "<gpuprof.AbResult\n" + gpuprof::comparison_text(r.comparison) + ">";
+        return "<gpuprof.AbResult\n" + gpuprof::to_table(r.comparison) + ">";
       });
 
   m.def(

@@ -3,6 +3,7 @@
 #include <gpuprof/bench_axes.hpp>
 #include <gpuprof/compare.hpp>
 #include <gpuprof/report/bench_json.hpp>
+#include <gpuprof/report/read_bench_json.hpp>
 
 #include <doctest/doctest.h>
 
@@ -30,8 +31,7 @@ gpuprof::BenchResult host_samples(double ms) {
 }
 
 gpuprof::MeasuredRun run_of(const std::vector<gpuprof::NamedBenchResult>& rows) {
-  return gpuprof::detail::measured_run_from_json(
-      gpuprof_test::parse_json(gpuprof::bench_json(rows, gpuprof::Environment{})));
+  return gpuprof::detail::measured_run_from_json(gpuprof_test::parse_json(gpuprof::to_bench_json(rows, {})));
 }
 
 }  // namespace
@@ -115,8 +115,8 @@ TEST_CASE("gpuprof.bench rows carry their axes; compare matches rows by axis val
   const AxisPoint small_128({{"size", "small"}, {"ctx", 128}, {"scale", 0.125}});
   gpuprof::NamedBenchResult row(small_128.row_name("attn"), host_samples(1.0));
   row.axes = small_128;
-  const gpuprof_test::Json doc = gpuprof_test::parse_json(
-      gpuprof::bench_json({row, {"plain", host_samples(2.0)}}, gpuprof::Environment{}));
+  const gpuprof_test::Json doc =
+      gpuprof_test::parse_json(gpuprof::to_bench_json({row, {"plain", host_samples(2.0)}}, {}));
   const gpuprof_test::Json& axes = doc["benchmarks"][0]["axes"];
   REQUIRE(axes.keys() == std::vector<std::string>{"size", "ctx", "scale"});
   CHECK(axes["size"].as_string() == "small");
