@@ -5,10 +5,10 @@
 //   - count, mean and variance by Welford's update, min and max: exact;
 //   - a QuantileSketch (quantile_sketch.hpp): quantiles within its relative
 //     error (0.5 % by default) of a sample of that rank;
-//   - a uniform reservoir of at most `reservoir_capacity` samples (Vitter's
-//     Algorithm R, seeded: the same run keeps the same samples), which stands
-//     for the distribution where every sample is needed: compare's tests,
-//     the outlier count.
+//   - a uniform reservoir of at most `reservoir_capacity` samples (Algorithm
+//     L, seeded: the same run, summarized at the same points, keeps the same
+//     samples), which stands for the distribution where every sample is
+//     needed: compare's tests, the outlier count.
 // While no more samples have been added than the reservoir holds, it holds
 // them all and summary() is summarize() of them: every figure exactly as
 // before. Past it, summary() says which figures are estimates
@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,7 +37,16 @@ GPUPROF_NAMESPACE_BEGIN
 // a scope rarely runs fewer times in a short profile, so short profiles stay exact.
 inline constexpr std::size_t default_reservoir_capacity = 10'000;
 
-// A uniform sample of at most `capacity` of the values offered (Algorithm R).
+// A uniform sample of at most `capacity` of the values offered. Vitter's
+// Algorithm L (Li 1994): once full, the number of values to pass over before
+// the next one kept is drawn ahead, so add() is a count and a comparison, with
+// random draws only at the k ln(n / k) replacements, not one per value.
+//
+// sorted() sorts the sample in place and keeps the slots changed since, so
+// the next call sorts only those and merges them in: a reservoir read at every
+// report costs its changes plus one pass, not a full sort. Which slot a
+// replacement takes is uniform either way, so the sample stays uniform; the
+// same run read at the same points keeps the same samples.
 class SampleReservoir {
  public:
   explicit SampleReservoir(std::size_t capacity = default_reservoir_capacity, std::uint64_t seed = 1)
@@ -46,10 +56,14 @@ class SampleReservoir {
     ++seen_;
     if (samples_.size() < capacity_) {
       samples_.push_back(x);
+      if (samples_.size() == capacity_) start_skipping();
       return;
     }
-    const std::uint64_t slot = next_random() % seen_;  // keep with probability capacity / seen
-    if (slot < capacity_) samples_[static_cast<std::size_t>(slot)] = x;
+    if (capacity_ == 0 || seen_ < next_pick_) return;
+    const auto slot = static_cast<std::size_t>(next_random() % capacity_);
+    samples_[slot] = x;
+    note_changed(slot);
+    draw_next_pick(shrunk(keep_below_));
   }
   // Adds `other`'s values as if they had been offered here: all of them while
   // both together fit, else a draw without replacement from both, each side
@@ -59,6 +73,7 @@ class SampleReservoir {
         other.seen_ == other.samples_.size()) {
       samples_.insert(samples_.end(), other.samples_.begin(), other.samples_.end());
       seen_ += other.seen_;
+      resume();
       return;
     }
     std::vector<double> mine = std::move(samples_), theirs = other.samples_;
@@ -67,7 +82,7 @@ class SampleReservoir {
     const double per_theirs = theirs.empty() ? 0 : weight_theirs / static_cast<double>(theirs.size());
     samples_.clear();
     while (samples_.size() < capacity_ && (!mine.empty() || !theirs.empty())) {
-      const double u = static_cast<double>(next_random() >> 11) * 0x1.0p-53 * (weight_mine + weight_theirs);
+      const double u = unit_random() * (weight_mine + weight_theirs);
       const bool take_mine = theirs.empty() || (!mine.empty() && u < weight_mine);
       std::vector<double>& from = take_mine ? mine : theirs;
       const std::size_t pick = static_cast<std::size_t>(next_random() % from.size());
@@ -77,15 +92,50 @@ class SampleReservoir {
       (take_mine ? weight_mine : weight_theirs) -= take_mine ? per_mine : per_theirs;
     }
     seen_ += other.seen_;
+    resume();
   }
   // A reader's way back: `samples` drawn uniformly from `seen` values.
   void restore(std::vector<double> samples, std::uint64_t seen) {
     samples_ = std::move(samples);
     if (samples_.size() > capacity_) samples_.resize(capacity_);
     seen_ = std::max<std::uint64_t>(seen, samples_.size());
+    resume();
   }
 
+  // The samples, in slot order (ascending as of the last sorted()).
   const std::vector<double>& samples() const noexcept { return samples_; }
+  // The samples, ascending.
+  const std::vector<double>& sorted() {
+    if (sorted_count_ == samples_.size() && changed_.empty() && !unsorted_) return samples_;
+    if (unsorted_ || sorted_count_ == 0) {
+      std::sort(samples_.begin(), samples_.end());
+    } else {
+      // Changed slots and those appended since: out, sorted, merged back
+      // into the untouched ones, which are still in order.
+      std::sort(changed_.begin(), changed_.end());
+      changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
+      for (std::size_t slot = sorted_count_; slot < samples_.size(); ++slot) changed_.push_back(slot);
+      std::vector<double> fresh;
+      fresh.reserve(changed_.size());
+      std::size_t kept = 0, next_changed = 0;
+      for (std::size_t slot = 0; slot < samples_.size(); ++slot) {
+        if (next_changed < changed_.size() && changed_[next_changed] == slot) {
+          fresh.push_back(samples_[slot]);
+          ++next_changed;
+        } else {
+          samples_[kept++] = samples_[slot];
+        }
+      }
+      std::sort(fresh.begin(), fresh.end());
+      std::copy(fresh.begin(), fresh.end(), samples_.begin() + static_cast<std::ptrdiff_t>(kept));
+      std::inplace_merge(samples_.begin(), samples_.begin() + static_cast<std::ptrdiff_t>(kept),
+                         samples_.end());
+    }
+    changed_.clear();
+    unsorted_ = false;
+    sorted_count_ = samples_.size();
+    return samples_;
+  }
   std::uint64_t seen() const noexcept { return seen_; }
   std::size_t capacity() const noexcept { return capacity_; }
   bool holds_all() const noexcept { return seen_ == samples_.size(); }
@@ -97,11 +147,65 @@ class SampleReservoir {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   }
+  double unit_random() noexcept { return static_cast<double>(next_random() >> 11) * 0x1.0p-53; }  // [0, 1)
+  double open_unit_random() noexcept { return (static_cast<double>(next_random() >> 11) + 0.5) * 0x1.0p-53; }
+
+  // Algorithm L's state is W, the largest uniform key among the kept values
+  // (those with the k smallest keys of all offered): the values passed over
+  // before the next key below W are geometric in W, and taking one shrinks W
+  // by a factor u^(1/k).
+  double shrunk(double largest_key) noexcept {
+    return largest_key * std::exp(std::log(open_unit_random()) / static_cast<double>(capacity_));
+  }
+  void draw_next_pick(double largest_key) noexcept {
+    keep_below_ = largest_key;
+    const double skip = std::floor(std::log(open_unit_random()) / std::log1p(-keep_below_));
+    next_pick_ = skip < 1e18 ? seen_ + static_cast<std::uint64_t>(skip) + 1
+                             : std::numeric_limits<std::uint64_t>::max();
+  }
+  // Once full, a uniform sample of seen_ values: W is the k-th smallest of
+  // seen_ uniform keys, Beta(k, seen - k + 1), drawn as a ratio of Gamma
+  // variates (u^(1/k) when nothing was passed over yet).
+  void start_skipping() {
+    if (capacity_ == 0 || samples_.size() < capacity_) return;
+    if (seen_ == capacity_) return draw_next_pick(shrunk(1.0));
+    struct Bits {
+      SampleReservoir* self;
+      using result_type = std::uint64_t;
+      static constexpr result_type min() { return 0; }
+      static constexpr result_type max() { return ~result_type{0}; }
+      result_type operator()() { return self->next_random(); }
+    } bits{this};
+    const double kept = std::gamma_distribution<double>(static_cast<double>(capacity_))(bits);
+    const double passed = std::gamma_distribution<double>(static_cast<double>(seen_ - capacity_ + 1))(bits);
+    draw_next_pick(kept / (kept + passed));
+  }
+  // After a merge or a restore: slots in no known order, and a fresh W.
+  void resume() {
+    unsorted_ = true;
+    changed_.clear();
+    start_skipping();
+  }
+  // Kept for sorted(); past a quarter of the sample, a full sort is cheaper.
+  void note_changed(std::size_t slot) {
+    if (unsorted_ || slot >= sorted_count_) return;
+    if (changed_.size() >= capacity_ / 4) {
+      unsorted_ = true;
+      changed_.clear();
+      return;
+    }
+    changed_.push_back(slot);
+  }
 
   std::size_t capacity_;
   std::uint64_t state_;
   std::uint64_t seen_ = 0;
+  std::uint64_t next_pick_ = 0;  // the seen_ count at which the next value is kept
+  double keep_below_ = 1;        // Algorithm L's W
   std::vector<double> samples_;
+  std::size_t sorted_count_ = 0;      // samples_[0, sorted_count_) ascending but for changed_
+  std::vector<std::size_t> changed_;  // slots replaced since, in that prefix
+  bool unsorted_ = false;             // too many changes to track: sort it all
 };
 
 class OnlineSamples {
@@ -168,10 +272,22 @@ class OnlineSamples {
   const QuantileSketch& sketch() const noexcept { return sketch_; }
 
   Summary summary(const SummaryOptions& options = {}) const {
+    std::vector<double> sorted = reservoir_.samples();
+    std::sort(sorted.begin(), sorted.end());
+    return summary_of(std::move(sorted), options);
+  }
+  // summary(), sorting only the reservoir's slots changed since the last call
+  // (SampleReservoir::sorted): what a report that runs every few steps calls.
+  Summary incremental_summary(const SummaryOptions& options = {}) {
+    return summary_of(reservoir_.sorted(), options);
+  }
+
+ private:
+  Summary summary_of(std::vector<double> sorted, const SummaryOptions& options) const {
     if (reservoir_.holds_all()) {
-      std::vector<double> all = reservoir_.samples();
-      all.insert(all.end(), static_cast<std::size_t>(discarded_), std::numeric_limits<double>::quiet_NaN());
-      return summarize(std::move(all), options);
+      sorted.insert(sorted.end(), static_cast<std::size_t>(discarded_),
+                    std::numeric_limits<double>::quiet_NaN());
+      return summarize(std::move(sorted), options);
     }
     Summary s;
     s.n = static_cast<std::size_t>(n_);
@@ -185,8 +301,7 @@ class OnlineSamples {
     s.max = max_;
     s.mean = std::clamp(mean_, min_, max_);
     if (min_ != max_) s.stddev = std::sqrt(std::max(0.0, m2_) / static_cast<double>(n_ - 1));
-    s.sorted = reservoir_.samples();
-    std::sort(s.sorted.begin(), s.sorted.end());
+    s.sorted = std::move(sorted);
     s.sketch = sketch_;
     s.estimated = "quantiles from a sketch (relative error " +
                   detail::format_threshold(sketch_.relative_error()) +

@@ -1,7 +1,8 @@
 // Tests of online_summary.hpp and quantile_sketch.hpp: Welford against the
 // two-pass figures, the sketch's error bound on heavy-tailed data, the
-// reservoir's exactness below capacity and its uniformity above, merging,
-// and an estimated summary surviving JSON.
+// reservoir's exactness below capacity and its uniformity above (also sorted
+// in place between values, and after a merge), merging, and an estimated
+// summary surviving JSON.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -117,6 +118,78 @@ TEST_CASE("the reservoir samples uniformly past its capacity") {
   // 99 degrees of freedom: P(chi2 > 150) is about 0.0007.
   CHECK(chi_square < 150);
   CHECK(*std::min_element(kept.begin(), kept.end()) > 120);
+}
+
+TEST_CASE("the reservoir stays uniform when sorted in place between values") {
+  // As above, with sorted() called every 7 values (a report every few
+  // steps): the slots a replacement takes move, the sample stays uniform.
+  std::vector<int> kept(100, 0);
+  for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
+    gpuprof::SampleReservoir reservoir(10, seed);
+    for (int v = 0; v < 100; ++v) {
+      reservoir.add(v);
+      if (v % 7 == 0) (void)reservoir.sorted();
+    }
+    for (double v : reservoir.samples()) ++kept[static_cast<std::size_t>(v)];
+  }
+  double chi_square = 0;
+  for (int count : kept) chi_square += (count - 200.0) * (count - 200.0) / 200.0;
+  CHECK(chi_square < 150);
+  CHECK(*std::min_element(kept.begin(), kept.end()) > 120);
+}
+
+TEST_CASE("sorted() merges what changed and equals a full sort; incremental_summary() equals summary()") {
+  const std::vector<double> samples = heavy_tailed(200'000, 6);
+  gpuprof::OnlineSamples online(1000);
+  std::size_t checks = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    online.add(samples[i]);
+    if (i % 997 == 0 || i == 999 || i == 1000) {
+      const gpuprof::Summary incremental = online.incremental_summary();
+      const gpuprof::Summary full = online.summary();
+      std::vector<double> expected = online.reservoir().samples();
+      std::sort(expected.begin(), expected.end());
+      CHECK(expected == online.reservoir().samples());  // sorted in place
+      CHECK(incremental.sorted == full.sorted);
+      CHECK(incremental.outliers == full.outliers);
+      CHECK(incremental.median == full.median);
+      ++checks;
+    }
+  }
+  CHECK(checks > 200);
+  CHECK(online.reservoir().seen() == samples.size());
+  // Algorithm L draws at replacements only: about k ln(n / k) of them, far
+  // fewer than n. What was kept is still spread like the data.
+  const gpuprof::Summary s = online.incremental_summary();
+  const gpuprof::Summary all = gpuprof::summarize(samples);
+  CHECK(s.percentile(50) == Approx(all.median).epsilon(0.01));
+  double kept_median = s.sorted[s.sorted.size() / 2];
+  CHECK(kept_median == Approx(all.median).epsilon(0.1));
+}
+
+TEST_CASE("a merged or restored reservoir goes on sampling uniformly") {
+  // Two reservoirs of 10 over values 0-49 and 50-99, merged, then 100 more
+  // values: every one of the 200 should be kept about 10 / 200 of the time.
+  std::vector<int> kept(200, 0);
+  const int runs = 4000;
+  for (int seed = 1; seed <= runs; ++seed) {
+    gpuprof::SampleReservoir left(10, static_cast<std::uint64_t>(seed)),
+        right(10, static_cast<std::uint64_t>(seed) + 100'000);
+    for (int v = 0; v < 50; ++v) left.add(v);
+    for (int v = 50; v < 100; ++v) right.add(v);
+    left.merge(right);
+    for (int v = 100; v < 200; ++v) left.add(v);
+    CHECK(left.seen() == 200);
+    for (double v : left.samples()) ++kept[static_cast<std::size_t>(v)];
+  }
+  const double expected = runs * 10.0 / 200;
+  double early = 0, late = 0;
+  for (int v = 0; v < 100; ++v) early += kept[static_cast<std::size_t>(v)];
+  for (int v = 100; v < 200; ++v) late += kept[static_cast<std::size_t>(v)];
+  // Half the values came before the merge: half the sample, within a few percent.
+  CHECK(early / (early + late) == Approx(0.5).epsilon(0.05));
+  CHECK(*std::min_element(kept.begin(), kept.end()) > expected * 0.6);
+  CHECK(*std::max_element(kept.begin(), kept.end()) < expected * 1.4);
 }
 
 TEST_CASE("an estimated summary reads back from JSON with its exact figures and sketch") {

@@ -36,14 +36,16 @@ inline std::vector<std::uint64_t> open_instance_counts(const std::vector<GlobalN
 }
 
 // Fills report.nodes and report.instances from `folded` and the instances
-// not folded into it (`pending`: read for this report only). `name_of` maps
+// not folded into it (`pending`: read for this report only). Summaries sort
+// `folded`'s reservoirs in place (OnlineSamples::incremental_summary), so the
+// next report sorts only what changed. `name_of` maps
 // a name id to its text; `open` (by global node, empty: none) counts
 // instances still running; `cold_ms` (by global node, -1 or empty: none) is
 // each node's first warm-up time: such a node is kept even when no instance
 // is left to count.
 inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
                              const std::function<std::string(std::uint32_t)>& name_of,
-                             const ScopeAggregates& folded, const std::vector<InstanceSnapshot>& pending,
+                             ScopeAggregates& folded, const std::vector<InstanceSnapshot>& pending,
                              Report& report, const std::vector<std::uint64_t>& open = {},
                              const std::vector<double>& cold_ms = {}) {
   ScopeAggregates with_pending;  // a copy only when there is something to add
@@ -51,7 +53,7 @@ inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
     with_pending = folded;
     for (const InstanceSnapshot& instance : pending) with_pending.add(instance);
   }
-  const ScopeAggregates& all = pending.empty() ? folded : with_pending;
+  ScopeAggregates& all = pending.empty() ? folded : with_pending;
   const std::size_t node_count = global_nodes.size();
   constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
   std::vector<std::int64_t> first_begin(node_count, never);
@@ -61,7 +63,7 @@ inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
     if (cold_ms[node] >= 0)
       for (std::uint32_t up = node; up != root_node && first_begin[up] == never; up = global_nodes[up].parent)
         first_begin[up] = never - 1;
-  const std::vector<NodeAggregate>& aggregates = all.nodes();
+  std::vector<NodeAggregate>& aggregates = all.nodes();
   for (std::uint32_t node = 1; node < node_count && node < aggregates.size(); ++node) {
     if (aggregates[node].count == 0) continue;
     // An ancestor starts no later than its descendants.
@@ -98,14 +100,14 @@ inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
     if (node < open.size()) out.open_instances = open[node];
     if (node < cold_ms.size()) out.cold_ms = cold_ms[node];
     if (node < aggregates.size() && aggregates[node].count > 0) {
-      const NodeAggregate& aggregate = aggregates[node];
+      NodeAggregate& aggregate = aggregates[node];
       out.count = aggregate.count;
       // Work per instance: the mean of what the instances declared.
       const double count = static_cast<double>(aggregate.count);
       out.work = {aggregate.work_sum.flops / count, aggregate.work_sum.bytes / count,
                   aggregate.work_sum.tokens / count};
-      out.host_ms = aggregate.host_ms.summary();
-      out.gpu_ms = aggregate.gpu_ms.summary();
+      out.host_ms = aggregate.host_ms.incremental_summary();
+      out.gpu_ms = aggregate.gpu_ms.incremental_summary();
     } else {
       out.host_ms = summarize({});
       out.gpu_ms = summarize({});
@@ -115,13 +117,9 @@ inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
     pending_nodes.insert(pending_nodes.end(), children[node].rbegin(), children[node].rend());
   }
 
-  std::vector<InstanceSnapshot> instances(all.recent().begin(), all.recent().end());
-  std::sort(instances.begin(), instances.end(), [](const InstanceSnapshot& a, const InstanceSnapshot& b) {
-    return std::tie(a.host_begin_ns, a.id) < std::tie(b.host_begin_ns, b.id);
-  });
   report.instances.clear();
-  report.instances.reserve(instances.size());
-  for (const InstanceSnapshot& instance : instances) {
+  report.instances.reserve(all.recent().size());
+  for (const InstanceSnapshot& instance : all.recent()) {
     ScopeInstance out;
     out.id = instance.id;
     out.node = index_of[instance.node];
@@ -131,6 +129,10 @@ inline void build_scope_tree(const std::vector<GlobalNode>& global_nodes,
     out.gpu_ms = instance.gpu_ms;
     report.instances.push_back(out);
   }
+  std::sort(report.instances.begin(), report.instances.end(),
+            [](const ScopeInstance& a, const ScopeInstance& b) {
+              return std::tie(a.host_begin_ns, a.id) < std::tie(b.host_begin_ns, b.id);
+            });
   report.recorded_instances = all.instances();
 }
 

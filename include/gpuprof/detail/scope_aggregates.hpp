@@ -110,6 +110,7 @@ class ScopeAggregates {
   std::size_t window() const noexcept { return window_; }
 
   const std::vector<NodeAggregate>& nodes() const noexcept { return nodes_; }
+  std::vector<NodeAggregate>& nodes() noexcept { return nodes_; }
   // The newest instances, in the order they were added (by thread, then end).
   const std::deque<InstanceSnapshot>& recent() const noexcept { return recent_; }
   std::uint64_t instances() const noexcept { return instances_; }

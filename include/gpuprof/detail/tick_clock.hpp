@@ -53,6 +53,9 @@ class TickConverter {
       throw Error(
           "gpuprof: the time-stamp counter did not advance for 20 ms of calibration; "
           "host times cannot be converted");
+    // Each segment's rate once, not a long double division per conversion.
+    for (std::size_t i = 1; i < points_.size(); ++i) rates_.push_back(rate(points_[i - 1], points_[i]));
+    if (!points_.empty()) whole_rate_ = rate(points_.front(), points_.back());
   }
 
   std::int64_t to_ns(std::int64_t ticks) const {
@@ -61,21 +64,24 @@ class TickConverter {
                                         [](std::int64_t t, const TickPoint& p) { return t < p.ticks; });
     // Outside the points (a scope that ended while report() read), the rate
     // over the whole span: the best determined one.
-    if (after == points_.begin()) return along(points_.front(), points_.front(), points_.back(), ticks);
-    if (after == points_.end()) return along(points_.back(), points_.front(), points_.back(), ticks);
-    return along(*(after - 1), *(after - 1), *after, ticks);
+    if (after == points_.begin()) return along(points_.front(), whole_rate_, ticks);
+    if (after == points_.end()) return along(points_.back(), whole_rate_, ticks);
+    const auto segment = static_cast<std::size_t>(after - points_.begin()) - 1;
+    return along(points_[segment], rates_[segment], ticks);
   }
 
  private:
-  // The line through `from` with the slope of (a, b). long double: a tick
-  // distance times a rate stays exact to well under a ns.
-  static std::int64_t along(const TickPoint& from, const TickPoint& a, const TickPoint& b,
-                            std::int64_t ticks) {
-    const long double ns_per_tick =
-        static_cast<long double>(b.ns - a.ns) / static_cast<long double>(b.ticks - a.ticks);
+  // long double: a tick distance times a rate stays exact to well under a ns.
+  static long double rate(const TickPoint& a, const TickPoint& b) {
+    return static_cast<long double>(b.ns - a.ns) / static_cast<long double>(b.ticks - a.ticks);
+  }
+  // The line through `from` with slope `ns_per_tick`.
+  static std::int64_t along(const TickPoint& from, long double ns_per_tick, std::int64_t ticks) {
     return from.ns + static_cast<std::int64_t>(static_cast<long double>(ticks - from.ticks) * ns_per_tick);
   }
 
+  std::vector<long double> rates_;  // rates_[i]: from points_[i] to points_[i + 1]
+  long double whole_rate_ = 0;
   std::vector<TickPoint> points_;
 };
 
