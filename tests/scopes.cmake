@@ -4,6 +4,7 @@
 target_sources(gpuprof_tests PRIVATE
   scopes/scope_tree_test.cpp
   scopes/incremental_report_test.cpp
+  scopes/step_schedule_test.cpp
   scopes/bench_host_test.cpp
   scopes/tick_clock_test.cpp
   scopes/concurrency_test.cpp)

@@ -257,6 +257,12 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
            std::to_string(instance_id));
   }
   void on_reset() override { clear(); }
+  // Profiler::step()'s schedule: capture in its active steps only (start()
+  // and stop() at the transitions; their errors end step()).
+  void on_step(StepAction action) override {
+    if (is_active(action)) start();
+    else stop();
+  }
 
   // Graph work whose capture-time scope node is not in `report` (none of its
   // replays was read since the last reset) is charged to the scope around

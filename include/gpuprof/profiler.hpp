@@ -42,6 +42,7 @@
 #include "report_model.hpp"
 #include "scope.hpp"
 #include "scope_observer.hpp"
+#include "step_schedule.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -54,8 +55,38 @@ class Profiler {
   // plus the size of the tree, not the length of the run.
   Report report();
   // Forgets every finished instance. Scopes open at the time are recorded
-  // when they close.
+  // when they close. The step count and the schedule go on (a report and a
+  // reset() at each record_and_save step give one report per cycle, as
+  // torch.profiler's on_trace_ready does); set_schedule() starts them again.
   void reset();
+
+  // Marks a step boundary: the step that was running ends, the next begins.
+  // Without a schedule it only counts. With one (step_schedule.hpp), scope
+  // instances that begin in a step whose action is not active (skip_first,
+  // wait, warmup, past the last cycle) are recorded as ever but left out of
+  // report(): statistics, trace window and kernel capture cover the active
+  // steps only, as torch.profiler records only those. They are counted
+  // (instances_outside_active_steps(), and the report's timing_note). An
+  // instance belongs to the step it began in. Observers hear each step's
+  // action (ScopeObserver::on_step); kernel capture captures in active steps
+  // only. bench() warm-up calls and set_warmup(n) still leave their instances
+  // out: set_warmup(n) counts the first n root instances the schedule keeps.
+  void step();
+  // Starts `schedule` at step 0 now. gpuprof::Error if active < 1.
+  void set_schedule(const StepSchedule& schedule);
+  // Every step active again (the step count goes on).
+  void clear_schedule();
+  std::optional<StepSchedule> schedule() const;
+  // Steps begun since the start or set_schedule(): 0 until the first step().
+  std::uint64_t step_number() const;
+  // The current step's action (record without a schedule).
+  StepAction step_action() const;
+  // Scope instances left out because they began outside the active steps,
+  // since the start or the last reset() (those read by a report so far).
+  std::uint64_t instances_outside_active_steps() const {
+    const std::lock_guard<std::mutex> folding(fold_mutex_);
+    return step_left_out_folded_;
+  }
 
   // cuda_events when a device is usable and GPU timing is on; host_clock
   // otherwise, with timing_note() saying why.
@@ -135,9 +166,13 @@ class Profiler {
     bool hold_back_open_roots;
   };
   static WarmupSpans warmup_spans();
+  // Records read for one report only (not folded) and left out.
+  struct PendingLeftOut {
+    std::uint64_t warmup = 0, outside_active_steps = 0;
+  };
   void read_records(detail::ThreadState& thread, const ReadContext& context,
                     std::vector<detail::InstanceSnapshot>& to_fold,
-                    std::vector<detail::InstanceSnapshot>* pending, std::uint64_t& pending_left_out,
+                    std::vector<detail::InstanceSnapshot>* pending, PendingLeftOut& pending_left_out,
                     bool& synchronized);
   static void fold_from_owner(detail::ThreadState& thread);
   friend bool install_records_folder() noexcept;
@@ -150,7 +185,17 @@ class Profiler {
   // What report() has read so far (incremental reports), under fold_mutex_.
   mutable std::mutex fold_mutex_;
   detail::ScopeAggregates folded_{detail::trace_window_from_environment()};
-  std::uint64_t warmup_folded_ = 0;  // warm-up instances among the folded records
+  std::uint64_t warmup_folded_ = 0;         // warm-up instances among the folded records
+  std::uint64_t step_left_out_folded_ = 0;  // folded records that began outside the active steps
+  // The schedule and the step count, under step_mutex_.
+  mutable std::mutex step_mutex_;
+  std::optional<StepSchedule> schedule_;
+  std::uint64_t step_ = 0;
+  void begin_step(StepAction action);  // under step_mutex_
+  // The records being folded; kept so that its capacity (a fold's worth,
+  // bounded by detail::fold_threshold per thread) is not allocated and
+  // faulted in again by every report.
+  std::vector<detail::InstanceSnapshot> fold_batch_;
   // Probes the device (and says so) up front; the clocks at start go into reports.
   Profiler() {
     detail::recorder();
@@ -209,7 +254,7 @@ inline Profiler::WarmupSpans Profiler::warmup_spans() {
 inline void Profiler::read_records(detail::ThreadState& thread, const ReadContext& context,
                                    std::vector<detail::InstanceSnapshot>& to_fold,
                                    std::vector<detail::InstanceSnapshot>* pending,
-                                   std::uint64_t& pending_left_out, bool& synchronized) {
+                                   PendingLeftOut& pending_left_out, bool& synchronized) {
   const detail::ReadingGuard guard(thread.records);
   const std::uint64_t begin = thread.discard_before.load(std::memory_order_relaxed);
   const std::uint64_t end = thread.records.published();
@@ -229,9 +274,14 @@ inline void Profiler::read_records(detail::ThreadState& thread, const ReadContex
   const std::uint64_t read_end = pending ? end : fold_end;
   for (std::uint64_t i = begin; i < read_end; ++i) {
     const detail::InstanceRecord& record = thread.records.at(i);
+    if (record.step_left_out) {
+      if (i < fold_end) ++step_left_out_folded_;
+      else ++pending_left_out.outside_active_steps;
+      continue;
+    }
     if (context.in_warmup_ticks.contains(record.host_begin_ticks)) {
       if (i < fold_end) ++warmup_folded_;
-      else ++pending_left_out;
+      else ++pending_left_out.warmup;
       continue;
     }
     detail::InstanceSnapshot snapshot;
@@ -266,8 +316,9 @@ inline void Profiler::fold_from_owner(detail::ThreadState& thread) {
   detail::Recorder& recorder = detail::recorder();
   const ReadContext context{recorder.tick_clock().converter(), warmup_spans().ticks,
                             recorder.nodes_snapshot(), self.warmup_.count() > 0};
-  std::vector<detail::InstanceSnapshot> batch;
-  std::uint64_t unused = 0;
+  std::vector<detail::InstanceSnapshot>& batch = self.fold_batch_;
+  batch.clear();
+  PendingLeftOut unused;
   bool synchronized = true;
   self.read_records(thread, context, batch, nullptr, unused, synchronized);
   std::vector<double> cold_ms;
@@ -277,11 +328,11 @@ inline void Profiler::fold_from_owner(detail::ThreadState& thread) {
 
 inline Report Profiler::report() {
   detail::Recorder& recorder = detail::recorder();
-  std::vector<detail::InstanceSnapshot> instances;
   WarmupSpans spans = warmup_spans();
 #if GPUPROF_WITH_CUDA
   const detail::TimeSpans &in_warmup_ns = spans.ns, &in_warmup_replays = spans.replays;
 #endif
+  PendingLeftOut pending_left_out;
   std::uint64_t left_out = 0;
   std::vector<std::uint32_t> innermost_open;
 #if GPUPROF_WITH_CUDA
@@ -294,10 +345,12 @@ inline Report Profiler::report() {
   const std::lock_guard<std::mutex> folding(fold_mutex_);
   const ReadContext context{recorder.tick_clock().converter(), std::move(spans.ticks),
                             recorder.nodes_snapshot(), warmup_.count() > 0};
+  std::vector<detail::InstanceSnapshot>& instances = fold_batch_;
+  instances.clear();
   std::vector<detail::InstanceSnapshot> pending;  // read, not folded
   recorder.for_each_thread([&](detail::ThreadState& thread) {
     innermost_open.push_back(thread.current.load(std::memory_order_relaxed));
-    read_records(thread, context, instances, &pending, left_out, synchronized);
+    read_records(thread, context, instances, &pending, pending_left_out, synchronized);
   });
 #if GPUPROF_WITH_CUDA
   // Keeps a replay unless it began in a warm-up span.
@@ -364,7 +417,7 @@ inline Report Profiler::report() {
   std::vector<double> cold_ms;  // by global node
   warmup_folded_ += warmup_.leave_out(instances, nodes, cold_ms);
   for (const detail::InstanceSnapshot& instance : instances) folded_.add(instance);
-  left_out += warmup_folded_ + warmup_.leave_out(pending, nodes, cold_ms);
+  left_out += pending_left_out.warmup + warmup_folded_ + warmup_.leave_out(pending, nodes, cold_ms);
 
   Report report;
   report.timing_source = timing_source();
@@ -384,6 +437,11 @@ inline Report Profiler::report() {
                          " scope instance(s) have host time only (recorded while GPU timing was off, "
                          "or their end event was lost)";
   }
+  const std::uint64_t outside_steps = step_left_out_folded_ + pending_left_out.outside_active_steps;
+  if (outside_steps > 0)
+    report.timing_note += (report.timing_note.empty() ? "" : "; ") + std::to_string(outside_steps) +
+                          " scope instance(s) began in steps outside the schedule's active steps and are "
+                          "left out";
   // Event records and graph stamps that failed in a scope's destructor.
   const auto [lost, reason] = recorder.lost_gpu_time();
   if (lost > 0)
@@ -404,6 +462,54 @@ inline Report Profiler::report() {
 
   recorder.for_each_observer([&report](ScopeObserver& observer) { observer.contribute(report); });
   return report;
+}
+
+inline void Profiler::step() {
+  const std::lock_guard<std::mutex> stepping(step_mutex_);
+  ++step_;
+  if (schedule_) begin_step(schedule_->action(step_));
+}
+
+inline void Profiler::set_schedule(const StepSchedule& schedule) {
+  const StepSchedule checked =
+      gpuprof::schedule(static_cast<long long>(schedule.wait), static_cast<long long>(schedule.warmup),
+                        static_cast<long long>(schedule.active), static_cast<long long>(schedule.repeat),
+                        static_cast<long long>(schedule.skip_first));
+  const std::lock_guard<std::mutex> stepping(step_mutex_);
+  schedule_ = checked;
+  step_ = 0;
+  begin_step(checked.action(0));
+}
+
+inline void Profiler::clear_schedule() {
+  const std::lock_guard<std::mutex> stepping(step_mutex_);
+  if (!schedule_) return;
+  schedule_.reset();
+  begin_step(StepAction::record);
+}
+
+inline std::optional<StepSchedule> Profiler::schedule() const {
+  const std::lock_guard<std::mutex> stepping(step_mutex_);
+  return schedule_;
+}
+
+inline std::uint64_t Profiler::step_number() const {
+  const std::lock_guard<std::mutex> stepping(step_mutex_);
+  return step_;
+}
+
+inline StepAction Profiler::step_action() const {
+  const std::lock_guard<std::mutex> stepping(step_mutex_);
+  return schedule_ ? schedule_->action(step_) : StepAction::record;
+}
+
+// Scopes opened from here on read the mode word with the new step's verdict;
+// observers hear the action (kernel capture starts or stops). Under
+// step_mutex_, so that steps from two threads take effect in their order.
+inline void Profiler::begin_step(StepAction action) {
+  detail::Recorder& recorder = detail::recorder();
+  recorder.set_step_left_out(!is_active(action));
+  recorder.for_each_observer([action](ScopeObserver& observer) { observer.on_step(action); });
 }
 
 #if GPUPROF_WITH_CUDA
@@ -444,6 +550,7 @@ inline void Profiler::reset() {
   const std::lock_guard<std::mutex> folding(fold_mutex_);
   folded_.clear();
   warmup_folded_ = 0;
+  step_left_out_folded_ = 0;
   detail::recorder().for_each_observer([](ScopeObserver& observer) { observer.on_reset(); });
   detail::recorder().for_each_thread([](detail::ThreadState& thread) {
     const detail::ReadingGuard guard(thread.records);

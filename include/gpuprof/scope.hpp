@@ -201,6 +201,7 @@ class Scope {
     record.work = s.work;
     record.gpu_ms = -1;
     record.gpu_pending = gpu_pending;
+    record.step_left_out = (mode & detail::mode_step_left_out) != 0;
 #if GPUPROF_WITH_CUDA
     if (gpu_pending) record.events = s.events;
 #endif

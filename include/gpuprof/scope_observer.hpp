@@ -9,6 +9,7 @@
 GPUPROF_NAMESPACE_BEGIN
 
 struct Report;
+enum class StepAction;
 
 struct ScopeObserver {
   virtual ~ScopeObserver() = default;
@@ -26,6 +27,11 @@ struct ScopeObserver {
   // next report holds only what came after, as the scopes' own records do
   // (CounterCapture keeps its set: it describes one run, not a time span).
   virtual void on_reset() {}
+  // Called by Profiler::set_schedule() and Profiler::step() while a schedule
+  // is set, on that thread, with the action of the step that begins:
+  // whether its work is kept (step_schedule.hpp). Kernel capture captures
+  // only in active steps.
+  virtual void on_step(StepAction action) { (void)action; }
 };
 
 GPUPROF_NAMESPACE_END

@@ -19,6 +19,7 @@
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/scope.hpp>
 #include <gpuprof/scope_handle.hpp>
+#include <gpuprof/step_schedule.hpp>
 
 #include "bindings.hpp"
 
@@ -386,8 +387,50 @@ void bind_scopes(py::module_& m) {
       "ScopeHandle; call .end() on the thread that began it. Scopes end innermost first; one ended "
       "early stops its time then and leaves the tree after the scopes inside it.");
 
+  py::enum_<gpuprof::StepAction>(m, "StepAction",
+                                 "A step's part in a schedule, as torch.profiler.ProfilerAction names it")
+      .value("NONE", gpuprof::StepAction::none)
+      .value("WARMUP", gpuprof::StepAction::warmup)
+      .value("RECORD", gpuprof::StepAction::record)
+      .value("RECORD_AND_SAVE", gpuprof::StepAction::record_and_save);
+  py::class_<gpuprof::StepSchedule>(
+      m, "StepSchedule",
+      "Which steps a profile keeps: gpuprof.schedule(...); called with a step, its StepAction")
+      .def("__call__", &gpuprof::StepSchedule::action, py::arg("step"))
+      .def_readonly("wait", &gpuprof::StepSchedule::wait)
+      .def_readonly("warmup", &gpuprof::StepSchedule::warmup)
+      .def_readonly("active", &gpuprof::StepSchedule::active)
+      .def_readonly("repeat", &gpuprof::StepSchedule::repeat)
+      .def_readonly("skip_first", &gpuprof::StepSchedule::skip_first)
+      .def("__repr__", [](const gpuprof::StepSchedule& s) {
+        return "gpuprof.schedule(wait=" + std::to_string(s.wait) + ", warmup=" + std::to_string(s.warmup) +
+               ", active=" + std::to_string(s.active) + ", repeat=" + std::to_string(s.repeat) +
+               ", skip_first=" + std::to_string(s.skip_first) + ")";
+      });
+  m.def("schedule", &gpuprof::schedule, py::kw_only(), py::arg("wait"), py::arg("warmup"), py::arg("active"),
+        py::arg("repeat") = 0, py::arg("skip_first") = 0,
+        "torch.profiler.schedule's steps: skip_first steps, then cycles of wait, warmup and active steps, "
+        "repeat times (0: without end). gpuprof.Error unless active >= 1 and the others >= 0.");
+
   py::class_<gpuprof::Profiler, std::unique_ptr<gpuprof::Profiler, py::nodelete>>(
       m, "Profiler", "The process's profiler: gpuprof.profiler()")
+      .def("step", &gpuprof::Profiler::step, py::call_guard<py::gil_scoped_release>(),
+           "Mark a step boundary. With a schedule, scopes begun in steps that are not active (skip_first, "
+           "wait, warmup, past the last cycle) are left out of reports and kernel capture; see "
+           "docs/profiling.md, 'Steps and schedules'")
+      .def("set_schedule", &gpuprof::Profiler::set_schedule, py::arg("schedule"),
+           py::call_guard<py::gil_scoped_release>(), "Start `schedule` (gpuprof.schedule(...)) at step 0 now")
+      .def("clear_schedule", &gpuprof::Profiler::clear_schedule, py::call_guard<py::gil_scoped_release>(),
+           "Every step active again (the step count goes on)")
+      .def_property_readonly("schedule", &gpuprof::Profiler::schedule, "The schedule in force, or None")
+      .def_property_readonly("step_num", &gpuprof::Profiler::step_number,
+                             "Steps begun since the start or set_schedule(), as torch.profiler's step_num")
+      .def_property_readonly("step_action", &gpuprof::Profiler::step_action,
+                             "The current step's StepAction (RECORD without a schedule)")
+      .def_property_readonly("instances_outside_active_steps",
+                             &gpuprof::Profiler::instances_outside_active_steps,
+                             "Scope instances left out because they began outside the active steps "
+                             "(read by a report since the last reset)")
       .def("set_warmup", &gpuprof::Profiler::set_warmup, py::arg("n"),
            "Leave the first n instances of each root scope, with everything inside them, out of the "
            "statistics (counted in warmup_instances_left_out; each node keeps its first as cold_ms). "

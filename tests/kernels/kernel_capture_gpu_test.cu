@@ -7,7 +7,8 @@
 // without gpuprof's own stamp kernels; with capture on, the scopes captured
 // into a graph are timed from its kernels (no stamps in the graph), as long
 // as the stamps and the eager CUDA events say; a long graph captured under
-// kernel capture gets its split nodes and replays as before.
+// kernel capture gets its split nodes and replays as before; a step schedule
+// captures in its active steps only.
 // Prints the capture overhead per launch (information, not asserted). Exits
 // 77 (skipped) without a GPU.
 #include <doctest/doctest.h>
@@ -727,6 +728,44 @@ TEST_CASE("splits leave joined side streams joined and the caller's pending erro
   GPUPROF_CUDA_CHECK(cudaEventDestroy(join));
   GPUPROF_CUDA_CHECK(cudaStreamDestroy(side));
   GPUPROF_CUDA_CHECK(cudaStreamDestroy(main_stream));
+}
+
+TEST_CASE("a step schedule captures kernels in its active steps only") {
+  start_fresh();
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&stream));
+  gpuprof::Profiler& profiler = gpuprof::profiler();
+  // Steps 0-7 of wait 1, warmup 1, active 2: steps 2, 3, 6 and 7 are kept.
+  profiler.set_schedule(gpuprof::schedule(1, 1, 2));
+  CHECK_FALSE(capture().capturing());  // step 0 waits
+  for (int step = 0; step < 8; ++step) {
+    {
+      GPUPROF_SCOPE("scheduled step", stream);
+      for (int k = 0; k <= step; ++k) empty_kernel<<<1, 1, 0, stream>>>();
+    }
+    GPUPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    CHECK(capture().capturing() == gpuprof::is_active(profiler.step_action()));
+    profiler.step();
+  }
+  profiler.clear_schedule();  // every step active again: capture back on
+  CHECK(capture().capturing());
+  const gpuprof::Report report = profiler.report();
+  const int node = node_index(report, "scheduled step");
+  CHECK(report.nodes[static_cast<std::size_t>(node)].count == 4);
+  CHECK(profiler.instances_outside_active_steps() == 4);
+  // Step s launches s + 1 kernels: 3 + 4 + 7 + 8 in the kept steps.
+  std::vector<std::uint64_t> kept_instances;
+  for (const gpuprof::ScopeInstance& instance : report.instances)
+    if (instance.node == node) kept_instances.push_back(instance.id);
+  CHECK(kept_instances.size() == 4);
+  std::size_t kernels = 0;
+  for (const gpuprof::KernelRecord& kernel : report.kernels)
+    if (kernel.name == "(anonymous namespace)::empty_kernel()") {
+      ++kernels;
+      CHECK(std::count(kept_instances.begin(), kept_instances.end(), kernel.scope_instance) == 1);
+    }
+  CHECK(kernels == 22);
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
 TEST_CASE("capture overhead per launch (printed, not asserted)") {

@@ -28,8 +28,9 @@ struct InstanceRecord {
   std::int64_t host_begin_ticks = 0;  // host_ticks(): converted to ns by report()
   std::int64_t host_end_ticks = 0;
   Work work;
-  float gpu_ms = -1;         // < 0: not known (yet)
-  bool gpu_pending = false;  // events recorded, not yet read back and returned
+  float gpu_ms = -1;           // < 0: not known (yet)
+  bool gpu_pending = false;    // events recorded, not yet read back and returned
+  bool step_left_out = false;  // began in a step the schedule does not keep (mode_step_left_out)
 #if GPUPROF_WITH_CUDA
   EventPair events;
 #endif

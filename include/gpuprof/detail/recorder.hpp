@@ -107,6 +107,8 @@ class Recorder {
   }
   bool gpu_timing_requested() const noexcept { return gpu_enabled_.load(std::memory_order_relaxed); }
   void set_nvtx_only(bool enabled) { update_mode(mode_nvtx_only, enabled); }
+  // Scopes opened from now on are left out of reports (Profiler::step()).
+  void set_step_left_out(bool left_out) { update_mode(mode_step_left_out, left_out); }
 
   // --- identities --------------------------------------------------------------
   static constexpr std::uint64_t instance_id_block = 4096;

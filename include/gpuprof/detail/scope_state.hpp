@@ -87,6 +87,9 @@ enum ScopeMode : std::uint32_t {
   // Never in scope_mode either: a ScopeHandle that has ended or was moved
   // from, so it ends nothing more.
   mode_ended = 64u,
+  // Profiler::step()'s schedule has the current step outside its active
+  // steps: scopes record as ever, and report() leaves them out.
+  mode_step_left_out = 128u,
 };
 inline std::atomic<std::uint32_t> scope_mode{mode_unready};
 
