@@ -104,38 +104,35 @@ TEST_CASE("sketches and online samples merge as if one had seen everything") {
   CHECK(left.reservoir().seen() == 30'000);
 }
 
-TEST_CASE("the reservoir samples uniformly past its capacity") {
-  // 100 values offered 2000 times each into reservoirs of 10: every value
-  // should be kept about 2000 * 10 / 100 = 200 times.
-  std::vector<int> kept(100, 0);
-  for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
-    gpuprof::SampleReservoir reservoir(10, seed);
-    for (int v = 0; v < 100; ++v) reservoir.add(v);
-    for (double v : reservoir.samples()) ++kept[static_cast<std::size_t>(v)];
-  }
-  double chi_square = 0;
-  for (int count : kept) chi_square += (count - 200.0) * (count - 200.0) / 200.0;
-  // 99 degrees of freedom: P(chi2 > 150) is about 0.0007.
-  CHECK(chi_square < 150);
-  CHECK(*std::min_element(kept.begin(), kept.end()) > 120);
-}
-
-TEST_CASE("the reservoir stays uniform when sorted in place between values") {
-  // As above, with sorted() called every 7 values (a report every few
-  // steps): the slots a replacement takes move, the sample stays uniform.
+namespace {
+// 100 values offered 2000 times each into reservoirs of 10, sorted in place
+// every `sort_every` values (0: never): how often each value was kept.
+std::vector<int> kept_per_value(int sort_every) {
   std::vector<int> kept(100, 0);
   for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
     gpuprof::SampleReservoir reservoir(10, seed);
     for (int v = 0; v < 100; ++v) {
       reservoir.add(v);
-      if (v % 7 == 0) (void)reservoir.sorted();
+      if (sort_every > 0 && v % sort_every == 0) (void)reservoir.sorted();
     }
     for (double v : reservoir.samples()) ++kept[static_cast<std::size_t>(v)];
   }
-  double chi_square = 0;
-  for (int count : kept) chi_square += (count - 200.0) * (count - 200.0) / 200.0;
-  CHECK(chi_square < 150);
-  CHECK(*std::min_element(kept.begin(), kept.end()) > 120);
+  return kept;
+}
+}  // namespace
+
+TEST_CASE("the reservoir samples uniformly past its capacity, sorted in place between values or not") {
+  // Every value should be kept about 2000 * 10 / 100 = 200 times; sorting
+  // (a report every few steps) moves the slots a replacement takes.
+  for (int sort_every : {0, 7}) {
+    CAPTURE(sort_every);
+    const std::vector<int> kept = kept_per_value(sort_every);
+    double chi_square = 0;
+    for (int count : kept) chi_square += (count - 200.0) * (count - 200.0) / 200.0;
+    // 99 degrees of freedom: P(chi2 > 150) is about 0.0007.
+    CHECK(chi_square < 150);
+    CHECK(*std::min_element(kept.begin(), kept.end()) > 120);
+  }
 }
 
 TEST_CASE("sorted() merges what changed and equals a full sort; incremental_summary() equals summary()") {

@@ -51,8 +51,9 @@ TEST_CASE("schedule actions are torch.profiler.schedule's") {
   using A = gpuprof::StepAction;
   // torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=2, skip_first=1), steps 0..10.
   const gpuprof::StepSchedule s = gpuprof::schedule(1, 1, 2, 2, 1);
-  const std::vector<A> expected = {A::none, A::none,   A::warmup,          A::record, A::record_and_save, A::none,
-                                   A::warmup, A::record, A::record_and_save, A::none, A::none};
+  const std::vector<A> expected = {A::none, A::none,   A::warmup, A::record,          A::record_and_save,
+                                   A::none, A::warmup, A::record, A::record_and_save, A::none,
+                                   A::none};
   for (std::uint64_t step = 0; step < expected.size(); ++step) {
     CAPTURE(step);
     CHECK(s.action(step) == expected[step]);
@@ -88,7 +89,8 @@ TEST_CASE("only active steps reach the statistics and the trace; the rest is cou
   const ScheduleGuard guard;
   auto& profiler = gpuprof::profiler();
   profiler.reset();
-  profiler.set_schedule(gpuprof::schedule(/*wait=*/2, /*warmup=*/1, /*active=*/2, /*repeat=*/2, /*skip_first=*/1));
+  profiler.set_schedule(
+      gpuprof::schedule(/*wait=*/2, /*warmup=*/1, /*active=*/2, /*repeat=*/2, /*skip_first=*/1));
   CHECK(profiler.step_number() == 0);
   const std::vector<std::uint64_t> numbers = run_steps(14);
   CHECK(numbers.front() == 0);
@@ -159,7 +161,7 @@ TEST_CASE("set_warmup(n) counts the root instances the schedule keeps; bench()'s
   profiler.reset();
   profiler.set_warmup(1);
   profiler.set_schedule(gpuprof::schedule(1, 0, 3));  // steps 1, 2, 3 active; 5, 6, 7 ...
-  run_steps(8);  // active: 1, 2, 3, 5, 6, 7
+  run_steps(8);                                       // active: 1, 2, 3, 5, 6, 7
   gpuprof::Report report = profiler.report();
   CHECK(count_of(report, "step") == 5);  // the first active one is warm-up
   CHECK(report.warmup_instances_left_out == 2);
