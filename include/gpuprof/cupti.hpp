@@ -160,7 +160,8 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
 
   bool active() const { return why_inactive_.empty(); }
   const std::string& why_inactive() const { return why_inactive_; }
-  bool capturing() const { return capturing_; }
+  // Started, and not paused by Profiler::step()'s schedule.
+  bool capturing() const { return capturing_ && !paused_by_schedule_; }
   // Whether launches are tied to scopes by callbacks (options.launch_callbacks,
   // and this CUPTI names its launching functions) rather than activity records.
   bool uses_launch_callbacks() const { return !launch_callback_ids_.empty(); }
@@ -168,8 +169,7 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
   // Enables the activity kinds. Throws gpuprof::Error if CUPTI refuses.
   void start() {
     if (!active() || capturing_) return;
-    for (const CUpti_ActivityKind kind : activity_kinds()) GPUPROF_CUPTI_CHECK(cuptiActivityEnable(kind));
-    GPUPROF_CUPTI_CHECK(enable_launch_callbacks(1));
+    if (!paused_by_schedule_) switch_recording(true);
     capturing_ = true;
     detail::recorder().set_graph_interval_source(this);
   }
@@ -192,9 +192,8 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
     }
     // Scopes captured from now on get stamps: no records would time them.
     detail::recorder().set_graph_interval_source(nullptr);
-    for (const CUpti_ActivityKind kind : activity_kinds()) GPUPROF_CUPTI_CHECK(cuptiActivityDisable(kind));
-    GPUPROF_CUPTI_CHECK(enable_launch_callbacks(0));
     capturing_ = false;
+    if (!paused_by_schedule_) switch_recording(false);
     if (!keep_failure.empty())
       throw Error("gpuprof: kernel capture stopped without timing the graph replays it saw: " + keep_failure);
   }
@@ -257,11 +256,16 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
            std::to_string(instance_id));
   }
   void on_reset() override { clear(); }
-  // Profiler::step()'s schedule: capture in its active steps only (start()
-  // and stop() at the transitions; their errors end step()).
+  // Profiler::step()'s schedule: records in its active steps only. It pauses
+  // CUPTI's recording and leaves the rest as it is: stop() swaps the
+  // recorder's graph-interval source, which waits for observer calls such as
+  // this one to end. Graph replays in paused steps go untimed, as their
+  // steps' scopes leave the report. CUPTI's errors end step().
   void on_step(StepAction action) override {
-    if (is_active(action)) start();
-    else stop();
+    const bool pause = !is_active(action);
+    if (pause == paused_by_schedule_) return;
+    paused_by_schedule_ = pause;
+    if (active() && capturing_) switch_recording(!pause);
   }
 
   // Graph work whose capture-time scope node is not in `report` (none of its
@@ -560,6 +564,12 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
     return found;
   }
 
+  // CUPTI's activity kinds and launch callbacks, on or off together.
+  void switch_recording(bool on) {
+    for (const CUpti_ActivityKind kind : activity_kinds())
+      GPUPROF_CUPTI_CHECK(on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind));
+    GPUPROF_CUPTI_CHECK(enable_launch_callbacks(on ? 1 : 0));
+  }
   // Switches the launch callbacks on (1) or off (0); none without them.
   CUptiResult enable_launch_callbacks(std::uint32_t enable) const {
     for (const auto& [domain, id] : launch_callback_ids_) {
@@ -786,7 +796,8 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
 
   KernelCaptureOptions options_;
   std::string why_inactive_;
-  bool capturing_ = false;
+  bool capturing_ = false;           // between start() and stop()
+  bool paused_by_schedule_ = false;  // in a step the schedule does not record
   CUpti_SubscriberHandle subscriber_ = nullptr;
   // The launching functions whose callbacks tie launches to scopes; empty:
   // activity records do (the default).

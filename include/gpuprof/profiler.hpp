@@ -504,7 +504,7 @@ inline StepAction Profiler::step_action() const {
 }
 
 // Scopes opened from here on read the mode word with the new step's verdict;
-// observers hear the action (kernel capture starts or stops). Under
+// observers hear the action (kernel capture pauses or resumes). Under
 // step_mutex_, so that steps from two threads take effect in their order.
 inline void Profiler::begin_step(StepAction action) {
   detail::Recorder& recorder = detail::recorder();

@@ -29,8 +29,9 @@ struct ScopeObserver {
   virtual void on_reset() {}
   // Called by Profiler::set_schedule() and Profiler::step() while a schedule
   // is set, on that thread, with the action of the step that begins:
-  // whether its work is kept (step_schedule.hpp). Kernel capture captures
-  // only in active steps.
+  // whether its work is kept (step_schedule.hpp). Kernel capture records
+  // only in active steps. Called under the recorder's observer lock: no
+  // add_observer(), remove_observer() or graph-source change from here.
   virtual void on_step(StepAction action) { (void)action; }
 };
 
