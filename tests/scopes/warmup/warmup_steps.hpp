@@ -27,6 +27,8 @@ inline void check_cold_step_left_out(const gpuprof::Report& report, int count, i
     REQUIRE(node != nullptr);
     CHECK(node->count == static_cast<std::uint64_t>(count - 1));
     CHECK(node->host_ms.max < cold_ms);  // the cold step is not in the statistics
-    CHECK(node->cold_ms >= cold_ms);     // but its time is kept
+    // But its time is kept. On a GPU it is a CUDA-event pair around the
+    // sleep, which can read a few us short of it (99.9999 ms for 100 on an H200).
+    CHECK(node->cold_ms >= 0.99 * cold_ms);
   }
 }
