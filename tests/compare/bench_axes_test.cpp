@@ -143,3 +143,16 @@ TEST_CASE("gpuprof.bench rows carry their axes; compare matches rows by axis val
   // Two rows of one run at one point are refused, as two rows of one name are.
   CHECK_THROWS_AS(gpuprof::compare_runs(run_of({row, next}), run_of({row})), gpuprof::InputError);
 }
+
+TEST_CASE("a bench file whose axes break the axes' rules is refused as bad input") {
+  const AxisPoint point({{"mode", "fwd"}});
+  gpuprof::NamedBenchResult row(point.row_name("lm"), host_samples(1.0));
+  row.axes = point;
+  std::string text = gpuprof::to_bench_json({row}, {});
+  // An axis name holding '=' (a delimiter of row names), as a fuzzer wrote it.
+  const std::string::size_type at = text.find("\"mode\":");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 6, "\"mo=de\"");
+  CHECK_THROWS_WITH_AS(gpuprof::detail::measured_run_from_json(gpuprof_test::parse_json(text)),
+                       doctest::Contains("mo=de"), gpuprof::InputError);
+}

@@ -54,12 +54,18 @@ inline std::string bench_match_key(const Json& entry) {
   });
   if (values.empty()) return "";
   const std::string& name = string_of(entry, "name");
-  const std::string written = AxisPoint(values).row_name("");
-  const bool suffixed = name.size() >= written.size() &&
-                        name.compare(name.size() - written.size(), written.size(), written) == 0;
-  std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  return AxisPoint(std::move(values))
-      .row_name(suffixed ? name.substr(0, name.size() - written.size()) : name);
+  try {
+    const std::string written = AxisPoint(values).row_name("");
+    const bool suffixed = name.size() >= written.size() &&
+                          name.compare(name.size() - written.size(), written.size(), written) == 0;
+    std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return AxisPoint(std::move(values))
+        .row_name(suffixed ? name.substr(0, name.size() - written.size()) : name);
+  } catch (const InputError&) {
+    throw;
+  } catch (const Error& error) {  // the axes' own rules (names, kinds), broken by the file
+    throw InputError("benchmark \"" + name + "\": " + error.what());
+  }
 }
 
 // gpuprof.bench files (write_bench_json): one row per named benchmark, with
