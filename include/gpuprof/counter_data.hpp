@@ -81,8 +81,8 @@ inline MetricMerge metric_merge(const std::string& metric_name) {
   return MetricMerge::duration_weighted;
 }
 
-// One range per name, in order of first appearance: the ranges of a scope
-// path opened several times in a measurement merged into one. Counts and the
+// One range per name, in order of first appearance: ranges of one name
+// measured apart (kernels, sets from several captures) merged. Counts and the
 // duration add up; a rate (".sum.per_second") and a throughput in % of peak
 // over elapsed time become exactly those of the whole; a ratio measured over
 // another base (L2 hit rate over sectors, occupancy over active cycles) is

@@ -1,4 +1,4 @@
-// merge_by_name(): the ranges of a scope path opened several times become one,
+// merge_by_name(): ranges of one name measured apart become one,
 // counts added, rates and throughputs exact for the whole, ratios weighted by
 // duration. Plain data: no GPU, no CUPTI.
 #include <gpuprof/counter_data.hpp>

@@ -1,6 +1,6 @@
 // gpuprof/detail/counter_contribution.hpp: what a CounterCapture adds to each
-// Profiler::report(): the set of its last measure() or collect(), scope
-// ranges merged by path (one per report node, merge_by_name), and the
+// Profiler::report(): the set of its last measure() or collect() (CUPTI
+// gives one scope range per path, like the report's nodes), and the
 // ceilings of its GPU. report() may run on another thread than the capture.
 #pragma once
 #include <mutex>
@@ -25,10 +25,8 @@ class CounterContribution {
   }
   // Replaces the set kept before: each measurement stands alone.
   void keep(const CounterSet& set) {
-    CounterSet merged = set;
-    merged.scopes = merge_by_name(set.scopes);
     const std::lock_guard<std::mutex> lock(mutex_);
-    last_ = std::move(merged);
+    last_ = set;
     measured_ = true;
   }
   // Nothing before the first measurement.

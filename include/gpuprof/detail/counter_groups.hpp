@@ -39,31 +39,27 @@ inline std::vector<std::vector<std::string>> counter_metric_groups(const std::ve
 }
 
 // One range per range of the first group, with the metrics asked for, in
-// their order, from whichever group measured each. The k-th range of a name
-// in one group is the k-th of that name in every other (runs of the same
-// work); gpuprof::Error when the groups saw different ranges.
+// their order, from whichever group measured each. CUPTI gives one range per
+// scope path (the openings summed), so a path names one range in every group
+// that ran the same work; gpuprof::Error when the groups saw different paths.
 inline std::vector<CounterRange> join_metric_groups(const std::vector<std::vector<CounterRange>>& groups,
                                                     const std::vector<std::string>& metrics) {
   if (groups.size() == 1) return groups.front();
-  using RangesByName = std::map<std::string, std::vector<const CounterRange*>>;
-  std::vector<RangesByName> by_name(groups.size());
+  std::vector<std::map<std::string, const CounterRange*>> by_name(groups.size());
   for (std::size_t group = 0; group < groups.size(); ++group) {
-    for (const CounterRange& range : groups[group]) by_name[group][range.name].push_back(&range);
+    for (const CounterRange& range : groups[group]) by_name[group][range.name] = &range;
     bool same = by_name[group].size() == by_name.front().size();
-    for (const auto& [name, ranges] : by_name.front())
-      same = same && by_name[group].count(name) && by_name[group].at(name).size() == ranges.size();
+    for (const auto& [name, range] : by_name.front()) same = same && by_name[group].count(name);
     if (!same)
       throw Error("the work opened other scopes in another run: counters need the same scopes every run");
   }
-  std::map<std::string, std::size_t> seen;
   std::vector<CounterRange> joined;
   for (const CounterRange& first : groups.front()) {
-    const std::size_t occurrence = seen[first.name]++;
     CounterRange range;
     range.name = first.name;
     for (const std::string& name : metrics)
-      for (const RangesByName& group : by_name)
-        if (const double* value = group.at(first.name)[occurrence]->find(name)) {
+      for (const auto& group : by_name)
+        if (const double* value = group.at(first.name)->find(name)) {
           range.values.push_back({name, *value});
           break;
         }
