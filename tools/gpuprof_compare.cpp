@@ -16,6 +16,7 @@
 #include <gpuprof/compare.hpp>
 #include <gpuprof/report/read_bench_json.hpp>
 #include <gpuprof/compare_rounds.hpp>
+#include <gpuprof_cli/arguments.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,7 +29,6 @@
 #include <string>
 #include <vector>
 
-#include "arguments.hpp"
 #include "interleaved_runs.hpp"
 
 namespace {
@@ -81,15 +81,15 @@ int main(int argc, char** argv) {
   std::size_t rounds = 5;
   std::string base_command, new_command, keep_folder;
   std::vector<std::string> files, run_options;
-  return gpuprof_tools::run_tool(
+  return gpuprof::run_tool(
       "gpuprof-compare", usage, argc, argv,
-      [&](gpuprof_tools::Arguments& args, const std::string& arg) {
+      [&](gpuprof::Arguments& args, const std::string& arg) {
         if (arg == "--threshold") {
-          options.threshold = gpuprof_tools::parse_fraction(args.value_of(arg), arg);
+          options.threshold = gpuprof::parse_fraction(args.value_of(arg), arg);
         } else if (arg == "--alpha") {
-          options.alpha = gpuprof_tools::parse_fraction(args.value_of(arg), arg);
+          options.alpha = gpuprof::parse_fraction(args.value_of(arg), arg);
         } else if (arg == "--min-samples") {
-          options.min_samples = gpuprof_tools::parse_count(args.value_of(arg), arg);
+          options.min_samples = gpuprof::parse_count(args.value_of(arg), arg);
         } else if (arg == "--markdown") {
           markdown = true;
         } else if (arg == "--strict") {
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
         } else if (arg == "--run") {
           run = true;
         } else if (arg == "--rounds") {
-          rounds = gpuprof_tools::parse_count(args.value_of(arg), arg);
+          rounds = gpuprof::parse_count(args.value_of(arg), arg);
           run_options.push_back(arg);
         } else if (arg == "--base" || arg == "--new") {
           (arg == "--base" ? base_command : new_command) = args.value_of(arg);
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
           keep_folder = args.path_of(arg);
           run_options.push_back(arg);
         } else {
-          gpuprof_tools::reject_option(arg);
+          gpuprof::reject_option(arg);
           files.push_back(arg);
         }
       },

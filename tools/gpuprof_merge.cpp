@@ -10,6 +10,7 @@
 // Exit status: 0, 1 when standard output could not be written, or 2 for
 // bad arguments, unreadable or mismatched reports.
 #include <gpuprof/merge.hpp>
+#include <gpuprof_cli/arguments.hpp>
 #include <gpuprof_cli/output_paths.hpp>
 #include <gpuprof/report/merged.hpp>
 #include <gpuprof/report/read_json.hpp>
@@ -17,8 +18,6 @@
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include "arguments.hpp"
 
 namespace {
 
@@ -60,9 +59,9 @@ int main(int argc, char** argv) {
   const auto outputs = [&] {
     return std::vector<gpuprof::OutputFile>{{"-o", json_path}, {"--trace", trace_path}};
   };
-  return gpuprof_tools::run_tool(
+  return gpuprof::run_tool(
       "gpuprof-merge", usage, argc, argv,
-      [&](gpuprof_tools::Arguments& args, const std::string& arg) {
+      [&](gpuprof::Arguments& args, const std::string& arg) {
         if (arg == "-o") {
           json_path = args.path_of(arg);
         } else if (arg == "--trace") {
@@ -72,7 +71,7 @@ int main(int argc, char** argv) {
         } else if (arg == "--markdown") {
           markdown = true;
         } else {
-          gpuprof_tools::reject_option(arg);
+          gpuprof::reject_option(arg);
           files.push_back(arg);
         }
       },

@@ -8,6 +8,7 @@
 // arguments, an unreadable report or an unwritable output (nothing is left
 // half-written).
 #include <gpuprof/json_writer.hpp>
+#include <gpuprof_cli/arguments.hpp>
 #include <gpuprof_cli/output_paths.hpp>
 #include <gpuprof/report/html.hpp>
 #include <gpuprof/report/read_json.hpp>
@@ -15,8 +16,6 @@
 
 #include <iostream>
 #include <string>
-
-#include "arguments.hpp"
 
 namespace {
 constexpr const char* usage =
@@ -47,9 +46,9 @@ void check_utf8(const std::string& text, const std::string& option) {
 
 int main(int argc, char** argv) {
   std::string input, output, roofline, title;
-  return gpuprof_tools::run_tool(
+  return gpuprof::run_tool(
       "gpuprof-report", usage, argc, argv,
-      [&](gpuprof_tools::Arguments& args, const std::string& arg) {
+      [&](gpuprof::Arguments& args, const std::string& arg) {
         if (arg == "-o" || arg == "--output") {
           if (!output.empty()) throw gpuprof::Error("-o and --output given together");
           output = args.path_of(arg);
@@ -59,7 +58,7 @@ int main(int argc, char** argv) {
           title = args.value_of(arg);
           check_utf8(title, arg);
         } else {
-          gpuprof_tools::reject_option(arg);
+          gpuprof::reject_option(arg);
           if (!input.empty())
             throw gpuprof::Error("one report at a time (got " + input + " and " + arg + ")");
           input = arg;

@@ -1,7 +1,25 @@
-// tools/arguments.hpp: the little argument parsing the command-line tools share.
+// gpuprof_cli/arguments.hpp: the frame of a gpuprof command line: arguments
+// taken one at a time, options given at most once, the whole line checked
+// before any work, and exit statuses every tool shares (run_tool, below).
+//
+// ```cpp
+// #include <gpuprof_cli/arguments.hpp>
+// #include <iostream>
+// int main(int argc, char** argv) {
+//   std::size_t rounds = 5;
+//   return gpuprof::run_tool(
+//       "myprog", "usage: myprog [--rounds N]\n", argc, argv,
+//       [&](gpuprof::Arguments& args, const std::string& arg) {
+//         if (arg == "--rounds") rounds = gpuprof::parse_count(args.value_of(arg), arg);
+//         else gpuprof::reject_option(arg);
+//       },
+//       [] {}, [&] { std::cout << rounds << " rounds\n"; return 0; });
+// }
+// ```
 #pragma once
-#include <gpuprof/terminal_text.hpp>
+#include <gpuprof/config.hpp>
 #include <gpuprof/error.hpp>
+#include <gpuprof/terminal_text.hpp>
 #include <gpuprof_cli/standard_output.hpp>
 
 #include <algorithm>
@@ -13,7 +31,7 @@
 #include <set>
 #include <string>
 
-namespace gpuprof_tools {
+GPUPROF_NAMESPACE_BEGIN
 
 class Arguments {
  public:
@@ -121,4 +139,4 @@ inline std::size_t parse_count(const std::string& text, const std::string& optio
   return static_cast<std::size_t>(value);
 }
 
-}  // namespace gpuprof_tools
+GPUPROF_NAMESPACE_END
