@@ -6,36 +6,12 @@
 // stays on one file system), are flushed to disk, and the temporary is renamed
 // over it. A reader sees the old file or the complete new one, never half of
 // one, even if the process dies midway. Other paths keep what they are:
-//   - a symbolic link is followed: the temporary goes beside the file the link
-//     names and the rename lands there, so the link stays a link. Because the
-//     program, not the kernel, follows it, the kernel's protected-symlinks
-//     rule is applied here, to every component of the path (directories
-//     too): a link in a sticky world-writable directory (/tmp) is followed
-//     only when its owner is the writer or the directory's owner, so a link
-//     planted by another user cannot redirect the output. A loop of links is
-//     an error; a dangling link creates the file it names;
-//   - a file the writer may not write (mode 0444 for a user other than root)
-//     is refused, as a shell's `>` would refuse it, rather than renamed over;
-//   - a file with several hard links is replaced by a new file under this
-//     name: the other names keep the old contents (as editors that save by
-//     rename do). Writing in place instead would lose the all-or-nothing
-//     guarantee, which matters more for results;
-//   - "-" is standard output, and a path that is the file our standard output
-//     or error already writes (`/dev/stdout` redirected to a file) goes
-//     through that stream, at its current offset;
-//   - a path that exists and is not a regular file (a character device, a
-//     FIFO, a terminal) is written in place: renaming over it would replace
-//     the device node or pipe with a plain file.
-// Any failure (no space, a short write, a failed fsync or close) throws
-// gpuprof::Error naming the path and the system's reason, after removing the
-// temporary; the previous file, if any, is untouched. A failed in-place write
-// cannot be undone: what reached the device or pipe stays there.
-// A temporary being written is removed when SIGINT, SIGTERM or SIGHUP ends
-// the process: each write installs a handler for those of the three
-// that still have their default action; it unlinks the temporaries
-// registered at that moment (nothing else: unlink is async-signal-safe) and
-// raises the signal again, so the process ends as it would have. POSIX only
-// (like the CUDA targets we serve).
+// A symbolic link is followed (the kernel's protected-symlinks rule applied
+// here), a file the writer may not write is refused, "-" is standard output,
+// and a device or FIFO is written in place. Any failure throws gpuprof::Error
+// naming the path, the previous file untouched; SIGINT, SIGTERM and SIGHUP
+// remove a temporary being written. Every case, and why:
+// docs/output-files.md#how-a-file-is-written-atomic_filehpp. POSIX only.
 #pragma once
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -16,34 +16,14 @@
 // report/read_bench_json.hpp, reads reports and gpuprof.bench files). A row
 // only in one run is listed as such, never dropped.
 //
-// The test: with raw samples on both sides (every gpuprof report and bench
-// file carries them), the two-sided Mann-Whitney U test (normal
-// approximation, tie and continuity corrected), as Google Benchmark's
-// compare.py does. Timing samples are skewed and have a long right tail
-// (preemption, clock changes), so a rank test that assumes no distribution
-// and is not moved by a few outliers suits them better than a t test. Rows
-// that keep only summary figures (Measurement::from_figures: mean, std, n)
-// get Welch's t test on the means instead; the row says which test ran.
-//
-// The verdict, for ratio = new median / base median. A row is only called
-// slower or faster when the change clears the noise three ways: it is larger
-// than the threshold, the test says it is not chance, and the middle halves of
-// the two sample sets lie apart (new q1 above base q3 for slower, new q3
-// below base q1 for faster; from figures alone: mean +- 0.674 stddev, the
-// normal quartiles). The last condition is what keeps an A/A pair quiet: the
-// test reads each run's samples as independent, so two runs of one program
-// that differ by a run-level offset (another process, a clock change) get a
-// tiny p-value for a shift the samples' own spread already covers.
-//   noisy    fewer than min_samples samples on a side, or a change beyond the
-//            threshold that the test cannot tell from noise (p >= alpha), or
-//            one inside the spread of the samples (the middle halves
-//            overlap); the note says which, and names a side whose
-//            statistics are unstable (stats.hpp)
-//   same     |ratio - 1| <= threshold (significant or not: too small to matter)
-//   slower   ratio > 1 + threshold, p < alpha, middle halves apart
-//   faster   ratio < 1 - threshold, p < alpha, middle halves apart
-// Comparison::inconclusive() counts the noisy rows: gpuprof-compare --strict
-// fails on them as on a slower row.
+// The test: the Mann-Whitney U test on raw samples (Welch's t test for rows
+// that keep only summary figures). The verdict, for ratio = new median / base
+// median: slower or faster only when the change is beyond the threshold, the
+// test says it is not chance, and the middle halves of the two sample sets
+// lie apart; otherwise same (within the threshold) or noisy (the note says
+// why). Comparison::inconclusive() counts the noisy rows. Why this test and
+// this rule: docs/compare-and-html.md#the-test-and-why and
+// docs/compare-and-html.md#verdicts-ratio--new-median--base-median
 #pragma once
 #include <algorithm>
 #include <cmath>

@@ -10,29 +10,11 @@
 // }
 // ```
 //
-// Two runs of one program on a shared machine differ by an offset that no
-// run's own samples show (a burst of load, a clock change covering one run),
-// and more samples only make a single pair's p-value smaller. So the unit
-// here is the run: each run's median of a row is one observation, and the
-// test asks whether new/base differs from 1 across rounds.
-//
-// The test: Student's paired t test on d_i = log(new median_i / base median_i)
-// of round i, N rounds, N - 1 degrees of freedom. Pairing by round cancels
-// what both runs of a round share (slow drift of load or clocks; the ABBA
-// order cancels a linear drift within a round too). Logs make the effect a
-// ratio and its interval symmetric in base and new. A run's median is the
-// mean of little noise, so the d_i are close to normal, which a t test needs;
-// with 3 to 10 rounds a rank test could not reach p < 0.05 at all (the
-// signed-rank test's smallest p with 5 pairs is 0.0625).
-//   ratio      exp(mean d): the geometric mean of the rounds' ratios
-//   interval   exp(mean d -+ t(1 - alpha/2, N-1) sd / sqrt N)
-//   same       |ratio - 1| <= threshold
-//   slower     ratio > 1 + threshold and p < alpha (the interval lies above 1)
-//   faster     ratio < 1 - threshold and p < alpha
-//   noisy      a change beyond the threshold with p >= alpha; a row missing
-//              from some runs only; fewer than 2 rounds
-// Within-run statistics only annotate: the note counts runs that were
-// unstable (stats.hpp), which no longer decides the verdict.
+// The unit is the run: each run's median of a row is one observation, and
+// Student's paired t test on the rounds' log ratios asks whether new/base
+// differs from 1 (ratio: the geometric mean, with its interval). Within-run
+// statistics only annotate. Why, and the verdicts:
+// docs/compare-and-html.md#interleaved-runs---run
 #pragma once
 #include <cmath>
 #include <cstdio>

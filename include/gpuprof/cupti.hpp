@@ -17,27 +17,8 @@
 // }
 // ```
 //
-// How (CUPTI Activity API): CONCURRENT_KERNEL (and MEMCPY, MEMSET) records
-// carry GPU times; RUNTIME and DRIVER records carry the launching call's host
-// start; each scope pushes its instance id as external correlation id
-// (CUSTOM0), so an EXTERNAL_CORRELATION record ties every launch to it. The
-// records are joined by correlation id (detail/cupti_join.hpp). With
-// KernelCaptureOptions::launch_callbacks, CUPTI callbacks on the launching
-// functions alone note the scope and the start of each launch instead. CUDA graphs:
-// work a graph launch runs is charged to the scope node (path) that was
-// innermost when its graph node was captured (CUPTI's resource callbacks name
-// each node as it is created or cloned, and activity records carry the node's
-// id), each launch counting as one execution of that scope node. While
-// capturing, the capture also times scopes captured into graphs (it is the
-// recorder's detail::GraphIntervalSource): such scopes add no stamp kernels
-// to the graph, and each replay's GPU interval of a scope is the first start
-// to the last end of the work captured in it (detail/graph_intervals.hpp).
-// Stamp kernels (scopes captured while no capture ran) are gpuprof's own and
-// not kept. CUPTI's
-// timestamps come from gpuprof's clock (cuptiActivityRegisterTimestampCallback:
-// CUPTI converts GPU times to this clock), so kernels and scopes share a time
-// axis. Records are copied out of CUPTI's buffers when CUPTI hands a buffer
-// back; flush() synchronizes the device and forces the rest out.
+// How the CUPTI records are joined to scopes, graphs included, and how
+// captured scopes in graphs are timed: docs/internals.md#how-kernel-capture-works-cuptihpp
 //
 // When CUPTI cannot start (no device or driver, an unsupported device, or
 // another CUPTI client such as Nsight Systems already attached), capture is

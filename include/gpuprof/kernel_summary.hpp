@@ -10,16 +10,9 @@
 //                                    time, CUDA-event time, category shares
 //   instance_gpu_times(report)       the same per scope execution
 //
-// A scope filter names nodes by path: "step/forward" matches that path, and a
-// filter also matches every path ending in "/" + filter, so "attention"
-// selects the attention scope of every layer. "" selects the whole run,
-// including activity launched outside any scope.
-//
-// Views: a kernel's innermost scope is the node of the scope instance that
-// launched it (KernelRecord::scope_instance), or for work a CUDA graph ran,
-// the node it was captured in (KernelRecord::scope_node). The inclusive view
-// of a scope adds the kernels of all its descendants; each kernel is counted
-// once even when a filter matches nested scopes.
+// A filter "a/b" matches that path and every path ending in "/a/b"; "" is the
+// whole run. Views (innermost, inclusive) and the columns: docs/kernel-capture.md,
+// "Summaries".
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -14,26 +14,11 @@
 // }
 // ```
 //
-// The number is "device memory in use" in cudaMemGetInfo's sense (total - free:
-// the whole device, CUDA context and other processes included), and each
-// source below can only see part of a scope's life, so the reported peak is
-// the highest of these lower bounds:
-//   boundaries  total - free sampled when the scope and every scope nested in
-//               it (on any thread) begin and end. Coarse: a buffer allocated
-//               and freed between two boundaries is missed.
-//   pool        for cudaMallocAsync users: the stream-ordered pool's
-//               cudaMemPoolAttrUsedMemHigh, reset when the scope begins and
-//               read at every later boundary, added to the memory in use
-//               outside the pool at scope begin (total - free - pool reserved;
-//               assumed constant inside the scope).
-//   allocations with kernel capture's MEMORY2 records (use_allocations()): the
-//               in-use bytes at scope begin plus the highest running sum of
-//               the cudaMalloc/cudaFree sizes inside the scope's host interval
-//               (pool sub-allocations are the pool source's job).
-// One device: the one current on the thread that constructs the watch.
-// Every boundary sample also goes on Report::memory_timeline (with the
-// allocation records, when use_allocations() gave them), which the HTML
-// report draws.
+// The peak is device memory in use in cudaMemGetInfo's sense (total - free),
+// the highest of what scope boundaries, the stream-ordered pool and kernel
+// capture's allocation records (use_allocations()) each see; every boundary
+// sample also goes on Report::memory_timeline. One device: the one current
+// when the watch is made. The sources: docs/kernel-capture.md#memory-peaks-gpuprofmemoryhpp
 #pragma once
 #include <algorithm>
 #include <cstdint>

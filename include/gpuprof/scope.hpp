@@ -20,24 +20,9 @@
 // usable GPU, events are skipped and the host clock is the time (said once on
 // stderr).
 //
-// Inside a CUDA stream capture a scope puts two time-stamp kernels into the
-// graph instead, and every replay of the graph becomes an instance of it
-// (detail/graph_timing.hpp); the capture itself is not an instance. While a
-// KernelCapture is capturing it adds no stamps: its replays are timed from
-// the captured kernels (detail/graph_intervals.hpp), and the capture may add
-// a split node at its close (KernelCapture::captured_scope_closed).
-// Profiler::set_nvtx_only(true): scopes push and pop their NVTX range and do
-// nothing else (no clock, no record), for runs under Nsight.
-//
-// This header compiles only a scope's hot path (detail/scope_state.hpp); the
-// rest (the Recorder, graph timing, observers, first sights of a thread, name
-// or node) is reached through detail::ScopeBackend, which detail/recorder.hpp
-// installs. Every header that reads what scopes record includes it
-// (profiler.hpp, gpuprof.hpp, bench.hpp, graph.hpp, cupti.hpp), so a program
-// that asks for a report has it. A program in which no source file includes
-// one of them still gets every scope's NVTX range, for Nsight Systems, but
-// records no timing, and says so once on stderr: to record, #include
-// <gpuprof/profiler.hpp> in one source file. See docs/compile-cost.md.
+// Scopes in a CUDA stream capture are timed per replay, and a program records
+// only if some source file includes profiler.hpp (or a header that does):
+// docs/internals.md#scopes-in-cuda-stream-capture-and-the-recorder-behind-scopehpp
 //
 // With GPUPROF_DISABLE defined every macro here compiles to nothing and its
 // arguments are not evaluated. Works from plain C++17 translation units.

@@ -2,24 +2,10 @@
 // scope and the host call that launched it. Plain host code with no CUPTI
 // types, so the join is tested on synthetic records without a GPU.
 //
-// CUPTI gives every launching API call (runtime or driver) a correlation id,
-// repeated in the kernel/memcpy/memset record it caused. With external
-// correlation on, each API record is preceded by an EXTERNAL_CORRELATION
-// record mapping that correlation id to the id on top of the calling thread's
-// external-id stack: the innermost gpuprof scope instance.
-//
-// A graph launch is one API call for all the work its graph runs, so that
-// correlation id only names the scope around the launch. Records of graph
-// work also carry the executable graph's node id; GraphNodeScopes remembers,
-// per node, the scope node (the recorder's global node id: the path) that
-// was innermost on the creating thread when the node was created (stream
-// capture or cudaGraphAdd*Node), and follows clones (instantiation, graph
-// clones, child graphs) back to that original node. A node, not an instance:
-// every replay of the graph runs the node, and the scope's instances in the
-// report are those replays (detail/graph_timing.hpp). It also remembers the
-// innermost scope *instance* at creation: with stamps off, that is what a
-// captured scope's interval per launch is derived from (graph_scope_intervals,
-// detail/graph_intervals.hpp).
+// Records are joined by CUPTI's correlation id to the scope instance on top
+// of the launching thread's external-id stack; work a CUDA graph runs, by its
+// graph node to the scope that was innermost when the node was created. How:
+// docs/internals.md#joining-cupti-records-to-scopes-detailcupti_joinhpp
 #pragma once
 #include <algorithm>
 #include <cstdint>

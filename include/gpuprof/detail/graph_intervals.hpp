@@ -1,35 +1,11 @@
 // gpuprof/detail/graph_intervals.hpp: GPU time of scopes captured into CUDA
 // graphs, derived from kernel capture instead of stamp kernels.
 //
-// Stamps (detail/graph_timing.hpp) cost GPU time on every replay: two
-// one-thread kernels per captured scope instance, about 3.6 us per replay on
-// the H100, which a train step with hundreds of scopes pays as a millisecond.
-// When a KernelCapture is capturing, the same information is already there:
-// every kernel, copy and memset a graph launch runs comes with its GPU start
-// and end, the launch's correlation id and the graph node it ran, and the
-// capture knows which scope instance was innermost when that node was
-// captured. So while a capture is registered as the recorder's
-// GraphIntervalSource, a scope entered on a capturing stream adds no stamps
-// to the graph (the source may add a node of its own at the scope's close,
-// captured_scope_closed): the recorder only notes it as a CapturedScope, and report() asks
-// the source for the scope's interval on every launch: first start to last
-// end of the activities captured in it or in a scope nested in it, exactly
-// what the stamps bracket (less the stamps' own launch latency). Each
-// (scope instance, launch) is one report instance, as one replay is with
-// stamps: count = launches x instances.
-//
-// KernelCapture::stop() derives the intervals of every launch it saw and
-// leaves them with the recorder, so a report() taken after it still has
-// them; launches after stop() have no records and no interval.
-//
-// What this cannot see: a captured scope that ran no GPU work has no
-// interval. report() says how many such scopes its graphs had (never a made-up
-// zero). Records CUPTI dropped shorten intervals: report.dropped_kernel_records
-// says when that happened.
-//
-// Plain host code: the core includes this without CUPTI; the capture side
-// (cupti_join.hpp) computes intervals from KernelRecords, tested on synthetic
-// records without a GPU.
+// While a KernelCapture is the recorder's GraphIntervalSource, a captured
+// scope adds no stamps: report() asks the source for the scope's interval on
+// every launch (first start to last end of the work captured in it). Plain
+// host code, tested on synthetic records. What it sees and cannot see:
+// docs/internals.md#scopes-in-cuda-graphs-intervals-from-kernel-capture-detailgraph_intervalshpp
 #pragma once
 #include <cstddef>
 #include <cstdint>

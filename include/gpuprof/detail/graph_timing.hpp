@@ -1,49 +1,13 @@
 // gpuprof/detail/graph_timing.hpp: GPU time of scopes captured into CUDA graphs,
 // for every replay of the instantiated graph.
 //
-// A scope entered on a capturing stream adds two one-thread kernel nodes to
-// the graph: a begin stamp and an end stamp that read %globaltimer (ns). The
-// pair of one scope instance (a "site") owns a ring of graph_replay_ring
-// slots in mapped pinned host memory. The end stamp numbers its replay n
-// with a device-side counter and writes slot n % ring as three 64-bit words,
-// each tagged with (n + 1) mod 2^24 in its top 24 bits: begin's low 40 bits,
-// begin's high 24 bits, and the duration (40 bits, up to 18 minutes). An
-// aligned 64-bit store reaches host memory whole, so a slot whose three tags
-// all match replay j holds replay j: no fence, no sequence lock, nothing for
-// the GPU to wait on. The host reads the rings lazily (report(), reset(),
-// every ring / 4 launches through gpuprof::launch_graph): plain loads, no
-// CUDA call, no synchronisation. A mirrored replay count tells it which
-// replays were overwritten before they were read: those are counted lost,
-// never reported with a wrong time.
-//
-// Why kernel stamps and not event-record nodes
-// (cudaEventRecordWithFlags(..., cudaEventRecordExternal)): an event node
-// records into the same event on every replay, so reading each replay would
-// need the host to query between two launches (or a graph update per launch);
-// a stamp kernel indexes its slot by a device-side counter, so any number of
-// replays can run back to back and be read later, with bounded memory.
-// Measured on the H100 (bench/overhead/graph_scope_cost): a pair of event
-// nodes adds 2.4 us per replay, a pair of empty kernels 2.8 us, these stamps
-// 3.6 us; stamps that fenced their host writes (membar.sys, a sequence lock)
-// cost 4.8 us, hence the tagged words.
-//
-// Two launches of one graph running at the same time (two instantiations on
-// two streams) would share a site's begin time: the stamps count the open
-// instances, and a replay that overlapped another is marked and dropped.
-//
-// While a KernelCapture is capturing, none of this runs: captured scopes are
-// only noted (note_unstamped) and timed from the capture's records instead
-// (detail/graph_intervals.hpp), which costs the replays nothing.
-//
-// The kernels are PTX text embedded here and loaded with cudaLibraryLoadData,
-// so scopes work from plain C++ translation units, as the eager path does.
-//
-// Everything gpuprof itself puts on the GPU is one of these kernels, all
-// named gpuprof_graph_stamp_*: kernel capture drops them by that prefix
-// (detail::is_graph_stamp), so none shows up among the user's work. Hence
-// no cudaMemset or cudaMemcpy here (CUPTI reports those as nameless memset
-// and memcpy records): a new slab's device side is zeroed by a kernel, and
-// the clock probe writes its reading straight into mapped host memory.
+// A scope entered on a capturing stream adds a begin and an end stamp kernel
+// (%globaltimer) to the graph; each replay writes tagged words into a ring in
+// mapped host memory, read lazily by the host with no CUDA call; replays
+// overwritten before they were read are counted lost. While a KernelCapture
+// captures, none of this runs (detail/graph_intervals.hpp). The layout, the
+// measured costs and why stamps and not event nodes:
+// docs/internals.md#scopes-in-cuda-graphs-stamp-kernels-detailgraph_timinghpp
 #pragma once
 #include "../config.hpp"
 

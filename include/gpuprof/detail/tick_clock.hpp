@@ -2,25 +2,12 @@
 // conversion to host_now_ns() nanoseconds (the steady_clock axis every
 // Report uses).
 //
-// A scope reads the clock twice, and steady_clock::now() costs 25-35 ns a read
-// in the VMs gpuprof runs on (a vDSO call, a slower clock source on some
-// hypervisors). On x86-64 with an invariant TSC (constant rate in every power
-// state: CPUID 0x80000007 EDX bit 8) a scope reads the time-stamp counter
-// instead (about 10 ns) and keeps the raw ticks; report() converts them.
-// Anywhere else ticks are steady_clock nanoseconds and conversion is the
-// identity. The TSC is assumed to agree across cores, which the kernel checks
-// at boot before it trusts the counter.
-//
-// Conversion is piecewise linear through calibration points (tsc, steady ns):
-// one when the recorder starts, one at each report(), and one whenever a scope
-// finds the last point more than about a second old. So every scope time stamp
-// lies within a second after a point, and its error is at most
-//   the point's own error (half the time the steady_clock read took between
-//   its two TSC reads; tens of ns), plus
-//   1 s x the change, within the segment, of steady_clock's rate relative to
-//   the TSC (NTP slews steady_clock by a few ppm and changes that slowly:
-//   1 us per ppm of change).
-// Points cost 16 bytes each, at most one a second while scopes run.
+// On x86-64 with an invariant TSC a scope reads the time-stamp counter
+// (about 10 ns, against 25-35 ns for steady_clock::now() in the VMs gpuprof
+// runs on) and report() converts the ticks piecewise linearly through
+// calibration points at most a second apart; anywhere else ticks are
+// steady_clock ns. Why, and the error bound:
+// docs/internals.md#the-scope-clock-tsc-ticks-to-steady_clock-detailtick_clockhpp
 #pragma once
 #include <algorithm>
 #include <atomic>
