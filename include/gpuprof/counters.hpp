@@ -169,16 +169,14 @@ class CounterCapture final : public ScopeObserver {
                           __FILE__, __LINE__);
     thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
     int runs = 0;
-    std::vector<std::vector<CounterRange>> measured(groups_.size());
+    std::vector<std::vector<CounterRange>> measured(session_.groups());
     if (scopes) following_.store(true, std::memory_order_release);
     try {
       // The enabled group first: one switch of metric set per measure().
-      for (std::size_t step = 0; step < groups_.size(); ++step) {
-        const std::size_t group = (enabled_group_ + step) % groups_.size();
-        if (group != enabled_group_) {
-          session_.enable(result_.chip, groups_[group], options_.max_ranges);
-          enabled_group_ = group;
-        }
+      const std::size_t first = session_.enabled_group();
+      for (std::size_t step = 0; step < measured.size(); ++step) {
+        const std::size_t group = (first + step) % measured.size();
+        if (group != session_.enabled_group()) session_.enable(group, options_.max_ranges);
         measured[group] = run_passes(work, outer, runs, set.note);
       }
       (scopes ? set.scopes : set.kernels) = detail::join_metric_groups(measured, options_.metrics);
@@ -298,9 +296,11 @@ class CounterCapture final : public ScopeObserver {
     resolve_ceilings();
     if (options_.metrics.empty()) options_.metrics = default_counter_metrics(result_.chip);
     result_.metrics = options_.metrics;
-    groups_ = detail::counter_metric_groups(options_.metrics, options_.ranges == CounterRanges::scopes);
-    for (const std::vector<std::string>& group : groups_) passes_ += counter_passes(result_.chip, group);
-    session_.enable(result_.chip, groups_.front(), options_.max_ranges);
+    // Measured one after the other (counter_groups.hpp); each group's host is built once, here.
+    session_.prepare(result_.chip, detail::counter_metric_groups(options_.metrics,
+                                                                 options_.ranges == CounterRanges::scopes));
+    passes_ = session_.total_passes();
+    session_.enable(0, options_.max_ranges);
     if (options_.ranges == CounterRanges::scopes) hold_.load();
     if (options_.ranges == CounterRanges::kernels && options_.replay == CounterReplay::kernel) {
       configure();
@@ -346,10 +346,8 @@ class CounterCapture final : public ScopeObserver {
   CounterSet result_;  // chip and metrics, for every set handed out
   std::string why_inactive_;
   detail::RangeProfilerSession session_;
-  std::vector<std::vector<std::string>> groups_;  // measured one after the other (counter_groups.hpp)
-  std::size_t enabled_group_ = 0;                 // the one the session has enabled
-  int passes_ = 0;                                // all groups' passes per nesting level
-  detail::GpuHold hold_;                          // scopes mode: each pass's hold kernel
+  int passes_ = 0;        // all groups' passes per nesting level
+  detail::GpuHold hold_;  // scopes mode: each pass's hold kernel
   detail::CounterContribution contribution_;
   bool registered_ = false;  // an observer of the profiler, for contribute()
   // Whose scopes push ranges: the thread in measure() (scopes mode), read by

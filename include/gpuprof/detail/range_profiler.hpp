@@ -1,8 +1,10 @@
 // gpuprof/detail/range_profiler.hpp: one CUPTI Range Profiler session on the
 // current device: the profiler's set-up and teardown, the counter data
 // image, each pass's start and stop, user ranges (bounded by max_ranges) and
-// the decoding of what the passes collected. CounterCapture (counters.hpp)
-// decides which passes run and when.
+// the decoding of what the passes collected. The session builds the host
+// evaluator of each metric group once, when it is prepared, and keeps it
+// until it closes; enabling a group uses that group's. CounterCapture
+// (counters.hpp) decides which passes run and when.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -59,12 +61,12 @@ class RangeProfilerSession {
     return chip.pChipName;
   }
 
-  // Checks the metrics against the counters this context can read, enables
-  // the range profiler and sizes the counter data for max_ranges ranges.
-  // Enabling again (for another metric set) disables the previous one first.
-  void enable(const std::string& chip, const std::vector<std::string>& metrics, std::size_t max_ranges) {
+  // Checks every metric group against the counters this context can read
+  // and builds each group's host evaluator (config image, pass count), kept
+  // until close(). Call after open_device() and before enable().
+  void prepare(const std::string& chip, const std::vector<std::vector<std::string>>& groups) {
     disable();
-    max_ranges_ = max_ranges;
+    hosts_.clear();
     auto available = cupti_params<CUpti_Profiler_GetCounterAvailability_Params>(
         CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
     available.ctx = context_;
@@ -72,7 +74,19 @@ class RangeProfilerSession {
     std::vector<std::uint8_t> availability(available.counterAvailabilityImageSize);
     available.pCounterAvailabilityImage = availability.data();
     GPUPROF_CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&available));
-    host_.reset(new CounterHost(chip, metrics, availability));
+    for (const std::vector<std::string>& metrics : groups)
+      hosts_.push_back(std::make_unique<CounterHost>(chip, metrics, availability));
+  }
+
+  // Enables the range profiler for prepared group `group` and sizes the
+  // counter data for max_ranges ranges. Enabling again (another group)
+  // disables the previous one first.
+  void enable(std::size_t group, std::size_t max_ranges) {
+    if (group >= hosts_.size()) throw_error("metric group not prepared", __FILE__, __LINE__);
+    disable();
+    max_ranges_ = max_ranges;
+    host_ = hosts_[group].get();
+    enabled_group_ = group;
 
     auto enable =
         cupti_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
@@ -92,8 +106,16 @@ class RangeProfilerSession {
     reset_counter_data();
   }
 
-  // Passes the metric set needs (per nesting level with user ranges); 0 when closed.
+  // Passes the enabled group needs (per nesting level with user ranges); 0 when none is.
   int passes() const { return host_ ? host_->passes() : 0; }
+  // Passes all prepared groups need together.
+  int total_passes() const {
+    int passes = 0;
+    for (const std::unique_ptr<CounterHost>& host : hosts_) passes += host->passes();
+    return passes;
+  }
+  std::size_t groups() const { return hosts_.size(); }
+  std::size_t enabled_group() const { return enabled_group_; }
   bool running() const { return running_; }
 
   // The config for the next passes; a measurement starts again at pass 0.
@@ -180,6 +202,7 @@ class RangeProfilerSession {
 
   void close() noexcept {
     disable();
+    hosts_.clear();
     if (initialized_) {
       auto params =
           cupti_params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
@@ -190,7 +213,7 @@ class RangeProfilerSession {
 
  private:
   void disable() noexcept {
-    host_.reset();
+    host_ = nullptr;
     if (!object_) return;
     auto disable =
         cupti_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
@@ -235,7 +258,9 @@ class RangeProfilerSession {
   bool initialized_ = false;
   bool running_ = false;
   CUpti_RangeProfiler_Object* object_ = nullptr;
-  std::unique_ptr<CounterHost> host_;
+  std::vector<std::unique_ptr<CounterHost>> hosts_;  // one per metric group, from prepare()
+  const CounterHost* host_ = nullptr;                // the enabled group's
+  std::size_t enabled_group_ = 0;
   std::vector<std::uint8_t> counter_data_;
   std::size_t max_ranges_ = 0;
   std::size_t ranges_this_pass_ = 0;  // pushed in this run of the work
