@@ -4,6 +4,7 @@
 # Capture itself needs a GPU: its own binary, label `gpu` (skipped without one).
 target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/kernels/cupti_launch_apis_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kernels/kernel_aggregates_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/kernel_names_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/kernel_summary_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernels/launch_attribution_test.cpp

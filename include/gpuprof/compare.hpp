@@ -39,6 +39,7 @@
 #include "config.hpp"
 #include "environment.hpp"
 #include "error.hpp"
+#include "kernel_summary.hpp"
 #include "report_model.hpp"
 #include "stats.hpp"
 #include "terminal_text.hpp"
@@ -371,6 +372,14 @@ inline MeasuredRun measured_run(const Report& report) {
     run.rows.push_back(
         {"scope", node.path,
          Measurement::from_samples(node.primary_ms().sorted, node.gpu_timed() ? "" : "host clock")});
+  if (report.kernels_cut()) {  // records left capture's window: the aggregates cover them all
+    for (const KernelSummaryRow& row :
+         kern_sum(select_kernel_aggregates(report, "", ScopeView::inclusive, Activities::all)))
+      run.rows.push_back({"kernel", row.name,
+                          Measurement::from_figures(static_cast<std::size_t>(row.instances), row.avg_ns / 1e6,
+                                                    row.stddev_ns / 1e6, row.median_ns / 1e6)});
+    return run;
+  }
   std::map<std::string, std::vector<double>> kernel_samples;
   std::vector<std::string> kernel_order;
   for (const KernelRecord& kernel : report.kernels) {

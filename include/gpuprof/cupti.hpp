@@ -43,6 +43,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -54,6 +55,7 @@
 #include "detail/cupti_join.hpp"
 #include "detail/cupti_launch_apis.hpp"
 #include "detail/cupti_records.hpp"
+#include "detail/kernel_aggregates.hpp"
 #include "detail/recorder.hpp"
 #include "detail/thread_ops.hpp"
 #include "error.hpp"
@@ -187,7 +189,8 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
     count_dropped();
   }
 
-  // Every kernel, copy and memset captured so far (flushes first), attributed
+  // Every kernel, copy and memset captured and not yet folded into the
+  // report's aggregates (see set_window()) (flushes first), attributed
   // to the scope instance around its launch, in delivery order. Graph work is
   // charged to the scope node it was captured in only in a report (nodes are
   // the report's): here it keeps that fallback (and its graph_node_id).
@@ -214,6 +217,8 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
     flush();
     const std::lock_guard<std::mutex> lock(shared().mutex);
     records_.clear();
+    kernel_aggregates_.clear();
+    folded_graph_records_.clear();
     allocations_.clear();
     correlations_.clear();
     dropped_ = 0;
@@ -237,6 +242,20 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
            std::to_string(instance_id));
   }
   void on_reset() override { clear(); }
+
+  // Records kept raw for the traces and per-record views: the newest n
+  // (default 20,000, as the scope trace window); 0 keeps every one. Older
+  // records are folded into per (scope, kernel) aggregates at each report
+  // (Report::kernel_aggregates), which the kernel summaries read. At start
+  // GPUPROF_FULL_TRACE=1 sets 0 and GPUPROF_TRACE_WINDOW=n sets n.
+  void set_window(std::size_t records) {
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    kernel_aggregates_.set_window(records);
+  }
+  std::size_t window() {
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    return kernel_aggregates_.window();
+  }
   // Profiler::step()'s schedule: records in its active steps only. It pauses
   // CUPTI's recording and leaves the rest as it is: stop() swaps the
   // recorder's graph-interval source, which waits for observer calls such as
@@ -254,8 +273,13 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
   // its launch instead.
   void contribute(Report& report) override {
     if (!active()) return;
-    report.kernels = joined_records(report_nodes_by_scope_node(report));
-    report.dropped_kernel_records = dropped();
+    std::vector<KernelRecord> joined = joined_records(report_nodes_by_scope_node(report));
+    const std::lock_guard<std::mutex> lock(shared().mutex);
+    // A clear() on another thread since the join leaves nothing to drop.
+    const std::size_t folded =
+        std::min(kernel_aggregates_.contribute(report, std::move(joined)), records_.size());
+    forget_folded(folded);
+    report.dropped_kernel_records = dropped_;
   }
 
  private:
@@ -266,7 +290,10 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
     flush();
     const std::lock_guard<std::mutex> lock(shared().mutex);
     const std::lock_guard<std::mutex> nodes_lock(graph_nodes_mutex_);
-    return detail::graph_scope_intervals(records_, graph_nodes_, scopes);
+    if (folded_graph_records_.empty()) return detail::graph_scope_intervals(records_, graph_nodes_, scopes);
+    std::vector<KernelRecord> graph_work = folded_graph_records_;
+    graph_work.insert(graph_work.end(), records_.begin(), records_.end());
+    return detail::graph_scope_intervals(graph_work, graph_nodes_, scopes);
   }
 
   // CUPTI's buffer callbacks carry no user pointer: they find the one live
@@ -658,6 +685,22 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
     return joined;
   }
 
+  // Drops the `folded` oldest records, now in the aggregates, with their
+  // correlations unless a record still kept shares them. Folded graph work
+  // stays raw apart: replays of scopes captured without stamps are timed
+  // from it (graph_intervals()). Caller holds shared().mutex.
+  void forget_folded(std::size_t folded) {
+    if (folded == 0) return;
+    std::unordered_set<std::uint32_t> still_used;
+    for (std::size_t k = folded; k < records_.size(); ++k) still_used.insert(records_[k].correlation_id);
+    for (std::size_t k = 0; k < folded; ++k) {
+      if (records_[k].graph_node_id != 0) folded_graph_records_.push_back(records_[k]);
+      else if (still_used.count(records_[k].correlation_id) == 0)
+        correlations_.forget(records_[k].correlation_id);
+    }
+    records_.erase(records_.begin(), records_.begin() + static_cast<std::ptrdiff_t>(folded));
+  }
+
   // The launches the callbacks noted so far join the correlation tables.
   // Caller holds shared().mutex.
   void take_launches() {
@@ -785,7 +828,9 @@ class KernelCapture final : public ScopeObserver, private detail::GraphIntervalS
   std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> launch_callback_ids_;
 
   // Guarded by shared().mutex (CUPTI delivers on its own thread).
-  std::vector<KernelRecord> records_;
+  std::vector<KernelRecord> records_;  // not folded yet
+  detail::KernelAggregates kernel_aggregates_;
+  std::vector<KernelRecord> folded_graph_records_;  // graph work among the folded records
   std::vector<AllocationRecord> allocations_;
   detail::CorrelationTables correlations_;
   // Guarded by launches_mutex_ instead: the launch callbacks write it on

@@ -1,7 +1,11 @@
 // gpuprof/kernel_summary.hpp: the nsys-style kernel summaries of a Report.
 //
 // Pure functions over Report (its scope tree, instances and captured
-// KernelRecords), so every number is testable without a GPU:
+// KernelRecords), so every number is testable without a GPU. Where capture's
+// window cut records (Report::kernels_cut()), kern_sum and scope_kern_sum
+// read the per (scope, kernel) aggregates, which cover every record; the
+// per-execution views (instance_gpu_times, scope_gpu_summary) read the
+// records in the window.
 //   kern_sum(report, "forward")      nsys cuda_gpu_kern_sum over the kernels of
 //                                    every "forward" scope (and its children)
 //   scope_kern_sum(report)           nsys nvtx_kern_sum: kernels per scope, in
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "kernel_aggregate.hpp"
 #include "kernel_names.hpp"
 #include "kernel_record.hpp"
 #include "report_model.hpp"
@@ -102,6 +107,23 @@ struct ScopeGpuSummary {
 };
 
 namespace detail {
+// Whether a scope filter names `path`: the path itself, or its last components.
+inline bool path_matches(const std::string& path, const std::string& filter) {
+  return path == filter || (path.size() > filter.size() && path[path.size() - filter.size() - 1] == '/' &&
+                            path.compare(path.size() - filter.size(), filter.size(), filter) == 0);
+}
+// Whether `path` or one of its ancestors matches `filter`.
+inline bool path_inside_match(const std::string& path, const std::string& filter) {
+  for (std::size_t end = path.size(); end != std::string::npos && end > 0; end = path.rfind('/', end - 1))
+    if (path_matches(path.substr(0, end), filter)) return true;
+  return false;
+}
+// Whether `path` is `scope` or inside it.
+inline bool path_within(const std::string& path, const std::string& scope) {
+  return path == scope || (path.size() > scope.size() && path[scope.size()] == '/' &&
+                           path.compare(0, scope.size(), scope) == 0);
+}
+
 // Which scope every activity belongs to, in both views, with instance
 // nesting recovered from the scope tree and the host intervals.
 class ScopeIndex {
@@ -137,12 +159,8 @@ class ScopeIndex {
   // Per node: does `filter` match the node (`matched`) or one of its ancestors (`inside`)?
   std::vector<bool> matching_nodes(const std::string& filter) const {
     std::vector<bool> matched(report_.nodes.size(), false);
-    for (std::size_t i = 0; i < report_.nodes.size(); ++i) {
-      const std::string& path = report_.nodes[i].path;
-      matched[i] =
-          path == filter || (path.size() > filter.size() && path[path.size() - filter.size() - 1] == '/' &&
-                             path.compare(path.size() - filter.size(), filter.size(), filter) == 0);
-    }
+    for (std::size_t i = 0; i < report_.nodes.size(); ++i)
+      matched[i] = path_matches(report_.nodes[i].path, filter);
     return matched;
   }
   std::vector<bool> nodes_inside(const std::vector<bool>& matched) const {
@@ -192,8 +210,20 @@ class ScopeIndex {
   std::vector<int> instance_parent_;
 };
 
-inline bool kept(const KernelRecord& record, Activities activities) {
-  return activities == Activities::all || record.kind == ActivityKind::kernel;
+inline bool kept(ActivityKind kind, Activities activities) {
+  return activities == Activities::all || kind == ActivityKind::kernel;
+}
+inline bool kept(const KernelRecord& record, Activities activities) { return kept(record.kind, activities); }
+
+// Sets each row's share of `all_ns` and sorts the rows by total time
+// (descending; ties by name, so the order is reproducible).
+inline void rank_rows(std::vector<KernelSummaryRow>& rows, std::int64_t all_ns) {
+  for (KernelSummaryRow& row : rows)
+    row.time_percent =
+        all_ns > 0 ? 100.0 * static_cast<double>(row.total_ns) / static_cast<double>(all_ns) : 0.0;
+  std::sort(rows.begin(), rows.end(), [](const KernelSummaryRow& a, const KernelSummaryRow& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
 }
 
 // report.kernels grouped by scope node, in both views (inclusive: a record is
@@ -286,20 +316,67 @@ inline std::vector<KernelSummaryRow> kern_sum(const std::vector<KernelRecord>& r
     row.avg_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.instances);
     row.median_ns = summary.median;
     row.stddev_ns = summary.stddev;
-    row.time_percent =
-        all_ns > 0 ? 100.0 * static_cast<double>(row.total_ns) / static_cast<double>(all_ns) : 0.0;
     rows.push_back(std::move(row));
   }
-  std::sort(rows.begin(), rows.end(), [](const KernelSummaryRow& a, const KernelSummaryRow& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
+  detail::rank_rows(rows, all_ns);
   return rows;
+}
+
+// kern_sum over aggregates (Report::kernel_aggregates): count, total, mean,
+// min, max and standard deviation exact, the median from the sketch.
+inline std::vector<KernelSummaryRow> kern_sum(const std::vector<KernelAggregate>& aggregates,
+                                              KernelGrouping grouping = KernelGrouping::name) {
+  std::map<std::string, KernelAggregate> groups;
+  std::int64_t all_ns = 0;
+  for (const KernelAggregate& aggregate : aggregates) {
+    const auto [group, added] =
+        groups.emplace(grouping == KernelGrouping::name ? aggregate.name : aggregate.base_name, aggregate);
+    if (!added) group->second.merge(aggregate);
+    all_ns += aggregate.total_ns;
+  }
+  std::vector<KernelSummaryRow> rows;
+  for (const auto& [name, group] : groups) {
+    KernelSummaryRow row;
+    row.name = name;
+    row.category = group.category;
+    row.instances = group.count;
+    row.total_ns = group.total_ns;
+    row.min_ns = group.min_ns;
+    row.max_ns = group.max_ns;
+    const Summary summary = group.durations_ns.summary();
+    row.avg_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.instances);
+    row.median_ns = summary.median;
+    row.stddev_ns = summary.stddev;
+    rows.push_back(std::move(row));
+  }
+  detail::rank_rows(rows, all_ns);
+  return rows;
+}
+
+// The aggregates of the scopes `filter` selects ("" = the whole run, activity
+// outside any scope included) in `view`: select_kernels' choice, by path.
+inline std::vector<KernelAggregate> select_kernel_aggregates(const Report& report,
+                                                             const std::string& filter = "",
+                                                             ScopeView view = ScopeView::inclusive,
+                                                             Activities activities = Activities::kernels) {
+  std::vector<KernelAggregate> selected;
+  for (const KernelAggregate& aggregate : report.kernel_aggregates) {
+    if (!detail::kept(aggregate.kind, activities)) continue;
+    if (filter.empty() ||
+        (view == ScopeView::inclusive ? detail::path_inside_match(aggregate.scope_path, filter)
+                                      : detail::path_matches(aggregate.scope_path, filter)))
+      selected.push_back(aggregate);
+  }
+  return selected;
 }
 
 // kern_sum over the kernels of the scopes `filter` selects (inclusive), or of
 // the whole run for "".
 inline std::vector<KernelSummaryRow> kern_sum(const Report& report, const std::string& filter = "",
                                               KernelGrouping grouping = KernelGrouping::name) {
+  if (report.kernels_cut())
+    return kern_sum(select_kernel_aggregates(report, filter, ScopeView::inclusive, Activities::kernels),
+                    grouping);
   return kern_sum(select_kernels(report, filter, ScopeView::inclusive, Activities::kernels), grouping);
 }
 
@@ -335,14 +412,30 @@ inline std::vector<ScopeKernelRow> scope_kern_sum(const Report& report, const st
                                                   KernelGrouping grouping = KernelGrouping::name) {
   const detail::ScopeIndex index(report);
   const std::vector<bool> listed = detail::listed_nodes(report, index, filter);
-  const detail::RecordsByNode grouped = detail::records_by_node(report, index, Activities::kernels);
+  const bool cut = report.kernels_cut();
+  const detail::RecordsByNode grouped =
+      cut ? detail::RecordsByNode{} : detail::records_by_node(report, index, Activities::kernels);
+  // Where records left the window, each node's aggregates in the view.
+  const auto aggregates_in = [&](const std::string& path, ScopeView view) {
+    std::vector<KernelAggregate> selected;
+    for (const KernelAggregate& aggregate : report.kernel_aggregates)
+      if (aggregate.kind == ActivityKind::kernel &&
+          (view == ScopeView::innermost ? aggregate.scope_path == path
+                                        : detail::path_within(aggregate.scope_path, path)))
+        selected.push_back(aggregate);
+    return selected;
+  };
   std::vector<ScopeKernelRow> rows;
   for (std::size_t node = 0; node < report.nodes.size(); ++node) {
     if (!listed[node]) continue;
+    const ScopeNode& scope = report.nodes[node];
     for (const ScopeView view : {ScopeView::innermost, ScopeView::inclusive}) {
-      const auto& records = view == ScopeView::innermost ? grouped.innermost[node] : grouped.inclusive[node];
-      for (KernelSummaryRow& kernel : kern_sum(records, grouping))
-        rows.push_back({report.nodes[node].path, view, report.nodes[node].count, std::move(kernel)});
+      std::vector<KernelSummaryRow> kernels =
+          cut ? kern_sum(aggregates_in(scope.path, view), grouping)
+              : kern_sum(view == ScopeView::innermost ? grouped.innermost[node] : grouped.inclusive[node],
+                         grouping);
+      for (KernelSummaryRow& kernel : kernels)
+        rows.push_back({scope.path, view, scope.count, std::move(kernel)});
     }
   }
   return rows;

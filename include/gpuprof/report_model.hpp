@@ -2,7 +2,7 @@
 //
 // A Report is a snapshot: the scope tree with per-node statistics over every
 // scope instance, the newest instances (for traces), and, when kernel
-// capture ran, every GPU activity.
+// capture ran, the newest GPU activities with aggregates over all of them.
 // It is plain data: the writers are free functions in report/ (report.hpp
 // includes them all), the readers in report/read_json.hpp.
 #pragma once
@@ -13,6 +13,7 @@
 #include "config.hpp"
 #include "counter_data.hpp"
 #include "environment.hpp"
+#include "kernel_aggregate.hpp"
 #include "kernel_record.hpp"
 #include "memory_timeline.hpp"
 #include "rank.hpp"
@@ -94,7 +95,16 @@ struct Report {
   // Every instance the nodes count, `instances` or not: the trace holds
   // the last instances.size() of recorded_instances.
   std::uint64_t recorded_instances = 0;
-  std::vector<KernelRecord> kernels;  // empty unless kernel capture ran
+  // Empty unless kernel capture ran. In capture order: the newest records,
+  // up to the kernel window (KernelCapture::set_window; all of them in
+  // full-trace mode).
+  std::vector<KernelRecord> kernels;
+  // Every record capture folded, `kernels` or not (0: `kernels` is all of
+  // them, as in reports read from files that predate the window), and per
+  // (scope path, name, kind) their aggregates. Summaries read the
+  // aggregates only where records left the window (kernels_cut()).
+  std::uint64_t recorded_kernels = 0;
+  std::vector<KernelAggregate> kernel_aggregates;
   std::uint64_t dropped_kernel_records = 0;
   // Scope instances that began during a bench() cold call or warm-up
   // (BenchOptions::keep_warmup_scopes off), or were the first
@@ -117,6 +127,14 @@ struct Report {
     if (recorded_instances <= instances.size()) return "";
     return "trace: last " + std::to_string(instances.size()) + " of " + std::to_string(recorded_instances) +
            " instances";
+  }
+
+  bool kernels_cut() const { return recorded_kernels > kernels.size(); }
+  // "kernels: last 20000 of 1500000 records" when records left the window, else "".
+  std::string kernel_note() const {
+    if (!kernels_cut()) return "";
+    return "kernels: last " + std::to_string(kernels.size()) + " of " + std::to_string(recorded_kernels) +
+           " records";
   }
 
   // A node's total time as a percentage of its parent's; -1 for a root or a

@@ -34,6 +34,11 @@ struct CorrelationTables {
     const auto [slot, inserted] = api_start_ns.emplace(correlation_id, start_ns);
     if (!inserted) slot->second = std::min(slot->second, start_ns);
   }
+  // A launch whose records were all folded (detail/kernel_aggregates.hpp).
+  void forget(std::uint32_t correlation_id) {
+    scope_instance.erase(correlation_id);
+    api_start_ns.erase(correlation_id);
+  }
   void clear() {
     scope_instance.clear();
     api_start_ns.clear();

@@ -321,9 +321,11 @@ inline std::string html_kernel_table(const std::vector<KernelRecord>& records) {
 // descendants included) folded away; the script shows the chosen scope's.
 inline std::string html_kernels(const Report& report) {
   std::string html =
-      "<h2>Kernels</h2>\n<section class=\"kernels\" data-node=\"-1\">\n<p class=\"muted\">All " +
-      std::to_string(report.kernels.size()) +
-      " GPU activities.<span class=\"with-script\"> Click a scope in the chart to show only its "
+      "<h2>Kernels</h2>\n<section class=\"kernels\" data-node=\"-1\">\n<p class=\"muted\">" +
+      (report.kernels_cut() ? html_escaped(report.kernel_note()) +
+                                  ": the newest GPU activities (the kernel summaries count every record)."
+                            : "All " + std::to_string(report.kernels.size()) + " GPU activities.") +
+      "<span class=\"with-script\"> Click a scope in the chart to show only its "
       "own.</span></p>\n" +
       html_kernel_table(report.kernels) + "</section>\n";
   const ScopeIndex index(report);

@@ -2,9 +2,10 @@
 //
 // Schema "gpuprof.report", version 2 (a summary's samples may be a uniform
 // sample of n, with a quantile sketch; the instances may be the newest of
-// recorded_instances); every field is documented in docs/report-schema.md. Within a version fields are only
-// ever added, so a reader may ignore keys it does not know. Values JSON cannot express (an infinite cv) and
-// unknown values (a root's share of its parent, an unmeasured peak) are null.
+// recorded_instances, the kernels the newest of recorded_kernels with
+// kernel_aggregates over all of them); every field is documented in docs/report-schema.md. Within a version
+// fields are only ever added, so a reader may ignore keys it does not know. Values JSON cannot express (an
+// infinite cv) and unknown values (a root's share of its parent, an unmeasured peak) are null.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -18,6 +19,17 @@
 #include "schema_versions.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
+
+namespace detail {
+inline void write_sketch_json(JsonWriter& json, const QuantileSketch& sketch) {
+  json.begin_object(JsonWriter::one_line);
+  json.member("relative_error", sketch.relative_error()).member("zero_count", sketch.zero_count());
+  json.key("buckets").begin_array(JsonWriter::one_line);
+  for (const auto& [index, count] : sketch.buckets())
+    json.begin_array(JsonWriter::one_line).value(index).value(count).end_array();
+  json.end_array().end_object();
+}
+}  // namespace detail
 
 // A Summary as a JSON object (all fields; the samples as "samples_ms",
 // ascending). Public so that benchmarks write their summaries the same way.
@@ -47,17 +59,34 @@ inline void write_summary_json(JsonWriter& json, const Summary& s) {
   for (double sample : s.sorted) json.value(sample);
   json.end_array();
   if (!s.exact()) {  // samples_ms is a uniform sample of n: the sketch holds the quantiles
-    json.member("estimated", s.estimated).key("sketch").begin_object(JsonWriter::one_line);
-    json.member("relative_error", s.sketch.relative_error()).member("zero_count", s.sketch.zero_count());
-    json.key("buckets").begin_array(JsonWriter::one_line);
-    for (const auto& [index, count] : s.sketch.buckets())
-      json.begin_array(JsonWriter::one_line).value(index).value(count).end_array();
-    json.end_array().end_object();
+    json.member("estimated", s.estimated).key("sketch");
+    detail::write_sketch_json(json, s.sketch);
   }
   json.end_object();
 }
 
 namespace detail {
+// One kernel aggregate (Report::kernel_aggregates): exact figures in integer
+// nanoseconds, the durations' sketch for the median.
+inline void write_kernel_aggregate_json(JsonWriter& json, const KernelAggregate& a) {
+  const Summary durations = a.durations_ns.summary();
+  json.begin_object(JsonWriter::one_line)
+      .member("scope_path", a.scope_path)
+      .member("kind", activity_kind_name(a.kind))
+      .member("name", a.name)
+      .member("base_name", a.base_name)
+      .member("category", a.category)
+      .member("count", a.count)
+      .member("total_ns", a.total_ns)
+      .member("min_ns", a.min_ns)
+      .member("max_ns", a.max_ns)
+      .member("mean_ns", durations.mean)
+      .member("stddev_ns", durations.stddev)
+      .key("sketch");
+  write_sketch_json(json, a.durations_ns.sketch());
+  json.end_object();
+}
+
 // null for the "not known" sentinels (negative or zero), the value otherwise.
 template <class Number>
 void write_known(JsonWriter& json, const char* key, Number value, bool known) {
@@ -198,6 +227,16 @@ inline std::string to_json(const Report& report) {
   json.key("kernels").begin_array();
   for (const KernelRecord& kernel : kernels) detail::write_kernel_json(json, kernel);
   json.end_array();
+  // The kernels above are the newest of recorded_kernels (Report::kernel_note);
+  // where records left that window, the aggregates cover all of them.
+  json.member("recorded_kernels", std::max<std::uint64_t>(report.recorded_kernels, kernels.size()))
+      .member("kernel_note", report.kernel_note());
+  if (report.kernels_cut()) {
+    json.key("kernel_aggregates").begin_array();
+    for (const KernelAggregate& aggregate : report.kernel_aggregates)
+      detail::write_kernel_aggregate_json(json, aggregate);
+    json.end_array();
+  }
   json.member("dropped_kernel_records", report.dropped_kernel_records)
       .member("warmup_instances_left_out", report.warmup_instances_left_out)
       .member("warmup_root_instances", report.warmup_root_instances)

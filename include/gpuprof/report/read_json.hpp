@@ -91,6 +91,30 @@ Integer integer_or(const Json& object, const char* key, Integer fallback) {
   return value ? read_member(*value, key, [](const Json& v) { return v.as_integer<Integer>(); }) : fallback;
 }
 
+// A quantile sketch of `n` values.
+inline QuantileSketch sketch_from_json(const Json& buckets, std::uint64_t n, const std::string& key) {
+  QuantileSketch read;
+  try {  // the sketch's own checks: a relative error in (0, 0.5), indices in range
+    read = QuantileSketch(buckets["relative_error"].as_number());
+    read.add_zeros(integer_of<std::uint64_t>(buckets, "zero_count"));
+    for (const Json& bucket : buckets["buckets"].elements()) {
+      const std::vector<Json>& pair = bucket.elements();
+      require(pair.size() == 2, key + ": a sketch bucket is [index, count]");
+      const std::int64_t index = std::clamp<std::int64_t>(pair[0].as_int64(), QuantileSketch::min_index - 1,
+                                                          QuantileSketch::max_index + 1);
+      const std::int64_t count = pair[1].as_int64();
+      require(count > 0 && static_cast<std::uint64_t>(count) <= n,
+              key + ": a sketch bucket's count is not in 1..n");
+      read.add_bucket(static_cast<int>(index), static_cast<std::uint64_t>(count));
+    }
+  } catch (const std::invalid_argument& error) {
+    throw InputError(key + ": " + error.what());
+  }
+  require(read.count() == n, key + ": the sketch counts " + std::to_string(read.count()) + " samples, n is " +
+                                 std::to_string(n));
+  return read;
+}
+
 // Durations in milliseconds: finite and never negative.
 inline Summary summary_from_json(const Json& json, const char* key) {
   if (json.is_null()) return {};
@@ -119,27 +143,7 @@ inline Summary summary_from_json(const Json& json, const char* key) {
     require(std::isfinite(s.mean) && std::isfinite(s.stddev) && s.stddev >= 0 && s.min >= 0 &&
                 s.min <= s.mean && s.mean <= s.max && std::isfinite(s.max),
             std::string(key) + ": mean, stddev, min and max contradict each other");
-    const Json& buckets = value["sketch"];
-    QuantileSketch read;
-    try {  // the sketch's own checks: a relative error in (0, 0.5), indices in range
-      read = QuantileSketch(buckets["relative_error"].as_number());
-      read.add_zeros(integer_of<std::uint64_t>(buckets, "zero_count"));
-      for (const Json& bucket : buckets["buckets"].elements()) {
-        const std::vector<Json>& pair = bucket.elements();
-        require(pair.size() == 2, std::string(key) + ": a sketch bucket is [index, count]");
-        const std::int64_t index = std::clamp<std::int64_t>(pair[0].as_int64(), QuantileSketch::min_index - 1,
-                                                            QuantileSketch::max_index + 1);
-        const std::int64_t count = pair[1].as_int64();
-        require(count > 0 && count <= static_cast<std::int64_t>(s.n),
-                std::string(key) + ": a sketch bucket's count is not in 1..n");
-        read.add_bucket(static_cast<int>(index), static_cast<std::uint64_t>(count));
-      }
-    } catch (const std::invalid_argument& error) {
-      throw InputError(std::string(key) + ": " + error.what());
-    }
-    require(read.count() == s.n, std::string(key) + ": the sketch counts " + std::to_string(read.count()) +
-                                     " samples, n is " + std::to_string(s.n));
-    s.sketch = read;
+    s.sketch = sketch_from_json(value["sketch"], s.n, key);
     s.sorted = samples;
     s.estimated = value["estimated"].as_string();
     return OnlineSamples::from_summary(s).summary();
@@ -209,6 +213,37 @@ inline KernelRecord kernel_from_json(const Json& json, std::size_t node_count) {
   kernel.shared_bytes = integer_of<std::uint32_t>(json, "shared_bytes");
   kernel.bytes = integer_of<std::uint64_t>(json, "bytes");
   return kernel;
+}
+
+inline KernelAggregate kernel_aggregate_from_json(const Json& json) {
+  KernelAggregate a;
+  a.scope_path = string_of(json, "scope_path");
+  a.kind = activity_kind_from_name(string_of(json, "kind"));
+  a.name = string_of(json, "name");
+  a.base_name = string_of(json, "base_name");
+  a.category = string_of(json, "category");
+  a.count = integer_of<std::uint64_t>(json, "count");
+  a.total_ns = integer_of<std::int64_t>(json, "total_ns");
+  a.min_ns = integer_of<std::int64_t>(json, "min_ns");
+  a.max_ns = integer_of<std::int64_t>(json, "max_ns");
+  const std::string what = "kernel aggregate " + a.name + " in '" + a.scope_path + "'";
+  require(a.count > 0 && a.min_ns >= 0 && a.min_ns <= a.max_ns && a.max_ns <= max_activity_ns &&
+              a.total_ns >= a.min_ns && a.total_ns <= max_time_ns &&
+              static_cast<double>(a.total_ns) <= static_cast<double>(a.max_ns) * static_cast<double>(a.count),
+          what + ": count, total, min and max contradict each other");
+  Summary s;
+  s.n = static_cast<std::size_t>(a.count);
+  s.mean = json["mean_ns"].as_number();
+  s.stddev = json["stddev_ns"].as_number();
+  s.min = static_cast<double>(a.min_ns);
+  s.max = static_cast<double>(a.max_ns);
+  require(
+      std::isfinite(s.mean) && std::isfinite(s.stddev) && s.stddev >= 0 && s.min <= s.mean && s.mean <= s.max,
+      what + ": mean and stddev contradict min and max");
+  s.estimated = "median from a sketch";
+  s.sketch = sketch_from_json(json["sketch"], a.count, what);
+  a.durations_ns = OnlineSamples::from_summary(s, 0);
+  return a;
 }
 
 inline MemoryTimeline memory_timeline_from_json(const Json& json) {
@@ -384,6 +419,23 @@ inline Report report_from_json(const Json& json) {
   }
   for (const Json& entry : json["kernels"].elements())
     report.kernels.push_back(kernel_from_json(entry, report.nodes.size()));
+  if (json.contains("recorded_kernels")) {  // else every record is in the file
+    report.recorded_kernels = integer_of<std::uint64_t>(json, "recorded_kernels");
+    require(report.recorded_kernels >= report.kernels.size(),
+            "recorded_kernels is fewer than the kernels the file holds");
+  }
+  if (const Json* aggregates = json.find("kernel_aggregates")) {
+    std::uint64_t counted = 0;
+    for (const Json& entry : aggregates->elements()) {
+      report.kernel_aggregates.push_back(kernel_aggregate_from_json(entry));
+      counted += report.kernel_aggregates.back().count;
+    }
+    require(counted == report.recorded_kernels, "kernel_aggregates count " + std::to_string(counted) +
+                                                    " records, recorded_kernels is " +
+                                                    std::to_string(report.recorded_kernels));
+  }
+  require(!report.kernels_cut() || !report.kernel_aggregates.empty(),
+          "recorded_kernels exceeds the kernels the file holds, and no kernel_aggregates cover them");
   report.dropped_kernel_records = integer_of<std::uint64_t>(json, "dropped_kernel_records");
   if (json.contains("warmup_instances_left_out"))
     report.warmup_instances_left_out = integer_of<std::uint64_t>(json, "warmup_instances_left_out");
