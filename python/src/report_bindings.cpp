@@ -163,6 +163,18 @@ void bind_reports(py::module_& m) {
       .def_readonly("min_ns", &gpuprof::KernelSummaryRow::min_ns)
       .def_readonly("max_ns", &gpuprof::KernelSummaryRow::max_ns)
       .def_readonly("stddev_ns", &gpuprof::KernelSummaryRow::stddev_ns);
+  py::class_<gpuprof::KernelAggregate>(m, "KernelAggregate",
+                                       "Every captured record of one name in one scope path (innermost)")
+      .def_readonly("scope_path", &gpuprof::KernelAggregate::scope_path)
+      .def_property_readonly(
+          "kind", [](const gpuprof::KernelAggregate& a) { return gpuprof::activity_kind_name(a.kind); })
+      .def_readonly("name", &gpuprof::KernelAggregate::name)
+      .def_readonly("base_name", &gpuprof::KernelAggregate::base_name)
+      .def_readonly("category", &gpuprof::KernelAggregate::category)
+      .def_readonly("count", &gpuprof::KernelAggregate::count)
+      .def_readonly("total_ns", &gpuprof::KernelAggregate::total_ns)
+      .def_readonly("min_ns", &gpuprof::KernelAggregate::min_ns)
+      .def_readonly("max_ns", &gpuprof::KernelAggregate::max_ns);
   py::class_<gpuprof::ScopeKernelRow>(m, "ScopeKernelRow",
                                       "A row of nsys nvtx_kern_sum: a kernel within a scope")
       .def_readonly("range", &gpuprof::ScopeKernelRow::range)
@@ -191,6 +203,11 @@ void bind_reports(py::module_& m) {
       .def_readonly("nodes", &Report::nodes)
       .def_readonly("instances", &Report::instances)
       .def_readonly("kernels", &Report::kernels)
+      .def_readonly("recorded_kernels", &Report::recorded_kernels,
+                    "Every record capture folded; kernels holds the newest (0: kernels is all of them)")
+      .def_readonly("kernel_aggregates", &Report::kernel_aggregates)
+      .def_property_readonly("kernel_note", &Report::kernel_note,
+                             "'kernels: last N of M records' when records left the window, else ''")
       .def_readonly("dropped_kernel_records", &Report::dropped_kernel_records)
       .def_readonly("warmup_instances_left_out", &Report::warmup_instances_left_out)
       .def_readonly("warmup_root_instances", &Report::warmup_root_instances)
