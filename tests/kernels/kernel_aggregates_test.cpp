@@ -71,14 +71,24 @@ void check_same(const std::vector<KernelSummaryRow>& a, const std::vector<Kernel
     CHECK(a[i].time_percent == doctest::Approx(b[i].time_percent));
   }
 }
+// `steps` steps with every record in the report, as without a window.
+Report every_record(int steps) {
+  Report report = run_of(steps);
+  report.kernels = records_of(steps);
+  return report;
+}
+// The same through a capture window of `window` records.
+Report through_window(int steps, std::size_t window) {
+  Report report = run_of(steps);
+  detail::KernelAggregates aggregates(window);
+  const std::size_t folded = aggregates.contribute(report, records_of(steps));
+  CHECK(folded == report.recorded_kernels - report.kernels.size());
+  return report;
+}
 }  // namespace
 
 TEST_CASE("a run that fits the kernel window reports exactly as without one") {
-  Report plain = run_of(50);
-  plain.kernels = records_of(50);
-  Report windowed = run_of(50);
-  detail::KernelAggregates aggregates(1000);
-  CHECK(aggregates.contribute(windowed, records_of(50)) == 0);
+  const Report plain = every_record(50), windowed = through_window(50, 1000);
   CHECK(windowed.kernels.size() == plain.kernels.size());
   CHECK(windowed.recorded_kernels == 150);
   CHECK_FALSE(windowed.kernels_cut());
@@ -94,11 +104,7 @@ TEST_CASE("a run that fits the kernel window reports exactly as without one") {
 }
 
 TEST_CASE("past the kernel window the summaries cover every record and the report says it was cut") {
-  Report full = run_of(300);
-  full.kernels = records_of(300);
-  Report windowed = run_of(300);
-  detail::KernelAggregates aggregates(100);
-  CHECK(aggregates.contribute(windowed, records_of(300)) == 800);
+  const Report full = every_record(300), windowed = through_window(300, 100);
   CHECK(windowed.kernels.size() == 100);
   CHECK(windowed.kernels.back().start_ns == full.kernels.back().start_ns);  // the newest are kept
   CHECK(windowed.recorded_kernels == 900);
@@ -147,9 +153,7 @@ TEST_CASE("each report folds only the records since the last one, and clear() st
     CHECK(aggregates.folded_records() == 300u * (part + 1) - 100);
     CHECK(report.recorded_kernels == 300u * (part + 1));
   }
-  Report full = run_of(300);
-  full.kernels = all;
-  check_same(kern_sum(report, ""), kern_sum(full, ""));
+  check_same(kern_sum(report, ""), kern_sum(every_record(300), ""));
 
   aggregates.clear();
   Report after = run_of(300);
@@ -162,17 +166,13 @@ TEST_CASE("each report folds only the records since the last one, and clear() st
 }
 
 TEST_CASE("window 0 keeps every record") {
-  detail::KernelAggregates aggregates(0);
-  Report report = run_of(300);
-  CHECK(aggregates.contribute(report, records_of(300)) == 0);
+  const Report report = through_window(300, 0);
   CHECK(report.kernels.size() == 900);
   CHECK_FALSE(report.kernels_cut());
 }
 
 TEST_CASE("a cut report's aggregates survive the JSON file, and a file that hides records is refused") {
-  Report windowed = run_of(300);
-  detail::KernelAggregates aggregates(100);
-  aggregates.contribute(windowed, records_of(300));
+  const Report windowed = through_window(300, 100);
   const std::string text = to_json(windowed);
   const Report read = detail::report_from_json(detail::parse_json(text));
   CHECK(read.recorded_kernels == 900);
@@ -183,9 +183,7 @@ TEST_CASE("a cut report's aggregates survive the JSON file, and a file that hide
   for (std::size_t i = 0; i < before.size(); ++i) CHECK(after[i].median_ns == before[i].median_ns);
 
   // A run inside the window writes no aggregates and reads back as before.
-  Report small = run_of(10);
-  detail::KernelAggregates roomy(1000);
-  roomy.contribute(small, records_of(10));
+  const Report small = through_window(10, 1000);
   CHECK(to_json(small).find("kernel_aggregates") == std::string::npos);
   CHECK_FALSE(detail::report_from_json(detail::parse_json(to_json(small))).kernels_cut());
 
