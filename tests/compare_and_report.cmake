@@ -8,6 +8,7 @@ target_sources(gpuprof_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/compare/compare_rounds_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/compare/ab_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/compare/bench_axes_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/compare/bench_clocks_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/report_html_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/memory_timeline_svg_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reports/roofline_test.cpp

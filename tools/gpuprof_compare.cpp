@@ -10,6 +10,9 @@
 // verdict of one pair is reached). With --run it makes the files itself:
 // the two commands alternate for N rounds (interleaved_runs.hpp) and the
 // verdict comes from the runs' medians (gpuprof/compare_rounds.hpp).
+// gpuprof.bench rows lose the samples taken while the GPU was throttled
+// (gpuprof/clock_rule.hpp); the warnings before the table count them and
+// say once when the clocks were not locked.
 // Exit status: 0, or 1 when some row got slower beyond the threshold (so CI
 // can gate on it) or, with --strict, when some row is noisy (a change that
 // could not be told from noise), or 2 for bad arguments or unreadable files.

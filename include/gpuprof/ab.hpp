@@ -25,9 +25,10 @@
 // GPU clocks (with GPU timing and NVML): throttled samples are left out and
 // counted, samples may be scaled to a reference SM clock, and a warning
 // says once when the SM clock moved more than options.clocks.unlocked_spread
-// within a block (clock_rule.hpp).
+// within a block (clock_rule.hpp; compare_rounds says it, from each block's
+// MeasuredRun::clocks).
 #pragma once
-#include <cstdio>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -68,16 +69,6 @@ inline void check_ab_options(const AbOptions& options) {
         "so both sides get the same weight in every round");
   check_bench_options(options.bench);
 }
-
-// The warning about clocks that moved, with the widest block's range.
-inline std::string unlocked_clock_warning(double spread, int min_mhz, int max_mhz, double limit) {
-  char text[240];
-  std::snprintf(text, sizeof text,
-                "the SM clock moved %d-%d MHz (%.1f%% > %g%%) within a block: clocks are not locked "
-                "(nvidia-smi -lgc), and a kernel's time follows its clock",
-                min_mhz, max_mhz, 100 * spread, 100 * limit);
-  return text;
-}
 }  // namespace detail
 
 template <class BaseFn, class NewFn>
@@ -85,8 +76,6 @@ AbResult ab(BaseFn&& base_fn, NewFn&& new_fn, const AbOptions& options = {}) {
   detail::check_ab_options(options);
   AbResult result;
   std::vector<MeasuredRun> base_runs, new_runs;
-  double widest = 0;
-  int widest_min = -1, widest_max = -1;
   const auto block = [&](auto& fn, bool first, std::vector<MeasuredRun>& runs,
                          std::vector<BenchResult>& blocks, std::size_t& throttled) {
     BenchOptions bench_options = options.bench;
@@ -99,13 +88,9 @@ AbResult ab(BaseFn&& base_fn, NewFn&& new_fn, const AbOptions& options = {}) {
     const ClockedMeasurement clocked = measurement_under_clock_rule(
         gpu ? bench_result.gpu_ms : bench_result.host_ms, bench_result.clocks, options.clocks);
     throttled += clocked.throttled_left_out;
-    if (clocked.clock_spread > widest) {
-      widest = clocked.clock_spread;
-      widest_min = clocked.min_sm_mhz;
-      widest_max = clocked.max_sm_mhz;
-    }
     MeasuredRun run;
     run.rows.push_back({"bench", options.name, clocked.measurement});
+    add_row_clocks(run.clocks, clocked, options.clocks);
     runs.push_back(std::move(run));
     blocks.push_back(std::move(bench_result));
   };
@@ -117,15 +102,11 @@ AbResult ab(BaseFn&& base_fn, NewFn&& new_fn, const AbOptions& options = {}) {
     }
   }
   result.comparison = compare_rounds(base_runs, new_runs, options.compare);
-  if (widest > options.clocks.unlocked_spread)
-    result.comparison.warnings.push_back(
-        detail::unlocked_clock_warning(widest, widest_min, widest_max, options.clocks.unlocked_spread));
-  if (result.base_throttled_left_out + result.new_throttled_left_out > 0)
-    result.comparison.warnings.push_back(
-        std::to_string(result.base_throttled_left_out) + " base and " +
-        std::to_string(result.new_throttled_left_out) +
-        " new sample(s) were taken while the GPU was throttled and are left out of the verdict");
-  if (options.clocks.reference_sm_mhz > 0 && widest_max > 0)
+  const auto clocks_read = [](const std::vector<MeasuredRun>& runs) {
+    return std::any_of(runs.begin(), runs.end(),
+                       [](const MeasuredRun& run) { return run.clocks.max_sm_mhz > 0; });
+  };
+  if (options.clocks.reference_sm_mhz > 0 && (clocks_read(base_runs) || clocks_read(new_runs)))
     result.comparison.warnings.push_back("times are scaled to an SM clock of " +
                                          std::to_string(options.clocks.reference_sm_mhz) + " MHz");
   return result;

@@ -24,16 +24,24 @@
 //    does not slow with the SM clock, so normalising is opt-in.
 //  - The SM clock's spread over the kept samples, (max - min) / median, is
 //    returned; above unlocked_spread the clocks were evidently not locked
-//    (nvidia-smi -lgc), which callers warn about once.
+//    (nvidia-smi -lgc), which a comparison warns about once (run_clocks.hpp:
+//    add_row_clocks puts a row's figures in its MeasuredRun).
 // Without clock readings (host timing, no NVML) the samples pass unchanged.
+// Rows read back from gpuprof.bench files get the same rule from their
+// throttled_ms and clock readings (report/read_bench_json.hpp), without
+// the scaling.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "compare.hpp"
 #include "config.hpp"
+#include "detail/number_text.hpp"
 #include "detail/nvml.hpp"
+#include "error.hpp"
+#include "run_clocks.hpp"
 
 GPUPROF_NAMESPACE_BEGIN
 
@@ -51,6 +59,24 @@ struct ClockedMeasurement {
   int min_sm_mhz = -1, max_sm_mhz = -1;
 };
 
+namespace detail {
+// Whether the rule leaves `throttled` of `total` samples out: not when every
+// sample was throttled (the run is still compared, the count says so).
+inline bool leaves_out_throttled(const ClockRule& rule, std::size_t throttled, std::size_t total) {
+  return rule.leave_out_throttled && throttled > 0 && throttled < total;
+}
+
+// The kept samples' SM clock range and spread, (max - min) / median.
+inline void set_clock_range(ClockedMeasurement& result, std::vector<int> kept_mhz) {
+  if (kept_mhz.empty()) return;
+  std::sort(kept_mhz.begin(), kept_mhz.end());
+  result.min_sm_mhz = kept_mhz.front();
+  result.max_sm_mhz = kept_mhz.back();
+  result.clock_spread =
+      static_cast<double>(kept_mhz.back() - kept_mhz.front()) / kept_mhz[kept_mhz.size() / 2];
+}
+}  // namespace detail
+
 inline ClockedMeasurement measurement_under_clock_rule(const std::vector<double>& samples_ms,
                                                        const std::vector<ClockSample>& clocks,
                                                        const ClockRule& rule = {}) {
@@ -61,7 +87,7 @@ inline ClockedMeasurement measurement_under_clock_rule(const std::vector<double>
   }
   const std::size_t throttled = static_cast<std::size_t>(
       std::count_if(clocks.begin(), clocks.end(), [](const ClockSample& c) { return c.throttled(); }));
-  const bool leave_out = rule.leave_out_throttled && throttled < clocks.size();
+  const bool leave_out = detail::leaves_out_throttled(rule, throttled, clocks.size());
   std::vector<double> kept;
   std::vector<int> kept_mhz;
   for (std::size_t i = 0; i < samples_ms.size(); ++i) {
@@ -73,15 +99,67 @@ inline ClockedMeasurement measurement_under_clock_rule(const std::vector<double>
     if (clocks[i].sm_mhz > 0) kept_mhz.push_back(clocks[i].sm_mhz);
   }
   (leave_out ? result.throttled_left_out : result.throttled_kept) = throttled;
-  if (!kept_mhz.empty()) {
-    std::sort(kept_mhz.begin(), kept_mhz.end());
-    result.min_sm_mhz = kept_mhz.front();
-    result.max_sm_mhz = kept_mhz.back();
-    result.clock_spread =
-        static_cast<double>(kept_mhz.back() - kept_mhz.front()) / kept_mhz[kept_mhz.size() / 2];
-  }
+  detail::set_clock_range(result, std::move(kept_mhz));
   result.measurement = Measurement::from_samples(std::move(kept));
   return result;
+}
+
+// The SM clock readings of a row read back from a file, in sample order.
+struct SampleClocks {
+  std::vector<int> sm_mhz;      // -1 where unknown
+  std::vector<bool> throttled;  // as many as sm_mhz (a missing flag reads as not throttled)
+};
+
+// The rule for a row read back from a gpuprof.bench file, whose samples are
+// stored in ascending order and so no longer beside their clock readings:
+// the samples read as throttled are named by their times (throttled_ms, each
+// one of samples_ms; InputError otherwise). No scaling to a reference clock,
+// which needs each time paired with its clock; the spread is that of the
+// readings the rule keeps.
+inline ClockedMeasurement measurement_under_clock_rule(std::vector<double> samples_ms,
+                                                       const std::vector<double>& throttled_ms,
+                                                       const SampleClocks& clocks,
+                                                       const ClockRule& rule = {}) {
+  ClockedMeasurement result;
+  const bool leave_out = detail::leaves_out_throttled(rule, throttled_ms.size(), samples_ms.size());
+  std::sort(samples_ms.begin(), samples_ms.end());
+  std::vector<double> throttled = throttled_ms;
+  for (const double ms : throttled)  // NaN would break the sort's ordering
+    if (!std::isfinite(ms)) throw InputError("throttled sample " + detail::shortest_decimal(ms) + " ms");
+  std::sort(throttled.begin(), throttled.end());
+  // Both ascending: one walk matches each throttled time to a sample of its
+  // own (a time listed twice names two samples).
+  const auto not_a_sample = [](double ms) {
+    return InputError("throttled sample " + detail::shortest_decimal(ms) +
+                      " ms is not one of the row's samples (or is listed more often)");
+  };
+  std::vector<double> kept;
+  std::size_t next_throttled = 0;
+  for (const double ms : samples_ms) {
+    if (next_throttled < throttled.size() && throttled[next_throttled] < ms)
+      throw not_a_sample(throttled[next_throttled]);
+    if (next_throttled < throttled.size() && throttled[next_throttled] == ms) {
+      ++next_throttled;
+      if (leave_out) continue;
+    }
+    kept.push_back(ms);
+  }
+  if (next_throttled < throttled.size()) throw not_a_sample(throttled[next_throttled]);
+  (leave_out ? result.throttled_left_out : result.throttled_kept) = throttled_ms.size();
+  std::vector<int> kept_mhz;
+  for (std::size_t i = 0; i < clocks.sm_mhz.size(); ++i)
+    if (clocks.sm_mhz[i] > 0 && !(leave_out && i < clocks.throttled.size() && clocks.throttled[i]))
+      kept_mhz.push_back(clocks.sm_mhz[i]);
+  detail::set_clock_range(result, std::move(kept_mhz));
+  result.measurement = Measurement::from_samples(std::move(kept));
+  return result;
+}
+
+// Adds a row's clock figures to its run's (MeasuredRun::clocks), and the
+// rule's limit.
+inline void add_row_clocks(RunClocks& run, const ClockedMeasurement& row, const ClockRule& rule) {
+  run.unlocked_spread = rule.unlocked_spread;
+  run.add_row(row.throttled_left_out, row.throttled_kept, row.clock_spread, row.min_sm_mhz, row.max_sm_mhz);
 }
 
 GPUPROF_NAMESPACE_END

@@ -41,6 +41,7 @@
 #include "error.hpp"
 #include "kernel_summary.hpp"
 #include "report_model.hpp"
+#include "run_clocks.hpp"
 #include "stats.hpp"
 #include "terminal_text.hpp"
 #include "table.hpp"
@@ -125,6 +126,9 @@ struct MeasuredRun {
   // empty for a run built in memory. compare_runs refuses two kinds.
   std::string kind;
   std::string source;
+  // What the clock rule found in its samples (clock_rule.hpp): throttled
+  // samples left out, how far the SM clock moved. Warned about once per comparison.
+  RunClocks clocks;
 };
 
 struct CompareOptions {
@@ -150,7 +154,7 @@ struct Comparison {
   CompareOptions options;
   std::size_t rounds = 0;  // runs per side of compare_rounds; 0 for one pair of runs
   std::vector<ComparisonRow> rows;
-  std::vector<std::string> warnings;  // machines or builds that differ, timing sources that differ
+  std::vector<std::string> warnings;  // machines or builds that differ, timing sources, clocks
   bool regressed() const { return count(Verdict::slower) > 0; }
   // Rows whose change could not be told from noise: a CI gate that must not
   // let a regression through unseen fails on these too (--strict).
@@ -348,6 +352,8 @@ inline Comparison compare_runs(const MeasuredRun& base, const MeasuredRun& next,
   Comparison comparison;
   comparison.options = options;
   comparison.warnings = detail::run_differences(base, next);
+  for (std::string& warning : detail::clock_warnings({&base.clocks}, {&next.clocks}))
+    comparison.warnings.push_back(std::move(warning));
   const auto in_base = detail::rows_by_id(base, "base");
   const auto in_next = detail::rows_by_id(next, "new");
   const auto measured = [](const auto& rows, const detail::RowId& id) {

@@ -130,7 +130,8 @@ inline ComparisonRow compare_row_over_rounds(std::string kind, std::string key,
 }
 
 // Rows matched by (kind, key) across every run; base[i] and next[i] are
-// round i's runs. Warnings compare the first runs of each side.
+// round i's runs. Warnings compare the first runs of each side, and say
+// once what the clocks did in all of them.
 inline Comparison compare_rounds(const std::vector<MeasuredRun>& base, const std::vector<MeasuredRun>& next,
                                  const CompareOptions& options = {}) {
   if (base.size() != next.size() || base.empty())
@@ -152,6 +153,11 @@ inline Comparison compare_rounds(const std::vector<MeasuredRun>& base, const std
     next_rows.push_back(detail::rows_by_id(run, "new"));
     runs.push_back(&run);
   }
+  std::vector<const RunClocks*> base_clocks, next_clocks;
+  for (const MeasuredRun& run : base) base_clocks.push_back(&run.clocks);
+  for (const MeasuredRun& run : next) next_clocks.push_back(&run.clocks);
+  for (std::string& warning : detail::clock_warnings(base_clocks, next_clocks))
+    comparison.warnings.push_back(std::move(warning));
   const auto row_in = [](const std::vector<std::map<detail::RowId, const Measurement*>>& side,
                          const detail::RowId& id) {
     std::vector<std::optional<Measurement>> found;

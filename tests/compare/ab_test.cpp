@@ -119,6 +119,6 @@ TEST_CASE("ab: options it cannot honour are refused") {
 
 TEST_CASE("ab: an unlocked clock warning reads well") {
   CHECK(gpuprof::detail::unlocked_clock_warning(0.25, 1500, 1980, 0.02) ==
-        "the SM clock moved 1500-1980 MHz (25.0% > 2%) within a block: clocks are not locked "
-        "(nvidia-smi -lgc), and a kernel's time follows its clock");
+        "the SM clock moved 1500-1980 MHz (25.0% > 2%) within one run of a row: clocks are not "
+        "locked (nvidia-smi -lgc), and a kernel's time follows its clock");
 }

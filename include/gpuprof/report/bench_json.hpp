@@ -13,6 +13,7 @@
 // For CI dashboards that read Google Benchmark's format, see gbench_json.hpp;
 // the reader of these files is read_bench_json.hpp.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -83,8 +84,10 @@ struct BenchFileOptions {
 
 // {"schema": "gpuprof.bench", "version": 1, "environment": {...}, "benchmarks": [...]}:
 // each benchmark with its timing source, both summaries (samples included),
-// cold call, warm-up count, stop reason, clocks, throttled samples, its
-// fields and its axis values ({} for a row of no axes).
+// cold call, warm-up count, stop reason, clocks, throttled samples (their
+// count, a flag per sample and their times, throttled_ms, which a reader
+// leaves out of the comparison), its fields and its axis values ({} for a
+// row of no axes).
 inline std::string to_bench_json(const std::vector<NamedBenchResult>& runs, const BenchFileOptions& options) {
   JsonWriter json;
   json.begin_object()
@@ -112,6 +115,14 @@ inline std::string to_bench_json(const std::vector<NamedBenchResult>& runs, cons
     for (const ClockSample& clock : r.clocks) json.value(clock.sm_mhz);
     json.end_array().key("throttled").begin_array(JsonWriter::one_line);
     for (const ClockSample& clock : r.clocks) json.value(clock.throttled());
+    // The times of the throttled samples: samples_ms is sorted, so the flags
+    // above no longer say which of its times they were.
+    const std::vector<double>& primary_ms =
+        r.timing_source == TimingSource::cuda_events ? r.gpu_ms : r.host_ms;
+    json.end_array().key("throttled_ms").begin_array(JsonWriter::one_line);
+    if (r.clocks.size() == primary_ms.size())
+      for (std::size_t i = 0; i < r.clocks.size(); ++i)
+        if (r.clocks[i].throttled() && std::isfinite(primary_ms[i])) json.value(primary_ms[i]);
     json.end_array().key("fields").begin_object(JsonWriter::one_line);
     for (const auto& [name, field] : run.fields) {
       json.key(name);

@@ -19,10 +19,13 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "../axes.hpp"
+#include "../clock_rule.hpp"
 #include "../compare.hpp"
 #include "../detail/json_reader.hpp"
+#include "../detail/number_text.hpp"
 #include "../error.hpp"
 #include "../terminal_text.hpp"
 #include "read_json.hpp"
@@ -68,13 +71,54 @@ inline std::string bench_match_key(const Json& entry) {
   }
 }
 
+// A row's SM clock readings and throttled flags, in sample order (absent:
+// none read).
+inline SampleClocks sample_clocks(const Json& entry) {
+  SampleClocks clocks;
+  if (const Json* sm_mhz = optional_member(entry, "sm_clock_mhz"))
+    for (const Json& mhz :
+         read_member(*sm_mhz, "sm_clock_mhz",
+                     [](const Json& v) -> const std::vector<Json>& { return v.elements(); })) {
+      clocks.sm_mhz.push_back(
+          read_member(mhz, "sm_clock_mhz", [](const Json& v) { return v.as_integer<int>(); }));
+      require(clocks.sm_mhz.back() >= -1,
+              "sm_clock_mhz: " + std::to_string(clocks.sm_mhz.back()) + " MHz (-1: unknown)");
+    }
+  if (const Json* flags = optional_member(entry, "throttled"))
+    for (const Json& flag : read_member(
+             *flags, "throttled", [](const Json& v) -> const std::vector<Json>& { return v.elements(); }))
+      clocks.throttled.push_back(read_member(flag, "throttled", [](const Json& v) { return v.as_bool(); }));
+  require(clocks.throttled.size() == clocks.sm_mhz.size(),
+          "sm_clock_mhz and throttled differ in length (" + std::to_string(clocks.sm_mhz.size()) + " and " +
+              std::to_string(clocks.throttled.size()) + ")");
+  return clocks;
+}
+
+// The times of a row's samples taken while the GPU was throttled (absent in
+// files written before they were recorded: none left out).
+inline std::vector<double> throttled_times(const Json& entry) {
+  std::vector<double> times;
+  if (const Json* throttled = optional_member(entry, "throttled_ms"))
+    for (const Json& ms :
+         read_member(*throttled, "throttled_ms",
+                     [](const Json& v) -> const std::vector<Json>& { return v.elements(); })) {
+      times.push_back(read_member(ms, "throttled_ms", [](const Json& v) { return v.as_number(); }));
+      require(std::isfinite(times.back()) && times.back() >= 0,
+              "throttled_ms: " + shortest_decimal(times.back()) + " ms");
+    }
+  return times;
+}
+
 // gpuprof.bench files (write_bench_json): one row per named benchmark, with
 // samples; one without (it did not run) has its stop reason as the note. The
 // benchmarks' "fields" are the writer's own and not compared; their "axes"
-// (absent before parameter axes) decide which rows match. Read as
+// (absent before parameter axes) decide which rows match. The clock rule
+// (clock_rule.hpp) leaves the samples named in "throttled_ms" out and reads
+// the spread of "sm_clock_mhz"; the run's `clocks` count them. Read as
 // strictly as reports: a version this reader knows, members of their own
-// type, a known timing source, non-negative samples and each name once.
-inline MeasuredRun measured_run_from_bench_results(const Json& doc) {
+// type, a known timing source, non-negative samples, throttled times that
+// are samples of their row and each name once.
+inline MeasuredRun measured_run_from_bench_results(const Json& doc, const ClockRule& rule = {}) {
   const std::int64_t version = integer_of<std::int64_t>(doc, "version");
   if (version < 1 || version > bench_json_version)
     throw InputError("gpuprof.bench version " + std::to_string(version) +
@@ -90,19 +134,23 @@ inline MeasuredRun measured_run_from_bench_results(const Json& doc) {
     const bool gpu = timing_source_from_name(string_of(entry, "timing_source")) == TimingSource::cuda_events;
     const Summary s =
         gpu ? summary_from_json(entry["gpu_ms"], "gpu_ms") : summary_from_json(entry["host_ms"], "host_ms");
-    const std::string note = s.n == 0 ? string_of(entry, "stop_reason") : gpu ? "" : "host clock";
-    run.rows.push_back({"bench", name, Measurement::from_samples(s.sorted, note), bench_match_key(entry)});
+    ClockedMeasurement clocked = read_member(entry, name.c_str(), [&](const Json& row) {
+      return measurement_under_clock_rule(s.sorted, throttled_times(row), sample_clocks(row), rule);
+    });
+    clocked.measurement.note = s.n == 0 ? string_of(entry, "stop_reason") : gpu ? "" : "host clock";
+    add_row_clocks(run.clocks, clocked, rule);
+    run.rows.push_back({"bench", name, std::move(clocked.measurement), bench_match_key(entry)});
   }
   return run;
 }
 
 // A run from a parsed file gpuprof-compare reads: a gpuprof report or a
 // gpuprof.bench file; throws gpuprof::Error for anything else.
-inline MeasuredRun measured_run_from_json(const Json& doc) {
+inline MeasuredRun measured_run_from_json(const Json& doc, const ClockRule& rule = {}) {
   const std::string schema = doc.is_object() && doc.contains("schema") ? doc["schema"].as_string() : "";
   MeasuredRun run;
   if (schema == "gpuprof.report") run = measured_run(report_from_json(doc));
-  else if (schema == "gpuprof.bench") run = measured_run_from_bench_results(doc);
+  else if (schema == "gpuprof.bench") run = measured_run_from_bench_results(doc, rule);
   else
     throw InputError("unknown file schema \"" + schema +
                      "\" (expected gpuprof.report or gpuprof.bench; "
@@ -113,12 +161,12 @@ inline MeasuredRun measured_run_from_json(const Json& doc) {
 
 }  // namespace detail
 
-// A report or gpuprof.bench file as a MeasuredRun; errors name the path,
-// escaped as terminal_safe() writes it.
-inline MeasuredRun read_measured_run(const std::string& path) {
+// A report or gpuprof.bench file as a MeasuredRun, a bench file's rows under
+// the clock rule; errors name the path, escaped as terminal_safe() writes it.
+inline MeasuredRun read_measured_run(const std::string& path, const ClockRule& rule = {}) {
   const detail::Json doc = detail::parse_json_file(path);
   try {
-    MeasuredRun run = detail::measured_run_from_json(doc);
+    MeasuredRun run = detail::measured_run_from_json(doc, rule);
     run.source = path;
     return run;
   } catch (const Error& error) {
