@@ -13,23 +13,14 @@
 // }
 // ```
 //
-// The rule, per sample (samples and clock readings in the order taken):
-//  - A sample read as throttled (power, thermal or slowdown reasons that slow
-//    kernels: ClockSample::throttled) is left out and counted: it measured
-//    the cooling, not the code. When every sample was throttled none is left
-//    out (the count says so), so a throttled run is still compared.
-//  - With reference_sm_mhz > 0 each kept sample is scaled by its SM clock /
-//    the reference: the time it would have taken at the reference clock.
-//    That holds for work bound by the SM clock (compute); memory-bound work
-//    does not slow with the SM clock, so normalising is opt-in.
-//  - The SM clock's spread over the kept samples, (max - min) / median, is
-//    returned; above unlocked_spread the clocks were evidently not locked
-//    (nvidia-smi -lgc), which a comparison warns about once (run_clocks.hpp:
-//    add_row_clocks puts a row's figures in its MeasuredRun).
-// Without clock readings (host timing, no NVML) the samples pass unchanged.
-// Rows read back from gpuprof.bench files get the same rule from their
-// throttled_ms and clock readings (report/read_bench_json.hpp), without
-// the scaling.
+// Per sample: a throttled one (ClockSample::throttled) is left out and
+// counted, unless every sample was; with reference_sm_mhz > 0 a kept sample
+// is scaled to that SM clock (opt-in: memory-bound work does not slow with
+// it). The SM clock's spread over the kept samples is returned, and a
+// comparison warns once above unlocked_spread (run_clocks.hpp). Without
+// clock readings the samples pass unchanged. Rows of gpuprof.bench files get
+// the same rule, without the scaling (report/read_bench_json.hpp). Why:
+// docs/compare-and-html.md, "Lock the GPU clocks".
 #pragma once
 #include <algorithm>
 #include <cmath>
