@@ -217,6 +217,15 @@ inline bool kept(const KernelRecord& record, Activities activities) { return kep
 
 // Sets each row's share of `all_ns` and sorts the rows by total time
 // (descending; ties by name, so the order is reproducible).
+// A row whose count and exact total are set, completed by its durations'
+// mean, median and spread.
+inline void add_row(std::vector<KernelSummaryRow>& rows, KernelSummaryRow row, const Summary& durations) {
+  row.avg_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.instances);
+  row.median_ns = durations.median;
+  row.stddev_ns = durations.stddev;
+  rows.push_back(std::move(row));
+}
+
 inline void rank_rows(std::vector<KernelSummaryRow>& rows, std::int64_t all_ns) {
   for (KernelSummaryRow& row : rows)
     row.time_percent =
@@ -312,11 +321,7 @@ inline std::vector<KernelSummaryRow> kern_sum(const std::vector<KernelRecord>& r
       row.max_ns = std::max(row.max_ns, duration);
       durations.push_back(static_cast<double>(duration));
     }
-    const Summary summary = summarize(std::move(durations));
-    row.avg_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.instances);
-    row.median_ns = summary.median;
-    row.stddev_ns = summary.stddev;
-    rows.push_back(std::move(row));
+    detail::add_row(rows, std::move(row), summarize(std::move(durations)));
   }
   detail::rank_rows(rows, all_ns);
   return rows;
@@ -343,11 +348,7 @@ inline std::vector<KernelSummaryRow> kern_sum(const std::vector<KernelAggregate>
     row.total_ns = group.total_ns;
     row.min_ns = group.min_ns;
     row.max_ns = group.max_ns;
-    const Summary summary = group.durations_ns.summary();
-    row.avg_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.instances);
-    row.median_ns = summary.median;
-    row.stddev_ns = summary.stddev;
-    rows.push_back(std::move(row));
+    detail::add_row(rows, std::move(row), group.durations_ns.summary());
   }
   detail::rank_rows(rows, all_ns);
   return rows;
