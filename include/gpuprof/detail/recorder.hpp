@@ -51,9 +51,10 @@ struct ThreadTables {
 const ScopeBackend& scope_backend_functions() noexcept;
 
 // A thread's log that is full and holds at least this many records folds
-// them itself: it fills at 1024 * (2^k - 1) records, so at 130,048 (about
-// 12 MB), which then stays its size.
-inline constexpr std::uint64_t fold_threshold = std::uint64_t{1} << 16;
+// them itself: it fills at 1024 * (2^k - 1) records, so at 15,360 (about
+// 1.4 MB), which then stays its size. Small, because a page touched for the
+// first time costs more than a fold's fixed cost (a lock, a clock copy).
+inline constexpr std::uint64_t fold_threshold = std::uint64_t{1} << 13;
 // Profiler::fold_from_owner once profiler.hpp is in the program; null: logs only grow.
 using RecordsFolder = void (*)(ThreadState& thread);
 inline std::atomic<RecordsFolder> records_folder{nullptr};
