@@ -14,7 +14,7 @@ usage: check_opening_comments.py [REPOSITORY_ROOT]   (default: the parent of scr
 import sys
 from pathlib import Path
 
-LIMIT = 20
+LIMIT = 15
 FOLDERS = ("include/gpuprof", "cli/include/gpuprof_cli")
 
 

@@ -12,21 +12,13 @@
 // }
 // ```
 //
-// The protocol: each side is warmed up once (bench()'s cold call and
-// options.bench.warmup calls), then `rounds` rounds of one block per side,
-// in ABBA order (base then new in odd rounds, new then base in even ones),
-// each block a bench() of options.bench.iters samples. Each block is one
-// "run" of compare_rounds.hpp: its median is one observation, the verdict a
-// paired t test over the rounds with the ratio's interval. So a drift of the
-// machine during the comparison (clocks, a neighbour's load) falls on both
-// sides alike, and a disturbance that covers one block only widens the
-// interval instead of deciding the verdict.
-//
-// GPU clocks (with GPU timing and NVML): throttled samples are left out and
-// counted, samples may be scaled to a reference SM clock, and a warning
-// says once when the SM clock moved more than options.clocks.unlocked_spread
-// within a block (clock_rule.hpp; compare_rounds says it, from each block's
-// MeasuredRun::clocks).
+// Each side is warmed up as bench() does; then `rounds` rounds of one block
+// per side in ABBA order, each block a bench() of options.bench.iters samples
+// and one run of compare_rounds.hpp: the verdict is a paired t test over the
+// blocks' medians, so a drift of the machine falls on both sides alike. With
+// GPU clocks read, throttled samples are left out and counted and a moving SM
+// clock is warned about once (clock_rule.hpp). The protocol and why:
+// docs/compare-and-html.md#interleaved-runs---run.
 #pragma once
 #include <algorithm>
 #include <string>

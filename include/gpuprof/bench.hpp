@@ -12,20 +12,14 @@
 // }
 // ```
 //
-// The protocol: one cold call (timed, reported apart), warm-up calls (by
-// count, then by time), then samples. Scopes that fn opens in the cold call
-// and the warm-up (on any thread, graph replays included) are left out of
-// the profiler's report and counted apart (Report::warmup_instances_left_out),
-// so a scope inside fn reports `iters` instances, as the result does; set
-// keep_warmup_scopes to keep them. Each sample records a CUDA event pair
-// around fn on the stream, synchronizes the device afterwards (the course's
-// protocol: the device is synchronized after every step) and reads the host
-// clock too. Optional: an L2 flush before each sample (the device's exact L2
-// size written with cudaMemsetAsync), CUDA-graph replay of fn, sampling until
-// a noise target or a time budget, and hardware counters per scope of fn
-// (BenchOptions::counters). Without a usable GPU (or with
-// Profiler::set_gpu_timing(false)) the host clock is the time, and the result
-// says so.
+// One cold call (timed, reported apart), warm-up calls, then samples: a CUDA
+// event pair around fn on options.stream, a device synchronization after each
+// (the course's protocol) and the host clock. Scopes fn opens in the cold call
+// and the warm-up are left out of the report and counted apart, so a scope in
+// fn reports `iters` instances. Optional: an L2 flush per sample, CUDA-graph
+// replay, sampling to a noise target or a time budget, and hardware counters
+// per scope. Without a usable GPU the host clock is the time, and the result
+// says so. The protocol in full: docs/headers.md#bench-the-protocol.
 #pragma once
 #include <cstdio>
 #include <functional>

@@ -12,18 +12,11 @@
 // }
 // ```
 //
-// Communication is every kernel of category "communication" (NCCL's
-// ncclKernel_* / ncclDevKernel_*, kernel_names.hpp); computation every other
-// kernel except the "memory" category. Copies and memsets count as neither.
-// Each is the time covered by the union of its kernels' intervals, so
-// kernels running side by side on several streams count once; the overlap is
-// the time both unions cover (their intersection), and exposed communication
-// is communication that no computation hides.
-//
-// A scope's figures are inclusive: its kernels and those of every scope
-// inside it (by the scope the kernel was launched in, or for CUDA-graph work
-// captured in). A step is one instance of a step scope: its kernels are those
-// launched while that instance was open.
+// Communication is the union of the intervals of NCCL's kernels, computation
+// that of every other kernel but copies and memsets; the overlap is their
+// intersection, exposed communication what no computation hides. A scope's
+// figures include the scopes inside it; a step is one instance of the step
+// scope. Definitions: docs/ranks.md#communication-vs-computation-comm_overlaphpp.
 #pragma once
 #include <algorithm>
 #include <cstdint>

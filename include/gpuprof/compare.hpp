@@ -11,19 +11,13 @@
 // }
 // ```
 //
-// Rows: scopes matched by path, kernels by full name (one sample per kernel
-// execution), and benchmark rows by name (read_measured_run, in
-// report/read_bench_json.hpp, reads reports and gpuprof.bench files). A row
-// only in one run is listed as such, never dropped.
-//
-// The test: the Mann-Whitney U test on raw samples (Welch's t test for rows
-// that keep only summary figures). The verdict, for ratio = new median / base
-// median: slower or faster only when the change is beyond the threshold, the
-// test says it is not chance, and the middle halves of the two sample sets
-// lie apart; otherwise same (within the threshold) or noisy (the note says
-// why). Comparison::inconclusive() counts the noisy rows. Why this test and
-// this rule: docs/compare-and-html.md#the-test-and-why and
-// docs/compare-and-html.md#verdicts-ratio--new-median--base-median
+// Rows: scopes by path, kernels by full name, benchmark rows by name
+// (report/read_bench_json.hpp reads both kinds of file); a row only in one run
+// is listed, never dropped. Each row gets the Mann-Whitney U test on its
+// samples (Welch's t where only summaries are kept) and a verdict on the ratio
+// of medians: slower or faster only beyond the threshold, when the test says
+// it is not chance and the middle halves lie apart; otherwise same or noisy,
+// with the reason. Why: docs/compare-and-html.md#the-test-and-why.
 #pragma once
 #include <algorithm>
 #include <cmath>

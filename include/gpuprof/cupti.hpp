@@ -20,10 +20,9 @@
 // How the CUPTI records are joined to scopes, graphs included, and how
 // captured scopes in graphs are timed: docs/internals.md#how-kernel-capture-works-cuptihpp
 //
-// When CUPTI cannot start (no device or driver, an unsupported device, or
-// another CUPTI client such as Nsight Systems already attached), capture is
-// off: one message on stderr says why, active() is false, why_inactive() has
-// the reason, and scopes keep timing with CUDA events.
+// When CUPTI cannot start (no device or driver, another CUPTI client such as
+// Nsight Systems attached), capture is off: stderr says why once, active() is
+// false, why_inactive() has the reason, and scopes keep their CUDA events.
 //
 // One KernelCapture at a time per process (CUPTI has one subscriber). Records
 // CUPTI could not store are counted in dropped(), never silently lost.

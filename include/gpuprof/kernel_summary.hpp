@@ -1,22 +1,16 @@
-// gpuprof/kernel_summary.hpp: the nsys-style kernel summaries of a Report.
-//
-// Pure functions over Report (its scope tree, instances and captured
-// KernelRecords), so every number is testable without a GPU. Where capture's
-// window cut records (Report::kernels_cut()), kern_sum and scope_kern_sum
-// read the per (scope, kernel) aggregates, which cover every record; the
-// per-execution views (instance_gpu_times, scope_gpu_summary) read the
-// records in the window.
-//   kern_sum(report, "forward")      nsys cuda_gpu_kern_sum over the kernels of
-//                                    every "forward" scope (and its children)
-//   scope_kern_sum(report)           nsys nvtx_kern_sum: kernels per scope, in
-//                                    the innermost and the inclusive view
-//   scope_gpu_summary(report)        per scope: GPU projection, summed kernel
-//                                    time, CUDA-event time, category shares
-//   instance_gpu_times(report)       the same per scope execution
-//
-// A filter "a/b" matches that path and every path ending in "/a/b"; "" is the
-// whole run. Views (innermost, inclusive) and the columns: docs/kernel-capture.md,
-// "Summaries".
+// gpuprof/kernel_summary.hpp: the nsys-style kernel summaries of a Report, pure
+// functions over its scope tree, instances and kernel records (testable
+// without a GPU).
+//   kern_sum(report, "forward")  nsys cuda_gpu_kern_sum over every "forward"
+//                                scope's kernels (and its children's)
+//   scope_kern_sum(report)       nsys nvtx_kern_sum: kernels per scope
+//   scope_gpu_summary(report)    per scope: GPU projection, kernel time,
+//                                CUDA-event time, category shares
+//   instance_gpu_times(report)   the same per scope execution
+// Where capture's window cut records (Report::kernels_cut()), the first two
+// read the per (scope, kernel) aggregates, the last two the window. A filter
+// "a/b" matches that path and every path ending in "/a/b"; "" is the whole
+// run. Views and columns: docs/kernel-capture.md, "Summaries".
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -14,22 +14,14 @@
 //     std::cout << "rank " << step.slowest_rank << " slowest by " << step.skew_ms << " ms\n";
 // }
 // ```
-// Per scope, merged.scopes[i].per_rank[r] and .across_ranks (min/median/max
-// of the rank means); per rank, merged.slowest_count[r].
 //
-// Ranks come from each report's RankInfo (Profiler::set_rank, or RANK /
-// WORLD_SIZE / LOCAL_RANK at report time); reports without any rank are taken
-// as ranks 0, 1, ... in the order given. Clearly mismatched inputs throw
-// gpuprof::InputError: the same rank twice, the same run twice (identical
-// scope instances), different world sizes, a rank outside its world, some
-// reports ranked and others not.
-//
-// A step is the i-th instance of the step scope (MergeOptions::step_scope;
-// by default the top-level scope with the most instances in the lowest
-// rank's report); ranks are compared step by step over the steps every
-// rank has.
-// The skew of a step is its slowest rank's time minus its fastest rank's.
-// Writers: report/merged.hpp (text, markdown, JSON, Chrome trace).
+// Ranks come from each report's RankInfo, or the order given when no report
+// has one; mismatched inputs (a rank twice, the same run twice, different
+// world sizes) throw gpuprof::InputError. A step is the i-th instance of the
+// step scope, compared over the steps every rank has; its skew is its slowest
+// rank's time minus its fastest's. The rules and the step scope's default:
+// docs/ranks.md#merging-mergehpp-reportmergedhpp-gpuprof-merge. Writers:
+// report/merged.hpp.
 #pragma once
 #include <algorithm>
 #include <cstddef>

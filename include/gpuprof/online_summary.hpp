@@ -1,20 +1,12 @@
 // gpuprof/online_summary.hpp: a Summary of a stream of samples in bounded
 // memory, for scopes left on for a whole run.
 //
-// OnlineSamples keeps, over every finite sample added:
-//   - count, mean and variance by Welford's update, min and max: exact;
-//   - a QuantileSketch (quantile_sketch.hpp): quantiles within its relative
-//     error (0.5 % by default) of a sample of that rank;
-//   - a uniform reservoir of at most `reservoir_capacity` samples (Algorithm
-//     L, seeded: the same run, summarized at the same points, keeps the same
-//     samples), which stands for the distribution where every sample is
-//     needed: compare's tests, the outlier count.
-// While no more samples have been added than the reservoir holds, it holds
-// them all and summary() is summarize() of them: every figure exactly as
-// before. Past it, summary() says which figures are estimates
-// (Summary::estimated). Two OnlineSamples merge (threads, ranks): exactly for
-// the Welford figures and the sketch, as a uniform draw from both reservoirs
-// weighted by how many samples each stands for.
+// OnlineSamples keeps count, mean, variance (Welford), min and max exactly; a
+// QuantileSketch (quantile_sketch.hpp) for the quantiles; and a seeded uniform
+// reservoir (Algorithm L) for what needs every sample: compare's tests, the
+// outlier count. Until the reservoir is full, summary() is summarize() of all
+// samples; past it, Summary::estimated says which figures are estimates. Two
+// OnlineSamples merge (threads, ranks): docs/profiling.md#what-a-report-counts.
 #pragma once
 #include <algorithm>
 #include <cmath>

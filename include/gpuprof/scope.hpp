@@ -11,21 +11,14 @@
 // }
 // ```
 //
-// A scope opens an NVTX range (domain "gpuprof"), records a pair of CUDA
-// events on the stream (pooled: nothing is created or synchronized per scope;
-// the pair is read back later, at report() or when the pool runs dry) and the
-// host clock (detail::host_ticks(): the TSC where it is invariant, converted
-// to steady_clock ns by report()). Scopes nest per thread into a call tree
-// ("step/forward/attention"); threads share the tree by path. Without a
-// usable GPU, events are skipped and the host clock is the time (said once on
-// stderr).
-//
-// Scopes in a CUDA stream capture are timed per replay, and a program records
-// only if some source file includes profiler.hpp (or a header that does):
-// docs/internals.md#scopes-in-cuda-stream-capture-and-the-recorder-behind-scopehpp
-//
-// With GPUPROF_DISABLE defined every macro here compiles to nothing and its
-// arguments are not evaluated. Works from plain C++17 translation units.
+// A scope opens an NVTX range (domain "gpuprof"), records a pooled pair of
+// CUDA events on the stream (read back at report() or when the pool runs dry)
+// and the host clock. Scopes nest per thread into a call tree
+// ("step/forward/attention"); threads share it by path. Without a usable GPU
+// the host clock is the time (said once). Recording needs profiler.hpp in some
+// source file; scopes in stream capture are timed per replay:
+// docs/internals.md#scopes-in-cuda-stream-capture-and-the-recorder-behind-scopehpp.
+// With GPUPROF_DISABLE every macro here compiles to nothing.
 #pragma once
 #include <cstdint>
 #include <new>

@@ -15,19 +15,11 @@
 // }
 // ```
 //
-// begin_scope(name[, stream][, work]) takes GPUPROF_SCOPE's arguments and
-// opens the same scope: the same NVTX range, timing and place in the call
-// tree (the handle holds a gpuprof::Scope). The handle is movable (into a
-// std::optional, a container, out of a function); it ends at destruction if
-// end() was not called, and end() on an ended or moved-from handle does
-// nothing.
-//
-// Scopes end innermost first, as blocks do. A handle ended while scopes
-// opened inside it are still open stops its clocks at once (host clock and
-// CUDA end event) and leaves the call tree when they have ended: their
-// parent stays theirs, and NVTX's and CUPTI's range stacks stay nested.
-// gpuprof says so on stderr, once per scope name. A handle ends on the thread
-// that began it: end() on another thread throws gpuprof::Error. See
+// begin_scope(name[, stream][, work]) opens the same scope GPUPROF_SCOPE does.
+// The handle is movable; it ends at destruction if end() was not called, and
+// end() on an ended or moved-from handle does nothing. A handle ended before
+// the scopes opened inside it stops its clocks at once and leaves the tree
+// after them (said once per name); end() on another thread throws. The rules:
 // docs/headers.md#scopes-without-a-block.
 #pragma once
 #include <cstdint>

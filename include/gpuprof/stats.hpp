@@ -2,21 +2,13 @@
 //
 // summarize() turns samples into a Summary: mean, sample standard deviation,
 // order statistics, a 95 % confidence interval of the mean (Student t), a
-// Tukey outlier count and an "unstable" verdict that says why in words.
-// Pure host code on std::vector<double>; no GPU, no allocation beyond the copy
-// of the samples.
+// Tukey outlier count and an "unstable" verdict that says why in words. Pure
+// host code on std::vector<double>.
 //
-// Small and degenerate sample sets are defined, never NaN:
-//   n == 0  every number is 0, `note` says "no samples".
-//   n == 1  mean = min = max = median = q1 = q3 = the sample; stddev, iqr, cv
-//           are 0; the CI is [mean, mean] (no spread can be estimated, `note`
-//           says so).
-//   n == 2  ordinary formulas: stddev = |a - b| / sqrt(2), quartiles by linear
-//           interpolation, CI with t(0.975, 1) = 12.706 (wide, as it should be).
-// Fewer than 2 samples is unstable ("fewer than 2 samples"): nothing says the
-// one number is typical. NaN and infinite samples are left out, counted in
-// `discarded`, and make the summary unstable too ("3 non-finite samples
-// dropped"): whatever produced them is not to be trusted blindly.
+// Small and degenerate sets are defined, never NaN (n == 0, 1 and 2: see
+// docs/report-schema.md#statistics-summary-gpuprofstatshpp); fewer than 2
+// samples is unstable, and NaN or infinite samples are left out, counted in
+// `discarded`, and make the summary unstable too.
 #pragma once
 #include <algorithm>
 #include <cmath>

@@ -13,17 +13,11 @@
 // }
 // ```
 //
-// A path is refused (gpuprof::Error "FLAG 'PATH': why") when it is empty, a
-// directory, a loop of symbolic links or a link write_file_atomically would
-// not follow (atomic_file.hpp), a file the writer may not write, a name
-// longer than NAME_MAX or a path (its temporary's included) longer than
-// PATH_MAX, when no file can be created where it would be written, or when
-// it names the same file as an input or another output: the
-// same (device, inode) for an existing file, hard links and other spellings
-// included, or the same directory and name for a file still to be created.
-// "-" is standard output, and at most one output may go there (/dev/stdout
-// counts as "-"). Other devices and FIFOs (/dev/null) are written in place
-// and take no part in the comparison. POSIX only.
+// A path is refused (gpuprof::Error "FLAG 'PATH': why") when no whole file
+// could be written there, or when it names the same file as an input or
+// another output (hard links and other spellings included). "-" is standard
+// output, at most once; devices and FIFOs are written in place. Every rule:
+// docs/output-files.md#checked-before-any-work. POSIX only.
 #pragma once
 #include <fcntl.h>
 #include <sys/stat.h>

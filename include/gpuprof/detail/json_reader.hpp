@@ -3,18 +3,13 @@
 // back what gpuprof's writers produce.
 //
 //   const gpuprof::detail::Json doc = gpuprof::detail::parse_json_file(path);
-//   doc["schema"].as_string();                      // "gpuprof.report"
 //   doc["nodes"][0]["host_ms"]["mean"].as_number();
 //   doc["instances"][0]["host_begin_ns"].as_int64(); // exact, no double rounding
 //
-// Strict on purpose (RFC 8259): trailing commas, comments, leading zeros, raw
-// control characters in strings, lone surrogates, NaN and trailing text are
-// errors, so a writer bug cannot slip through a lenient reader. So are
-// duplicate keys (readers disagree on which one wins), nesting deeper than
-// 256, and more bytes or values than the limits of input_limits.hpp. Errors
-// and wrong-type access throw gpuprof::InputError saying where and what; the
-// file readers' messages show the path and the file's text as
-// terminal_safe() writes them.
+// Strict on purpose (RFC 8259, no duplicate keys, nesting at most 256, the
+// sizes of input_limits.hpp), so a writer bug cannot slip through a lenient
+// reader; errors throw gpuprof::InputError saying where and what. The rules:
+// docs/report-schema.md#reading-a-report-back-read_report_json.
 #pragma once
 #include <algorithm>
 #include <cerrno>

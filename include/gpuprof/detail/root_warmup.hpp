@@ -1,19 +1,14 @@
 // gpuprof/detail/root_warmup.hpp: Profiler::set_warmup(n) and GPUPROF_WARMUP,
-// the first n instances of each root scope (a training loop's first steps:
-// cuBLAS/cuDNN set-up, lazy allocation, autotuning) left out of the
-// statistics with everything inside them, the way bench() leaves out its
-// warm-up.
+// the first n instances of each root scope (a training loop's first steps)
+// left out of the statistics with everything inside them, the way bench()
+// leaves out its warm-up.
 //
-// Scopes pay nothing for it: report() sorts out the finished instances.
-// A root instance is taken as warm-up the first time a report sees it
-// finished, while fewer than n of its node have been taken; the instances
-// inside it (same thread, beginning within it) go with it. Their ids are
-// kept, so later reports leave out the same instances; how many were taken
-// per root survives reset() (the warm-up has happened), the ids do not (their
-// records are gone). Setting another count starts over on the records held:
-// those no report has folded yet (Profiler::report() holds back, while a
-// count is set, each thread's records after its last finished root). The first left-out instance of
-// each node keeps its time (ScopeNode::cold_ms): the cold step stays visible.
+// Scopes pay nothing for it: report() sorts out the finished instances. A root
+// instance is warm-up the first time a report sees it finished while fewer
+// than n of its node have been taken; the instances inside it go with it, and
+// later reports leave out the same ones. The first left-out instance of each
+// node keeps its time (ScopeNode::cold_ms). The rules, reset() and a count
+// changed midway: docs/profiling.md#warm-up-outside-bench.
 #pragma once
 #include <algorithm>
 #include <cerrno>

@@ -2,18 +2,12 @@
 // mode word, its thread's state, its own state) and the narrow interface to
 // the rest (ScopeBackend).
 //
-// This is all scope.hpp compiles: a translation unit that only opens scopes
-// does not parse the Recorder, graph timing or the name table. Their code is
-// reached through ScopeBackend, a table of function pointers that
-// detail/recorder.hpp installs before main() (and again when it creates the
-// Recorder). Every header that reads what scopes record (profiler.hpp, hence
-// gpuprof.hpp; bench.hpp, graph.hpp, cupti.hpp) includes recorder.hpp, so a
-// program that can ask for a report always has it. A scope that finds no
-// backend (no such header anywhere in the program, a program built with
-// GPUPROF_RECORDER_IN_ONE_UNIT whose recorder unit is missing, or a scope in
-// a static initializer that runs first) still pushes and pops its NVTX range,
-// so Nsight sees it, records nothing, and is counted; the first one says so
-// on stderr, naming the header that would record it.
+// This is all scope.hpp compiles: the Recorder, graph timing and the name
+// table are reached through ScopeBackend, a table of function pointers that
+// detail/recorder.hpp installs before main(). A scope that finds no backend
+// still pushes and pops its NVTX range, records nothing, is counted, and the
+// first one says so on stderr. Why, and which headers install it:
+// docs/internals.md#scopes-in-cuda-stream-capture-and-the-recorder-behind-scopehpp.
 #pragma once
 #include <atomic>
 #include <cstdint>
