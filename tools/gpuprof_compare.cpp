@@ -2,6 +2,7 @@
 //
 //   gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05]
 //                   [--min-samples 5] [--markdown] [--strict]
+//                   [--reference-sm-mhz MHZ] [--keep-throttled]
 //   gpuprof-compare --run [--rounds 5] --base 'CMD {out}' --new 'CMD {out}'
 //                   [--keep DIR] [same options]
 //
@@ -11,8 +12,9 @@
 // the two commands alternate for N rounds (interleaved_runs.hpp) and the
 // verdict comes from the runs' medians (gpuprof/compare_rounds.hpp).
 // gpuprof.bench rows lose the samples taken while the GPU was throttled
-// (gpuprof/clock_rule.hpp); the warnings before the table count them and
-// say once when the clocks were not locked.
+// (gpuprof/clock_rule.hpp), or with --reference-sm-mhz are scaled to that SM
+// clock; the warnings before the table count them and say once when the
+// clocks were not locked.
 // Exit status: 0, or 1 when some row got slower beyond the threshold (so CI
 // can gate on it) or, with --strict, when some row is noisy (a change that
 // could not be told from noise), or 2 for bad arguments or unreadable files.
@@ -39,6 +41,7 @@ namespace {
 constexpr const char* usage =
     "usage: gpuprof-compare BASE.json NEW.json [--threshold 5%] [--alpha 0.05] [--min-samples 5] "
     "[--markdown] [--strict]\n"
+    "                       [--reference-sm-mhz MHZ] [--keep-throttled]\n"
     "       gpuprof-compare --run [--rounds N] --base 'CMD' --new 'CMD' [--keep DIR] [options above]\n"
     "  BASE, NEW      two files of one kind: gpuprof reports (write_json) or gpuprof.bench files\n"
     "                 (write_bench_json); one pair: a row either side finds unstable is \"noisy\"\n"
@@ -57,6 +60,11 @@ constexpr const char* usage =
     "  --min-samples N  fewer samples on a side make a row \"noisy\" (default 5; one pair only)\n"
     "  --markdown     print a GitHub markdown table instead of plain text (default: plain text)\n"
     "  --strict       exit 1 also when a row is \"noisy\" (its change could not be told from noise)\n"
+    "  --reference-sm-mhz MHZ  gpuprof.bench rows scaled to this SM clock (times x the median SM\n"
+    "                 clock of the row's samples / MHZ), so work slowed only by a lower clock is not\n"
+    "                 called slower (default: times as measured)\n"
+    "  --keep-throttled  keep gpuprof.bench samples the GPU took while throttled (default: left out\n"
+    "                 and counted, unless every sample of a row was)\n"
     "  -h, --help     this text\n"
     "Each option at most once. The comparison goes to standard output.\n"
     "exit status: 0 no row slower; 1 a row got slower beyond the threshold (with --strict: or is\n"
@@ -78,6 +86,7 @@ void prepare_keep_folder(const std::string& folder) {
 
 int main(int argc, char** argv) {
   gpuprof::CompareOptions options;
+  gpuprof::ClockRule clock_rule;
   bool markdown = false;
   bool strict = false;
   bool run = false;
@@ -97,6 +106,13 @@ int main(int argc, char** argv) {
           markdown = true;
         } else if (arg == "--strict") {
           strict = true;
+        } else if (arg == "--reference-sm-mhz") {
+          const std::size_t mhz = gpuprof::parse_count(args.value_of(arg), arg);
+          if (mhz == 0 || mhz > 100'000)
+            throw gpuprof::Error("--reference-sm-mhz wants an SM clock in MHz, 1 to 100000");
+          clock_rule.reference_sm_mhz = static_cast<int>(mhz);
+        } else if (arg == "--keep-throttled") {
+          clock_rule.leave_out_throttled = false;
         } else if (arg == "--run") {
           run = true;
         } else if (arg == "--rounds") {
@@ -135,11 +151,11 @@ int main(int argc, char** argv) {
         gpuprof::Comparison comparison;
         if (run) {
           const gpuprof_tools::InterleavedRuns runs =
-              gpuprof_tools::run_interleaved(base_command, new_command, rounds, keep_folder);
+              gpuprof_tools::run_interleaved(base_command, new_command, rounds, keep_folder, clock_rule);
           comparison = gpuprof::compare_rounds(runs.base, runs.next, options);
         } else {
-          comparison = gpuprof::compare_runs(gpuprof::read_measured_run(files[0]),
-                                             gpuprof::read_measured_run(files[1]), options);
+          comparison = gpuprof::compare_runs(gpuprof::read_measured_run(files[0], clock_rule),
+                                             gpuprof::read_measured_run(files[1], clock_rule), options);
         }
         std::cout << (markdown ? gpuprof::to_markdown(comparison) : gpuprof::to_table(comparison));
         return comparison.regressed() || (strict && comparison.inconclusive()) ? 1 : 0;

@@ -119,10 +119,12 @@ inline void run_command(const std::string& command, const std::string& what, con
 // N rounds, base then new in odd rounds and new then base in even ones
 // (ABBA...), so a drift in the machine's load falls on both sides alike.
 // With `keep_folder` set, each run's file is copied there whole (base-1.json,
-// new-1.json, ...). Throws gpuprof::Error (exit 2) at the first command that
-// fails or writes no readable file.
+// new-1.json, ...). Each file is read under `clock_rule`. Throws
+// gpuprof::Error (exit 2) at the first command that fails or writes no
+// readable file.
 inline InterleavedRuns run_interleaved(const std::string& base_command, const std::string& new_command,
-                                       std::size_t rounds, const std::string& keep_folder) {
+                                       std::size_t rounds, const std::string& keep_folder,
+                                       const gpuprof::ClockRule& clock_rule) {
   ScratchFolder scratch;
   InterleavedRuns runs;
   for (std::size_t round = 1; round <= rounds; ++round) {
@@ -140,7 +142,7 @@ inline InterleavedRuns run_interleaved(const std::string& base_command, const st
         throw gpuprof::Error(what + " exited 0 but wrote nothing to {out}");
       gpuprof::MeasuredRun run;
       try {
-        run = gpuprof::read_measured_run(out);
+        run = gpuprof::read_measured_run(out, clock_rule);
       } catch (const gpuprof::Error& error) {
         throw gpuprof::InputError(what + " wrote a file gpuprof-compare cannot read: " + error.what());
       }

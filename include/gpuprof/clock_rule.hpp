@@ -104,9 +104,9 @@ struct SampleClocks {
 // The rule for a row read back from a gpuprof.bench file, whose samples are
 // stored in ascending order and so no longer beside their clock readings:
 // the samples read as throttled are named by their times (throttled_ms, each
-// one of samples_ms; InputError otherwise). No scaling to a reference clock,
-// which needs each time paired with its clock; the spread is that of the
-// readings the rule keeps.
+// one of samples_ms; InputError otherwise). With a reference clock the row is
+// scaled by the median of the readings kept, the pairing of each time with
+// its clock being lost; the spread is that of the readings the rule keeps.
 inline ClockedMeasurement measurement_under_clock_rule(std::vector<double> samples_ms,
                                                        const std::vector<double>& throttled_ms,
                                                        const SampleClocks& clocks,
@@ -141,7 +141,12 @@ inline ClockedMeasurement measurement_under_clock_rule(std::vector<double> sampl
   for (std::size_t i = 0; i < clocks.sm_mhz.size(); ++i)
     if (clocks.sm_mhz[i] > 0 && !(leave_out && i < clocks.throttled.size() && clocks.throttled[i]))
       kept_mhz.push_back(clocks.sm_mhz[i]);
-  detail::set_clock_range(result, std::move(kept_mhz));
+  detail::set_clock_range(result, kept_mhz);
+  if (rule.reference_sm_mhz > 0 && !kept_mhz.empty()) {
+    std::nth_element(kept_mhz.begin(), kept_mhz.begin() + kept_mhz.size() / 2, kept_mhz.end());
+    const double scale = static_cast<double>(kept_mhz[kept_mhz.size() / 2]) / rule.reference_sm_mhz;
+    for (double& ms : kept) ms *= scale;
+  }
   result.measurement = Measurement::from_samples(std::move(kept));
   return result;
 }

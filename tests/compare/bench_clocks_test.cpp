@@ -9,12 +9,15 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "support/exit_status.hpp"
 #include "support/json_parse.hpp"
 #include "support/occurrences.hpp"
+#include "support/temporary_directory.hpp"
 
 using gpuprof::Verdict;
 using gpuprof_test::occurrences;
@@ -160,3 +163,50 @@ TEST_CASE("gpuprof.bench: throttled times that are not the row's samples are bad
       std::regex_replace(text, std::regex(R"("sm_clock_mhz": *\[[0-9]+)"), "\"sm_clock_mhz\": [-5");
   CHECK_THROWS_AS(read_back(bad_clock), gpuprof::InputError);
 }
+
+#ifdef GPUPROF_COMPARE_TOOL
+namespace {
+// A GPU-timed bench result of 20 samples near `ms`, every one at `sm_mhz`.
+gpuprof::BenchResult bench_at_clock(double ms, int sm_mhz) {
+  gpuprof::BenchResult result;
+  result.timing_source = gpuprof::TimingSource::cuda_events;
+  for (int i = 0; i < 20; ++i) {
+    result.gpu_ms.push_back(ms * (1 + 0.002 * (i % 5)));
+    result.host_ms.push_back(result.gpu_ms.back() + 0.05);
+    result.clocks.push_back({sm_mhz, 2619, 0});
+  }
+  result.gpu = gpuprof::summarize(result.gpu_ms);
+  result.host = gpuprof::summarize(result.host_ms);
+  result.stop_reason = "20 iterations";
+  return result;
+}
+
+std::string written(const gpuprof_test::TemporaryDirectory& dir, const std::string& name,
+                    const std::string& text) {
+  const std::string path = dir.file(name);
+  std::ofstream(path) << text;
+  return path;
+}
+}  // namespace
+
+TEST_CASE("gpuprof-compare: --reference-sm-mhz scales samples to one clock, --keep-throttled keeps them") {
+  gpuprof_test::TemporaryDirectory dir;
+  const std::string tool = GPUPROF_COMPARE_TOOL;
+  // The same work, new at 1800 MHz instead of 1980: 10 % slower by the clock alone.
+  const std::string base = written(dir, "base.json", bench_file(bench_at_clock(1.0, 1980)));
+  const std::string slow_clock = written(dir, "new.json", bench_file(bench_at_clock(1.1, 1800)));
+  CHECK(gpuprof_test::exit_status_of(tool + " " + base + " " + slow_clock) == 1);
+  CHECK(gpuprof_test::exit_status_of(tool + " " + base + " " + slow_clock + " --reference-sm-mhz 1980") == 0);
+
+  // New as fast as base, but most samples throttled and 20 % slower: left out unless kept.
+  const std::string steady = written(dir, "steady.json", bench_file(bench_with_throttling(20, 0, 1.0, 0)));
+  const std::string throttled =
+      written(dir, "throttled.json", bench_file(bench_with_throttling(6, 94, 1.0, 1.2)));
+  CHECK(gpuprof_test::exit_status_of(tool + " " + steady + " " + throttled) == 0);
+  CHECK(gpuprof_test::exit_status_of(tool + " " + steady + " " + throttled + " --keep-throttled") == 1);
+
+  for (const char* bad : {"0", "-5", "1e3", "200000", ""})
+    CHECK(gpuprof_test::exit_status_of(tool + " " + base + " " + slow_clock + " --reference-sm-mhz '" + bad +
+                                       "'") == 2);
+}
+#endif
