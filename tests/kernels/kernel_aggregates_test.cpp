@@ -193,3 +193,26 @@ TEST_CASE("a cut report's aggregates survive the JSON file, and a file that hide
   hidden.replace(at, 19, "\"kernel_aggregatez\"");
   CHECK_THROWS_AS(detail::report_from_json(detail::parse_json(hidden)), InputError);
 }
+
+TEST_CASE("a record folded after its scope instance left the trace window keeps the scope a report found") {
+  // 3 records a step against 2 scope instances: a kernel window of 60 records
+  // holds 20 steps, a trace window of 10 instances 5. A report every 2 steps
+  // finds each record's scope while its instance is in the report; the
+  // record is folded 20 steps later, when its instance has left the report.
+  const std::vector<KernelRecord> all = records_of(100);
+  detail::KernelAggregates aggregates(60);
+  std::vector<KernelRecord> unfolded;
+  Report report;
+  for (int steps = 2; steps <= 100; steps += 2) {
+    unfolded.insert(unfolded.end(), all.begin() + 3 * (steps - 2), all.begin() + 3 * steps);
+    report = run_of(steps);
+    if (report.instances.size() > 10)
+      report.instances.erase(report.instances.begin(), report.instances.end() - 10);
+    const std::size_t folded = aggregates.contribute(report, unfolded);
+    unfolded.erase(unfolded.begin(), unfolded.begin() + static_cast<std::ptrdiff_t>(folded));
+  }
+  CHECK(report.recorded_kernels == 300);
+  CHECK(report.kernels_cut());
+  for (const std::string filter : {"step", "step/forward"})
+    check_same(kern_sum(report, filter), kern_sum(every_record(100), filter));
+}

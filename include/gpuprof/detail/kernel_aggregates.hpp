@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <string>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -45,16 +47,14 @@ class KernelAggregates {
   // exactly what it was without a window, re-joined at every report.
   std::size_t contribute(Report& report, std::vector<KernelRecord> unfolded) {
     report.kernels = std::move(unfolded);
-    const std::vector<int> nodes = kernel_nodes(report);
-    const auto path_of = [&](std::size_t k) {
-      return nodes[k] < 0 ? std::string() : report.nodes[static_cast<std::size_t>(nodes[k])].path;
-    };
+    const std::vector<std::string> paths = scope_paths(report);
     const std::size_t fold =
         window_ > 0 && report.kernels.size() > window_ ? report.kernels.size() - window_ : 0;
-    for (std::size_t k = 0; k < fold; ++k) add(folded_, report.kernels[k], path_of(k));
+    for (std::size_t k = 0; k < fold; ++k) add(folded_, report.kernels[k], paths[k]);
     folded_records_ += fold;
     std::vector<Pair> all = folded_;
-    for (std::size_t k = fold; k < report.kernels.size(); ++k) add(all, report.kernels[k], path_of(k));
+    for (std::size_t k = fold; k < report.kernels.size(); ++k) add(all, report.kernels[k], paths[k]);
+    forget_instance_paths(report.kernels, fold);
     report.kernels.erase(report.kernels.begin(), report.kernels.begin() + static_cast<std::ptrdiff_t>(fold));
     report.recorded_kernels = folded_records_ + report.kernels.size();
     report.kernel_aggregates.clear();
@@ -64,6 +64,7 @@ class KernelAggregates {
   void clear() {
     folded_.clear();
     folded_records_ = 0;
+    instance_paths_.clear();
   }
   // 0: keep every record. A smaller window folds the oldest at the next report.
   void set_window(std::size_t window) noexcept { window_ = window; }
@@ -76,6 +77,38 @@ class KernelAggregates {
     std::tuple<std::string, std::string, int> key;
     KernelAggregate aggregate;
   };
+  // The scope path of each record of report.kernels ("" outside any scope).
+  // A record launched in a scope instance keeps the path a report found for
+  // it: when a step launches fewer kernels than it opens scopes, a record
+  // leaves the kernel window (and is folded) after its instance has left the
+  // scope trace window, so the report that folds it no longer holds that
+  // instance, while an earlier report did.
+  std::vector<std::string> scope_paths(const Report& report) {
+    const std::vector<int> nodes = kernel_nodes(report);
+    std::vector<std::string> paths(report.kernels.size());
+    for (std::size_t k = 0; k < paths.size(); ++k) {
+      const KernelRecord& record = report.kernels[k];
+      const bool by_instance = record.scope_node < 0 && record.scope_instance != 0;
+      if (nodes[k] >= 0) {
+        paths[k] = report.nodes[static_cast<std::size_t>(nodes[k])].path;
+        if (by_instance) instance_paths_.try_emplace(record.scope_instance, paths[k]);
+      } else if (by_instance) {
+        const auto found = instance_paths_.find(record.scope_instance);
+        if (found != instance_paths_.end()) paths[k] = found->second;
+      }
+    }
+    return paths;
+  }
+  // The instances of the `folded` oldest `records` that no kept record
+  // shares: no record will ask for their path again.
+  void forget_instance_paths(const std::vector<KernelRecord>& records, std::size_t folded) {
+    if (folded == 0 || instance_paths_.empty()) return;
+    std::unordered_set<std::uint64_t> still_used;
+    for (std::size_t k = folded; k < records.size(); ++k) still_used.insert(records[k].scope_instance);
+    for (std::size_t k = 0; k < folded; ++k)
+      if (still_used.count(records[k].scope_instance) == 0) instance_paths_.erase(records[k].scope_instance);
+  }
+
   // Pairs stay few (distinct scope and kernel names): a linear search from
   // the newest keeps first-seen order without an index to keep in step.
   static void add(std::vector<Pair>& pairs, const KernelRecord& record, const std::string& scope_path) {
@@ -98,6 +131,8 @@ class KernelAggregates {
   std::size_t window_;
   std::vector<Pair> folded_;
   std::uint64_t folded_records_ = 0;
+  // Scope instance id -> path, for the instances of records not folded yet.
+  std::unordered_map<std::uint64_t, std::string> instance_paths_;
 };
 
 }  // namespace detail
