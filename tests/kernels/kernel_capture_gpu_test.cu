@@ -8,7 +8,9 @@
 // into a graph are timed from its kernels (no stamps in the graph), as long
 // as the stamps and the eager CUDA events say; a long graph captured under
 // kernel capture gets its split nodes and replays as before; a step schedule
-// captures in its active steps only.
+// captures in its active steps only; a kernel window of 100 over 1,000
+// launches keeps the newest 100, and the aggregates, the report's note and
+// its JSON count all 1,000 by scope and kernel.
 // Prints the capture overhead per launch (information, not asserted). Exits
 // 77 (skipped) without a GPU.
 #include <doctest/doctest.h>
@@ -18,6 +20,8 @@
 #include <gpuprof/kernel_summary.hpp>
 #include <gpuprof/memory.hpp>
 #include <gpuprof/profiler.hpp>
+#include <gpuprof/report/json.hpp>
+#include <gpuprof/report/read_json.hpp>
 #include <gpuprof/scope.hpp>
 
 #include <algorithm>
@@ -27,6 +31,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -766,6 +771,104 @@ TEST_CASE("a step schedule captures kernels in its active steps only") {
     }
   CHECK(kernels == 22);
   GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+namespace {
+
+// Per (scope path, kernel name): how many records the aggregates count.
+std::map<std::pair<std::string, std::string>, std::uint64_t> aggregate_counts(
+    const std::vector<gpuprof::KernelAggregate>& aggregates) {
+  std::map<std::pair<std::string, std::string>, std::uint64_t> counts;
+  for (const gpuprof::KernelAggregate& aggregate : aggregates)
+    counts[{aggregate.scope_path, aggregate.name}] += aggregate.count;
+  return counts;
+}
+
+// A capture window for one test case, the previous one back at its end.
+struct CaptureWindow {
+  std::size_t previous = capture().window();
+  explicit CaptureWindow(std::size_t records) { capture().set_window(records); }
+  ~CaptureWindow() { capture().set_window(previous); }
+};
+
+}  // namespace
+
+TEST_CASE("the kernel window keeps the newest records; the aggregates, report and JSON count every one") {
+  constexpr int n = 256, steps = 250, newest_steps = 25;  // 4 kernels a step: 1,000, and the newest 100
+  DeviceBuffer data(n);
+  GPUPROF_CUDA_CHECK(cudaMemset(data.data, 0, n * sizeof(float)));
+  start_fresh();
+  const CaptureWindow window(100);
+  cudaStream_t stream = nullptr;
+  GPUPROF_CUDA_CHECK(cudaStreamCreate(&stream));
+  std::int64_t newest_launched_after_ns = 0;
+  for (int step = 0; step < steps; ++step) {
+    if (step == steps - newest_steps) newest_launched_after_ns = gpuprof::host_now_ns();
+    GPUPROF_SCOPE("window step", stream);
+    empty_kernel<<<1, 1, 0, stream>>>();
+    {
+      GPUPROF_SCOPE("first", stream);
+      add_one_kernel<<<1, n, 0, stream>>>(data.data, n);
+      add_one_kernel<<<1, n, 0, stream>>>(data.data, n);
+    }
+    {
+      GPUPROF_SCOPE("second", stream);
+      softmax_like_kernel<<<1, n, 0, stream>>>(data.data, n);
+    }
+    GPUPROF_CUDA_CHECK(cudaGetLastError());
+  }
+  const gpuprof::Report report = gpuprof::profiler().report();
+  const gpuprof::Report again = gpuprof::profiler().report();
+  GPUPROF_CUDA_CHECK(cudaStreamDestroy(stream));
+
+  const std::string empty = "(anonymous namespace)::empty_kernel()",
+                    add_one = "(anonymous namespace)::add_one_kernel(float*, int)",
+                    softmax = "(anonymous namespace)::softmax_like_kernel(float*, int)";
+  const std::map<std::pair<std::string, std::string>, std::uint64_t> expected = {
+      {{"window step", empty}, steps},
+      {{"window step/first", add_one}, 2 * steps},
+      {{"window step/second", softmax}, steps}};
+  const auto check_window = [&](const gpuprof::Report& taken) {
+    CHECK(taken.dropped_kernel_records == 0);
+    CHECK(taken.recorded_kernels == 1000);
+    REQUIRE(taken.kernels.size() == 100);
+    CHECK(taken.kernel_note() == "kernels: last 100 of 1000 records");
+    // The 100 kept were launched in the last 25 steps, which launched 100:
+    // they are the newest, 25, 50 and 25 of each kernel.
+    std::map<std::string, int> kept;
+    for (const gpuprof::KernelRecord& record : taken.kernels) {
+      CHECK(record.kind == gpuprof::ActivityKind::kernel);
+      CHECK(record.launch_ns >= newest_launched_after_ns);
+      ++kept[record.name];
+    }
+    CHECK(kept == std::map<std::string, int>{{empty, 25}, {add_one, 50}, {softmax, 25}});
+    CHECK(aggregate_counts(taken.kernel_aggregates) == expected);
+    const auto first = gpuprof::kern_sum(taken, "window step/first");
+    REQUIRE(first.size() == 1);
+    CHECK(first[0].instances == 2 * steps);
+  };
+  {
+    INFO("the first report");
+    check_window(report);
+  }
+  {
+    INFO("a second report, which folds nothing twice");
+    check_window(again);
+  }
+
+  // The JSON says the same, and reads back to it.
+  const gpuprof::detail::Json json = gpuprof::detail::parse_json(gpuprof::to_json(report));
+  CHECK(json["kernels"].elements().size() == 100);
+  CHECK(json["recorded_kernels"].as_int64() == 1000);
+  CHECK(json["kernel_note"].as_string() == "kernels: last 100 of 1000 records");
+  std::map<std::pair<std::string, std::string>, std::uint64_t> in_json;
+  for (const gpuprof::detail::Json& aggregate : json["kernel_aggregates"].elements())
+    in_json[{aggregate["scope_path"].as_string(), aggregate["name"].as_string()}] +=
+        static_cast<std::uint64_t>(aggregate["count"].as_int64());
+  CHECK(in_json == expected);
+  const gpuprof::Report read_back = gpuprof::detail::report_from_json(json);
+  CHECK(read_back.kernel_note() == report.kernel_note());
+  CHECK(aggregate_counts(read_back.kernel_aggregates) == expected);
 }
 
 TEST_CASE("capture overhead per launch (printed, not asserted)") {
