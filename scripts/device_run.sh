@@ -3,12 +3,15 @@
 # measuring rather than on start-ups. Usage:
 #   scripts/device_run.sh [preset] [build] [test | cputest gputest] [sanitize] [agreement]
 #                         [mutation] [bench] [torch] [profile] [precision] [overhead] [studies]
+#                         [longrun]
 # With no phase named it runs `preset sanitize`. preset: the README's own test
 # command, `cmake --workflow --preset test` (build/default, every test but the
 # benchmark), then `ctest --preset test` until $PRESET_REPEAT runs in all
 # (default 1) have passed or one fails. sanitize: the CUDA tests under
 # compute-sanitizer's four tools (scripts/gpu_sanitize.sh); any finding fails.
-# The other phases use build/device.
+# longrun: the kernel window on the GPU, its test and long_run_gpu (a
+# 100,000-step loop, window against full trace; configures build/device if
+# no phase did). The other phases use build/device.
 # Results go to $OUT (default ./out): logs, JSON, and the tables printed last.
 # The PyTorch yardstick (examples/transformer/scripts/torch_reference.py) runs
 # in the same call as our benchmark, so a comparison is a ratio from one run.
@@ -135,6 +138,24 @@ if want precision; then
   "$BUILD"/examples/precision/precision_accumulation --json "$RESULTS/accumulation.json" >"$RESULTS/accumulation.txt" 2>&1
   "$BUILD"/examples/precision/precision_toy_model >"$RESULTS/toy_model.txt" 2>&1
   tail -5 "$RESULTS/accumulation.txt"
+fi
+
+if want longrun; then
+  log "long runs: the kernel-window GPU test, then long_run_gpu (window against full trace)"
+  [ -f "$BUILD/CMakeCache.txt" ] || cmake --preset device >"$RESULTS/configure.log" 2>&1 \
+    || { tail -40 "$RESULTS/configure.log"; exit 1; }
+  if cmake --build "$BUILD" -j"$JOBS" --target gpuprof_kernel_capture_tests long_run_gpu >"$RESULTS/longrun-build.log" 2>&1; then
+    ctest --test-dir "$BUILD" -R '^gpuprof_kernel_capture_(tests|records)$' --output-on-failure --timeout 300 \
+      >"$RESULTS/longrun-ctest.log" 2>&1
+    check_ctest "$RESULTS/longrun-ctest.log" $?
+    grep -E 'tests passed|\*\*\*Failed|Skipped' "$RESULTS/longrun-ctest.log"
+    "$BUILD"/bench/long_run/long_run_gpu --json "$RESULTS/long_run_gpu.json" >"$RESULTS/long_run_gpu.txt" 2>&1 \
+      || fail "long_run_gpu: see long_run_gpu.txt"
+    cat "$RESULTS/long_run_gpu.txt"
+  else
+    fail "the long-run targets did not build: see longrun-build.log"
+    grep -B2 -A12 -m5 'error' "$RESULTS/longrun-build.log" | head -60
+  fi
 fi
 
 BENCH_SIZES=${BENCH_SIZES:-small,medium,large,xl,2.7B}

@@ -12,9 +12,7 @@
 //                                median, q3, p90, p99 against the exact ones
 //                                from the trace
 // Usage: long_run [--steps 10000,100000] [--every-steps 10000,100000,1000000] [--json PATH]
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -34,24 +31,14 @@
 #include <gpuprof/profiler.hpp>
 #include <gpuprof/report.hpp>
 
+#include "child_case.hpp"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double resident_mib() {
-  std::ifstream statm("/proc/self/statm");
-  long pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
-}
-double peak_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024;  // KiB on Linux
-}
+using long_run::Clock;
+using long_run::peak_mib;
+using long_run::resident_mib;
+using long_run::seconds_since;
 
 void one_step() {
   GPUPROF_SCOPE("step");
@@ -148,34 +135,15 @@ SketchResult sketch_accuracy() {
   return result;
 }
 
-// Runs fn in a child process and returns what it wrote to a pipe.
+// Runs fn in a child process (child_case.hpp) and parses what it returned.
 template <class Result, class Fn>
 Result in_child(Fn fn) {
-  int pipe_ends[2];
-  if (pipe(pipe_ends) != 0) {
-    std::perror("pipe");
-    std::exit(2);
-  }
-  const pid_t child = fork();
-  if (child == 0) {
-    close(pipe_ends[0]);
-    const std::string text = fn();
-    const ssize_t written = write(pipe_ends[1], text.data(), text.size());
-    _exit(written == static_cast<ssize_t>(text.size()) ? 0 : 3);
-  }
-  close(pipe_ends[1]);
-  std::string text;
-  char buffer[4096];
-  for (ssize_t got; (got = read(pipe_ends[0], buffer, sizeof buffer)) > 0;)
-    text.append(buffer, static_cast<std::size_t>(got));
-  close(pipe_ends[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "long_run: a case's child process failed (status %d)\n", status);
+  const long_run::ChildOutput out = long_run::run_in_child(fn);
+  if (out.exit_status != 0) {
+    std::fprintf(stderr, "long_run: a case's child process failed (exit status %d)\n", out.exit_status);
     std::exit(1);
   }
-  return Result::parse(text);
+  return Result::parse(out.text);
 }
 
 std::vector<long> parse_list(const char* text) {
