@@ -26,8 +26,9 @@ constexpr const char* usage =
     "               \"-\" writes it to standard output and the table to standard error\n"
     "               (default: no file)\n"
     "  -h, --help   this text\n"
-    "exit status: 0 done; 1 an output could not be written (standard output included);\n"
-    "2 bad arguments\n";
+    "Each option at most once.\n"
+    "exit status: 0 done; 1 a failure (an output, standard output included, could not be\n"
+    "written); 2 bad arguments\n";
 
 // Setup, untimed: the matrix of this point. Timed: the sum, in the point's order.
 auto summing(const gpuprof::AxisPoint& point) {
@@ -60,8 +61,11 @@ int run(const examples::HostFlags& options, std::ostream& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto parse = [](int count, char** args) {
-    return examples::parse_host_flags(count, args, [](const std::string&, int&) { return false; });
-  };
-  return examples::host_program_main("axes", usage, argc, argv, parse, run);
+  examples::HostFlags options;
+  return gpuprof::run_tool(
+      "axes", usage, argc, argv,
+      [&](gpuprof::Arguments& args, const std::string& arg) {
+        if (!options.take(args, arg)) gpuprof::reject_argument(arg);
+      },
+      [&] { options.check(); }, gpuprof::run_reading_no_input([&] { return run(options, options.text()); }));
 }

@@ -117,81 +117,74 @@ void write_layernorm(gpuprof::JsonWriter& json) {
   json.end_array();
 }
 
+// The tables go to `out` (standard error with --json -, standard output
+// then carrying the JSON alone).
+int run(const precision::ProgramOptions& options, std::ostream& out) {
+  const precision::ToyDimensions dims;
+  const precision::ToyProblem problem = precision::make_toy_problem(dims, options.seed);
+  const precision::ToyRun reference =
+      precision::run_toy_model_in_double(problem, precision::widen(problem.parameters));
+  out << "Toy model: fc1 (" << dims.in_features << "→" << dims.hidden << ") → ReLU → LayerNorm("
+      << dims.hidden << ") → fc2 (" << dims.hidden << "→" << dims.out_features << "), batch " << dims.batch
+      << ", seed " << options.seed << "; fp64 loss " << precision::python_repr(reference.loss) << "\n\n";
+
+  const std::vector<PolicyResult> cpu = run_policies(problem, reference, false);
+  print_policies(out, "CPU (Eigen)", cpu);
+
+  std::vector<PolicyResult> gpu;
+  const std::optional<std::string> gpu_unavailable = precision::gpu_rows_unavailable();
+  if (gpu_unavailable) {
+    out << "\nGPU rows not run: " << *gpu_unavailable << ".\n";
+  } else {
+    gpu = run_policies(problem, reference, true);
+    out << '\n';
+    print_policies(out, "GPU (cuBLAS GEMMs with fp32 compute)", gpu);
+    out << "  GPU vs CPU gradients, ‖gpu − cpu‖/‖cpu‖:";
+    for (std::size_t i = 0; i < gpu.size(); ++i)
+      out << ' ' << precision::policy_name(gpu[i].policy) << ' '
+          << precision::python_repr(precision::relative_error(gpu[i].run.gradients, cpu[i].run.gradients))
+          << (i + 1 < gpu.size() ? ";" : "\n");
+  }
+
+  out << "\n(b) Why LayerNorm runs in fp32: its statistics in each dtype (sums "
+         "rounded to the dtype at every step; outputs normalized in fp64 with them)\n";
+  for (const precision::LayerNormInputs& inputs : precision::layernorm_demo_inputs())
+    precision::print_layernorm_statistics(out, inputs, precision::layernorm_statistics(inputs));
+  out << "  fp16 (max 65504) overflows on x² for |x| > 255, and its 11-bit significand\n"
+         "  cancels E[x²] − E[x]² when the values share a large offset; the two-pass\n"
+         "  formula avoids the overflow but still rounds the mean. bf16 has fp32's range,\n"
+         "  so nothing overflows, but with 8 significant bits it rounds the inputs, the\n"
+         "  mean and the variance far more: LayerNorm and softmax stay fp32 under autocast.\n";
+
+  if (options.json_path) {
+    gpuprof::JsonWriter json;
+    json.begin_object()
+        .member("program", "precision_toy_model")
+        .member("seed", options.seed)
+        .key("dimensions")
+        .begin_object(gpuprof::JsonWriter::one_line)
+        .member("batch", dims.batch)
+        .member("in_features", dims.in_features)
+        .member("hidden", dims.hidden)
+        .member("out_features", dims.out_features)
+        .end_object()
+        .member("fp64_loss", reference.loss)
+        .key("cpu");
+    write_policies(json, cpu);
+    json.key("gpu");
+    if (gpu_unavailable) json.value(nullptr);
+    else write_policies(json, gpu);
+    json.member("gpu_not_run_reason", gpu_unavailable.value_or("")).key("layernorm_statistics");
+    write_layernorm(json);
+    json.end_object();
+    gpuprof::write_file_atomically(*options.json_path, json.str() + "\n");
+    out << "\nwrote " << *options.json_path << '\n';
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpuprof::guard_standard_streams();
-  const precision::ParsedCommandLine command_line =
-      precision::parse_command_line("precision_toy_model", argc, argv, /*accepts_seed=*/true);
-  if (command_line.exit_status) return *command_line.exit_status;
-  const precision::ProgramOptions& options = command_line.options;
-  // With --json -, standard output carries the JSON alone; the tables go to stderr.
-  std::ostream& out = options.json_path == "-" ? std::cerr : std::cout;
-
-  try {
-    const precision::ToyDimensions dims;
-    const precision::ToyProblem problem = precision::make_toy_problem(dims, options.seed);
-    const precision::ToyRun reference =
-        precision::run_toy_model_in_double(problem, precision::widen(problem.parameters));
-    out << "Toy model: fc1 (" << dims.in_features << "→" << dims.hidden << ") → ReLU → LayerNorm("
-        << dims.hidden << ") → fc2 (" << dims.hidden << "→" << dims.out_features << "), batch " << dims.batch
-        << ", seed " << options.seed << "; fp64 loss " << precision::python_repr(reference.loss) << "\n\n";
-
-    const std::vector<PolicyResult> cpu = run_policies(problem, reference, false);
-    print_policies(out, "CPU (Eigen)", cpu);
-
-    std::vector<PolicyResult> gpu;
-    const std::optional<std::string> gpu_unavailable = precision::gpu_rows_unavailable();
-    if (gpu_unavailable) {
-      out << "\nGPU rows not run: " << *gpu_unavailable << ".\n";
-    } else {
-      gpu = run_policies(problem, reference, true);
-      out << '\n';
-      print_policies(out, "GPU (cuBLAS GEMMs with fp32 compute)", gpu);
-      out << "  GPU vs CPU gradients, ‖gpu − cpu‖/‖cpu‖:";
-      for (std::size_t i = 0; i < gpu.size(); ++i)
-        out << ' ' << precision::policy_name(gpu[i].policy) << ' '
-            << precision::python_repr(precision::relative_error(gpu[i].run.gradients, cpu[i].run.gradients))
-            << (i + 1 < gpu.size() ? ";" : "\n");
-    }
-
-    out << "\n(b) Why LayerNorm runs in fp32: its statistics in each dtype (sums "
-           "rounded to the dtype at every step; outputs normalized in fp64 with them)\n";
-    for (const precision::LayerNormInputs& inputs : precision::layernorm_demo_inputs())
-      precision::print_layernorm_statistics(out, inputs, precision::layernorm_statistics(inputs));
-    out << "  fp16 (max 65504) overflows on x² for |x| > 255, and its 11-bit significand\n"
-           "  cancels E[x²] − E[x]² when the values share a large offset; the two-pass\n"
-           "  formula avoids the overflow but still rounds the mean. bf16 has fp32's range,\n"
-           "  so nothing overflows, but with 8 significant bits it rounds the inputs, the\n"
-           "  mean and the variance far more: LayerNorm and softmax stay fp32 under autocast.\n";
-
-    if (options.json_path) {
-      gpuprof::JsonWriter json;
-      json.begin_object()
-          .member("program", "precision_toy_model")
-          .member("seed", options.seed)
-          .key("dimensions")
-          .begin_object(gpuprof::JsonWriter::one_line)
-          .member("batch", dims.batch)
-          .member("in_features", dims.in_features)
-          .member("hidden", dims.hidden)
-          .member("out_features", dims.out_features)
-          .end_object()
-          .member("fp64_loss", reference.loss)
-          .key("cpu");
-      write_policies(json, cpu);
-      json.key("gpu");
-      if (gpu_unavailable) json.value(nullptr);
-      else write_policies(json, gpu);
-      json.member("gpu_not_run_reason", gpu_unavailable.value_or("")).key("layernorm_statistics");
-      write_layernorm(json);
-      json.end_object();
-      gpuprof::write_file_atomically(*options.json_path, json.str() + "\n");
-      out << "\nwrote " << *options.json_path << '\n';
-    }
-    return gpuprof::finish_standard_output("precision_toy_model", 0);
-  } catch (const std::exception& error) {
-    std::cerr << "precision_toy_model: " << gpuprof::terminal_safe(error.what()) << '\n';
-    return 1;
-  }
+  return precision::run_demo("precision_toy_model", /*accepts_seed=*/true, argc, argv, run);
 }

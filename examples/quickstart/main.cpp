@@ -7,7 +7,6 @@
 // with CUDA events.
 // Usage: quickstart [--quick] [--json PATH] [--slowdown FRACTION] (see usage below)
 #include <cmath>
-#include <cstdlib>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -27,35 +26,16 @@ constexpr const char* usage =
     "               (default: no file)\n"
     "  --slowdown F  test-only: each matrix product computes F of its 96 rows again, rounded\n"
     "               (0.15: 14 rows, 14.6 % more work; 0.05: 5 rows, 5.2 %), the regression that\n"
-    "               scripts/compare_power.sh must find; a plain decimal in [0, 1] (default 0)\n"
+    "               scripts/compare_power.sh must find; a ratio in [0, 1] or a percentage (15%)\n"
+    "               (default 0)\n"
     "  -h, --help   this text\n"
-    "exit status: 0 done; 1 an output could not be written (standard output included);\n"
-    "2 bad arguments\n";
+    "Each option at most once.\n"
+    "exit status: 0 done; 1 a failure (an output, standard output included, could not be\n"
+    "written); 2 bad arguments\n";
 
 struct Options : examples::HostFlags {
   double slowdown = 0;  // extra fraction of rows per product
 };
-
-// Each flag once; --json needs a path that can be written, checked before any work.
-Options parse(int argc, char** argv) {
-  Options options;
-  bool slowdown_given = false;
-  const auto slowdown = [&](const std::string& arg, int& i) {
-    if (arg != "--slowdown") return false;
-    if (slowdown_given) throw gpuprof::Error("--slowdown given twice");
-    if (i + 1 == argc) throw gpuprof::Error("--slowdown needs a fraction");
-    const std::string text = argv[++i];
-    char* end = nullptr;
-    options.slowdown = std::strtod(text.c_str(), &end);
-    const bool plain = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
-    if (!plain || *end != '\0' || !(options.slowdown <= 1))
-      throw gpuprof::Error("--slowdown '" + text + "': not a plain decimal in [0, 1]");
-    slowdown_given = true;
-    return true;
-  };
-  static_cast<examples::HostFlags&>(options) = examples::parse_host_flags(argc, argv, slowdown);
-  return options;
-}
 
 constexpr int n = 96;
 using Matrix = std::vector<double>;
@@ -109,5 +89,12 @@ int run(const Options& options, std::ostream& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return examples::host_program_main("quickstart", usage, argc, argv, parse, run);
+  Options options;
+  return gpuprof::run_tool(
+      "quickstart", usage, argc, argv,
+      [&](gpuprof::Arguments& args, const std::string& arg) {
+        if (arg == "--slowdown") options.slowdown = gpuprof::parse_fraction(args.value_of(arg), arg);
+        else if (!options.take(args, arg)) gpuprof::reject_argument(arg);
+      },
+      [&] { options.check(); }, gpuprof::run_reading_no_input([&] { return run(options, options.text()); }));
 }

@@ -29,6 +29,7 @@
 #include <iostream>
 #include <new>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 GPUPROF_NAMESPACE_BEGIN
@@ -59,6 +60,14 @@ class Arguments {
 // An argument that looks like an option but reached no option's branch.
 inline void reject_option(const std::string& arg) {
   if (!arg.empty() && arg[0] == '-') throw gpuprof::Error("unknown option " + arg);
+}
+
+// An argument that reached no option's branch, in a program that takes no
+// operands: an option is unknown, anything else is unexpected; neither is
+// ignored.
+[[noreturn]] inline void reject_argument(const std::string& arg) {
+  reject_option(arg);
+  throw gpuprof::Error("unexpected argument '" + arg + "'");
 }
 
 // The frame every tool shares, so they all answer alike: `parse(args, arg)`
@@ -107,6 +116,21 @@ int run_tool(const char* name, const char* usage, int argc, char** argv, Parse p
     std::cerr << name << ": " << gpuprof::terminal_safe(error.what()) << "\n";
     return 1;
   }
+}
+
+// run() for run_tool in a program that reads no input: its work failing (a
+// CUDA call, an output that passed check() but could not be written) is the
+// README's "a run failed", exit 1, where run_tool answers a gpuprof::Error
+// from run() with 2, meant for bad input.
+template <class Run>
+auto run_reading_no_input(Run run) {
+  return [run]() mutable -> int {
+    try {
+      return run();
+    } catch (const gpuprof::Error& error) {
+      throw std::runtime_error(error.what());
+    }
+  };
 }
 
 // A fraction written as a ratio ("0.05") or a percentage ("5%"), both in
