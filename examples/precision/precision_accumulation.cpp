@@ -5,13 +5,10 @@
 // per device and why each result is what it is. --json PATH writes them.
 //
 //   precision_accumulation [--json PATH]
-#include <exception>
-#include <iostream>
+#include <ostream>
 
-#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/json_writer.hpp>
-#include <gpuprof_cli/standard_output.hpp>
 
 #include "accumulation.hpp"
 #include "cli.hpp"

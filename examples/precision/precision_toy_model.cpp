@@ -7,14 +7,11 @@
 // whose statistics overflow or cancel in fp16 and lose digits in bf16.
 //
 //   precision_toy_model [--seed N] [--json PATH]
-#include <exception>
-#include <iostream>
 #include <cmath>
+#include <ostream>
 
-#include <gpuprof/terminal_text.hpp>
 #include <gpuprof/atomic_file.hpp>
 #include <gpuprof/json_writer.hpp>
-#include <gpuprof_cli/standard_output.hpp>
 #include <gpuprof/table.hpp>
 
 #include "accumulation.hpp"  // python_repr
