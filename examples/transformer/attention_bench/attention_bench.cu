@@ -28,9 +28,9 @@
 #include <cuda_runtime_api.h>
 
 #include <gpuprof/bench.hpp>
+#include <gpuprof_cli/arguments.hpp>
 #include <gpuprof_cli/output_paths.hpp>
 #include <gpuprof/report/bench_json.hpp>
-#include <gpuprof_cli/standard_output.hpp>
 
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
@@ -68,7 +68,6 @@ constexpr const char* kUsage =
     "not be written; 2 bad arguments; 3 no usable GPU\n";
 
 struct Options {
-  bool help = false;
   std::vector<int> ctx = {512, 1024, 2048, 4096};
   std::vector<std::string> attention;  // "fused" (ours) and/or "cudnn"
   int reps = 30, warmup = 5;
@@ -84,7 +83,7 @@ int parse_positive(const std::string& flag, const std::string& text) {
     used = 0;
   }
   if (used != text.size() || value <= 0)
-    throw std::invalid_argument(flag + " wants a positive integer, got '" + text + "'");
+    throw gpuprof::Error(flag + " wants a positive integer, got '" + text + "'");
   return value;
 }
 
@@ -99,49 +98,34 @@ std::vector<std::string> split(const std::string& list) {
   return items;
 }
 
-Options parse(int argc, char** argv) {
-  Options o;
-  std::vector<std::string> given;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") {
-      o.help = true;
-      return o;
-    }
-    if (std::find(given.begin(), given.end(), flag) != given.end())
-      throw std::invalid_argument(flag + " given twice");
-    given.push_back(flag);
-    if (i + 1 >= argc) throw std::invalid_argument(flag + ": missing value (or unknown flag)");
-    const std::string value = argv[++i];
-    if (flag == "--ctx") {
-      o.ctx.clear();
-      for (const std::string& item : split(value)) o.ctx.push_back(parse_positive(flag, item));
-    } else if (flag == "--attention") {
-      o.attention = split(value);
-      for (const std::string& item : o.attention)
-        if (item != "fused" && item != "cudnn")
-          throw std::invalid_argument("--attention wants fused and/or cudnn, got '" + item + "'");
-    } else if (flag == "--reps") {
-      o.reps = parse_positive(flag, value);
-    } else if (flag == "--warmup") {
-      o.warmup = parse_positive(flag, value);
-    } else if (flag == "--json") {
-      if (value.empty()) throw std::invalid_argument("--json '': an empty path names no file");
-      o.json = value;
-    } else {
-      throw std::invalid_argument("unknown flag " + flag);
-    }
+// One argument of the command line, in turn (gpuprof::run_tool).
+void take(Options& o, gpuprof::Arguments& args, const std::string& arg) {
+  if (arg == "--ctx") {
+    o.ctx.clear();
+    for (const std::string& item : split(args.value_of(arg))) o.ctx.push_back(parse_positive(arg, item));
+  } else if (arg == "--attention") {
+    o.attention = split(args.value_of(arg));
+    for (const std::string& item : o.attention)
+      if (item != "fused" && item != "cudnn")
+        throw gpuprof::Error("--attention wants fused and/or cudnn, got '" + item + "'");
+  } else if (arg == "--reps") {
+    o.reps = parse_positive(arg, args.value_of(arg));
+  } else if (arg == "--warmup") {
+    o.warmup = parse_positive(arg, args.value_of(arg));
+  } else if (arg == "--json") {
+    o.json = args.path_of(arg);
+  } else {
+    gpuprof::reject_argument(arg);
   }
-  try {  // before the device and the sweep: a bad path costs nothing
-    gpuprof::check_output_files({{"--json", o.json}});
-  } catch (const gpuprof::Error& error) {
-    throw std::invalid_argument(error.what());
-  }
+}
+
+// The whole command line, before the device and the sweep: a bad path costs nothing.
+void check(Options& o) {
+  gpuprof::check_output_files({{"--json", o.json}});
   if (o.attention.empty()) {
     o.attention = {"fused"};
     if (transformer::cudnn_attention_available()) o.attention.push_back("cudnn");
   }
-  return o;
 }
 
 // Uniform in [−√3, √3] (unit variance) from a hash of the index: random
@@ -282,19 +266,9 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpuprof::guard_standard_streams();
-  try {
-    const Options options = parse(argc, argv);
-    if (options.help) {
-      std::fputs(kUsage, stdout);
-      return gpuprof::finish_standard_output("attention_bench", 0);
-    }
-    return gpuprof::finish_standard_output("attention_bench", run(options));
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "attention_bench: %s\n%s", e.what(), kUsage);
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "attention_bench: %s\n", e.what());
-    return 1;
-  }
+  Options options;
+  return gpuprof::run_tool(
+      "attention_bench", kUsage, argc, argv,
+      [&](gpuprof::Arguments& args, const std::string& arg) { take(options, args, arg); },
+      [&] { check(options); }, gpuprof::run_reading_no_input([&] { return run(options); }));
 }

@@ -27,11 +27,12 @@
 #include <gpuprof/terminal_text.hpp>
 #include <gpuprof/counters.hpp>
 #include <gpuprof/cupti.hpp>
+#include <gpuprof_cli/arguments.hpp>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <cstddef>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -60,11 +61,6 @@ constexpr const char* usage_text =
     "  -h, --help  this text\n"
     "exit status: 0 done; 1 a run failed; 2 bad arguments; 3 no usable GPU, or counters or\n"
     "names cannot be collected\n";
-
-int usage(const char* problem) {
-  std::fprintf(stderr, "transformer_counter_probe: %s\n%s", problem, usage_text);
-  return 2;
-}
 
 std::unique_ptr<transformer::Backend> warm_model(int ctx) {
   transformer::RunConfig config;
@@ -159,49 +155,43 @@ int print_names(transformer::Backend& model) {
 int main(int argc, char** argv) {
   ProbeOptions options;
   bool mode_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(usage_text, stdout);
-      return 0;
-    }
-    if (arg == "--counters" || arg == "--step" || arg == "--names" || arg == "--plain") {
-      if (mode_given) return usage("give one of --counters, --step, --names, --plain");
-      mode_given = true;
-      options.mode = arg == "--counters" ? ProbeMode::counters
-                     : arg == "--step"   ? ProbeMode::step
-                     : arg == "--names"  ? ProbeMode::names
-                                         : ProbeMode::plain;
-    } else if (arg == "--ctx" && i + 1 < argc) {
-      char* end = nullptr;
-      const long ctx = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || ctx < 1 || ctx > 8192) return usage("--ctx needs a whole number from 1 to 8192");
-      options.ctx = static_cast<int>(ctx);
-    } else {
-      return usage(("unknown argument " + arg).c_str());
-    }
-  }
-  if (!mode_given) return usage("give one of --counters, --step, --names, --plain");
-  try {
-    std::string why_not;
-    if (!transformer::cuda_backend_available(&why_not)) {
-      std::fprintf(stderr, "transformer_counter_probe: no usable GPU: %s\n", why_not.c_str());
-      return 3;
-    }
-    std::unique_ptr<transformer::Backend> model = warm_model(options.ctx);
-    switch (options.mode) {
-      case ProbeMode::counters: return print_counters(*model);
-      case ProbeMode::step: return print_step(*model);
-      case ProbeMode::names: return print_names(*model);
-      case ProbeMode::plain:
+  return gpuprof::run_tool(
+      "transformer_counter_probe", usage_text, argc, argv,
+      [&](gpuprof::Arguments& args, const std::string& arg) {
+        if (arg == "--counters" || arg == "--step" || arg == "--names" || arg == "--plain") {
+          if (mode_given) throw gpuprof::Error("give one of --counters, --step, --names, --plain");
+          mode_given = true;
+          options.mode = arg == "--counters" ? ProbeMode::counters
+                         : arg == "--step"   ? ProbeMode::step
+                         : arg == "--names"  ? ProbeMode::names
+                                             : ProbeMode::plain;
+        } else if (arg == "--ctx") {
+          const std::size_t ctx = gpuprof::parse_count(args.value_of(arg), arg);
+          if (ctx > 8192) throw gpuprof::Error("--ctx " + std::to_string(ctx) + ": above 8192");
+          options.ctx = static_cast<int>(ctx);
+        } else {
+          gpuprof::reject_argument(arg);
+        }
+      },
+      [&] {
+        if (!mode_given) throw gpuprof::Error("give one of --counters, --step, --names, --plain");
+      },
+      gpuprof::run_reading_no_input([&] {
+        std::string why_not;
+        if (!transformer::cuda_backend_available(&why_not)) {
+          std::fprintf(stderr, "transformer_counter_probe: no usable GPU: %s\n", why_not.c_str());
+          return 3;
+        }
+        std::unique_ptr<transformer::Backend> model = warm_model(options.ctx);
+        switch (options.mode) {
+          case ProbeMode::counters: return print_counters(*model);
+          case ProbeMode::step: return print_step(*model);
+          case ProbeMode::names: return print_names(*model);
+          case ProbeMode::plain: break;
+        }
         GPUPROF_CUDA_CHECK(cudaProfilerStart());
         run_step(*model);
         GPUPROF_CUDA_CHECK(cudaProfilerStop());
         return 0;
-    }
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "transformer_counter_probe: %s\n", gpuprof::terminal_safe(error.what()).c_str());
-    return 1;
-  }
-  return 1;
+      }));
 }
