@@ -131,20 +131,33 @@ endif()
 
 # The package without CMake: a fresh install moved elsewhere, pkg-config's
 # flags, examples/makefile (g++, and nvcc as CUDA where there is one) and
-# README.md's "Without CMake" lines. The gpu variant requires the example's
-# report to read cuda_events.
+# README.md's "Without CMake" lines. One install (gpuprof_consumer_pkg_config,
+# the fixture) and one test per compile, so that the compiles run beside each
+# other under `ctest -j`. The gpu variant requires the example's report to
+# read cuda_events: a value, so it shares the GPU (SHARES_GPU).
 set(gpuprof_pkg_config_consumer
     ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DGENERATOR=${CMAKE_GENERATOR}
-    -DCXX_COMPILER=${CMAKE_CXX_COMPILER} -DUSE_CUDA=${GPUPROF_USE_CUDA} -DNVCC=${CMAKE_CUDA_COMPILER})
+    -DCXX_COMPILER=${CMAKE_CXX_COMPILER} -DUSE_CUDA=${GPUPROF_USE_CUDA} -DNVCC=${CMAKE_CUDA_COMPILER}
+    -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/pkg_config_consumer)
+set(gpuprof_pkg_config_script ${CMAKE_CURRENT_SOURCE_DIR}/pkg_config_consumer/run_pkg_config_consumer.cmake)
 add_test(NAME gpuprof_consumer_pkg_config
-         COMMAND ${gpuprof_pkg_config_consumer} -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/pkg_config_consumer/cpu
-                 -P ${CMAKE_CURRENT_SOURCE_DIR}/pkg_config_consumer/run_pkg_config_consumer.cmake)
-set_tests_properties(gpuprof_consumer_pkg_config PROPERTIES LABELS package)
+         COMMAND ${gpuprof_pkg_config_consumer} -DPART=install -P ${gpuprof_pkg_config_script})
+set_tests_properties(gpuprof_consumer_pkg_config PROPERTIES LABELS package
+                     FIXTURES_SETUP gpuprof_pkg_config_install)
+foreach(part IN ITEMS makefile makefile_nvcc readme_sh_1 readme_sh_2 readme_meson)
+  set(part_args -DPART=${part})
+  if(part MATCHES "^readme_sh_([12])$")
+    set(part_args -DPART=readme_sh -DBLOCK=${CMAKE_MATCH_1})
+  endif()
+  add_test(NAME gpuprof_consumer_pkg_config_${part}
+           COMMAND ${gpuprof_pkg_config_consumer} ${part_args} -P ${gpuprof_pkg_config_script})
+  set_tests_properties(gpuprof_consumer_pkg_config_${part} PROPERTIES LABELS package
+                       FIXTURES_REQUIRED gpuprof_pkg_config_install)
+endforeach()
 if(GPUPROF_HAVE_CUDA)
-  gpuprof_add_gpu_test(gpuprof_consumer_pkg_config_gpu
-                       ${gpuprof_pkg_config_consumer} -DGPU=ON
-                       -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/pkg_config_consumer/gpu
-                       -P ${CMAKE_CURRENT_SOURCE_DIR}/pkg_config_consumer/run_pkg_config_consumer.cmake)
+  gpuprof_add_gpu_test(gpuprof_consumer_pkg_config_gpu SHARES_GPU
+                       ${gpuprof_pkg_config_consumer} -DPART=makefile -DGPU=ON -P ${gpuprof_pkg_config_script})
   set_tests_properties(gpuprof_consumer_pkg_config_gpu PROPERTIES
+    FIXTURES_REQUIRED gpuprof_pkg_config_install
     SKIP_REGULAR_EXPRESSION "SKIPPED: no usable CUDA device")
 endif()
