@@ -19,6 +19,7 @@ set(consumer_args -DGPUPROF_CONSUME=${MODE} -DGPUPROF_SOURCE_DIR=${SOURCE_DIR})
 if(MODE STREQUAL "package")
   run_step("configure gpuprof" ${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/gpuprof-build" ${common}
            -DGPUPROF_BUILD_TESTS=OFF -DGPUPROF_BUILD_EXAMPLES=OFF
+           -DGPUPROF_BUILD_BENCH=OFF  # not installed: only time (nvcc) to build
            -DGPUPROF_BUILD_PYTHON=OFF)  # gpuprof_python_install covers the module's install
   # The headers need no build; the command-line tools do.
   run_step("build gpuprof's tools" ${CMAKE_COMMAND} --build "${WORK_DIR}/gpuprof-build")
