@@ -5,14 +5,16 @@
 #   install        a fresh install, moved to WORK_DIR/moved (the .pc files are
 #                  relocatable), and pkg-config's flags: CUDA's exactly when the
 #                  install found the toolkit;
-#   makefile       examples/makefile built with CXX_COMPILER and run; GPU=ON
-#                  requires its report to read cuda_events ("SKIPPED" where no
-#                  GPU can be: no driver or device, unless GPUPROF_REQUIRE_GPU=1);
-#   makefile_nvcc  the same with NVCC, as CUDA (where the install has CUDA);
+#   makefile       examples/makefile built with CXX_COMPILER and run, and README's
+#                  ```make lines are its Makefile's; GPU=ON requires the
+#                  report to read cuda_events ("SKIPPED" where no GPU can be:
+#                  no driver or device, unless GPUPROF_REQUIRE_GPU=1);
+#   makefile_nvcc  the same built with NVCC, as CUDA;
 #   readme_sh      README.md's "Without CMake" ```sh block number BLOCK (1, 2:
 #                  nvcc one-liner, plain defines) builds and runs;
-#   readme_meson   its ```make lines are the Makefile's, and its ```meson file
-#                  builds and runs (where meson is found).
+#   readme_meson   its ```meson file builds and runs.
+# A part that cannot run here (no nvcc, an install without the toolkit, no
+# meson) says "SKIPPED: <why>", which ctest reports as skipped.
 # Every part other than install works in WORK_DIR/<part>[_<BLOCK>][_gpu].
 cmake_minimum_required(VERSION 3.25)  # policies of a script: while(TRUE) in code_blocks.cmake
 include(${CMAKE_CURRENT_LIST_DIR}/../support/script_steps.cmake)
@@ -24,6 +26,33 @@ function(require_in text expected what)
     message(FATAL_ERROR "${what} lacks \"${expected}\":\n${text}")
   endif()
 endfunction()
+
+# README.md's "Without CMake" section: its ```make, ```sh and ```meson blocks
+# in make_blocks, sh_blocks and meson_blocks.
+macro(read_readme_blocks)
+  file(READ "${SOURCE_DIR}/README.md" readme)
+  string(FIND "${readme}" "\n## Without CMake\n" begin)
+  if(begin EQUAL -1)
+    message(FATAL_ERROR "README.md has no \"## Without CMake\" section")
+  endif()
+  string(SUBSTRING "${readme}" ${begin} -1 section)
+  string(SUBSTRING "${section}" 1 -1 rest)
+  string(FIND "${rest}" "\n## " end)
+  if(NOT end EQUAL -1)
+    string(SUBSTRING "${rest}" 0 ${end} section)
+  endif()
+  include("${SOURCE_DIR}/tests/readme/code_blocks.cmake")
+  gpuprof_fenced_blocks("${section}" make make_blocks)
+  gpuprof_fenced_blocks("${section}" sh sh_blocks)
+  gpuprof_fenced_blocks("${section}" meson meson_blocks)
+  list(LENGTH make_blocks make_count)
+  list(LENGTH sh_blocks sh_count)
+  list(LENGTH meson_blocks meson_count)
+  if(NOT make_count EQUAL 1 OR NOT sh_count EQUAL 2 OR NOT meson_count EQUAL 1)
+    message(FATAL_ERROR "README's \"Without CMake\" should hold one ```make, two ```sh and one ```meson block, "
+                        "not ${make_count}, ${sh_count} and ${meson_count}")
+  endif()
+endmacro()
 
 set(prefix "${WORK_DIR}/moved")
 if(PART STREQUAL "install")
@@ -123,11 +152,20 @@ if(PART STREQUAL "makefile")
     endif()
     message(FATAL_ERROR "the Makefile example's report does not read cuda_events:\n${report_text}")
   endif()
+  # README's ```make lines are the Makefile's, which was built above.
+  read_readme_blocks()
+  file(READ "${scratch}/Makefile" makefile)
+  string(REPLACE "\n" ";" make_lines "${make_blocks}")
+  foreach(line IN LISTS make_lines)
+    if(line)
+      require_in("${makefile}" "${line}" "examples/makefile/Makefile (README's ```make line)")
+    endif()
+  endforeach()
   return()
 endif()
 if(PART STREQUAL "makefile_nvcc")
   if(NOT (NVCC AND have_cuda))
-    message(STATUS "make nvcc: not run (no nvcc, or an install without the toolkit)")
+    message(STATUS "SKIPPED: make nvcc needs nvcc and an install with the toolkit")
     return()
   endif()
   run_step("make nvcc" ${MAKE} -C "${scratch}" nvcc NVCC=${NVCC})
@@ -139,29 +177,7 @@ if(PART STREQUAL "makefile_nvcc")
   return()
 endif()
 
-# README.md's "Without CMake" section.
-file(READ "${SOURCE_DIR}/README.md" readme)
-string(FIND "${readme}" "\n## Without CMake\n" begin)
-if(begin EQUAL -1)
-  message(FATAL_ERROR "README.md has no \"## Without CMake\" section")
-endif()
-string(SUBSTRING "${readme}" ${begin} -1 section)
-string(SUBSTRING "${section}" 1 -1 rest)
-string(FIND "${rest}" "\n## " end)
-if(NOT end EQUAL -1)
-  string(SUBSTRING "${rest}" 0 ${end} section)
-endif()
-include("${SOURCE_DIR}/tests/readme/code_blocks.cmake")
-gpuprof_fenced_blocks("${section}" make make_blocks)
-gpuprof_fenced_blocks("${section}" sh sh_blocks)
-gpuprof_fenced_blocks("${section}" meson meson_blocks)
-list(LENGTH make_blocks make_count)
-list(LENGTH sh_blocks sh_count)
-list(LENGTH meson_blocks meson_count)
-if(NOT make_count EQUAL 1 OR NOT sh_count EQUAL 2 OR NOT meson_count EQUAL 1)
-  message(FATAL_ERROR "README's \"Without CMake\" should hold one ```make, two ```sh and one ```meson block, "
-                      "not ${make_count}, ${sh_count} and ${meson_count}")
-endif()
+read_readme_blocks()
 # The shell lines and meson build train.cu / train.cpp (the example's source) from a clean directory.
 file(MAKE_DIRECTORY "${scratch}")
 configure_file("${SOURCE_DIR}/examples/makefile/steps.cpp" "${scratch}/train.cu" COPYONLY)
@@ -174,11 +190,11 @@ if(PART STREQUAL "readme_sh")
   math(EXPR index "${BLOCK} - 1")
   list(GET sh_blocks ${index} block)
   if(block MATCHES "^nvcc" AND NOT (NVCC AND have_cuda))
-    message(STATUS "README's nvcc line: not run (no nvcc, or an install without the toolkit)")
+    message(STATUS "SKIPPED: README's nvcc line needs nvcc and an install with the toolkit")
     return()
   endif()
   if(block MATCHES "GPUPROF_WITH_CUDA=1" AND NOT have_cuda)
-    message(STATUS "README's plain defines: not run (an install without the toolkit)")
+    message(STATUS "SKIPPED: README's plain defines need an install with the toolkit")
     return()
   endif()
   find_program(BASH bash REQUIRED)
@@ -191,14 +207,7 @@ if(PART STREQUAL "readme_sh")
   return()
 endif()
 
-# readme_meson. The Makefile lines are the example's, which the makefile part builds.
-file(READ "${SOURCE_DIR}/examples/makefile/Makefile" makefile)
-string(REPLACE "\n" ";" make_lines "${make_blocks}")
-foreach(line IN LISTS make_lines)
-  if(line)
-    require_in("${makefile}" "${line}" "examples/makefile/Makefile (README's ```make line)")
-  endif()
-endforeach()
+# readme_meson.
 find_program(MESON meson)
 if(MESON)
   file(WRITE "${scratch}/meson.build" "${meson_blocks}")
@@ -207,5 +216,5 @@ if(MESON)
   run_step("run what meson built" "${scratch}/meson-build/train")
   require_in("${step_output}" "built with GPUPROF_WITH_CUDA=${expected_switch}" "the meson-built program's output")
 else()
-  message(STATUS "README's meson.build: not built (no meson here)")
+  message(STATUS "SKIPPED: README's meson.build needs meson")
 endif()
