@@ -7,10 +7,12 @@
 // the host's launches, sets the step's time, so the two modes' `step`
 // medians compare the timing and not the host. Each mode runs in a child
 // process (its own peak RSS and CUDA context), with report() every
-// --report-every steps as a run that logs would, then once at the end.
+// --report-every steps as a run that logs would, then once at the end;
+// --pairs N runs N pairs in ABBA order, so that a drift between processes
+// falls on both modes, and compares the medians pair by pair.
 // Prints a table and, with --json, writes it; never a timed test.
 //
-//   long_run_gpu [--steps N] [--report-every N] [--kernel-us U] [--json PATH]
+//   long_run_gpu [--steps N] [--report-every N] [--kernel-us U] [--pairs N] [--json PATH]
 //
 // Exit status: 0 done; 1 a CUDA or CUPTI call failed; 2 bad arguments; 3 no
 // usable GPU, or kernel capture unavailable.
@@ -41,7 +43,7 @@
 namespace {
 
 constexpr const char* usage =
-    "usage: long_run_gpu [--steps N] [--report-every N] [--kernel-us U] [--json PATH]\n"
+    "usage: long_run_gpu [--steps N] [--report-every N] [--kernel-us U] [--pairs N] [--json PATH]\n"
     "A GPU loop of N steps (a `step` scope holding 3 scopes, each launching one kernel) with\n"
     "kernel capture on, run with the default kernel window and with the full trace\n"
     "(GPUPROF_FULL_TRACE=1), each in a child process: memory, report() and JSON cost, records\n"
@@ -49,6 +51,8 @@ constexpr const char* usage =
     "  --steps N         steps measured (default 100000; 1000 warm-up steps come first)\n"
     "  --report-every N  report() every N steps (default 1000; 0: only at the end)\n"
     "  --kernel-us U     GPU time each kernel spins, microseconds (default 20)\n"
+    "  --pairs N         pairs of runs, window and full trace, in ABBA order; the verdict is the\n"
+    "                    median of the pairs' differences (default 1)\n"
     "  --json PATH       also write the results as JSON\n"
     "  -h, --help        this text\n"
     "exit status: 0 done; 1 a CUDA or CUPTI call failed; 2 bad arguments; 3 no usable GPU, or\n"
@@ -59,6 +63,7 @@ struct Options {
   long steps = 100'000;
   long report_every = 1'000;
   long kernel_us = 20;
+  long pairs = 1;
   std::string json_path;
 };
 
@@ -78,6 +83,7 @@ Options parse(int argc, char** argv) {
     else if (arg == "--steps") options.steps = value(1);
     else if (arg == "--report-every") options.report_every = value(0);
     else if (arg == "--kernel-us") options.kernel_us = value(0);
+    else if (arg == "--pairs") options.pairs = value(1);
     else if (arg == "--json") {
       if (i + 1 >= argc) throw std::invalid_argument("--json needs a path");
       options.json_path = argv[++i];
@@ -244,11 +250,14 @@ void print_table(const std::vector<Figures>& modes) {
         "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %+.1f MB | %.0f MB | %.2f s | %.3f s "
         "| "
         "%.2f s | %.1f MB | %.5f ms%s |\n",
-        f.at("full_trace") > 0 ? "full trace" : "window", f.at("kernel_window"), f.at("steps"),
-        f.at("scope_instances"), f.at("kernels_launched"), f.at("kernels_kept"), f.at("kernel_aggregates"),
-        f.at("kernels_in_step_scopes"), f.at("dropped_kernel_records"), f.at("memory_growth_mib") * 1.048576,
-        f.at("peak_rss_mib") * 1.048576, f.at("periodic_report_total_s"), f.at("final_report_s"),
-        f.at("write_json_s"), f.at("json_mib") * 1.048576, f.at("step_median_gpu_ms"),
+        (std::string(f.at("full_trace") > 0 ? "full trace" : "window") + ", pair " +
+         std::to_string(static_cast<long>(f.at("pair"))))
+            .c_str(),
+        f.at("kernel_window"), f.at("steps"), f.at("scope_instances"), f.at("kernels_launched"),
+        f.at("kernels_kept"), f.at("kernel_aggregates"), f.at("kernels_in_step_scopes"),
+        f.at("dropped_kernel_records"), f.at("memory_growth_mib") * 1.048576, f.at("peak_rss_mib") * 1.048576,
+        f.at("periodic_report_total_s"), f.at("final_report_s"), f.at("write_json_s"),
+        f.at("json_mib") * 1.048576, f.at("step_median_gpu_ms"),
         f.at("step_median_from_sketch") > 0 ? " (sketch)" : "");
 }
 
@@ -259,33 +268,52 @@ int run(const Options& options) {
     return 1;
   }
   const std::string report_path = std::string(directory) + "/report.json";
-  std::vector<Figures> modes;
+  std::vector<Figures> modes;       // window and full trace of each pair, in the order run
+  std::vector<double> differences;  // per pair: (window - full trace) / full trace, step medians
   int status = 0;
-  for (bool full_trace : {false, true}) {
-    const long_run::ChildOutput out =
-        long_run::run_in_child([&] { return run_mode(full_trace, options, report_path).text(); });
-    if (out.exit_status != 0) {
-      if (out.exit_status != 3)
-        std::fprintf(stderr, "long_run_gpu: the %s run failed (exit status %d)\n",
-                     full_trace ? "full-trace" : "window", out.exit_status);
-      status = out.exit_status == 3 ? 3 : 1;
-      break;
+  for (long pair = 1; pair <= options.pairs && status == 0; ++pair) {
+    Figures by_mode[2];  // [full_trace]
+    const bool window_first = pair % 2 == 1;
+    for (bool full_trace : {!window_first, window_first}) {
+      const long_run::ChildOutput out =
+          long_run::run_in_child([&] { return run_mode(full_trace, options, report_path).text(); });
+      if (out.exit_status != 0) {
+        if (out.exit_status != 3)
+          std::fprintf(stderr, "long_run_gpu: the %s run failed (exit status %d)\n",
+                       full_trace ? "full-trace" : "window", out.exit_status);
+        status = out.exit_status == 3 ? 3 : 1;
+        break;
+      }
+      by_mode[full_trace] = Figures::parse(out.text);
+      by_mode[full_trace].set("pair", static_cast<double>(pair));
+      modes.push_back(by_mode[full_trace]);
     }
-    modes.push_back(Figures::parse(out.text));
+    if (status == 0) {
+      const double window_ms = by_mode[0].at("step_median_gpu_ms"),
+                   full_ms = by_mode[1].at("step_median_gpu_ms");
+      differences.push_back((window_ms - full_ms) / full_ms);
+    }
   }
   rmdir(directory);
   if (status != 0) return status;
 
   print_table(modes);
-  const double window_ms = modes[0].at("step_median_gpu_ms"), full_ms = modes[1].at("step_median_gpu_ms");
-  const double difference = (window_ms - full_ms) / full_ms;
-  std::printf(
-      "\nstep median: %.5f ms with the window, %.5f ms with the full trace: %+.3f %% (goal: within 0.5 %%)\n",
-      window_ms, full_ms, 100 * difference);
-  if (const double exact = modes[1].at("step_exact_median_gpu_ms"); exact > 0)
-    std::printf("full trace: the exact median of its %.0f step instances is %.5f ms (report's %+.3f %%)\n",
-                modes[1].at("step_count"), exact, 100 * (full_ms - exact) / exact);
-  std::printf("memory growth over the loop: %+.1f MB with the window, %+.1f MB with the full trace\n",
+  std::vector<double> sorted = differences;
+  std::sort(sorted.begin(), sorted.end());
+  const double difference = sorted.size() % 2 == 1
+                                ? sorted[sorted.size() / 2]
+                                : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  std::printf("\nstep median, window against full trace, pair by pair:");
+  for (const double d : differences) std::printf(" %+.3f %%", 100 * d);
+  std::printf("\nmedian over %zu pair(s): %+.3f %% (goal: within 0.5 %%)\n", differences.size(),
+              100 * difference);
+  for (const Figures& f : modes)
+    if (const double exact = f.at("step_exact_median_gpu_ms"); exact > 0)
+      std::printf(
+          "full trace, pair %.0f: the exact median of its %.0f step instances is %.5f ms (report's %+.3f "
+          "%%)\n",
+          f.at("pair"), f.at("step_count"), exact, 100 * (f.at("step_median_gpu_ms") - exact) / exact);
+  std::printf("memory growth over the loop, pair 1: %+.1f MB with the window, %+.1f MB with the full trace\n",
               modes[0].at("memory_growth_mib") * 1.048576, modes[1].at("memory_growth_mib") * 1.048576);
 
   if (!options.json_path.empty()) {
@@ -298,6 +326,7 @@ int run(const Options& options) {
         .member("kernels_per_step", kernels_per_step)
         .member("kernel_us", options.kernel_us)
         .member("report_every_steps", options.report_every)
+        .member("pairs", options.pairs)
         .key("modes")
         .begin_array();
     for (const Figures& f : modes) {
@@ -307,6 +336,10 @@ int run(const Options& options) {
         if (name != "full_trace") json.member(name, value);
       json.end_object();
     }
+    json.end_array()
+        .key("step_median_relative_difference_per_pair")
+        .begin_array(gpuprof::JsonWriter::one_line);
+    for (const double d : differences) json.value(d);
     json.end_array().member("step_median_relative_difference", difference).end_object();
     gpuprof::write_file_atomically(options.json_path, json.str() + "\n");
   }
