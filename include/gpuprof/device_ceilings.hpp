@@ -38,8 +38,9 @@ inline RooflineCeilings data_sheet(const char* sheet, double fp32, double tf32, 
 }
 }  // namespace detail
 
-// Dense peaks (half the data sheets' "with sparsity" tensor figures), boost
-// clock; DRAM bandwidth in bytes/s. The first row that matches wins, so a
+// Dense peaks (the data sheets' dense figures where they state them, as the
+// L40S's does, else half their "with sparsity" tensor figures), boost clock;
+// DRAM bandwidth in bytes/s. The first row that matches wins, so a
 // variant precedes its family ("NVIDIA H100 80GB HBM3", the SXM card, ends
 // at the plain H100 row). GeForce tensor FP16/BF16 peaks are those with
 // FP32 accumulation (FP16 accumulation runs twice as fast on those cards).
@@ -57,7 +58,7 @@ inline const std::vector<TabledDevice>& ceilings_table() {
       {{"A100", "80GB", "PCIe"}, {}, 8, data_sheet("NVIDIA A100 80GB PCIe data sheet", 19.5e12, 156e12, 312e12, 312e12, 1.935e12)},
       {{"A100", "80GB"},         {}, 8, data_sheet("NVIDIA A100 80GB SXM data sheet",  19.5e12, 156e12, 312e12, 312e12, 2.039e12)},
       {{"A100", "40GB"},         {}, 8, data_sheet("NVIDIA A100 40GB data sheet",      19.5e12, 156e12, 312e12, 312e12, 1.555e12)},
-      {{"L40S"}, {}, 8, data_sheet("NVIDIA L40S data sheet", 91.6e12, 183e12, 366.5e12, 366.5e12, 0.864e12)},
+      {{"L40S"}, {}, 8, data_sheet("NVIDIA L40S data sheet", 91.6e12, 183e12, 362.05e12, 362.05e12, 0.864e12)},
       {{"L4"},   {}, 8, data_sheet("NVIDIA L4 data sheet",   30.3e12, 60e12,  121e12,   121e12,   0.3e12)},
       {{"RTX", "4090"}, {"D"},  8, data_sheet("NVIDIA Ada GPU architecture whitepaper, RTX 4090",           82.6e12, 82.6e12, 165.2e12, 165.2e12, 1.008e12)},
       {{"RTX", "3090"}, {"Ti"}, 8, data_sheet("NVIDIA Ampere GA102 GPU architecture whitepaper, RTX 3090", 35.6e12, 35.6e12, 71e12,    71e12,    0.936e12)},

@@ -38,7 +38,7 @@ TEST_CASE("cards are found by the names their drivers report") {
       {"NVIDIA A100-SXM4-40GB", 8, 0, "table: NVIDIA A100 40GB data sheet", 312e12, 1.555e12},
       {"NVIDIA A100-PCIE-40GB", 8, 0, "table: NVIDIA A100 40GB data sheet", 312e12, 1.555e12},
       {"NVIDIA L4", 8, 9, "table: NVIDIA L4 data sheet", 121e12, 0.3e12},
-      {"NVIDIA L40S", 8, 9, "table: NVIDIA L40S data sheet", 366.5e12, 0.864e12},
+      {"NVIDIA L40S", 8, 9, "table: NVIDIA L40S data sheet", 362.05e12, 0.864e12},
       {"NVIDIA GeForce RTX 4090", 8, 9, "table: NVIDIA Ada GPU architecture whitepaper, RTX 4090", 165.2e12,
        1.008e12},
       {"NVIDIA GeForce RTX 3090", 8, 6, "table: NVIDIA Ampere GA102 GPU architecture whitepaper, RTX 3090",
