@@ -58,9 +58,9 @@ class TickConverter {
   }
 
  private:
-  // double, not long double: a tick distance below 2^53 (a month of ticks)
-  // times a rate is off by under 0.001 ns, and the x87 conversion of a long
-  // double to an integer cost a report about 100 ns a record.
+  // double, not long double: within a segment (points at most about a second
+  // apart) a tick distance times a rate is off by under 0.001 ns, and the x87
+  // conversion of a long double to an integer cost a report ~100 ns a record.
   static double rate(const TickPoint& a, const TickPoint& b) {
     return static_cast<double>(b.ns - a.ns) / static_cast<double>(b.ticks - a.ticks);
   }
