@@ -57,14 +57,16 @@ inline bool leaves_out_throttled(const ClockRule& rule, std::size_t throttled, s
   return rule.leave_out_throttled && throttled > 0 && throttled < total;
 }
 
-// The kept samples' SM clock range and spread, (max - min) / median.
-inline void set_clock_range(ClockedMeasurement& result, std::vector<int> kept_mhz) {
-  if (kept_mhz.empty()) return;
+// The kept samples' SM clock range and spread, (max - min) / median; returns
+// the median (0 without readings).
+inline int set_clock_range(ClockedMeasurement& result, std::vector<int> kept_mhz) {
+  if (kept_mhz.empty()) return 0;
   std::sort(kept_mhz.begin(), kept_mhz.end());
   result.min_sm_mhz = kept_mhz.front();
   result.max_sm_mhz = kept_mhz.back();
   result.clock_spread =
       static_cast<double>(kept_mhz.back() - kept_mhz.front()) / kept_mhz[kept_mhz.size() / 2];
+  return kept_mhz[kept_mhz.size() / 2];
 }
 }  // namespace detail
 
@@ -141,10 +143,9 @@ inline ClockedMeasurement measurement_under_clock_rule(std::vector<double> sampl
   for (std::size_t i = 0; i < clocks.sm_mhz.size(); ++i)
     if (clocks.sm_mhz[i] > 0 && !(leave_out && i < clocks.throttled.size() && clocks.throttled[i]))
       kept_mhz.push_back(clocks.sm_mhz[i]);
-  detail::set_clock_range(result, kept_mhz);
-  if (rule.reference_sm_mhz > 0 && !kept_mhz.empty()) {
-    std::nth_element(kept_mhz.begin(), kept_mhz.begin() + kept_mhz.size() / 2, kept_mhz.end());
-    const double scale = static_cast<double>(kept_mhz[kept_mhz.size() / 2]) / rule.reference_sm_mhz;
+  const int median_mhz = detail::set_clock_range(result, std::move(kept_mhz));
+  if (rule.reference_sm_mhz > 0 && median_mhz > 0) {
+    const double scale = static_cast<double>(median_mhz) / rule.reference_sm_mhz;
     for (double& ms : kept) ms *= scale;
   }
   result.measurement = Measurement::from_samples(std::move(kept));
